@@ -1,0 +1,234 @@
+"""The cycle-level ring machine: runs a schedule for concrete n, m and checks it.
+
+Rules (docs/machine.md): PEs 1..m, one link l -> l mod m + 1 carrying one datum per cycle, one op
+per PE per cycle. A datum is usable at PE p in cycle t if it is an input placed on p, or it arrived
+at p (sent at t-1 or earlier), or p produced its final value before t. Sending a step's own
+accumulator moves it; anything else is copied. An accumulator's contributions must follow it: each
+one on the PE where the previous one left it; its value is readable only once final.
+
+This model uses no witness: it is the independent oracle the prover's verdicts are checked against.
+Inputs are random; y is compared with numpy attention (`model.reference`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from model.reference import random_inputs, reference_output
+from model.trace import Trace, build_trace
+from schedules.dsl import Op, Schedule
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken machine rule, with the iterations involved (phase, loop indices, PE, cycle)."""
+
+    rule: str
+    message: str
+    iterations: tuple = ()
+
+    def __str__(self):
+        return f"{self.rule}: {self.message}"
+
+
+@dataclass
+class RunResult:
+    n: int
+    m: int
+    cycles: int
+    ops: dict
+    utilization: float
+    max_rel_error: float
+    violations: list = field(default_factory=list)
+    trace: Trace | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations and self.max_rel_error <= 1e-9
+
+
+def describe(trace: Trace, phase_index: int, pos: int) -> dict:
+    """One iteration as plain data: phase, loop indices, PE, cycle."""
+    pt = trace.phases[phase_index]
+    d = {"phase": pt.phase.name}
+    d.update({k: int(v[pos]) for k, v in pt.index.items()})
+    d.update(pe=int(pt.pe[pos]), cycle=int(pt.cycle[pos]))
+    return d
+
+
+def run(schedule: Schedule, n: int, m: int, seed: int = 0, max_violations: int = 5) -> RunResult:
+    """Execute `schedule` on the ring for (n, m); report violations, counts and the numeric error."""
+    trace = build_trace(schedule, n, m)
+    violations = check_machine(trace, max_violations)
+    ops = {op.value: 0 for op in Op}
+    for pt in trace.phases:
+        ops[pt.op.value] += int(pt.active.sum())
+    arith = ops["MAC"] + ops["EAC"] + ops["DIV"]
+    util = arith / (m * trace.cycles) if trace.cycles else 0.0
+    err = numeric_error(trace, seed) if not any(v.rule == "well-formed" for v in violations) else float("inf")
+    return RunResult(n, m, trace.cycles, ops, util, err, violations, trace)
+
+
+# ----------------------------------------------------------------------------- machine checks
+
+
+def _events(trace: Trace):
+    """Concatenate the active iterations of all phases into flat arrays."""
+    rows = []
+    for k, pt in enumerate(trace.phases):
+        a = np.nonzero(pt.active)[0]
+        rows.append(dict(ph=np.full(a.size, k), pos=a, pe=pt.pe[a], t=pt.cycle[a],
+                         target=pt.target[a], acc=np.full(a.size, pt.op.accumulates),
+                         operands=[o[a] for o in pt.operands], send=pt.send[a], sent=pt.sent[a],
+                         stored=pt.stored[a], moves=pt.moves[a], has_target=pt.step.target is not None))
+    return rows
+
+
+def check_machine(trace: Trace, limit: int = 5) -> list:
+    m, out = trace.m, []
+    rows = _events(trace)
+
+    def who(k, positions):
+        return tuple(describe(trace, int(kk), int(p)) for kk, p in zip(k, positions))
+
+    def add(rule, msg, k=(), pos=()):
+        if len(out) < limit:
+            out.append(Violation(rule, msg, who(k, pos)))
+
+    # well-formed: PEs and indices in range
+    for r in rows:
+        bad = (r["pe"] < 1) | (r["pe"] > m)
+        bad |= (r["target"] < 0) & r["has_target"]
+        for o in r["operands"]:
+            bad |= o < 0
+        bad |= r["send"] & ((r["sent"] < 0) | (r["stored"] < 0))
+        for i in np.nonzero(bad)[0][:1]:
+            add("well-formed", "a PE or an array index is out of range", [r["ph"][i]], [r["pos"][i]])
+    if out:
+        return out
+
+    ph = np.concatenate([r["ph"] for r in rows])
+    pos = np.concatenate([r["pos"] for r in rows])
+    pe = np.concatenate([r["pe"] for r in rows])
+    t = np.concatenate([r["t"] for r in rows])
+
+    # one op per PE per cycle (and so at most one send per link per cycle)
+    key = t * (m + 1) + pe
+    order = np.argsort(key, kind="stable")
+    dup = np.nonzero(key[order][1:] == key[order][:-1])[0]
+    for i in dup[:1]:
+        a, b = order[i], order[i + 1]
+        add("no-conflict", f"two ops on PE {pe[a]} in cycle {t[a]}", [ph[a], ph[b]], [pos[a], pos[b]])
+
+    # accumulators: contributions in time order, each where the previous one left the sum
+    acc = np.concatenate([np.where(r["acc"], r["target"], -1) for r in rows])
+    moves = np.concatenate([r["moves"] for r in rows])
+    sel = np.nonzero(acc >= 0)[0]
+    order = sel[np.lexsort((t[sel], acc[sel]))]
+    same = acc[order][1:] == acc[order][:-1]
+    a, b = order[:-1][same], order[1:][same]
+    clash = t[a] == t[b]
+    for i in np.nonzero(clash)[0][:1]:
+        add("no-conflict", f"{trace.layout.name(acc[a[i]])} gets two contributions in cycle {t[a[i]]}",
+            [ph[a[i]], ph[b[i]]], [pos[a[i]], pos[b[i]]])
+    where_left = np.where(moves[a], pe[a] % m + 1, pe[a])
+    lost = ~clash & (pe[b] != where_left)
+    for i in np.nonzero(lost)[0][:1]:
+        add("ring-locality", f"the partial sum {trace.layout.name(acc[a[i]])} is on PE {where_left[i]}, "
+            f"not on PE {pe[b[i]]} where its next term is added", [ph[a[i]], ph[b[i]]], [pos[a[i]], pos[b[i]]])
+
+    # final values: where and from when each datum is available
+    last = np.ones(order.size, dtype=bool)
+    last[:-1] = ~same
+    fin = order[last]                       # last contribution of each accumulator
+    final_t = np.full(trace.layout.size, -1)
+    final_t[acc[fin]] = t[fin]
+    hold_id, hold_pe, hold_t = [], [], []
+    inputs = np.nonzero(trace.home > 0)[0]
+    hold_id.append(inputs), hold_pe.append(trace.home[inputs]), hold_t.append(np.full(inputs.size, -1))
+    hold_id.append(acc[fin]), hold_pe.append(np.where(moves[fin], pe[fin] % m + 1, pe[fin]))
+    hold_t.append(t[fin] + 1)
+    for r in rows:
+        if not r["acc"][:1].all() and r["has_target"]:      # single-assignment results (DIV)
+            hold_id.append(r["target"]), hold_pe.append(r["pe"]), hold_t.append(r["t"] + 1)
+        s = r["send"] & ~r["moves"]
+        sent, tt = r["sent"][s], r["t"][s]
+        fresh = final_t[sent] <= tt          # a partial sum copied before it is final is stale
+        ok = (final_t[sent] < 0) | fresh
+        hold_id.append(r["stored"][s][ok]), hold_pe.append(r["pe"][s][ok] % m + 1)
+        hold_t.append(tt[ok] + 1)
+    H = np.concatenate(hold_id), np.concatenate(hold_pe), np.concatenate(hold_t)
+    hkey = H[0] * (m + 1) + H[1]
+    horder = np.lexsort((H[2], hkey))
+    hkey, htime = hkey[horder], H[2][horder]
+    firsts = np.ones(hkey.size, dtype=bool)
+    firsts[1:] = hkey[1:] != hkey[:-1]
+    hkey, htime = hkey[firsts], htime[firsts]      # earliest availability per (datum, PE)
+
+    def available(ids, pes, times):
+        k = ids * (m + 1) + pes
+        i = np.clip(np.searchsorted(hkey, k), 0, max(hkey.size - 1, 0))
+        return (hkey.size > 0) & (hkey[i] == k) & (htime[i] <= times)
+
+    for r in rows:
+        reads = list(r["operands"])
+        kinds = ["operand"] * len(reads)
+        s = r["send"] & ~r["moves"]
+        for ids, kind in zip(reads + [r["sent"]], kinds + ["sent datum"]):
+            mask = np.ones(ids.size, dtype=bool) if kind == "operand" else s
+            own = (ids == r["target"]) & r["acc"] if kind == "sent datum" else np.zeros(ids.size, bool)
+            ok = available(ids, r["pe"], r["t"]) | ~mask | own
+            for i in np.nonzero(~ok)[0][:1]:
+                add("ring-locality", f"{trace.layout.name(ids[i])} ({kind}) is not on PE {r['pe'][i]} "
+                    f"(final) in cycle {r['t'][i]}", [r["ph"][i]], [r["pos"][i]])
+    return out
+
+
+# ----------------------------------------------------------------------------- numerics
+
+
+def numeric_error(trace: Trace, seed: int = 0) -> float:
+    """Max |y - y_ref| / max |y_ref| for random inputs, executing the ops phase by phase."""
+    problem = trace.schedule.problem
+    inputs = random_inputs(problem.name, trace.n, trace.P.d, seed)
+    val = np.full(trace.layout.size, np.nan)
+    for name, arr in inputs.items():
+        off = trace.layout.offset[name]
+        val[off:off + arr.size] = arr.ravel()
+    for pt in trace.phases:
+        a = pt.active
+        ops = [val[o[a]] for o in pt.operands]
+        tgt = pt.target[a]
+        if pt.op.accumulates:
+            term = ops[0] * ops[1] if pt.op is Op.MAC else np.exp(ops[0])
+            first = pt.first[a] if pt.first is not None else np.zeros(tgt.size, bool)
+            _accumulate(val, tgt, pt.cycle[a], first, term)
+        elif pt.op is Op.DIV:
+            val[tgt] = np.exp(ops[0]) / ops[1]
+        s = pt.send & a & (pt.stored != pt.sent)
+        val[pt.stored[s]] = val[pt.sent[s]]
+    off = trace.layout.offset[problem.output.name]
+    n, d = trace.n, trace.P.d
+    y = val[off:off + n * d].reshape(n, d)
+    ref = reference_output(problem.name, inputs)
+    err = np.abs(y - ref).max() / np.abs(ref).max()
+    return float(err) if np.isfinite(err) else float("inf")
+
+
+def _accumulate(val, tgt, t, first, term):
+    """Add each target's terms in time order; a `first` term restarts the sum from 0."""
+    order = np.lexsort((t, tgt))
+    tgt, first, term = tgt[order], first[order], term[order]
+    start = np.ones(tgt.size, dtype=bool)
+    start[1:] = tgt[1:] != tgt[:-1]
+    restart = first & ~start
+    # segment = number of restarts so far within the target; only the last segment survives
+    seg = np.cumsum(restart) - np.maximum.accumulate(np.where(start, np.cumsum(restart), 0))
+    last = np.zeros(val.size, dtype=np.int64)
+    np.maximum.at(last, tgt, seg)
+    keep = seg == last[tgt]
+    begins = np.unique(tgt[first | start])
+    val[begins] = np.where(np.isnan(val[begins]) | np.isin(begins, tgt[first]), 0.0, val[begins])
+    np.add.at(val, tgt[keep], term[keep])

@@ -1,0 +1,67 @@
+"""Verdicts and results: plain data, JSON-ready; printing is the CLI's job."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import asdict, dataclass, field
+
+PROPERTIES = ("well-formed", "coverage", "no-conflict", "ring-locality", "data-flow", "counts")
+TIERS = ("parametric", "per-m", "bounded")
+
+
+class Verdict(enum.Enum):
+    PROVED = "proved"
+    REFUTED = "refuted"
+    UNKNOWN = "unknown"
+
+    @staticmethod
+    def combine(verdicts) -> "Verdict":
+        """A refutation wins, then unknown; proved only if every part is proved."""
+        verdicts = list(verdicts)
+        if Verdict.REFUTED in verdicts:
+            return Verdict.REFUTED
+        if Verdict.UNKNOWN in verdicts or not verdicts:
+            return Verdict.UNKNOWN
+        return Verdict.PROVED
+
+
+@dataclass(frozen=True)
+class Counterexample:
+    """A concrete violation: sizes, the iterations involved (paper's index names), what breaks."""
+
+    n: int
+    m: int
+    check: str
+    message: str
+    iterations: tuple = ()
+    replay: dict = field(default_factory=dict)   # what the concrete replay found
+
+    def command(self, target: str) -> str:
+        return f"prove simulate {target} -n {self.n} -m {self.m}"
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d["iterations"] = list(self.iterations)
+        return d
+
+
+@dataclass(frozen=True)
+class Result:
+    property: str
+    phase: str
+    verdict: Verdict
+    tier: str
+    seconds: float
+    reason: str = ""
+    counterexample: Counterexample | None = None
+    checks: int = 0
+    details: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {
+            "property": self.property, "phase": self.phase, "verdict": self.verdict.value,
+            "tier": self.tier, "seconds": round(self.seconds, 4), "reason": self.reason,
+            "checks": self.checks,
+            "counterexample": self.counterexample.to_json() if self.counterexample else None,
+            "details": self.details,
+        }

@@ -1,0 +1,178 @@
+"""Algorithm 1 of Yu & Fujita (plain self-attention), phase by phase, with the prover's witnesses.
+
+Each formula stands beside the printed line it repairs (paper, Algorithm 1). The printed text has
+`%` where integer division is meant in C (lines 7, 17) and `=` where `+=` is meant (lines 8, 24);
+`docs/algo1.md` records what the verifier says about each printed form (see `variant`).
+
+Inputs are distributed by column: q[A, C], k[B, C], v[B, C] start on PE ((C - 1) mod m) + 1, so PE l
+holds the d/m columns C ≡ l (mod m) of every vector: O(n²/m) words per PE.
+"""
+
+from __future__ import annotations
+
+from schedules.dsl import (DIV, EAC, HOME, MAC, At, Copy, Either, Loop, Move, Phase, Schedule,
+                           Step)
+from schedules.expr import and_, div, eq, ite, mod, ne, wrap
+from schedules.problems import PLAIN, k, q, s, v, w, w1, y
+
+PRINTED_DEFECTS = ("C-mod", "phase1-assign", "phase2-B-mod", "phase3-assign")
+
+
+def _column(P, l, j, i, printed_mod=False):
+    """C (lines 7, 17): the column PE l works on at step j of block i; C ≡ l (mod m)."""
+    m, n = P.m, P.n
+    jm = mod(j - 1, m) if printed_mod else div(j - 1, m)    # printed: (j-1) % m
+    return mod(l + jm * m + (i - 1) * m - 1, n) + 1
+
+
+def _diagonal(P, l, j, i):
+    """The block-i vector index constant along a diagonal l - j (lines 16 and 25)."""
+    return mod(l - j, P.m) + (i - 1) * P.m + 1
+
+
+def _phase1_B(P, l, j, i):
+    """B (line 6): like `_diagonal` shifted by one, so that w1[A, B] ends on PE ≡ B (mod m)."""
+    return mod(mod(l - j, P.m) + (i - 1) * P.m - 1, P.n) + 1
+
+
+def phase1_at(P, A, B, C):
+    """The phase-1 iteration computing q[A, C]·k[B, C] (coverage inverse of phase 1)."""
+    m, kk = P.m, P.k
+    r = mod(B, m)                                  # (l - j) mod m
+    i = mod(div(B - r, m), kk) + 1
+    l = mod(C - 1, m) + 1
+    jq = mod(div(C - 1, m) - (i - 1), kk)
+    return dict(h=A, i=i, j=jq * m + mod(l - r - 1, m) + 1, l=l)
+
+
+def phase2_at(P, A, B):
+    """The phase-2 iteration (either step) working on w1[A, B]."""
+    m, kk = P.m, P.k
+    r = mod(A - 1, m)
+    i = div(A - 1, m) + 1
+    l = mod(B - 1, m) + 1
+    jq = mod(div(B - 1, m) - (i - 1), kk)
+    return dict(i=i, j=jq * m + mod(l - r - 1, m) + 1, l=l)
+
+
+def phase3_at(P, A, C, B):
+    """The phase-3 iteration computing w[A, B]·v[B, C]."""
+    m, kk = P.m, P.k
+    r = mod(B - 1, m)
+    i = div(B - 1, m) + 1
+    l = mod(C - 1, m) + 1
+    jq = mod(div(C - 1, m) - (i - 1), kk)
+    return dict(h=A, i=i, j=jq * m + mod(l - r - 1, m) + 1, l=l)
+
+
+def _phase1(defects):
+    def step(P, ix):
+        h, i, j, l = ix.h, ix.i, ix.j, ix.l
+        A = h                                                     # line 6
+        B = _phase1_B(P, l, j, i)                                 # line 6
+        C = _column(P, l, j, i, "C-mod" in defects)               # line 7
+        return Step(
+            pe=l, op=MAC, target=w1[A, B], operands=(q[A, C], k[B, C]),   # line 8: +=
+            send=Move(w1[A, B], when=ne(j, P.n)),                 # lines 9-10
+            first=True if "phase1-assign" in defects else eq(j, 1),
+            prev=At("phase1", dict(h=h, i=i, j=j - 1, l=wrap(l - 1, P.m))),
+            sources=(HOME, HOME),
+        )
+
+    return Phase("phase1", (Loop("h", 1, "n"), Loop("i", 1, "k"), Loop("j", 1, "n")), step,
+                 inverse=lambda P, key: phase1_at(P, *key),
+                 doc="w'_AB += q_A[C]·k_B[C]; the partial sum walks one PE per step")
+
+
+def _phase2_AB(P, ix, defects):
+    A = _diagonal(P, ix.l, ix.j, ix.i)                                   # line 16
+    B = _column(P, ix.l, ix.j, ix.i, "phase2-B-mod" in defects)          # line 17
+    return A, B
+
+
+def _w1_last(P, A, B):
+    """The phase-1 iteration that finishes w1[A, B] (j = n, on PE ≡ B)."""
+    return At("phase1", dict(phase1_at(P, A, B, 1), j=P.n, l=mod(B - 1, P.m) + 1))
+
+
+def _phase2a(defects):
+    def step(P, ix):
+        i, j, l = ix.i, ix.j, ix.l
+        A, B = _phase2_AB(P, ix, defects)
+        return Step(
+            pe=l, op=EAC, target=s[A], operands=(w1[A, B],),      # line 18
+            send=Move(s[A]),                                       # always, also at j = n
+            first=eq(j, 1),
+            prev=At("phase2a", dict(i=i, j=j - 1, l=wrap(l - 1, P.m))),
+            sources=(_w1_last(P, A, B),),
+        )
+
+    return Phase("phase2a", (Loop("i", 1, "k"), Loop("j", 1, "n")), step,
+                 inverse=lambda P, key: phase2_at(P, *key),
+                 doc="sum_A += exp(w'_AB); sum_A walks one PE per step")
+
+
+def _phase2b(defects):
+    def step(P, ix):
+        i, j, l = ix.i, ix.j, ix.l
+        A, B = _phase2_AB(P, ix, defects)
+        s_from = Either(eq(j, 1),
+                        At("phase2a", dict(i=i, j=P.n, l=wrap(l - 1, P.m))),   # final sum_A
+                        At("phase2b", dict(i=i, j=j - 1, l=wrap(l - 1, P.m))))
+        return Step(
+            pe=l, op=DIV, target=w[A, B], operands=(w1[A, B], s[A]),      # line 21
+            send=Copy(s[A]),                                               # line 22
+            sources=(At("phase2a", dict(i=i, j=j, l=l)), s_from),
+        )
+
+    return Phase("phase2b", (Loop("i", 1, "k"), Loop("j", 1, "n")), step,
+                 inverse=lambda P, key: phase2_at(P, *key),
+                 doc="w_AB = exp(w'_AB) / sum_A; sum_A is copied along")
+
+
+def _phase3(defects):
+    def step(P, ix):
+        h, i, j, l = ix.h, ix.i, ix.j, ix.l
+        m = P.m
+        A = h                                                      # as phase 1
+        B = _diagonal(P, l, j, i)                                  # line 25
+        C = _column(P, l, j, i, "C-mod" in defects)                # as phase 1
+        jr = mod(j - 1, m)
+        w_from = Either(eq(j, 1),
+                        At("phase2b", phase2_at(P, A, B)),
+                        At("phase3", dict(h=h, i=i, j=j - 1, l=wrap(l - 1, m))))
+        return Step(
+            pe=l, op=MAC, target=y[A, C], operands=(w[A, B], v[B, C]),    # line 24: +=
+            send=Copy(w[A, B]),                                            # line 26
+            # y[A, C] stays on PE l; its terms come in runs of m steps, one run per block i
+            first=True if "phase3-assign" in defects else and_(eq(i, 1), eq(jr, 0)),
+            prev=At("phase3", dict(h=h, i=ite(eq(jr, 0), i - 1, i),
+                                   j=ite(eq(jr, 0), mod(div(j - 1, m) + 1, P.k) * m + m, j - 1),
+                                   l=l)),
+            sources=(w_from, HOME),
+        )
+
+    return Phase("phase3", (Loop("h", 1, "n"), Loop("i", 1, "k"), Loop("j", 1, "n")), step,
+                 inverse=lambda P, key: phase3_at(P, *key),
+                 doc="y_A[C] += w_AB·v_B[C]; w_AB is copied along, y stays")
+
+
+def home(P, ref):
+    """Inputs start on the PE of their column: ((C - 1) mod m) + 1."""
+    return mod(ref.idx[1] - 1, P.m) + 1
+
+
+def variant(defects=()) -> Schedule:
+    """Algorithm 1 with some of the printed text's defects put back (see PRINTED_DEFECTS)."""
+    unknown = set(defects) - set(PRINTED_DEFECTS)
+    if unknown:
+        raise ValueError(f"unknown defects {sorted(unknown)}; known: {PRINTED_DEFECTS}")
+    name = "algo1" if not defects else "algo1-" + "+".join(defects)
+    return Schedule(name, PLAIN,
+                    (_phase1(defects), _phase2a(defects), _phase2b(defects), _phase3(defects)),
+                    home=home, doc="Algorithm 1: plain self-attention on a ring of m PEs")
+
+
+ALGO1 = variant()
+ALGO1_PRINTED = Schedule("algo1-printed", PLAIN, variant(PRINTED_DEFECTS).phases, home=home,
+                         doc="Algorithm 1 as printed (all four defects)")

@@ -1,0 +1,265 @@
+"""The schedule DSL: what a schedule author writes, and nothing else.
+
+A `Schedule` solves a `Problem` (which arrays exist and which equations define them) as a sequence of
+`Phase`s. A phase is a sequential loop nest, the parallel PE index `l ∈ [1, m]`, and a `step` function
+that returns, for one iteration, the `Step` it performs. Formulas inside `step` use `+ - *` and the
+helpers of `schedules.expr` (`mod`, `div`, `ite`, `eq`, `lt`, ...), so the same function runs on
+ints, numpy arrays, sympy and the prover's terms.
+
+Time: the cycles of a phase are the tuples of its sequential loop indices in lexicographic order (one
+cycle per tuple, whether or not any PE works in it); phases follow one another.
+
+Witnesses, checked by the prover like loop invariants:
+- `first` / `prev` on an accumulating step: whether this is the first contribution to the target and,
+  if not, the iteration (`At`) that made the previous one;
+- `sources`, one per operand: `HOME` (an input placed on this PE) or the iteration `At` that held the
+  value just before (same PE earlier, or the previous PE one cycle earlier and sent it); `Either`
+  chooses between two witnesses by a condition;
+- `inverse` on a phase: for each required contribution, the iteration that performs it.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any, Callable
+
+from schedules.errors import BadInput
+
+
+class Op(enum.Enum):
+    """What a PE does in one cycle."""
+
+    MAC = "MAC"    # target += operand0 · operand1
+    EAC = "EAC"    # target += exp(operand0)
+    DIV = "DIV"    # target  = exp(operand0) / operand1
+    MOVE = "MOVE"  # no arithmetic: the cycle only forwards a datum
+
+    @property
+    def accumulates(self) -> bool:
+        return self in (Op.MAC, Op.EAC)
+
+    def __repr__(self):
+        return f"Op.{self.name}"
+
+
+MAC, EAC, DIV, MOVE = Op.MAC, Op.EAC, Op.DIV, Op.MOVE
+
+
+@dataclass(frozen=True)
+class Array:
+    """A named array; `dims` are extent names ('n' or 'd'), indices are 1-based."""
+
+    name: str
+    dims: tuple[str, ...]
+    is_input: bool = False
+
+    def __getitem__(self, idx) -> "Ref":
+        idx = idx if isinstance(idx, tuple) else (idx,)
+        if len(idx) != len(self.dims):
+            raise BadInput(f"array {self.name} takes {len(self.dims)} indices, got {len(idx)}")
+        return Ref(self, idx)
+
+    def __repr__(self):
+        return self.name
+
+
+@dataclass(frozen=True)
+class Ref:
+    """One array element, e.g. w1[A, B]."""
+
+    array: Array
+    idx: tuple
+
+    def __repr__(self):
+        return f"{self.array.name}[{', '.join(map(repr, self.idx))}]"
+
+
+@dataclass(frozen=True)
+class Send:
+    """What a step sends to PE l mod m + 1 after its op, arriving one cycle later.
+
+    Sending the step's own accumulating target moves it (the running sum travels); anything else,
+    and any datum sent with `copy=True`, is copied. `as_` stores the copy under another name, which the
+    problem must declare equal (symmetric w1[A,B] = w1[B,A]).
+    """
+
+    datum: Ref
+    when: Any = True
+    copy: bool = False
+    as_: Ref | None = None
+
+    @property
+    def stored(self) -> Ref:
+        return self.as_ if self.as_ is not None else self.datum
+
+
+def Move(datum: Ref, when=True) -> Send:
+    return Send(datum, when)
+
+
+def Copy(datum: Ref, when=True, as_: Ref | None = None) -> Send:
+    return Send(datum, when, copy=True, as_=as_)
+
+
+@dataclass(frozen=True)
+class At:
+    """A witness iteration: a phase name and its loop indices (including `l`)."""
+
+    phase: str
+    idx: dict
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self.idx.items())
+        return f"At({self.phase!r}, {args})"
+
+
+class _Home:
+    def __repr__(self):
+        return "HOME"
+
+
+HOME = _Home()  # source witness: an input placed on this PE by the schedule's `home`
+
+
+@dataclass(frozen=True)
+class Either:
+    """Witness `then` where `cond` holds, else `other`."""
+
+    cond: Any
+    then: Any
+    other: Any
+
+
+@dataclass(frozen=True)
+class Step:
+    """What one iteration does: one op on PE `pe`, optionally one send."""
+
+    pe: Any
+    op: Op
+    target: Ref | None
+    operands: tuple = ()
+    send: Send | None = None
+    guard: Any = True          # False: the PE idles in this iteration
+    first: Any = None          # accumulating ops: is this the first contribution?
+    prev: Any = None           # accumulating ops: At(...) of the previous contribution
+    sources: tuple = ()        # one witness per operand
+
+
+@dataclass(frozen=True)
+class Loop:
+    """A sequential loop `name ∈ [lo, hi]`; a bound is an int, a parameter name ('n', 'm', 'k',
+    'd') or a callable `(P, ix) -> value` of the parameters and the outer indices."""
+
+    name: str
+    lo: Any
+    hi: Any
+
+    def bounds(self, P, ix):
+        return _bound(self.lo, P, ix), _bound(self.hi, P, ix)
+
+
+def _bound(b, P, ix):
+    if isinstance(b, str):
+        return getattr(P, b)
+    if callable(b):
+        return b(P, ix)
+    return b
+
+
+@dataclass(frozen=True)
+class Phase:
+    name: str
+    loops: tuple[Loop, ...]
+    step: Callable[[Any, Any], Step]
+    inverse: Callable[[Any, tuple], dict] | None = None
+    doc: str = ""
+
+    @property
+    def index_names(self) -> tuple[str, ...]:
+        return tuple(lp.name for lp in self.loops) + ("l",)
+
+
+@dataclass(frozen=True)
+class Equation:
+    """How the problem defines one array: target[key] = reduction over `reduce` of op(operands).
+
+    `operands(P, *key, r)` gives the operand references of the term for reduction index r (no r
+    for DIV); `reduce_at = (operand, position)` says where a step's operands carry r; `where` masks
+    terms (masked attention).
+    """
+
+    target: Array
+    op: Op
+    operands: Callable
+    reduce: str | None = None
+    reduce_at: tuple[int, int] | None = None
+    where: Callable | None = None
+
+    def key_arity(self) -> int:
+        return len(self.target.dims) + (1 if self.reduce else 0)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A variant of attention: its arrays and the equations that define the computed ones."""
+
+    name: str
+    inputs: tuple[Array, ...]
+    equations: tuple[Equation, ...]
+    output: Array
+    symmetric_pairs: tuple[Array, ...] = ()  # arrays with a[A, B] = a[B, A]
+
+    def equation_for(self, array: Array) -> Equation:
+        for e in self.equations:
+            if e.target == array:
+                return e
+        raise BadInput(f"problem {self.name} defines no equation for array {array.name}")
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A schedule: phases run in order; `home(P, ref)` is the initial PE of each input element."""
+
+    name: str
+    problem: Problem
+    phases: tuple[Phase, ...]
+    home: Callable
+    doc: str = ""
+    notes: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        names = [p.name for p in self.phases]
+        if len(set(names)) != len(names):
+            raise BadInput(f"schedule {self.name}: phase names repeat: {names}")
+        if not self.phases:
+            raise BadInput(f"schedule {self.name} has no phases")
+
+    def phase(self, name: str) -> Phase:
+        for p in self.phases:
+            if p.name == name:
+                return p
+        raise BadInput(f"schedule {self.name} has no phase {name!r}")
+
+    def phase_index(self, name: str) -> int:
+        return [p.name for p in self.phases].index(self.phase(name).name)
+
+    def __repr__(self):
+        return f"Schedule({self.name!r}, problem={self.problem.name}, phases={[p.name for p in self.phases]})"
+
+
+def params(n, m, k=None, d=None):
+    """The parameter record a step sees: n, m, k = n / m, d (= n in the paper)."""
+    return SimpleNamespace(n=n, m=m, k=k if k is not None else n // m, d=d if d is not None else n)
+
+
+def check_size(n: int, m: int) -> None:
+    """Reject sizes the paper's schedules are not defined for, naming the bad argument."""
+    for name, val in (("n", n), ("m", m)):
+        if not isinstance(val, int) or isinstance(val, bool):
+            raise BadInput(f"{name} must be an integer, got {name}={val!r}")
+        if val < 1:
+            raise BadInput(f"{name} must be at least 1, got {name}={val}")
+    if n % m:
+        raise BadInput(f"n must be a multiple of m, got n={n}, m={m}")

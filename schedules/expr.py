@@ -1,0 +1,282 @@
+"""Expression helpers that dispatch on the backend of their arguments.
+
+A schedule's index formulas are written once with these helpers and Python's `+ - *` and are then
+evaluated with Python ints, numpy int64 arrays, sympy symbols, Z3 terms or `Term` trees (the
+prover's own syntax, which `proofs.normalize` rewrites into linear arithmetic).
+
+`mod`/`div` are floor modulo and floor division by a *positive* divisor on every backend (Python's
+`%`/`//` and Z3's `%`/`/` agree only there); comparisons go through `eq`, `lt`, ... so that Python's
+`==` keeps its meaning on every backend.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+
+# --------------------------------------------------------------------------- Term trees
+
+
+@dataclass(frozen=True)
+class Term:
+    """A node of the prover's expression syntax: `op` applied to `args`.
+
+    Leaves are ('var', name) and ('const', value). Arithmetic operators build nodes; logic and
+    comparisons are built by the helpers of this module.
+    """
+
+    op: str
+    args: tuple
+
+    def __add__(self, other):
+        return Term("add", (self, lift(other)))
+
+    def __radd__(self, other):
+        return Term("add", (lift(other), self))
+
+    def __sub__(self, other):
+        return Term("add", (self, Term("neg", (lift(other),))))
+
+    def __rsub__(self, other):
+        return Term("add", (lift(other), Term("neg", (self,))))
+
+    def __neg__(self):
+        return Term("neg", (self,))
+
+    def __mul__(self, other):
+        return Term("mul", (self, lift(other)))
+
+    def __rmul__(self, other):
+        return Term("mul", (lift(other), self))
+
+    def __bool__(self):
+        raise TypeError("a Term has no truth value: use ite()/eq()/lt() instead of `if`/`==`")
+
+    def __repr__(self):
+        return render(self)
+
+
+def var(name: str) -> Term:
+    return Term("var", (name,))
+
+
+def const(value: int) -> Term:
+    return Term("const", (int(value),))
+
+
+def lift(x) -> Term:
+    if isinstance(x, Term):
+        return x
+    if isinstance(x, (bool, np.bool_)):
+        return Term("bool", (bool(x),))
+    if isinstance(x, (int, np.integer)):
+        return const(int(x))
+    raise TypeError(f"cannot mix {type(x).__name__} with a Term")
+
+
+_INFIX = {"add": " + ", "mul": "·", "eq": " = ", "ne": " ≠ ", "lt": " < ", "le": " ≤ ",
+          "and": " ∧ ", "or": " ∨ "}
+
+
+def render(t: Term) -> str:
+    """Render a Term in the paper's notation (for messages and reports)."""
+    if t.op == "var":
+        return t.args[0]
+    if t.op in ("const", "bool"):
+        return str(t.args[0])
+    if t.op == "neg":
+        return f"-{_paren(t.args[0])}"
+    if t.op == "add":
+        a, b = t.args
+        if b.op == "neg":
+            return f"{render(a)} - {_paren(b.args[0])}"
+        return f"{render(a)} + {render(b)}"
+    if t.op in _INFIX:
+        return _INFIX[t.op].join(_paren(a) for a in t.args)
+    if t.op == "mod":
+        return f"{_paren(t.args[0])} % {_paren(t.args[1])}"
+    if t.op == "div":
+        return f"{_paren(t.args[0])} \\ {_paren(t.args[1])}"
+    if t.op == "not":
+        return f"¬{_paren(t.args[0])}"
+    if t.op == "ite":
+        return f"({render(t.args[1])} if {render(t.args[0])} else {render(t.args[2])})"
+    return f"{t.op}({', '.join(render(a) for a in t.args)})"
+
+
+def _paren(t: Term) -> str:
+    s = render(t)
+    return s if t.op in ("var", "const", "bool", "ite") else f"({s})"
+
+
+# --------------------------------------------------------------------------- backends
+
+
+@dataclass(frozen=True)
+class Backend:
+    """The operations one backend provides. `handles(x)` says whether x belongs to it."""
+
+    name: str
+    handles: Callable[[Any], bool]
+    mod: Callable
+    div: Callable
+    ite: Callable
+    eq: Callable
+    lt: Callable
+    le: Callable
+    and_: Callable
+    or_: Callable
+    not_: Callable
+
+
+def _term_binary(op):
+    return lambda a, b: Term(op, (lift(a), lift(b)))
+
+
+_TERM = Backend(
+    "term", lambda x: isinstance(x, Term),
+    mod=_term_binary("mod"), div=_term_binary("div"),
+    ite=lambda c, a, b: Term("ite", (lift(c), lift(a), lift(b))),
+    eq=_term_binary("eq"), lt=_term_binary("lt"), le=_term_binary("le"),
+    and_=lambda *xs: Term("and", tuple(lift(x) for x in xs)),
+    or_=lambda *xs: Term("or", tuple(lift(x) for x in xs)),
+    not_=lambda a: Term("not", (lift(a),)),
+)
+
+
+def _np_all(*xs):
+    out = np.asarray(xs[0], dtype=bool)
+    for x in xs[1:]:
+        out = np.logical_and(out, x)
+    return out
+
+
+def _np_any(*xs):
+    out = np.asarray(xs[0], dtype=bool)
+    for x in xs[1:]:
+        out = np.logical_or(out, x)
+    return out
+
+
+_NUMPY = Backend(
+    "numpy", lambda x: isinstance(x, np.ndarray),
+    mod=np.mod, div=np.floor_divide, ite=np.where,
+    eq=operator.eq, lt=operator.lt, le=operator.le,
+    and_=_np_all, or_=_np_any, not_=np.logical_not,
+)
+
+_INT = Backend(
+    "int", lambda x: isinstance(x, (int, bool, np.integer, np.bool_)),
+    mod=operator.mod, div=operator.floordiv,
+    ite=lambda c, a, b: a if c else b,
+    eq=operator.eq, lt=operator.lt, le=operator.le,
+    and_=lambda *xs: all(xs), or_=lambda *xs: any(xs), not_=operator.not_,
+)
+
+
+def _sympy_backend() -> Backend:
+    import sympy
+
+    def is_sympy(x):
+        return isinstance(x, sympy.Basic)
+
+    def ite(c, a, b):
+        if c is sympy.true or c is True:
+            return a
+        if c is sympy.false or c is False:
+            return b
+        return sympy.Piecewise((a, c), (b, True))
+
+    return Backend(
+        "sympy", is_sympy,
+        mod=sympy.Mod, div=lambda a, b: sympy.floor(a / b), ite=ite,
+        eq=sympy.Eq, lt=sympy.Lt, le=sympy.Le,
+        and_=sympy.And, or_=sympy.Or, not_=sympy.Not,
+    )
+
+
+# Checked in order: the first backend that handles any argument wins, so a Term mixed with ints is
+# a Term and a numpy array mixed with ints is an array.
+_BACKENDS: list[Backend | Callable[[], Backend]] = [_TERM, _sympy_backend, _NUMPY, _INT]
+
+
+def register_backend(backend: Backend) -> None:
+    """Add a backend (e.g. Z3, registered by `proofs`) ahead of the built-in ones."""
+    _BACKENDS.insert(0, backend)
+
+
+def backend_of(*args) -> Backend:
+    for i, b in enumerate(_BACKENDS):
+        if not isinstance(b, Backend):
+            try:
+                b = _BACKENDS[i] = b()
+            except ImportError:
+                continue
+        if any(b.handles(a) for a in args):
+            return b
+    raise TypeError(f"no backend for {[type(a).__name__ for a in args]}")
+
+
+def mod(a, b):
+    """Floor modulo a mod b for b > 0: the result lies in [0, b)."""
+    return backend_of(a, b).mod(a, b)
+
+
+def div(a, b):
+    """Floor division a \\ b for b > 0."""
+    return backend_of(a, b).div(a, b)
+
+
+def ite(c, a, b):
+    """If-then-else on values: a where c holds, else b."""
+    return backend_of(c, a, b).ite(c, a, b)
+
+
+def eq(a, b):
+    return backend_of(a, b).eq(a, b)
+
+
+def ne(a, b):
+    return not_(eq(a, b))
+
+
+def lt(a, b):
+    return backend_of(a, b).lt(a, b)
+
+
+def le(a, b):
+    return backend_of(a, b).le(a, b)
+
+
+def gt(a, b):
+    return lt(b, a)
+
+
+def ge(a, b):
+    return le(b, a)
+
+
+def and_(*xs):
+    return backend_of(*xs).and_(*xs)
+
+
+def or_(*xs):
+    return backend_of(*xs).or_(*xs)
+
+
+def not_(a):
+    return backend_of(a).not_(a)
+
+
+def between(lo, x, hi):
+    """lo ≤ x ≤ hi."""
+    return and_(le(lo, x), le(x, hi))
+
+
+def wrap(x, m):
+    """The 1-based ring position of x: ((x - 1) mod m) + 1, in [1, m]."""
+    return mod(x - 1, m) + 1
