@@ -9,7 +9,8 @@ from schedules.errors import BadInput
 
 class ArgumentParser(argparse.ArgumentParser):
     def error(self, message: str):  # argparse would print usage and exit 2, our 'unknown' code
-        raise BadInput(f"{self.prog}: {message}")
+        where = self.prog.removeprefix("prove").strip()
+        raise BadInput(f"{where}: {message}" if where else message)
 
     def exit(self, status: int = 0, message: str | None = None):
         if status:

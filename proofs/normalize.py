@@ -110,19 +110,18 @@ class Ctx:
 
     def _relevant(self, fact) -> list:
         base = {"m", "k"}
-        need = _vars(fact) - base
-        chosen = [a for a in self.assumptions if not (_vars(a) - base)]
-        rest = [a for a in self.assumptions if _vars(a) - base]
+        need = set(_vars(fact)) - base
+        own = [_vars(a) - base for a in self.assumptions]
+        chosen = [not v for v in own]
         grew = True
         while grew:
             grew = False
-            for a in list(rest):
-                if (_vars(a) - base) & need:
-                    chosen.append(a)
-                    rest.remove(a)
-                    need |= _vars(a) - base
+            for i, v in enumerate(own):
+                if not chosen[i] and v & need:
+                    chosen[i] = True
+                    need |= v
                     grew = True
-        return chosen
+        return [a for a, c in zip(self.assumptions, chosen) if c]
 
     def _use(self, lemma: str):
         if not library_status().get(lemma, False):

@@ -170,9 +170,14 @@ def variant(defects=()) -> Schedule:
     name = "algo1" if not defects else "algo1-" + "+".join(defects)
     return Schedule(name, PLAIN,
                     (_phase1(defects), _phase2a(defects), _phase2b(defects), _phase3(defects)),
-                    home=home, doc="Algorithm 1: plain self-attention on a ring of m PEs")
+                    home=home, doc="Algorithm 1: plain self-attention on a ring of m PEs",
+                    notes={"claims": CLAIMS})
+
+
+# What the paper states about Algorithm 1 (section III-B, Table I); `counts` checks each claim.
+CLAIMS = {"cycles": "(2*n**3 + 2*n**2)/m", "MAC": "2*n**3", "EAC": "n**2", "DIV": "n**2"}
 
 
 ALGO1 = variant()
 ALGO1_PRINTED = Schedule("algo1-printed", PLAIN, variant(PRINTED_DEFECTS).phases, home=home,
-                         doc="Algorithm 1 as printed (all four defects)")
+                         doc="Algorithm 1 as printed (all four defects)", notes={"claims": CLAIMS})

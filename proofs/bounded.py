@@ -1,0 +1,287 @@
+"""The bounded tier: every check of `proofs.obligations`, decided by enumerating one (n, m).
+
+Same definitions, same witnesses, evaluated on the numpy trace of `model.trace` instead of in Z3:
+this is the exhaustive cross-check of every parametric verdict, and the replay of every Z3
+counterexample.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from model.trace import PhaseTrace, Trace, build_trace
+from model.ring import describe
+from schedules.dsl import HOME, Op, Schedule
+
+
+def _ns(idx: dict):
+    return SimpleNamespace(**idx)
+
+
+class Finding:
+    """A violation found by enumeration: which check, a message, the iterations involved."""
+
+    def __init__(self, prop, phase, check, message, iterations=()):
+        self.property, self.phase, self.check, self.message = prop, phase, check, message
+        self.iterations = tuple(iterations)
+
+    def __repr__(self):
+        return f"{self.property}/{self.phase}: {self.check}: {self.message}"
+
+
+def check_trace(trace: Trace, properties=None, limit: int = 1) -> dict:
+    """(property, phase) -> list of Findings (empty: holds for this n, m)."""
+    out: dict = {}
+    S = trace.schedule
+    for k, pt in enumerate(trace.phases):
+        for prop, fn in (("well-formed", _well_formed), ("coverage", _coverage),
+                         ("no-conflict", _no_conflict), ("ring-locality", None), ("data-flow", None)):
+            if properties and prop not in properties:
+                continue
+            out.setdefault((prop, pt.phase.name), [])
+        if not properties or "well-formed" in properties:
+            out[("well-formed", pt.phase.name)] += _well_formed(trace, k, pt, limit)
+        if not properties or "coverage" in properties:
+            out[("coverage", pt.phase.name)] += _coverage(trace, k, pt, limit)
+        if not properties or "no-conflict" in properties:
+            out[("no-conflict", pt.phase.name)] += _no_conflict(trace, k, pt, limit)
+        if not properties or {"ring-locality", "data-flow"} & set(properties):
+            for f in _accumulation(trace, k, pt, limit) + _sources(trace, k, pt, limit):
+                if not properties or f.property in properties:
+                    out.setdefault((f.property, f.phase), []).append(f)
+    if not properties or "coverage" in properties:
+        for eqn in S.problem.equations:
+            if not [pt for pt in trace.phases if _computes(pt, eqn.target)]:
+                out.setdefault(("coverage", "-"), []).append(
+                    Finding("coverage", "-", f"nothing computes {eqn.target.name}", "no phase has it as target"))
+    return out
+
+
+def _computes(pt: PhaseTrace, array) -> bool:
+    return pt.step.target is not None and pt.step.target.array == array and pt.op is not Op.MOVE
+
+
+def _first_bad(trace, k, bad, limit):
+    return [describe(trace, k, int(p)) for p in np.nonzero(bad)[0][:limit]]
+
+
+def _well_formed(trace, k, pt, limit):
+    a = pt.active
+    bad = a & ((pt.pe < 1) | (pt.pe > trace.m))
+    if pt.step.target is not None:
+        bad |= a & (pt.target < 0)
+    for o in pt.operands:
+        bad |= a & (o < 0)
+    bad |= a & pt.send & ((pt.sent < 0) | (pt.stored < 0))
+    if bad.any():
+        return [Finding("well-formed", pt.phase.name, "PE and indices in range",
+                        "a PE or an index is out of range", [it]) for it in _first_bad(trace, k, bad, limit)]
+    return []
+
+
+def _keys(trace, pt, eqn):
+    """Per iteration: the term key (target indices + reduction index) as integer arrays."""
+    st = pt.step
+    size = pt.size
+    cols = [np.broadcast_to(np.asarray(x, dtype=np.int64), (size,)) for x in st.target.idx]
+    if eqn.reduce:
+        o, pos = eqn.reduce_at
+        cols.append(np.broadcast_to(np.asarray(st.operands[o].idx[pos], dtype=np.int64), (size,)))
+    return cols
+
+
+def _coverage(trace, k, pt, limit):
+    S, P = trace.schedule, trace.P
+    if pt.op is Op.MOVE:
+        return []
+    eqn = S.problem.equation_for(pt.step.target.array)
+    name = pt.phase.name
+    if len([q for q in trace.phases if _computes(q, eqn.target)]) > 1:
+        return []          # reported as unknown by the prover; nothing to enumerate against
+    a = pt.active
+    out = []
+    if pt.op is not eqn.op:
+        return [Finding("coverage", name, f"each term is one of {eqn.target.name}'s",
+                        f"the step does {pt.op.value}, {eqn.target.name} is defined by {eqn.op.value}",
+                        _first_bad(trace, k, a, 1))]
+    key = _keys(trace, pt, eqn)
+    ext = {"n": trace.n, "d": P.d}
+    want = eqn.operands(P, *key)
+    ok = np.ones(pt.size, dtype=bool)
+    for got, ref in zip(pt.operands, want):
+        ok &= got == trace.layout.ids(ref, pt.size)
+    if eqn.reduce:
+        ok &= (key[-1] >= 1) & (key[-1] <= ext[eqn.reduce])
+    if eqn.where:
+        ok &= np.broadcast_to(np.asarray(eqn.where(P, *key), dtype=bool), (pt.size,))
+    for it in _first_bad(trace, k, a & ~ok, limit):
+        out.append(Finding("coverage", name, f"each term is one of {eqn.target.name}'s",
+                           "the operands are not a term of the equation", [it]))
+    # injective
+    dims = [ext[d] for d in eqn.target.dims] + ([ext[eqn.reduce]] if eqn.reduce else [])
+    flat = np.zeros(pt.size, dtype=np.int64)
+    for col, e in zip(key, dims):
+        flat = flat * (e + 2) + np.clip(col, -1, e)
+    act = np.nonzero(a)[0]
+    order = act[np.argsort(flat[act], kind="stable")]
+    dup = np.nonzero(flat[order][1:] == flat[order][:-1])[0]
+    for i in dup[:limit]:
+        out.append(Finding("coverage", name, "no term done twice (injective)", "two iterations do one term",
+                           [describe(trace, k, int(order[i])), describe(trace, k, int(order[i + 1]))]))
+    # onto, through the inverse witness
+    grids = np.meshgrid(*[np.arange(1, e + 1) for e in dims], indexing="ij")
+    req = [g.ravel() for g in grids]
+    if eqn.where:
+        keep = np.broadcast_to(np.asarray(eqn.where(P, *req), dtype=bool), req[0].shape)
+        req = [r[keep] for r in req]
+    if pt.phase.inverse is None:
+        return out
+    inv = pt.phase.inverse(P, tuple(req))
+    size = req[0].size
+    idx = {n_: np.broadcast_to(np.asarray(inv[n_], dtype=np.int64), (size,)) for n_ in pt.phase.index_names}
+    pos = pt.locate(idx)
+    good = pos >= 0
+    good[good] &= a[pos[good]]
+    for col, r in zip(key, req):
+        good[good] &= col[pos[good]] == r[good]
+    for i in np.nonzero(~good)[0][:limit]:
+        out.append(Finding("coverage", name, "every term done (inverse witness)",
+                           f"term {tuple(int(r[i]) for r in req)} is not done where the inverse says",
+                           [{"phase": name, **{n_: int(idx[n_][i]) for n_ in idx}}]))
+    return out
+
+
+def _no_conflict(trace, k, pt, limit):
+    a = np.nonzero(pt.active)[0]
+    out = []
+    for what, col in (("PE", pt.pe), ("target", pt.target)):
+        if what == "target" and pt.step.target is None:
+            continue
+        key = pt.cycle[a] * (trace.layout.size + trace.m + 2) + col[a]
+        order = a[np.argsort(key, kind="stable")]
+        kk = pt.cycle[order] * (trace.layout.size + trace.m + 2) + col[order]
+        dup = np.nonzero(kk[1:] == kk[:-1])[0]
+        for i in dup[:limit]:
+            out.append(Finding("no-conflict", pt.phase.name, "one op per PE per cycle, no write clash",
+                               f"two iterations share a {what} in one cycle",
+                               [describe(trace, k, int(order[i])), describe(trace, k, int(order[i + 1]))]))
+    return out
+
+
+def _locate(trace, phase_name, idx, size):
+    q = trace.phase(phase_name)
+    full = {n_: np.broadcast_to(np.asarray(idx[n_], dtype=np.int64), (size,)) for n_ in q.phase.index_names}
+    pos = q.locate(full)
+    ok = pos >= 0
+    ok[ok] &= q.active[pos[ok]]
+    return q, np.where(ok, pos, -1)
+
+
+def _accumulation(trace, k, pt, limit):
+    if not pt.op.accumulates:
+        return []
+    name, out = pt.phase.name, []
+    a = pt.active
+    need = a & ~pt.first
+    (mask, ph, idx), = pt.prev.alternatives
+    q, pos = _locate(trace, ph, idx, pt.size)
+    ok = pos >= 0
+    p = np.where(ok, pos, 0)
+    ok &= q.target[p] == pt.target
+    ok &= q.cycle[p] < pt.cycle
+    ok &= np.where(q.moves[p], q.pe[p] % trace.m + 1 == pt.pe, q.pe[p] == pt.pe)
+    for it in _first_bad(trace, k, need & ~ok, limit):
+        out.append(Finding("ring-locality", name, "prev witness: the partial sum is here",
+                           "the previous term is not where the witness says", [it]))
+    same = [(j, qt) for j, qt in enumerate(trace.phases) if _computes(qt, pt.step.target.array)]
+    # one first per target, no forks: over all phases computing the array
+    firsts = np.concatenate([qt.target[qt.active & qt.first] for _, qt in same])
+    u, c = np.unique(firsts, return_counts=True)
+    if (c > 1).any():
+        out.append(Finding("ring-locality", name, "one first term per sum",
+                           f"{trace.layout.name(int(u[c > 1][0]))} is started twice"))
+    prevs = []
+    for j, qt in same:
+        (mq, phq, idq), = qt.prev.alternatives
+        qq, pq = _locate(trace, phq, idq, qt.size)
+        sel = qt.active & ~qt.first & (pq >= 0)
+        prevs.append(trace.schedule.phase_index(phq) * (1 << 40) + pq[sel])
+    prevs = np.concatenate(prevs)
+    u, c = np.unique(prevs, return_counts=True)
+    if (c > 1).any():
+        out.append(Finding("ring-locality", name, "partial sums never fork",
+                           "two terms claim the same previous term"))
+    return out
+
+
+def _holds(q, p, datum):
+    h = q.target[p] == datum
+    for o in q.operands:
+        h |= o[p] == datum
+    return h
+
+
+def _sources(trace, k, pt, limit):
+    out, name, a = [], pt.phase.name, pt.active
+    for oi, (o, w) in enumerate(zip(pt.operands, pt.sources)):
+        for mask, ph, idx in w.alternatives:
+            local = ph is None or ph == name
+            prop = "ring-locality" if local else "data-flow"
+            where = "home" if ph is None else ph
+            sel = a & mask
+            if ph is None:
+                ok = (trace.home[np.maximum(o, 0)] == pt.pe) & (o >= 0)
+                is_input = np.isin(trace.layout.array_of(np.maximum(o, 0)),
+                                   [trace.layout.arrays.index(x) for x in trace.schedule.problem.inputs])
+                ok &= is_input
+                for it in _first_bad(trace, k, sel & ~ok, limit):
+                    out.append(Finding(prop, name, f"operand {oi + 1} from home",
+                                       "the operand is not an input placed on this PE", [it]))
+                continue
+            q, pos = _locate(trace, ph, idx, pt.size)
+            ok = pos >= 0
+            p = np.where(ok, pos, 0)
+            ok &= q.cycle[p] < pt.cycle
+            held = (q.pe[p] == pt.pe) & _holds(q, p, o) & ~(q.moves[p] & (q.target[p] == o))
+            sent = (q.pe[p] % trace.m + 1 == pt.pe) & q.send[p] & (q.stored[p] == o) & _holds(q, p, q.sent[p])
+            ok &= held | sent
+            for it in _first_bad(trace, k, sel & ~ok, limit):
+                out.append(Finding(prop, name, f"operand {oi + 1} from {where}",
+                                   "the operand is not where the witness says", [it]))
+            if q.op.accumulates:
+                # final: no later term continues the sum the witness names
+                fin = sel & (pos >= 0) & (q.target[p] == o)
+                for j, qt in enumerate(trace.phases):
+                    if not _computes(qt, q.step.target.array):
+                        continue
+                    (mq, phq, idq), = qt.prev.alternatives
+                    if phq != ph:
+                        continue
+                    _, pq = _locate(trace, phq, idq, qt.size)
+                    succ = np.zeros(q.size, dtype=bool)
+                    s = qt.active & ~qt.first & (pq >= 0)
+                    succ[pq[s]] = True
+                    bad = fin & succ[p]
+                    for it in _first_bad(trace, k, bad, limit):
+                        out.append(Finding(prop, name, f"operand {oi + 1} is final (no later term in {qt.phase.name})",
+                                           "the operand is read before its sum is complete", [it]))
+    return out
+
+
+def sizes(max_n: int, max_m: int | None = None):
+    """All (n, m) with m | n, n ≤ max_n (and m ≤ max_m)."""
+    return [(n, m) for n in range(1, max_n + 1) for m in range(1, n + 1)
+            if n % m == 0 and (max_m is None or m <= max_m)]
+
+
+def check_sizes(schedule: Schedule, max_n: int, properties=None, max_m=None):
+    """Enumerate every (n, m) up to max_n: (property, phase) -> first failing (n, m, Finding) or None."""
+    verdicts: dict = {}
+    for n, m in sizes(max_n, max_m):
+        found = check_trace(build_trace(schedule, n, m), properties)
+        for key, fs in found.items():
+            if key not in verdicts or verdicts[key] is None:
+                verdicts[key] = (n, m, fs[0]) if fs else verdicts.get(key)
+    return verdicts

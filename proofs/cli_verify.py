@@ -1,0 +1,88 @@
+"""`prove TARGET`: verify every property of a schedule and print property · phase · verdict · tier."""
+
+from __future__ import annotations
+
+import json
+
+from proofs.argparsing import ArgumentParser
+from proofs.prover import Options, verify
+from proofs.results import PROPERTIES, TIERS, Verdict
+from proofs.targets import resolve
+from schedules.errors import BadInput
+
+EPILOG = """exit codes: 0 every property proved, 1 a property refuted, 2 a verdict unknown
+(timeout, solver unknown, or a formula the normalization does not handle), 64 bad input.
+A refutation prints the counterexample and the `prove simulate` command that replays it."""
+
+
+def parser() -> ArgumentParser:
+    p = ArgumentParser(prog="prove", description="Prove a ring schedule of self-attention correct "
+                       "for every n with m | n, or show a counterexample.", epilog=EPILOG)
+    p.add_argument("target", help="algo1, algo1-printed, or the path of a schedule file (.py); "
+                   "subcommands: simulate, report, search, balance, unroll")
+    p.add_argument("--property", action="append", default=None, metavar="NAME",
+                   help=f"check only this property (repeatable): {', '.join(PROPERTIES)}")
+    p.add_argument("--tier", default="parametric", choices=TIERS,
+                   help="parametric: all n, m; per-m: all n for each m ≤ --max-m; bounded: n ≤ --max-n")
+    p.add_argument("--max-n", type=int, default=24, help="bounded tier: largest n (default 24)")
+    p.add_argument("--max-m", type=int, default=8, help="per-m tier: largest m (default 8)")
+    p.add_argument("--timeout", type=float, default=10.0, help="seconds per solver query (default 10)")
+    p.add_argument("--seed", type=int, default=0, help="Z3 random seed")
+    p.add_argument("--jobs", type=int, default=0, help="worker processes (default: one per core)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    return p
+
+
+def main(argv, stdout, stderr) -> int:
+    args = parser().parse(argv, stdout)
+    if args is None:
+        return 0
+    for name in ("max_n", "max_m"):
+        if getattr(args, name) < 1:
+            raise BadInput(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
+    if args.timeout <= 0:
+        raise BadInput(f"--timeout must be positive, got {args.timeout}")
+    props = tuple(p for arg in (args.property or list(PROPERTIES)) for p in arg.split(","))
+    schedule = resolve(args.target)
+    results = verify(schedule, Options(props, args.tier, args.max_n, args.max_m, args.timeout,
+                                       args.seed, args.jobs))
+    verdict = Verdict.combine(r.verdict for r in results)
+    if args.json:
+        json.dump({"target": args.target, "schedule": schedule.name, "verdict": verdict.value,
+                   "results": [r.to_json() for r in results]}, stdout, indent=2)
+        stdout.write("\n")
+    else:
+        print_table(args.target, results, stdout)
+    return {Verdict.PROVED: 0, Verdict.REFUTED: 1, Verdict.UNKNOWN: 2}[verdict]
+
+
+def print_table(target, results, out) -> None:
+    rows = [("property", "phase", "verdict", "tier", "seconds")]
+    rows += [(r.property, r.phase, r.verdict.value, r.tier, f"{r.seconds:.2f}") for r in results]
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    for i, row in enumerate(rows):
+        out.write("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() + "\n")
+        if i == 0:
+            out.write("  ".join("-" * w for w in widths) + "\n")
+    for r in results:
+        if r.verdict is Verdict.PROVED:
+            continue
+        out.write(f"\n{r.verdict.value}: {r.property} / {r.phase}: {r.reason}\n")
+        cex = r.counterexample
+        if cex is None:
+            continue
+        out.write(f"  counterexample: n={cex.n}, m={cex.m}: {cex.message}\n")
+        for it in cex.iterations:
+            out.write("    " + ", ".join(f"{k}={v}" for k, v in it.items()) + "\n")
+        for v in cex.replay.get("ring_violations", [])[:3]:
+            out.write(f"  ring model: {v}\n")
+        err = cex.replay.get("max_rel_error")
+        if err is not None:
+            out.write(f"  ring model: max relative error vs numpy = {err:.3g}\n")
+        out.write(f"  replay: {cex.command(target)}\n")
+    if any(r.property == "counts" for r in results):
+        c = next(r for r in results if r.property == "counts").details
+        if c:
+            out.write(f"\ncycles = {c['cycles']}; ops = "
+                      + ", ".join(f"{k}: {v}" for k, v in c["ops"].items() if v not in (None, "0"))
+                      + f"; utilization = {c['utilization']}\n")

@@ -1,0 +1,87 @@
+"""Closed-form op and cycle counts (sympy), derived from the loop nests.
+
+A phase takes one cycle per tuple of its sequential loops, so its cycle count is the nested sum of
+its loop extents; an unguarded phase does m ops per cycle. Sums are exact symbolic summation of the
+bounds the schedule declares (no sampling). Claims a schedule states (e.g. the paper's cycle count)
+are checked against the derived forms.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+import sympy
+
+from schedules.dsl import Op, Phase, Schedule
+
+N, M = sympy.symbols("n m", positive=True, integer=True)
+SYM = SimpleNamespace(n=N, m=M, k=N / M, d=N)
+
+
+def phase_cycles(phase: Phase, P=SYM) -> sympy.Expr:
+    def count(i, ns):
+        if i == len(phase.loops):
+            return sympy.Integer(1)
+        lp = phase.loops[i]
+        lo, hi = lp.bounds(P, SimpleNamespace(**ns))
+        v = sympy.Symbol(f"_{lp.name}", integer=True)
+        inner = count(i + 1, {**ns, lp.name: v})
+        if v not in inner.free_symbols:
+            return sympy.Max(hi - lo + 1, 0) * inner if not _nonneg(hi - lo + 1) else (hi - lo + 1) * inner
+        return sympy.summation(inner, (v, lo, hi))
+
+    return sympy.factor(sympy.simplify(count(0, {})))
+
+
+def _nonneg(e) -> bool:
+    return bool(sympy.ask(sympy.Q.nonnegative(e), sympy.Q.positive(N) & sympy.Q.positive(M)) or
+                (e.is_nonnegative is True))
+
+
+def phase_ops(phase: Phase, P=SYM) -> sympy.Expr | None:
+    """Ops of an unguarded phase (cycles · m); None where a guard needs the coverage bijection."""
+    ix = SimpleNamespace(**{name: sympy.Symbol(f"_{name}", integer=True) for name in phase.index_names})
+    st = phase.step(P, ix)
+    if st.guard is True:
+        return sympy.factor(phase_cycles(phase, P) * P.m)
+    return None
+
+
+@dataclass(frozen=True)
+class Counts:
+    cycles: sympy.Expr
+    phase_cycles: dict
+    ops: dict                   # Op name -> closed form (None: not derived)
+    utilization: sympy.Expr | None
+
+    def at(self, n: int, m: int) -> dict:
+        sub = {N: n, M: m}
+        return {"cycles": int(self.cycles.subs(sub)),
+                "ops": {k: (int(v.subs(sub)) if v is not None else None) for k, v in self.ops.items()}}
+
+
+def counts(schedule: Schedule) -> Counts:
+    per_phase = {p.name: phase_cycles(p) for p in schedule.phases}
+    ops: dict = {op.value: sympy.Integer(0) for op in Op}
+    for p in schedule.phases:
+        ix = SimpleNamespace(**{name: sympy.Symbol(f"_{name}", integer=True) for name in p.index_names})
+        kind = p.step(SYM, ix).op.value
+        c = phase_ops(p)
+        ops[kind] = None if (c is None or ops[kind] is None) else sympy.factor(ops[kind] + c)
+    total = sympy.factor(sum(per_phase.values()))
+    arith = [ops[k] for k in ("MAC", "EAC", "DIV")]
+    util = None if None in arith else sympy.simplify(sum(arith) / (M * total))
+    return Counts(total, per_phase, ops, util)
+
+
+def check_claim(derived: sympy.Expr, claim: str, max_n: int = 24):
+    """None if `claim` equals `derived` for all n, m; else the smallest (n, m, derived, claimed)."""
+    c = sympy.sympify(claim, locals={"n": N, "m": M})
+    if sympy.simplify(derived - c) == 0:
+        return None
+    for n in range(1, max_n + 1):
+        for m in range(1, n + 1):
+            if n % m == 0 and derived.subs({N: n, M: m}) != c.subs({N: n, M: m}):
+                return n, m, derived.subs({N: n, M: m}), c.subs({N: n, M: m})
+    return (None, None, derived, c)
