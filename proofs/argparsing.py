@@ -8,6 +8,10 @@ from schedules.errors import BadInput
 
 
 class ArgumentParser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str):  # argparse would print usage and exit 2, our 'unknown' code
         where = self.prog.removeprefix("prove").strip()
         raise BadInput(f"{where}: {message}" if where else message)

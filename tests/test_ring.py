@@ -1,0 +1,62 @@
+"""The ring model against numpy attention, and its machine-rule checks."""
+
+from dataclasses import replace
+
+import pytest
+
+from model.ring import run
+from model.reference import attention
+from schedules.algo1 import ALGO1
+from schedules.dsl import Move
+from schedules.errors import BadInput
+
+
+@pytest.mark.parametrize("n,m", [(1, 1), (3, 3), (4, 2), (6, 3), (6, 6), (8, 4), (12, 3), (15, 5)])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_algo1_matches_numpy(n, m, seed):
+    r = run(ALGO1, n, m, seed=seed)
+    assert r.violations == []
+    assert r.max_rel_error <= 1e-9
+    assert r.cycles == (2 * n**3 + 2 * n**2) // m
+    assert r.ops == {"MAC": 2 * n**3, "EAC": n * n, "DIV": n * n, "MOVE": 0}
+    assert r.utilization == 1.0
+
+
+def test_reference_masked_ignores_the_upper_triangle():
+    import numpy as np
+    rng = np.random.default_rng(3)
+    q, k, v = (rng.normal(size=(4, 4)) for _ in range(3))
+    k2 = k.copy()
+    k2[3] += 100.0            # key 4 only matters to row 4
+    a, b = attention(q, k, v, masked=True), attention(q, k2, v, masked=True)
+    assert np.allclose(a[:3], b[:3]) and not np.allclose(a[3], b[3])
+
+
+def test_a_missing_send_is_a_machine_violation():
+    p1 = ALGO1.phase("phase1")
+
+    def step(P, ix):
+        st = p1.step(P, ix)
+        return replace(st, send=None)
+
+    broken = replace(ALGO1, phases=(replace(p1, step=step),) + ALGO1.phases[1:])
+    r = run(broken, 4, 2)
+    assert any(v.rule == "ring-locality" for v in r.violations)
+    assert not r.ok
+
+
+def test_send_semantics_move_vs_copy():
+    p1 = ALGO1.phase("phase1")
+
+    def step(P, ix):                       # moving the finished sum away breaks phase 2
+        st = p1.step(P, ix)
+        return replace(st, send=Move(st.target))
+
+    r = run(replace(ALGO1, phases=(replace(p1, step=step),) + ALGO1.phases[1:]), 4, 2)
+    assert any("w1" in v.message for v in r.violations)
+
+
+@pytest.mark.parametrize("n,m", [(0, 1), (3, 2), (-2, 1)])
+def test_bad_sizes(n, m):
+    with pytest.raises(BadInput):
+        run(ALGO1, n, m)
