@@ -19,13 +19,19 @@ def _vec(x, size, dtype=np.int64):
     return np.broadcast_to(np.asarray(x, dtype=dtype), (size,))
 
 
-def enumerate_loops(phase: Phase, P) -> dict[str, np.ndarray]:
-    """All tuples of the phase's sequential loops, in lexicographic (= time) order."""
+def enumerate_loops(phase: Phase, P, box: list | None = None) -> dict[str, np.ndarray]:
+    """All tuples of the phase's sequential loops, in lexicographic (= time) order.
+
+    `box` receives (lo, count) per loop while every range is constant (a rectangular nest).
+    """
     ix: dict[str, np.ndarray] = {}
     size = 1
     for lp in phase.loops:
         lo, hi = lp.bounds(P, SimpleNamespace(**ix))
         lo, hi = _vec(lo, size), _vec(hi, size)
+        if box is not None:
+            const = size == 0 or (lo.min() == lo.max() and hi.min() == hi.max())
+            box.append((int(lo[0]), int(max(hi[0] - lo[0] + 1, 0))) if const and size else None)
         count = np.maximum(hi - lo + 1, 0)
         rep = np.repeat(np.arange(size), count)
         starts = np.cumsum(count) - count
@@ -76,6 +82,7 @@ class PhaseTrace:
     first: np.ndarray | None
     prev: Witness | None
     sources: list              # one Witness per operand
+    box: list | None = None    # (lo, count) per index, l last, when the nest is rectangular
     _lookup: tuple | None = field(default=None, repr=False)
 
     @property
@@ -85,6 +92,15 @@ class PhaseTrace:
     def locate(self, idx: dict) -> np.ndarray:
         """Positions of the iterations with indices `idx` (arrays); -1 where none exists."""
         names = self.phase.index_names
+        if self.box is not None:
+            size = len(next(iter(idx.values()))) if idx else 0
+            pos = np.zeros(size, dtype=np.int64)
+            ok = np.ones(size, dtype=bool)
+            for name, (lo, count) in zip(names, self.box):
+                c = np.asarray(idx[name]) - lo
+                ok &= (c >= 0) & (c < count)
+                pos = pos * count + c
+            return np.where(ok, pos, -1)
         if self._lookup is None:
             cols = [self.index[k] for k in names]
             lo = [c.min() if c.size else 0 for c in cols]
@@ -147,7 +163,9 @@ def build_trace(schedule: Schedule, n: int, m: int) -> Trace:
 
 
 def _phase_trace(phase, P, m, layout, start) -> PhaseTrace:
-    seq = enumerate_loops(phase, P)
+    box: list = []
+    seq = enumerate_loops(phase, P, box)
+    box = box + [(1, m)] if all(b is not None for b in box) else None
     tuples = len(next(iter(seq.values()))) if seq else 1
     size = tuples * m
     index = {k: np.repeat(v, m) for k, v in seq.items()}
@@ -173,4 +191,4 @@ def _phase_trace(phase, P, m, layout, start) -> PhaseTrace:
     sources = [eval_witness(w, size) for w in step.sources]
     return PhaseTrace(phase, start, tuples, index, cycle, step, _vec(step.pe, size),
                       _vec(step.guard, size, bool), step.op, target, operands, send, sent,
-                      stored, moves, first, prev, sources)
+                      stored, moves, first, prev, sources, box)

@@ -7,6 +7,8 @@ counterexample.
 
 from __future__ import annotations
 
+import multiprocessing as mp
+import os
 from types import SimpleNamespace
 
 import numpy as np
@@ -276,12 +278,30 @@ def sizes(max_n: int, max_m: int | None = None):
             if n % m == 0 and (max_m is None or m <= max_m)]
 
 
-def check_sizes(schedule: Schedule, max_n: int, properties=None, max_m=None):
-    """Enumerate every (n, m) up to max_n: (property, phase) -> first failing (n, m, Finding) or None."""
+_SWEEP: tuple = ()
+
+
+def _check_one(nm):
+    schedule, properties = _SWEEP
+    n, m = nm
+    found = check_trace(build_trace(schedule, n, m), properties)
+    return n, m, {key: (fs[0] if fs else None) for key, fs in found.items()}
+
+
+def check_sizes(schedule: Schedule, max_n: int, properties=None, max_m=None, jobs: int = 0):
+    """Enumerate every (n, m) up to max_n: (property, phase) -> smallest failing (n, m, Finding) or None."""
+    global _SWEEP
+    _SWEEP = (schedule, properties)
+    todo = sizes(max_n, max_m)
+    workers = jobs or os.cpu_count() or 1
+    if workers > 1 and len(todo) > 8 and "fork" in mp.get_all_start_methods():
+        with mp.get_context("fork").Pool(workers) as pool:
+            raw = pool.map(_check_one, sorted(todo, reverse=True), chunksize=4)
+    else:
+        raw = [_check_one(nm) for nm in todo]
     verdicts: dict = {}
-    for n, m in sizes(max_n, max_m):
-        found = check_trace(build_trace(schedule, n, m), properties)
-        for key, fs in found.items():
-            if key not in verdicts or verdicts[key] is None:
-                verdicts[key] = (n, m, fs[0]) if fs else verdicts.get(key)
+    for n, m, found in sorted(raw, key=lambda r: (r[0], r[1])):
+        for key, f in found.items():
+            if verdicts.get(key) is None:
+                verdicts[key] = (n, m, f) if f is not None else None
     return verdicts
