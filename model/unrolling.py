@@ -347,3 +347,32 @@ def _undominated(rows: np.ndarray) -> np.ndarray:
 
 def network_macs(layers) -> int:
     return sum(layer.macs * layer.count for layer in layers)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Best single SU and best SU pair of a network on one PE array, with per-layer results."""
+
+    nb_pes: int
+    candidates: int
+    single: Selection
+    pair: Selection
+    single_layers: tuple[LayerResult, ...]
+    pair_layers: tuple[LayerResult, ...]
+
+    @property
+    def gain(self) -> float:
+        """Latency with 1 SU over latency with 2 SUs (>= 1)."""
+        return self.single.latency / self.pair.latency
+
+
+def plan(layers, nb_pes: int, memory: Memory, prune: bool = False) -> Plan:
+    """Choose 1 and 2 SUs for `layers` among all SUs of nb_pes PEs (or the pruned ones)."""
+    sus = enumerate_sus(nb_pes, prune)
+    if len(sus) < 2:
+        raise BadInput(f"an array of nb_pes={nb_pes} PEs has a single SU; choose at least 2 PEs")
+    m = latency_matrix(layers, sus, memory)
+    single, pair = best_single(layers, sus, memory, m), best_pair(layers, sus, memory, m)
+    return Plan(nb_pes, len(sus), single, pair,
+                tuple(evaluate(layer, single.sus[0], memory) for layer in layers),
+                tuple(evaluate(layer, pair.sus[i], memory) for layer, i in zip(layers, pair.choice)))
