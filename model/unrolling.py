@@ -62,10 +62,9 @@ class Layer:
         return math.prod(self.bounds)
 
 
-def conv(name, K, C, Ox, Oy, Fx=3, Fy=3, stride=1, count=1, kind="conv") -> Layer:
+def conv(name, K, C, Ox, Oy, Fx=3, Fy=3, stride=1, count=1) -> Layer:
     """Classical (or, with Fx = Fy = 1, pointwise) convolution: C input and K output channels."""
-    if (Fx, Fy) == (1, 1) and kind == "conv":
-        kind = "pointwise"
+    kind = "pointwise" if (Fx, Fy) == (1, 1) else "conv"
     return Layer(name, kind, K=K, C=C, Ox=Ox, Oy=Oy, Fx=Fx, Fy=Fy, stride=stride, count=count)
 
 
@@ -154,16 +153,21 @@ def input_footprint(unrolled: int, kernel: int, stride: int) -> int:
     return stride * (unrolled - 1) + kernel
 
 
-def bits_needed(layer: Layer, su: SpatialUnrolling, precision: int) -> dict[str, int]:
-    """Bits per cycle of each operand when it is not stationary (W, I, O; outputs at 2p)."""
-    g, k, c, ox, oy, fx, fy = su.factors
-    ix = input_footprint(ox, fx, layer.stride)
-    iy = input_footprint(oy, fy, layer.stride)
+def needs(g, k, c, ox, oy, fx, fy, stride, p) -> dict:
+    """Bits per cycle of W, I and O when not stationary (outputs at 2p), from SU factors.
+
+    Plain arithmetic, so the same formula serves ints, numpy arrays and Z3 terms.
+    """
     return {
-        "W": precision * g * c * k * fx * fy,
-        "I": precision * g * c * ix * iy,
-        "O": 2 * precision * g * k * ox * oy,
+        "W": p * g * c * k * fx * fy,
+        "I": p * g * c * (stride * (ox - 1) + fx) * (stride * (oy - 1) + fy),
+        "O": 2 * p * g * k * ox * oy,
     }
+
+
+def bits_needed(layer: Layer, su: SpatialUnrolling, precision: int) -> dict[str, int]:
+    """`needs` of this SU for this layer's stride."""
+    return needs(*su.factors, layer.stride, precision)
 
 
 # operands that change every cycle when the loop is innermost; the others stay in the PEs
@@ -260,12 +264,7 @@ def latency_matrix(layers, sus, memory: Memory) -> np.ndarray:
         d = np.array(layer.bounds, dtype=np.int64)
         steps = -(-d // f)  # (S, 7)
         ideal = steps.prod(axis=1).astype(float)
-        s = layer.stride
-        need = {
-            "W": p * g * c * k * fx * fy,
-            "I": p * g * c * (s * (ox - 1) + fx) * (s * (oy - 1) + fy),
-            "O": 2 * p * g * k * ox * oy,
-        }
+        need = needs(g, k, c, ox, oy, fx, fy, layer.stride, p)
         ratio = {x: np.minimum(1.0, bw[x] / need[x]) for x in need}
         temp = {loop: np.minimum.reduce([ratio[x] for x in MOVING[loop]]) for loop in MOVING}
         has = {"G": steps[:, 0] > 1, "K": steps[:, 1] > 1, "C": steps[:, 2] > 1,

@@ -16,7 +16,7 @@ from typing import Callable
 
 import z3
 
-from model.unrolling import LOOPS, MOVING
+from model.unrolling import LOOPS, MOVING, needs
 
 
 class Verdict(enum.Enum):
@@ -71,13 +71,8 @@ class _Vars:
 
 
 def _needs(v: _Vars, f: dict):
-    """The three bandwidth needs of model.unrolling.bits_needed for SU factors f."""
-    p, s = v.ints["p"], v.ints["stride"]
-    return {
-        "W": p * f["G"] * f["C"] * f["K"] * f["Fx"] * f["Fy"],
-        "I": p * f["G"] * f["C"] * (s * (f["Ox"] - 1) + f["Fx"]) * (s * (f["Oy"] - 1) + f["Fy"]),
-        "O": 2 * p * f["G"] * f["K"] * f["Ox"] * f["Oy"],
-    }
+    """model.unrolling.needs on symbolic SU factors f, precision p and stride."""
+    return needs(*(f[loop] for loop in LOOPS), v.ints["stride"], v.ints["p"])
 
 
 def _su(v: _Vars):
