@@ -65,6 +65,7 @@ def run(schedule: Schedule, n: int, m: int, seed: int = 0, max_violations: int =
     ops = {op.value: 0 for op in Op}
     for pt in trace.phases:
         ops[pt.op.value] += int(pt.active.sum())
+        ops["MOVE"] += int((pt.send & ~pt.active).sum())      # cycles that only forward
     arith = ops["MAC"] + ops["EAC"] + ops["DIV"]
     util = arith / (m * trace.cycles) if trace.cycles else 0.0
     err = numeric_error(trace, seed) if not any(v.rule == "well-formed" for v in violations) else float("inf")
@@ -75,20 +76,24 @@ def run(schedule: Schedule, n: int, m: int, seed: int = 0, max_violations: int =
 
 
 def _events(trace: Trace):
-    """Concatenate the active iterations of all phases into flat arrays."""
+    """The busy iterations (an op, or only a send) of all phases as flat arrays."""
     rows = []
     for k, pt in enumerate(trace.phases):
-        a = np.nonzero(pt.active)[0]
-        rows.append(dict(ph=np.full(a.size, k), pos=a, pe=pt.pe[a], t=pt.cycle[a],
-                         target=pt.target[a], acc=np.full(a.size, pt.op.accumulates),
-                         operands=[o[a] for o in pt.operands], send=pt.send[a], sent=pt.sent[a],
-                         stored=pt.stored[a], moves=pt.moves[a], has_target=pt.step.target is not None))
+        b = np.nonzero(pt.busy)[0]
+        acc = pt.op.accumulates
+        rows.append(dict(ph=np.full(b.size, k), pos=b, pe=pt.pe[b], t=pt.cycle[b],
+                         active=pt.active[b], target=pt.target[b],
+                         node=pt.node[b], starts=pt.starts[b], acc=acc,
+                         operands=[o[b] for o in pt.operands], send=pt.send[b], sent=pt.sent[b],
+                         stored=pt.stored[b], moves=pt.moves[b],
+                         has_target=pt.step.target is not None))
     return rows
 
 
 def check_machine(trace: Trace, limit: int = 5) -> list:
     m, out = trace.m, []
     rows = _events(trace)
+    problem = trace.schedule.problem
 
     def who(k, positions):
         return tuple(describe(trace, int(kk), int(p)) for kk, p in zip(k, positions))
@@ -97,24 +102,30 @@ def check_machine(trace: Trace, limit: int = 5) -> list:
         if len(out) < limit:
             out.append(Violation(rule, msg, who(k, pos)))
 
-    # well-formed: PEs and indices in range
+    # well-formed: PEs and indices in range; renames only between declared-equal data
+    sym = [trace.layout.arrays.index(a) for a in problem.symmetric_pairs]
     for r in rows:
         bad = (r["pe"] < 1) | (r["pe"] > m)
-        bad |= (r["target"] < 0) & r["has_target"]
+        act = r["active"]
+        bad |= act & (r["target"] < 0) & r["has_target"]
         for o in r["operands"]:
-            bad |= o < 0
+            bad |= act & (o < 0)
         bad |= r["send"] & ((r["sent"] < 0) | (r["stored"] < 0))
+        renamed = r["send"] & (r["sent"] != r["stored"]) & ~bad
+        if renamed.any():
+            ok = np.isin(trace.layout.array_of(r["sent"][renamed]), sym)
+            ok &= _transposed(trace, r["sent"][renamed]) == r["stored"][renamed]
+            bad[np.nonzero(renamed)[0][~ok]] = True
         for i in np.nonzero(bad)[0][:1]:
-            add("well-formed", "a PE or an array index is out of range", [r["ph"][i]], [r["pos"][i]])
+            add("well-formed", "a PE or an array index is out of range, or a copy is renamed "
+                "to a datum not declared equal", [r["ph"][i]], [r["pos"][i]])
     if out:
         return out
 
-    ph = np.concatenate([r["ph"] for r in rows])
-    pos = np.concatenate([r["pos"] for r in rows])
-    pe = np.concatenate([r["pe"] for r in rows])
-    t = np.concatenate([r["t"] for r in rows])
+    cat = lambda key: np.concatenate([np.broadcast_to(r[key], r["pe"].shape) for r in rows])
+    ph, pos, pe, t = cat("ph"), cat("pos"), cat("pe"), cat("t")
 
-    # one op per PE per cycle (and so at most one send per link per cycle)
+    # one op (or forward) per PE per cycle: so at most one send per link per cycle
     key = t * (m + 1) + pe
     order = np.argsort(key, kind="stable")
     dup = np.nonzero(key[order][1:] == key[order][:-1])[0]
@@ -122,41 +133,49 @@ def check_machine(trace: Trace, limit: int = 5) -> list:
         a, b = order[i], order[i + 1]
         add("no-conflict", f"two ops on PE {pe[a]} in cycle {t[a]}", [ph[a], ph[b]], [pos[a], pos[b]])
 
-    # accumulators: contributions in time order, each where the previous one left the sum
-    acc = np.concatenate([np.where(r["acc"], r["target"], -1) for r in rows])
-    moves = np.concatenate([r["moves"] for r in rows])
+    # running sums: their nodes (terms and forwards) in time order, each where the previous left it
+    node, starts, active = cat("node"), cat("starts"), cat("active")
+    acc = np.where(node, cat("target"), -1)
+    moves = cat("moves")
     sel = np.nonzero(acc >= 0)[0]
     order = sel[np.lexsort((t[sel], acc[sel]))]
     same = acc[order][1:] == acc[order][:-1]
+    head = np.ones(order.size, dtype=bool)
+    head[1:] = ~same
+    for i in np.nonzero(head & ~starts[order])[0][:1]:
+        j = order[i]
+        add("ring-locality", f"the sum {trace.layout.name(acc[j])} is continued before it is started",
+            [ph[j]], [pos[j]])
     a, b = order[:-1][same], order[1:][same]
     clash = t[a] == t[b]
     for i in np.nonzero(clash)[0][:1]:
-        add("no-conflict", f"{trace.layout.name(acc[a[i]])} gets two contributions in cycle {t[a[i]]}",
+        add("no-conflict", f"{trace.layout.name(acc[a[i]])} is touched twice in cycle {t[a[i]]}",
             [ph[a[i]], ph[b[i]]], [pos[a[i]], pos[b[i]]])
     where_left = np.where(moves[a], pe[a] % m + 1, pe[a])
-    lost = ~clash & (pe[b] != where_left)
+    lost = ~clash & ~starts[b] & (pe[b] != where_left)
     for i in np.nonzero(lost)[0][:1]:
         add("ring-locality", f"the partial sum {trace.layout.name(acc[a[i]])} is on PE {where_left[i]}, "
-            f"not on PE {pe[b[i]]} where its next term is added", [ph[a[i]], ph[b[i]]], [pos[a[i]], pos[b[i]]])
+            f"not on PE {pe[b[i]]} where it is needed next", [ph[a[i]], ph[b[i]]], [pos[a[i]], pos[b[i]]])
 
     # final values: where and from when each datum is available
     last = np.ones(order.size, dtype=bool)
     last[:-1] = ~same
-    fin = order[last]                       # last contribution of each accumulator
+    fin = order[last]                                   # last node of each sum
+    terms = order[active[order]]
     final_t = np.full(trace.layout.size, -1)
-    final_t[acc[fin]] = t[fin]
+    final_t[acc[terms]] = t[terms]                      # time of the last term (sorted by time)
     hold_id, hold_pe, hold_t = [], [], []
     inputs = np.nonzero(trace.home > 0)[0]
     hold_id.append(inputs), hold_pe.append(trace.home[inputs]), hold_t.append(np.full(inputs.size, -1))
     hold_id.append(acc[fin]), hold_pe.append(np.where(moves[fin], pe[fin] % m + 1, pe[fin]))
     hold_t.append(t[fin] + 1)
     for r in rows:
-        if not r["acc"][:1].all() and r["has_target"]:      # single-assignment results (DIV)
-            hold_id.append(r["target"]), hold_pe.append(r["pe"]), hold_t.append(r["t"] + 1)
+        if not r["acc"] and r["has_target"]:            # single-assignment results (DIV)
+            act = r["active"]
+            hold_id.append(r["target"][act]), hold_pe.append(r["pe"][act]), hold_t.append(r["t"][act] + 1)
         s = r["send"] & ~r["moves"]
         sent, tt = r["sent"][s], r["t"][s]
-        fresh = final_t[sent] <= tt          # a partial sum copied before it is final is stale
-        ok = (final_t[sent] < 0) | fresh
+        ok = (final_t[sent] < 0) | (final_t[sent] <= tt)   # a partial sum copied early is stale
         hold_id.append(r["stored"][s][ok]), hold_pe.append(r["pe"][s][ok] % m + 1)
         hold_t.append(tt[ok] + 1)
     H = np.concatenate(hold_id), np.concatenate(hold_pe), np.concatenate(hold_t)
@@ -173,16 +192,31 @@ def check_machine(trace: Trace, limit: int = 5) -> list:
         return (hkey.size > 0) & (hkey[i] == k) & (htime[i] <= times)
 
     for r in rows:
-        reads = list(r["operands"])
-        kinds = ["operand"] * len(reads)
-        s = r["send"] & ~r["moves"]
-        for ids, kind in zip(reads + [r["sent"]], kinds + ["sent datum"]):
-            mask = np.ones(ids.size, dtype=bool) if kind == "operand" else s
-            own = (ids == r["target"]) & r["acc"] if kind == "sent datum" else np.zeros(ids.size, bool)
-            ok = available(ids, r["pe"], r["t"]) | ~mask | own
+        act = r["active"]
+        checks = [(o, act, "operand") for o in r["operands"]]
+        own = act & (r["sent"] == r["target"])          # an op may send what it just produced
+        checks.append((r["sent"], r["send"] & ~r["moves"] & ~own, "sent datum"))
+        for ids, mask, kind in checks:
+            ok = available(ids, r["pe"], r["t"]) | ~mask
             for i in np.nonzero(~ok)[0][:1]:
                 add("ring-locality", f"{trace.layout.name(ids[i])} ({kind}) is not on PE {r['pe'][i]} "
                     f"(final) in cycle {r['t'][i]}", [r["ph"][i]], [r["pos"][i]])
+    return out
+
+
+def _transposed(trace: Trace, ids: np.ndarray) -> np.ndarray:
+    """Ids of the transposes of 2-d array elements (a[i, j] -> a[j, i])."""
+    arr = trace.layout.array_of(ids)
+    out = np.full(ids.size, -1)
+    for k in np.unique(arr):
+        a = trace.layout.arrays[k]
+        ext = trace.layout.extents[a.name]
+        if len(ext) != 2 or ext[0] != ext[1]:
+            continue
+        sel = arr == k
+        off = trace.layout.offset[a.name]
+        i, j = np.divmod(ids[sel] - off, ext[1])
+        out[sel] = off + j * ext[1] + i
     return out
 
 
@@ -203,11 +237,11 @@ def numeric_error(trace: Trace, seed: int = 0) -> float:
         tgt = pt.target[a]
         if pt.op.accumulates:
             term = ops[0] * ops[1] if pt.op is Op.MAC else np.exp(ops[0])
-            first = pt.first[a] if pt.first is not None else np.zeros(tgt.size, bool)
+            first = pt.starts[a]
             _accumulate(val, tgt, pt.cycle[a], first, term)
         elif pt.op is Op.DIV:
             val[tgt] = np.exp(ops[0]) / ops[1]
-        s = pt.send & a & (pt.stored != pt.sent)
+        s = pt.send & (pt.stored != pt.sent)
         val[pt.stored[s]] = val[pt.sent[s]]
     off = trace.layout.offset[problem.output.name]
     n, d = trace.n, trace.P.d

@@ -71,23 +71,39 @@ class PhaseTrace:
     cycle: np.ndarray
     step: Step                 # as returned by the step function (numpy-valued fields)
     pe: np.ndarray
-    active: np.ndarray         # guard
+    active: np.ndarray         # guard: the op happens
     op: Op
     target: np.ndarray         # datum ids (-1: out of range or none)
     operands: list
-    send: np.ndarray           # mask: a datum is sent
+    send: np.ndarray           # mask: a datum is sent (active or not)
     sent: np.ndarray           # id of the datum sent
     stored: np.ndarray         # id it is stored as at the receiver
     moves: np.ndarray          # the send moves the step's accumulator
     first: np.ndarray | None
     prev: Witness | None
     sources: list              # one Witness per operand
+    send_source: Witness | None
     box: list | None = None    # (lo, count) per index, l last, when the nest is rectangular
     _lookup: tuple | None = field(default=None, repr=False)
 
     @property
     def size(self) -> int:
         return self.cycle.size
+
+    @property
+    def busy(self) -> np.ndarray:
+        """The PE works in this iteration: an op, or only forwarding a datum."""
+        return self.active | self.send
+
+    @property
+    def node(self) -> np.ndarray:
+        """The iteration touches its running sum: adds a term, or forwards the partial sum."""
+        return (self.active | self.moves) if self.op.accumulates else np.zeros(self.size, bool)
+
+    @property
+    def starts(self) -> np.ndarray:
+        """The iteration starts its sum from 0."""
+        return self.active & self.first if self.first is not None else np.zeros(self.size, bool)
 
     def locate(self, idx: dict) -> np.ndarray:
         """Positions of the iterations with indices `idx` (arrays); -1 where none exists."""
@@ -180,15 +196,17 @@ def _phase_trace(phase, P, m, layout, start) -> PhaseTrace:
         send = _vec(step.send.when, size, bool).copy()
         sent = layout.ids(step.send.datum, size)
         stored = layout.ids(step.send.stored, size)
-        moves = (not step.send.copy) and step.op.accumulates and step.send.datum.array == step.target.array
-        moves = send & (sent == target) if moves else np.zeros(size, dtype=bool)
+        copy = _vec(step.send.copy, size, bool)
+        moves = send & ~copy & (sent == target) if step.op.accumulates else np.zeros(size, bool)
+        send_source = eval_witness(step.send.source, size) if step.send.source is not None else None
     else:
         send = np.zeros(size, dtype=bool)
         sent = stored = np.full(size, -1)
         moves = np.zeros(size, dtype=bool)
+        send_source = None
     first = _vec(step.first, size, bool) if step.first is not None else None
     prev = eval_witness(step.prev, size) if step.prev is not None else None
     sources = [eval_witness(w, size) for w in step.sources]
     return PhaseTrace(phase, start, tuples, index, cycle, step, _vec(step.pe, size),
                       _vec(step.guard, size, bool), step.op, target, operands, send, sent,
-                      stored, moves, first, prev, sources, box)
+                      stored, moves, first, prev, sources, send_source, box)

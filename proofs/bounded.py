@@ -70,16 +70,25 @@ def _first_bad(trace, k, bad, limit):
 
 
 def _well_formed(trace, k, pt, limit):
-    a = pt.active
-    bad = a & ((pt.pe < 1) | (pt.pe > trace.m))
+    from model.ring import _transposed
+
+    a, snd = pt.active, pt.send
+    bad = pt.busy & ((pt.pe < 1) | (pt.pe > trace.m))
     if pt.step.target is not None:
         bad |= a & (pt.target < 0)
     for o in pt.operands:
         bad |= a & (o < 0)
-    bad |= a & pt.send & ((pt.sent < 0) | (pt.stored < 0))
+    bad |= snd & ((pt.sent < 0) | (pt.stored < 0))
+    renamed = snd & ~bad & (pt.sent != pt.stored)
+    if renamed.any():
+        sym = [trace.layout.arrays.index(x) for x in trace.schedule.problem.symmetric_pairs]
+        r = np.nonzero(renamed)[0]
+        ok = np.isin(trace.layout.array_of(pt.sent[r]), sym) & (_transposed(trace, pt.sent[r]) == pt.stored[r])
+        bad[r[~ok]] = True
     if bad.any():
-        return [Finding("well-formed", pt.phase.name, "PE and indices in range",
-                        "a PE or an index is out of range", [it]) for it in _first_bad(trace, k, bad, limit)]
+        return [Finding("well-formed", pt.phase.name, "PE and indices in range, renames legal",
+                        "a PE or an index is out of range, or an illegal rename", [it])
+                for it in _first_bad(trace, k, bad, limit)]
     return []
 
 
@@ -135,8 +144,13 @@ def _coverage(trace, k, pt, limit):
     # onto, through the inverse witness
     grids = np.meshgrid(*[np.arange(1, e + 1) for e in dims], indexing="ij")
     req = [g.ravel() for g in grids]
-    if eqn.where:
-        keep = np.broadcast_to(np.asarray(eqn.where(P, *req), dtype=bool), req[0].shape)
+    symmetric = eqn.target in S.problem.symmetric_pairs
+    if eqn.where or symmetric:
+        keep = np.ones(req[0].shape, dtype=bool)
+        if eqn.where:
+            keep &= np.broadcast_to(np.asarray(eqn.where(P, *req), dtype=bool), req[0].shape)
+        if symmetric:
+            keep &= req[1] <= req[0]
         req = [r[keep] for r in req]
     if pt.phase.inverse is None:
         return out
@@ -146,8 +160,17 @@ def _coverage(trace, k, pt, limit):
     pos = pt.locate(idx)
     good = pos >= 0
     good[good] &= a[pos[good]]
+    p = np.where(good, pos, 0)
+    match = np.ones(size, dtype=bool)
     for col, r in zip(key, req):
-        good[good] &= col[pos[good]] == r[good]
+        match &= col[p] == r
+    if symmetric:
+        swapped = [req[1], req[0]] + req[2:]
+        alt = np.ones(size, dtype=bool)
+        for col, r in zip(key, swapped):
+            alt &= col[p] == r
+        match |= alt
+    good &= match
     for i in np.nonzero(~good)[0][:limit]:
         out.append(Finding("coverage", name, "every term done (inverse witness)",
                            f"term {tuple(int(r[i]) for r in req)} is not done where the inverse says",
@@ -156,11 +179,11 @@ def _coverage(trace, k, pt, limit):
 
 
 def _no_conflict(trace, k, pt, limit):
-    a = np.nonzero(pt.active)[0]
     out = []
-    for what, col in (("PE", pt.pe), ("target", pt.target)):
+    for what, col, sel in (("PE", pt.pe, pt.busy), ("target", pt.target, pt.active)):
         if what == "target" and pt.step.target is None:
             continue
+        a = np.nonzero(sel)[0]
         key = pt.cycle[a] * (trace.layout.size + trace.m + 2) + col[a]
         order = a[np.argsort(key, kind="stable")]
         kk = pt.cycle[order] * (trace.layout.size + trace.m + 2) + col[order]
@@ -175,31 +198,25 @@ def _no_conflict(trace, k, pt, limit):
 def _locate(trace, phase_name, idx, size):
     q = trace.phase(phase_name)
     full = {n_: np.broadcast_to(np.asarray(idx[n_], dtype=np.int64), (size,)) for n_ in q.phase.index_names}
-    pos = q.locate(full)
-    ok = pos >= 0
-    ok[ok] &= q.active[pos[ok]]
-    return q, np.where(ok, pos, -1)
+    return q, q.locate(full)
 
 
 def _accumulation(trace, k, pt, limit):
     if not pt.op.accumulates:
         return []
     name, out = pt.phase.name, []
-    a = pt.active
-    need = a & ~pt.first
+    need = pt.node & ~pt.starts
     (mask, ph, idx), = pt.prev.alternatives
     q, pos = _locate(trace, ph, idx, pt.size)
     ok = pos >= 0
     p = np.where(ok, pos, 0)
-    ok &= q.target[p] == pt.target
-    ok &= q.cycle[p] < pt.cycle
+    ok &= q.node[p] & (q.target[p] == pt.target) & (q.cycle[p] < pt.cycle)
     ok &= np.where(q.moves[p], q.pe[p] % trace.m + 1 == pt.pe, q.pe[p] == pt.pe)
     for it in _first_bad(trace, k, need & ~ok, limit):
         out.append(Finding("ring-locality", name, "prev witness: the partial sum is here",
                            "the previous term is not where the witness says", [it]))
     same = [(j, qt) for j, qt in enumerate(trace.phases) if _computes(qt, pt.step.target.array)]
-    # one first per target, no forks: over all phases computing the array
-    firsts = np.concatenate([qt.target[qt.active & qt.first] for _, qt in same])
+    firsts = np.concatenate([qt.target[qt.starts] for _, qt in same])
     u, c = np.unique(firsts, return_counts=True)
     if (c > 1).any():
         out.append(Finding("ring-locality", name, "one first term per sum",
@@ -208,10 +225,9 @@ def _accumulation(trace, k, pt, limit):
     for j, qt in same:
         (mq, phq, idq), = qt.prev.alternatives
         qq, pq = _locate(trace, phq, idq, qt.size)
-        sel = qt.active & ~qt.first & (pq >= 0)
+        sel = qt.node & ~qt.starts & (pq >= 0)
         prevs.append(trace.schedule.phase_index(phq) * (1 << 40) + pq[sel])
-    prevs = np.concatenate(prevs)
-    u, c = np.unique(prevs, return_counts=True)
+    u, c = np.unique(np.concatenate(prevs), return_counts=True)
     if (c > 1).any():
         out.append(Finding("ring-locality", name, "partial sums never fork",
                            "two terms claim the same previous term"))
@@ -219,28 +235,45 @@ def _accumulation(trace, k, pt, limit):
 
 
 def _holds(q, p, datum):
-    h = q.target[p] == datum
+    """q's iterations p have `datum` on their PE: read it, touch it as their sum, or forward it."""
+    h = (q.node[p] if q.op.accumulates else q.active[p]) & (q.target[p] == datum)
     for o in q.operands:
-        h |= o[p] == datum
+        h |= q.active[p] & (o[p] == datum)
+    if q.send_source is not None:
+        h |= q.send[p] & ~q.moves[p] & (q.sent[p] == datum)
     return h
 
 
+def _needs_send_source(pt):
+    own = pt.target == pt.sent
+    for o in pt.operands:
+        own |= o == pt.sent
+    return pt.send & ~pt.moves & ~(pt.active & own)
+
+
 def _sources(trace, k, pt, limit):
-    out, name, a = [], pt.phase.name, pt.active
-    for oi, (o, w) in enumerate(zip(pt.operands, pt.sources)):
+    out, name = [], pt.phase.name
+    sites = [(f"operand {i + 1}", o, w, pt.active) for i, (o, w) in enumerate(zip(pt.operands, pt.sources))]
+    if pt.send_source is not None:
+        sites.append(("sent datum", pt.sent, pt.send_source, _needs_send_source(pt)))
+    elif _needs_send_source(pt).any():
+        out += [Finding("ring-locality", name, "sends only what it holds",
+                        "a datum is forwarded with no source witness", [it])
+                for it in _first_bad(trace, k, _needs_send_source(pt), limit)]
+    for label, o, w, need in sites:
         for mask, ph, idx in w.alternatives:
             local = ph is None or ph == name
             prop = "ring-locality" if local else "data-flow"
             where = "home" if ph is None else ph
-            sel = a & mask
+            sel = need & mask
             if ph is None:
                 ok = (trace.home[np.maximum(o, 0)] == pt.pe) & (o >= 0)
                 is_input = np.isin(trace.layout.array_of(np.maximum(o, 0)),
                                    [trace.layout.arrays.index(x) for x in trace.schedule.problem.inputs])
                 ok &= is_input
                 for it in _first_bad(trace, k, sel & ~ok, limit):
-                    out.append(Finding(prop, name, f"operand {oi + 1} from home",
-                                       "the operand is not an input placed on this PE", [it]))
+                    out.append(Finding(prop, name, f"{label} from home",
+                                       "the datum is not an input placed on this PE", [it]))
                 continue
             q, pos = _locate(trace, ph, idx, pt.size)
             ok = pos >= 0
@@ -250,10 +283,10 @@ def _sources(trace, k, pt, limit):
             sent = (q.pe[p] % trace.m + 1 == pt.pe) & q.send[p] & (q.stored[p] == o) & _holds(q, p, q.sent[p])
             ok &= held | sent
             for it in _first_bad(trace, k, sel & ~ok, limit):
-                out.append(Finding(prop, name, f"operand {oi + 1} from {where}",
-                                   "the operand is not where the witness says", [it]))
+                out.append(Finding(prop, name, f"{label} from {where}",
+                                   "the datum is not where the witness says", [it]))
             if q.op.accumulates:
-                # final: no later term continues the sum the witness names
+                # final: no later node continues the sum the witness names
                 fin = sel & (pos >= 0) & (q.target[p] == o)
                 for j, qt in enumerate(trace.phases):
                     if not _computes(qt, q.step.target.array):
@@ -263,12 +296,11 @@ def _sources(trace, k, pt, limit):
                         continue
                     _, pq = _locate(trace, phq, idq, qt.size)
                     succ = np.zeros(q.size, dtype=bool)
-                    s = qt.active & ~qt.first & (pq >= 0)
+                    s = qt.node & ~qt.starts & (pq >= 0)
                     succ[pq[s]] = True
-                    bad = fin & succ[p]
-                    for it in _first_bad(trace, k, bad, limit):
-                        out.append(Finding(prop, name, f"operand {oi + 1} is final (no later term in {qt.phase.name})",
-                                           "the operand is read before its sum is complete", [it]))
+                    for it in _first_bad(trace, k, fin & succ[p], limit):
+                        out.append(Finding(prop, name, f"{label} is final (no later term in {qt.phase.name})",
+                                           "the datum is read before its sum is complete", [it]))
     return out
 
 

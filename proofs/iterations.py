@@ -62,7 +62,8 @@ def new_var(ctx: Ctx, name: str, lo, hi) -> DVal:
 
 
 def fresh(ctx: Ctx, schedule: Schedule, phase: Phase, prefix: str, share: It | None = None) -> It:
-    """A new symbolic iteration; its domain (loop ranges, PE index, guard) joins the assumptions.
+    """A new symbolic iteration; its loop ranges and PE index join the assumptions (its guard does
+    not: each check states whether it needs the iteration active, busy or a node of its sum).
 
     With `share`, the new iteration runs in the same cycle as `share` (same sequential indices) and
     only its PE index is new.
@@ -77,9 +78,7 @@ def fresh(ctx: Ctx, schedule: Schedule, phase: Phase, prefix: str, share: It | N
         idx[lp.name] = var(f"{prefix}.{lp.name}")
     new_var(ctx, f"{prefix}.l", 1, PARAMS.m)
     idx["l"] = var(f"{prefix}.l")
-    it = It(phase, schedule.phases.index(phase), idx, prefix)
-    ctx.assumptions.append(ctx.cond(lift(it.step.guard)))
-    return it
+    return It(phase, schedule.phases.index(phase), idx, prefix)
 
 
 def at(schedule: Schedule, w: At) -> It:
@@ -91,16 +90,48 @@ def at(schedule: Schedule, w: At) -> It:
     return It(phase, schedule.phases.index(phase), {k: lift(w.idx[k]) for k in phase.index_names})
 
 
-def in_domain(it: It):
-    """Term: the iteration exists (indices in their loop ranges, PE index in [1, m]) and is active."""
+def exists(it: It):
+    """Term: the iteration's indices lie in their loop ranges and l ∈ [1, m]."""
     conds, ns = [], {}
     for lp in it.phase.loops:
         lo, hi = lp.bounds(PARAMS, SimpleNamespace(**ns))
         conds.append(between(lo, it.idx[lp.name], hi))
         ns[lp.name] = it.idx[lp.name]
     conds.append(between(1, it.idx["l"], PARAMS.m))
-    conds.append(lift(it.step.guard))
     return and_(*conds)
+
+
+def active(it: It):
+    """Term: the iteration's op happens (its guard)."""
+    return lift(it.step.guard)
+
+
+def sending(it: It):
+    st = it.step
+    return lift(False) if st.send is None else lift(st.send.when)
+
+
+def busy(it: It):
+    return or_(active(it), sending(it))
+
+
+def moves(it: It):
+    """Term: the iteration's send moves its own running sum."""
+    st = it.step
+    if st.send is None or not st.op.accumulates or st.target is None:
+        return lift(False)
+    return and_(sending(it), not_(lift(st.send.copy)), ref_eq(st.send.datum, st.target))
+
+
+def node(it: It):
+    """Term: the iteration touches its running sum (adds a term or forwards the partial sum)."""
+    return or_(active(it), moves(it)) if it.step.op.accumulates else lift(False)
+
+
+def starts(it: It):
+    """Term: the iteration starts its sum from 0."""
+    st = it.step
+    return lift(False) if st.first is None else and_(active(it), lift(st.first))
 
 
 def same_iteration(a: It, b: It):
@@ -127,19 +158,6 @@ def ref_eq(a: Ref | None, b: Ref | None):
 
 def next_pe(pe):
     return mod(pe, PARAMS.m) + 1
-
-
-def moves(it: It):
-    """Term: the iteration's send moves its own accumulating target."""
-    st = it.step
-    if st.send is None or st.send.copy or not st.op.accumulates or st.target is None:
-        return lift(False)
-    return and_(lift(st.send.when), ref_eq(st.send.datum, st.target))
-
-
-def sends(it: It):
-    st = it.step
-    return lift(False) if st.send is None else lift(st.send.when)
 
 
 def alternatives(w, cond=None):

@@ -81,14 +81,18 @@ class Send:
     """What a step sends to PE l mod m + 1 after its op, arriving one cycle later.
 
     Sending the step's own accumulating target moves it (the running sum travels); anything else,
-    and any datum sent with `copy=True`, is copied. `as_` stores the copy under another name, which the
-    problem must declare equal (symmetric w1[A,B] = w1[B,A]).
+    and any datum sent where `copy` holds, is copied. `as_` stores the copy under another name, which
+    the problem must declare equal (symmetric w1[A,B] = w1[B,A]). A send happens wherever `when`
+    holds, also in an iteration whose guard is false (the PE then only forwards: a MOVE cycle).
+    `source` witnesses where a forwarded datum comes from when it is neither an operand nor the
+    step's own result.
     """
 
     datum: Ref
     when: Any = True
-    copy: bool = False
+    copy: Any = False
     as_: Ref | None = None
+    source: Any = None
 
     @property
     def stored(self) -> Ref:
@@ -99,8 +103,8 @@ def Move(datum: Ref, when=True) -> Send:
     return Send(datum, when)
 
 
-def Copy(datum: Ref, when=True, as_: Ref | None = None) -> Send:
-    return Send(datum, when, copy=True, as_=as_)
+def Copy(datum: Ref, when=True, as_: Ref | None = None, source=None) -> Send:
+    return Send(datum, when, copy=True, as_=as_, source=source)
 
 
 @dataclass(frozen=True)
@@ -141,7 +145,7 @@ class Step:
     target: Ref | None
     operands: tuple = ()
     send: Send | None = None
-    guard: Any = True          # False: the PE idles in this iteration
+    guard: Any = True          # False: no op in this iteration (the send may still forward)
     first: Any = None          # accumulating ops: is this the first contribution?
     prev: Any = None           # accumulating ops: At(...) of the previous contribution
     sources: tuple = ()        # one witness per operand
