@@ -1,0 +1,228 @@
+"""Exact MINIMAX batch assignment (Intel paper, section 4.2): min over assignments of the max over
+clusters of summed execution time.
+
+Aggregated formulation: patches with equal bank shares are one *type* t with n_t copies; the integer
+x[t, q] counts copies of t on cluster q. Costs are scaled to integers (BatchProblem.unit), so the
+makespan T is an integer too:
+
+    min T   s.t.  sum_q x[t, q] = n_t,   sum_t c[t, q] x[t, q] <= T,   x >= 0 integer.
+
+Clusters with equal cost columns (same near bank) are interchangeable, so their loads are ordered
+(load_q >= load_q' for consecutive twins). HiGHS (`scipy.optimize.milp`) solves it; the lower bound is
+certified in exact rational arithmetic by LP weak duality; Z3 re-derives the optimum independently
+(no symmetry breaking) on small instances.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+import z3
+from scipy.optimize import Bounds, LinearConstraint, linprog, milp
+from scipy.sparse import coo_matrix
+
+from schedules.batch import BatchProblem, greedy
+
+
+@dataclass(frozen=True)
+class Optimum:
+    """Best assignment found, its makespan, a lower bound on the optimum, and whether they meet."""
+
+    assignment: tuple[int, ...]
+    makespan: Fraction
+    lower_bound: Fraction
+    certified_bound: Fraction
+    proven: bool
+    seconds: float
+    status: str
+
+    @property
+    def gap(self) -> float:
+        """(makespan - lower_bound) / lower_bound; 0 when proven."""
+        return float((self.makespan - self.lower_bound) / self.lower_bound) if self.lower_bound else 0.0
+
+
+def twins(problem: BatchProblem) -> list[tuple[int, int]]:
+    """Consecutive pairs of clusters with identical cost columns (symmetry to break)."""
+    last: dict[tuple[int, ...], int] = {}
+    pairs = []
+    for q in range(problem.clusters):
+        key = tuple(int(c) for c in problem.type_costs[:, q])
+        if key in last:
+            pairs.append((last[key], q))
+        last[key] = q
+    return pairs
+
+
+def certified_bound(problem: BatchProblem) -> int:
+    """A lower bound on the optimal makespan (in 1/unit time), checked exactly.
+
+    For any weights w >= 0 summing to 1 over clusters, every assignment has makespan
+    >= sum_q w_q load_q >= sum_t n_t min_q c[t, q] w_q (weak duality of the LP relaxation). The
+    weights are HiGHS's duals, made exact; the bound also covers the costliest single patch.
+    """
+    c, n = problem.type_costs, _counts(problem)
+    if not len(n):
+        return 0
+    k, m = c.shape
+    # LP relaxation: variables x[t, q] (row-major) then T
+    a_eq = np.zeros((k, k * m + 1))
+    for t in range(k):
+        a_eq[t, t * m:(t + 1) * m] = 1
+    a_ub = np.zeros((m, k * m + 1))
+    for q in range(m):
+        a_ub[q, q:k * m:m] = c[:, q]
+        a_ub[q, -1] = -1
+    obj = np.zeros(k * m + 1)
+    obj[-1] = 1
+    res = linprog(obj, A_ub=a_ub, b_ub=np.zeros(m), A_eq=a_eq, b_eq=n, bounds=(0, None), method="highs")
+    weights = [max(Fraction(-float(y)).limit_denominator(10**6), Fraction(0)) for y in res.ineqlin.marginals] \
+        if res.status == 0 else [Fraction(1)] * m
+    total = sum(weights) or Fraction(1)
+    weights = [x / total for x in weights]
+    dual = sum(int(n[t]) * min(int(c[t, q]) * weights[q] for q in range(m)) for t in range(k))
+    return max(math.ceil(dual), int(c.min(axis=1).max()))
+
+
+def _counts(problem: BatchProblem) -> np.ndarray:
+    return np.array([len(ps) for _, ps in problem.types], dtype=np.int64)
+
+
+def _assignment(problem: BatchProblem, x: np.ndarray) -> tuple[int, ...]:
+    """Expand type counts x[t, q] into patch -> cluster."""
+    out = [0] * problem.patches
+    for t, (_, ps) in enumerate(problem.types):
+        slots = [q for q in range(problem.clusters) for _ in range(int(x[t, q]))]
+        for p, q in zip(ps, slots, strict=True):
+            out[p] = q
+    return tuple(out)
+
+
+def solve(problem: BatchProblem, time_limit: float | None = None, symmetry: bool = True) -> Optimum:
+    """Minimax assignment by HiGHS, warm-bounded by the greedy schedule and the certified bound.
+
+    With a time limit, the best assignment so far is returned with `proven` False unless its
+    makespan meets the lower bound.
+    """
+    start = time.perf_counter()
+    incumbent = greedy(problem)
+    upper = int(problem.loads(incumbent).max(initial=0))
+    exact = certified_bound(problem)
+    lower, best, status = exact, incumbent, "optimal"
+    if upper > lower:
+        c, n = problem.type_costs, _counts(problem)
+        k, m = c.shape
+        nv = k * m + 1
+        rows, cols, vals, lo, hi = [], [], [], [], []
+
+        def row(entries, lb, ub):
+            r = len(lo)
+            for col, v in entries:
+                rows.append(r), cols.append(col), vals.append(v)
+            lo.append(lb), hi.append(ub)
+
+        for t in range(k):
+            row([(t * m + q, 1) for q in range(m)], n[t], n[t])
+        for q in range(m):
+            row([(t * m + q, int(c[t, q])) for t in range(k)] + [(nv - 1, -1)], -np.inf, 0)
+        if symmetry:
+            for q, r in twins(problem):
+                row([(t * m + q, int(c[t, q])) for t in range(k)] + [(t * m + r, -int(c[t, r])) for t in range(k)],
+                    0, np.inf)
+        ub_x = np.array([n[t] if c[t, q] <= upper else 0 for t in range(k) for q in range(m)] + [upper], float)
+        lb_x = np.zeros(nv)
+        lb_x[-1] = lower
+        obj = np.zeros(nv)
+        obj[-1] = 1
+        options = {"mip_rel_gap": 0.0, "disp": False}
+        if time_limit is not None:
+            options["time_limit"] = max(time_limit - (time.perf_counter() - start), 0.01)
+        res = milp(obj, integrality=np.ones(nv), bounds=Bounds(lb_x, ub_x), options=options,
+                   constraints=LinearConstraint(coo_matrix((vals, (rows, cols)), shape=(len(lo), nv)), lo, hi))
+        if res.x is not None:
+            found = _assignment(problem, np.rint(res.x[:-1]).astype(np.int64).reshape(k, m))
+            if problem.loads(found).max(initial=0) < upper:
+                best, upper = found, int(problem.loads(found).max(initial=0))
+        bound = getattr(res, "mip_dual_bound", None)
+        if bound is not None and np.isfinite(bound):
+            lower = max(lower, math.ceil(bound - 1e-6))
+        if upper > lower:
+            status = "time limit" if res.status == 1 else f"not proven ({res.message})"
+    lower = min(lower, upper)
+    unit = problem.unit
+    return Optimum(best, Fraction(upper, unit), Fraction(lower, unit), Fraction(min(exact, upper), unit),
+                   upper == lower, time.perf_counter() - start, status)
+
+
+class Verdict(enum.Enum):
+    PROVED = "proved"
+    REFUTED = "refuted"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """Z3's verdict on "the optimal makespan is exactly `makespan`"; `better` is Z3's witness
+    makespan when refuted by a cheaper assignment."""
+
+    verdict: Verdict
+    makespan: Fraction
+    reason: str
+    better: Fraction | None = None
+
+
+def _z3_feasible(problem: BatchProblem, bound: int, timeout_ms: int) -> tuple[z3.CheckSatResult, int | None]:
+    """Is there an assignment with every cluster load <= bound (units)? Plain aggregated model."""
+    ctx = z3.Context()
+    s = z3.Solver(ctx=ctx)
+    s.set("timeout", timeout_ms, "random_seed", 0)
+    c = problem.type_costs
+    x = [[z3.Int(f"x_{t}_{q}", ctx) for q in range(problem.clusters)] for t in range(len(problem.types))]
+    for t, (_, ps) in enumerate(problem.types):
+        s.add(*(v >= 0 for v in x[t]), z3.Sum(x[t]) == len(ps))
+    loads = [z3.Sum([int(c[t, q]) * x[t][q] for t in range(len(x))]) if x else z3.IntVal(0, ctx)
+             for q in range(problem.clusters)]
+    s.add(*(ld <= bound for ld in loads))
+    verdict = s.check()
+    if verdict != z3.sat:
+        return verdict, None
+    model = s.model()
+    return verdict, max(model.eval(ld, model_completion=True).as_long() for ld in loads)
+
+
+def certify(problem: BatchProblem, makespan: Fraction, timeout_ms: int = 10_000) -> Certificate:
+    """Check with Z3 alone that `makespan` is achievable and that nothing smaller is."""
+    target = makespan * problem.unit
+    if target.denominator != 1:
+        return Certificate(Verdict.REFUTED, makespan, f"{makespan} is not a multiple of 1/{problem.unit}")
+    target = int(target)
+    below, witness = _z3_feasible(problem, target - 1, timeout_ms)
+    if below == z3.sat:
+        return Certificate(Verdict.REFUTED, makespan, "Z3 found a smaller makespan", Fraction(witness, problem.unit))
+    if below != z3.unsat:
+        return Certificate(Verdict.UNKNOWN, makespan, f"Z3 returned {below} for makespan < {makespan}")
+    at, _ = _z3_feasible(problem, target, timeout_ms)
+    if at == z3.unsat:
+        return Certificate(Verdict.REFUTED, makespan, f"Z3: no assignment reaches {makespan}")
+    if at != z3.sat:
+        return Certificate(Verdict.UNKNOWN, makespan, f"Z3 returned {at} for makespan <= {makespan}")
+    return Certificate(Verdict.PROVED, makespan, "reachable, and Z3 proves every smaller bound unsat")
+
+
+def z3_optimum(problem: BatchProblem, timeout_ms: int = 10_000) -> Fraction | None:
+    """The optimal makespan by Z3 alone (descending search from a feasible load), None if unknown."""
+    verdict, best = _z3_feasible(problem, int(problem.costs.max(initial=0)) * problem.patches, timeout_ms)
+    if verdict != z3.sat:
+        return None
+    while True:
+        verdict, better = _z3_feasible(problem, best - 1, timeout_ms)
+        if verdict == z3.unsat:
+            return Fraction(best, problem.unit)
+        if verdict != z3.sat:
+            return None
+        best = better
