@@ -86,14 +86,12 @@ def generate(patches: int, banks: int, clusters: int, skew: float, overlap: floa
         if not 0 <= x <= 1:
             raise BadInput(f"{name} must lie in [0, 1], got {name}={x!r}")
     device = Device.even(banks, clusters, **device_kw)
-    if banks == 1 and skew != 1:
-        skew = 1  # one bank holds everything
-    on_first = round(Fraction(skew) * patches) if banks > 1 else patches
+    on_first = round(Fraction(str(skew)) * patches) if banks > 1 else patches
     rest = patches - on_first
     counts = [on_first] + [rest // (banks - 1) + (i < rest % (banks - 1)) for i in range(banks - 1)]
     major = [b for b, n in enumerate(counts) for _ in range(n)]
     rng = random.Random(seed)
-    straddling = set(rng.sample(range(patches), round(Fraction(overlap) * patches))) if banks > 1 else set()
+    straddling = set(rng.sample(range(patches), round(Fraction(str(overlap)) * patches))) if banks > 1 else set()
     rows = []
     for p, b in enumerate(major):
         row = [Fraction(0)] * banks

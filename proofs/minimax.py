@@ -226,3 +226,147 @@ def z3_optimum(problem: BatchProblem, timeout_ms: int = 10_000) -> Fraction | No
         if verdict != z3.sat:
             return None
         best = better
+
+
+# --- the paper's claims, checked on every small instance in a fixed order -------------------------
+
+@dataclass(frozen=True)
+class Claim:
+    """A claim of the paper: on instances meeting `premise`, schedule `heuristic` is optimal, or
+    (converse=True) the heuristic being optimal implies the premise."""
+
+    name: str
+    statement: str
+    heuristic: str
+    premise: str
+    converse: bool = False
+
+
+def one_bank(problem: BatchProblem) -> bool:
+    """The whole tensor lies on a single bank."""
+    return len({b for row in problem.shares for b, s in enumerate(row) if s}) <= 1
+
+
+def on_first_bank(problem: BatchProblem) -> bool:
+    """The whole tensor lies on the bank near cluster 0 (where RR starts)."""
+    return all(row[problem.near[0]] == 1 for row in problem.shares)
+
+
+def level_banks(problem: BatchProblem) -> bool:
+    """Every patch lies on one bank and every bank holds the same number of patches per near cluster."""
+    if any(max(row) != 1 for row in problem.shares):
+        return False
+    per = {Fraction(sum(row[b] for row in problem.shares), len(problem.near_clusters[b])) for b in range(problem.banks)}
+    return len(per) == 1
+
+
+def always(problem: BatchProblem) -> bool:
+    return True
+
+
+PREMISES = {"always": always, "one bank": one_bank, "bank of cluster 0": on_first_bank, "level banks": level_banks}
+
+CLAIMS = (
+    Claim("cbmf-optimal", "Cluster Beamforming always schedules optimally (paper, section 6)", "CBMF", "always"),
+    Claim("rr-only-one-bank", "RR is optimal only when the whole tensor is on one bank (paper, section 3)",
+          "RR", "one bank", converse=True),
+    Claim("rr-one-bank", "RR is optimal when the whole tensor is on one bank (the reading 'if' of section 3)",
+          "RR", "one bank"),
+    Claim("rr-first-bank", "RR is optimal when the whole tensor is on the bank near RR's first cluster",
+          "RR", "bank of cluster 0"),
+    Claim("cbmf-level", "CBMF is optimal when pure patches fill every bank's near clusters equally",
+          "CBMF", "level banks"),
+)
+
+
+def patch_shapes(banks: int, overlap: bool) -> list[tuple[Fraction, ...]]:
+    """Pure patches on each bank, then (with overlap) 3/4-1/4 straddles of ring-adjacent banks.
+
+    The straddles have no tied shares, so CBMF never depends on its tie-breaking seed.
+    """
+    shapes = [tuple(Fraction(int(b == c)) for c in range(banks)) for b in range(banks)]
+    if overlap and banks > 1:
+        for b in range(banks):
+            for c in sorted({(b + 1) % banks, (b - 1) % banks} - {b}):
+                shapes.append(tuple(Fraction(3, 4) if x == b else Fraction(1, 4) if x == c else Fraction(0)
+                                    for x in range(banks)))
+    return shapes
+
+
+def small_instances(max_patches: int, max_clusters: int, max_banks: int, overlap: bool):
+    """Every instance in minimality order: patches N, then clusters Q, then banks B (ring, latency
+    1 + hops), then the near map and the patch sequence lexicographically."""
+    import itertools
+
+    for n in range(1, max_patches + 1):
+        for q in range(1, max_clusters + 1):
+            for b in range(1, min(q, max_banks) + 1):
+                latency = tuple(tuple(Fraction(1 + min(abs(i - j), b - abs(i - j))) for j in range(b))
+                                for i in range(b))
+                shapes = patch_shapes(b, overlap)
+                for near in itertools.product(range(b), repeat=q):
+                    if len(set(near)) < b:
+                        continue
+                    for seq in itertools.product(shapes, repeat=n):
+                        yield BatchProblem(seq, near, latency)
+
+
+@dataclass(frozen=True)
+class ClaimCheck:
+    """Outcome of checking a claim on every small instance: the first counterexample (None if the
+    claim held throughout), how many instances met the premise, and the heuristic's and optimal
+    makespans on the counterexample."""
+
+    claim: Claim
+    overlap: bool
+    checked: int
+    counterexample: BatchProblem | None
+    heuristic_makespan: Fraction | None
+    optimum: Fraction | None
+
+
+def check_claim(claim: Claim, max_patches: int = 4, max_clusters: int = 3, max_banks: int = 3,
+                overlap: bool = False) -> ClaimCheck:
+    """Search the small instances in minimality order for the first one where the claim fails."""
+    from schedules.batch import HEURISTICS
+
+    premise, heuristic = PREMISES[claim.premise], HEURISTICS[claim.heuristic]
+    checked = 0
+    for problem in small_instances(max_patches, max_clusters, max_banks, overlap):
+        if not claim.converse and not premise(problem):
+            continue
+        checked += 1
+        span = problem.makespan(heuristic(problem))
+        best = solve(problem)
+        if not best.proven:
+            raise RuntimeError(f"HiGHS did not prove the optimum of a tiny instance: {problem!r}")
+        optimal = span == best.makespan
+        fails = (optimal and not premise(problem)) if claim.converse else not optimal
+        if fails:
+            return ClaimCheck(claim, overlap, checked, problem, span, best.makespan)
+    return ClaimCheck(claim, overlap, checked, None, None, None)
+
+
+def prove_level_cbmf(clusters: int, base: int = 1, timeout_ms: int = 10_000) -> Verdict:
+    """For every k >= 0 (so every N = k * clusters): when pure patches fill each bank's near clusters
+    with k patches each, CBMF's makespan k * base is optimal.
+
+    CBMF gives every cluster exactly k local patches, so its makespan is k * base. Z3 shows that no
+    assignment does better: counts n_q >= 0 summing to k * clusters, each patch costing at least
+    base, cannot keep every load below k * base. Unsat for symbolic k is the proof.
+    """
+    ctx = z3.Context()
+    s = z3.Solver(ctx=ctx)
+    s.set("timeout", timeout_ms, "random_seed", 0)
+    k = z3.Int("k", ctx)
+    counts = [z3.Int(f"n_{q}", ctx) for q in range(clusters)]
+    loads = [z3.Int(f"load_{q}", ctx) for q in range(clusters)]
+    s.add(k >= 0, z3.Sum(counts) == k * clusters)
+    for n, load in zip(counts, loads):
+        s.add(n >= 0, load >= base * n, load < k * base)
+    verdict = s.check()
+    if verdict == z3.unsat:
+        premise = z3.Solver(ctx=ctx)
+        premise.add(k >= 1, z3.Sum(counts) == k * clusters, *(n >= 0 for n in counts))
+        return Verdict.PROVED if premise.check() == z3.sat else Verdict.UNKNOWN  # non-vacuous
+    return Verdict.REFUTED if verdict == z3.sat else Verdict.UNKNOWN
