@@ -86,7 +86,7 @@ def main(argv: list[str], stdout, stderr) -> int:
         stdout.write(f"optimum: makespan {float(best.makespan):g}, lower bound {float(best.lower_bound):g}, "
                      f"{verdict}, {best.seconds:.3f} s\n\n")
         stdout.write(f"{'schedule':<10} {'makespan':>10} {'utilization':>12} {'ratio':>7}\n")
-        rows = [("optimum", best.makespan, problem.utilization(best.assignment))]
+        rows = [("optimum" if best.proven else "best", best.makespan, problem.utilization(best.assignment))]
         rows += [(name, s.makespan, s.utilization) for name, s in schedules.items()]
         for name, span, util in rows:
             stdout.write(f"{name:<10} {float(span):>10g} {util:>12.3f} {ratio(span):>7.3f}\n")
