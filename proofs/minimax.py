@@ -7,10 +7,11 @@ makespan T is an integer too:
 
     min T   s.t.  sum_q x[t, q] = n_t,   sum_t c[t, q] x[t, q] <= T,   x >= 0 integer.
 
-Clusters with equal cost columns (same near bank) are interchangeable, so their loads are ordered
-(load_q >= load_q' for consecutive twins). HiGHS (`scipy.optimize.milp`) solves it; the lower bound is
-certified in exact rational arithmetic by LP weak duality; Z3 re-derives the optimum independently
-(no symmetry breaking) on small instances.
+Clusters with equal cost columns (same near bank) are interchangeable. HiGHS detects that
+permutation symmetry itself (orbital fixing) and is fastest left alone; ordering the twins' loads
+(load_q >= load_q' for consecutive twins, `symmetry=True`) is exact too but measured 2-10x slower
+(docs/minimax.md). HiGHS (`scipy.optimize.milp`) solves the model; the lower bound is certified in
+exact rational arithmetic by LP weak duality; Z3 re-derives the optimum independently on small instances.
 """
 
 from __future__ import annotations
@@ -103,11 +104,11 @@ def _assignment(problem: BatchProblem, x: np.ndarray) -> tuple[int, ...]:
     return tuple(out)
 
 
-def solve(problem: BatchProblem, time_limit: float | None = None, symmetry: bool = True) -> Optimum:
+def solve(problem: BatchProblem, time_limit: float | None = None, symmetry: bool = False) -> Optimum:
     """Minimax assignment by HiGHS, warm-bounded by the greedy schedule and the certified bound.
 
     With a time limit, the best assignment so far is returned with `proven` False unless its
-    makespan meets the lower bound.
+    makespan meets the lower bound. `symmetry` adds explicit load ordering of twin clusters.
     """
     start = time.perf_counter()
     incumbent = greedy(problem)
