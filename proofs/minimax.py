@@ -94,12 +94,14 @@ def _counts(problem: BatchProblem) -> np.ndarray:
     return np.array([len(ps) for _, ps in problem.types], dtype=np.int64)
 
 
-def _assignment(problem: BatchProblem, x: np.ndarray) -> tuple[int, ...]:
-    """Expand type counts x[t, q] into patch -> cluster."""
+def _assignment(problem: BatchProblem, x: np.ndarray) -> tuple[int, ...] | None:
+    """Expand type counts x[t, q] into patch -> cluster; None if the counts do not cover each type."""
     out = [0] * problem.patches
     for t, (_, ps) in enumerate(problem.types):
-        slots = [q for q in range(problem.clusters) for _ in range(int(x[t, q]))]
-        for p, q in zip(ps, slots, strict=True):
+        slots = [q for q in range(problem.clusters) for _ in range(max(int(x[t, q]), 0))]
+        if len(slots) != len(ps):
+            return None
+        for p, q in zip(ps, slots):
             out[p] = q
     return tuple(out)
 
@@ -147,7 +149,7 @@ def solve(problem: BatchProblem, time_limit: float | None = None, symmetry: bool
                    constraints=LinearConstraint(coo_matrix((vals, (rows, cols)), shape=(len(lo), nv)), lo, hi))
         if res.x is not None:
             found = _assignment(problem, np.rint(res.x[:-1]).astype(np.int64).reshape(k, m))
-            if problem.loads(found).max(initial=0) < upper:
+            if found is not None and problem.loads(found).max(initial=0) < upper:
                 best, upper = found, int(problem.loads(found).max(initial=0))
         bound = getattr(res, "mip_dual_bound", None)
         if bound is not None and np.isfinite(bound):
