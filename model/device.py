@@ -129,12 +129,15 @@ def load(path: str | Path, banks: int | None = None, clusters: int | None = None
             raise BadInput(f"{path}: expected an object with a 'patches' list")
         kw = {k: _fraction(spec[k], k) for k in ("base", "per_hop") if k in spec}
         kw["topology"] = spec.get("topology", device_kw.get("topology", "ring"))
-        nbanks = spec.get("banks", banks)
+        rows = spec["patches"]
+        inferred = len(rows[0]) if rows and isinstance(rows[0], list) else 1
+        nbanks = spec.get("banks", banks if banks is not None else inferred)
         if "near" in spec:
+            if not isinstance(spec["near"], list):
+                raise BadInput(f"{path}: 'near' must list each cluster's bank, got near={spec['near']!r}")
             device = Device(nbanks, tuple(spec["near"]), **kw)
         else:
             device = Device.even(nbanks, spec.get("clusters", clusters), **kw)
-        rows = spec["patches"]
     else:
         table = [r for r in csv.reader(text.splitlines()) if any(c.strip() for c in r)]
         if table and not _numeric(table[0]):

@@ -17,6 +17,7 @@ exact rational arithmetic by LP weak duality; Z3 re-derives the optimum independ
 from __future__ import annotations
 
 import enum
+import itertools
 import math
 import time
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ import z3
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 from scipy.sparse import coo_matrix
 
-from schedules.batch import BatchProblem, greedy
+from schedules.batch import HEURISTICS, BatchProblem, greedy
 
 
 @dataclass(frozen=True)
@@ -299,8 +300,6 @@ def patch_shapes(banks: int, overlap: bool) -> list[tuple[Fraction, ...]]:
 def small_instances(max_patches: int, max_clusters: int, max_banks: int, overlap: bool):
     """Every instance in minimality order: patches N, then clusters Q, then banks B (ring, latency
     1 + hops), then the near map and the patch sequence lexicographically."""
-    import itertools
-
     for n in range(1, max_patches + 1):
         for q in range(1, max_clusters + 1):
             for b in range(1, min(q, max_banks) + 1):
@@ -331,8 +330,6 @@ class ClaimCheck:
 def check_claim(claim: Claim, max_patches: int = 4, max_clusters: int = 3, max_banks: int = 3,
                 overlap: bool = False) -> ClaimCheck:
     """Search the small instances in minimality order for the first one where the claim fails."""
-    from schedules.batch import HEURISTICS
-
     premise, heuristic = PREMISES[claim.premise], HEURISTICS[claim.heuristic]
     checked = 0
     for problem in small_instances(max_patches, max_clusters, max_banks, overlap):

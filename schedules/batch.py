@@ -103,7 +103,8 @@ class BatchProblem:
             raise ValueError(f"assignment has {len(assignment)} entries for {self.patches} patches")
         bad = [p for p, q in enumerate(assignment) if not 0 <= q < self.clusters]
         if bad:
-            raise ValueError(f"patch {bad[0]} assigned to cluster {assignment[bad[0]]} (clusters 0..{self.clusters - 1})")
+            p = bad[0]
+            raise ValueError(f"patch {p} assigned to cluster {assignment[p]} (clusters 0..{self.clusters - 1})")
         return assignment
 
     def loads(self, assignment) -> np.ndarray:

@@ -59,6 +59,8 @@ def test_load_json(tmp_path):
     f.write_text(json.dumps({"banks": 2, "near": [0, 1, 1], "topology": "line",
                              "patches": [[1, 0], ["1/4", "0.75"]]}))
     p = load(f)
+    f.write_text(json.dumps({"near": [0, 1], "patches": [[1, 0]]}))
+    assert load(f).banks == 2  # inferred from the rows
     assert p.near == (0, 1, 1) and p.shares[1] == (Fraction(1, 4), Fraction(3, 4))
 
 
@@ -76,6 +78,7 @@ def test_load_csv_with_header_and_overlap_column(tmp_path):
     ({"banks": 2, "near": [0, 0], "patches": [[1, 0]]}, "no near cluster"),
     ({"banks": 2, "clusters": 2, "patches": [[1]]}, "proportions"),
     ({"banks": 2, "clusters": 2, "patches": [["a", 1]]}, "must be a number"),
+    ({"near": 3, "patches": [[1, 0]]}, "'near' must list"),
 ])
 def test_load_rejects_bad_files(tmp_path, spec, word):
     f = tmp_path / "bad.json"
