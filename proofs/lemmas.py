@@ -19,6 +19,12 @@ import z3
 
 MOD_WINDOWS = [(a, b) for a in range(-3, 1) for b in range(1, 5)]   # x ∈ [a·m, b·m)
 BLOCK_WINDOWS = [(a, b) for a in range(-2, 1) for b in range(1, 4)]  # q ∈ [a·k, b·k)
+CONST_DIVISORS = (2, 3, 4)                                            # X div c with X = q·m + r
+
+
+def div_const_cases(q, r, m, hq, hr, p, c: int):
+    """Linear form of q·m + r = c·(hq·m + hr) + p for canonical r, hr and 0 ≤ p < c."""
+    return z3.Or(*[z3.And(q - c * hq == t, r - c * hr - p == -t * m) for t in range(c)])
 
 
 def carry(x, m, a: int, b: int):
@@ -57,6 +63,21 @@ def _library() -> list[Lemma]:
                 z3.And(k > 0, m > 0, 0 <= r, r < m, a * k <= q, q < b * k),
                 z3.And((q * m + r) % (k * m) == (q - c * k) * m + r, (q * m + r) / (k * m) == c))),
             f"0 ≤ r < m, q ∈ [{a}k, {b}k) ⇒ (q·m + r) mod (k·m) = (q − c·k)·m + r"))
+    hq, hr, p = z3.Ints("hq hr p")
+    for c in CONST_DIVISORS:
+        X = q * m + r
+        out.append(Lemma(
+            f"div-const[{c}]",
+            z3.ForAll([q, r, m, hq, hr, p], z3.Implies(
+                z3.And(m > 0, 0 <= r, r < m, 0 <= hr, hr < m, 0 <= p, p < c),
+                (X == c * (hq * m + hr) + p) == div_const_cases(q, r, m, hq, hr, p, c))),
+            f"the digits (hq, hr) of X div {c} and p = X mod {c} satisfy linear case constraints"))
+        out.append(Lemma(
+            f"div-const-exists[{c}]",
+            z3.ForAll([q, r, m], z3.Implies(z3.And(m > 0, 0 <= r, r < m), z3.And(
+                0 <= (X / c) % m, (X / c) % m < m, 0 <= X % c, X % c < c,
+                X == c * (((X / c) / m) * m + (X / c) % m) + X % c))),
+            f"X div {c} and X mod {c} always exist in that digit form"))
     out.append(Lemma(
         "digit-compare",
         z3.ForAll([q, r, m], z3.Implies(z3.And(m > 0, 0 <= r, r < m), z3.And(

@@ -21,7 +21,8 @@ from types import SimpleNamespace
 
 import z3
 
-from proofs.lemmas import BLOCK_WINDOWS, MOD_WINDOWS, carry, library_status
+from proofs.lemmas import (BLOCK_WINDOWS, CONST_DIVISORS, MOD_WINDOWS, carry, div_const_cases,
+                           library_status)
 from schedules.expr import Term, var
 
 
@@ -88,6 +89,7 @@ class Ctx:
         self.lemmas_used: set[str] = set()
         self.side_conditions = 0
         self._windows: dict = {}
+        self._divs: dict = {}
 
     # ------------------------------------------------------------------ side conditions
     def prove(self, fact) -> bool:
@@ -235,7 +237,25 @@ class Ctx:
         if _is_const(b.q, 0) and _is_const(b.r) and z3.simplify(b.r).as_long() > 0 and _is_const(a.q, 0):
             c = z3.simplify(b.r).as_long()
             return DVal(zero, a.r % c if op == "mod" else a.r / c)
+        if _is_const(b.q, 0) and _is_const(b.r) and z3.simplify(b.r).as_long() in CONST_DIVISORS:
+            hq, hr, p = self._div_const(a, z3.simplify(b.r).as_long())
+            return DVal(hq, hr, True) if op == "div" else DVal(zero, p)
         raise NormalizationError(f"{op} by a divisor other than m, k, n or a positive constant")
+
+    def _div_const(self, a: DVal, c: int):
+        """Digits of a div c and a mod c for a value involving m: fresh variables pinned by the
+        linear case constraints of lemma div-const[c] (which always have a solution)."""
+        a = self.canonical(a)
+        key = (a.q.sexpr(), a.r.sexpr(), c)
+        if key not in self._divs:
+            self._use(f"div-const[{c}]")
+            self._use(f"div-const-exists[{c}]")
+            i = len(self._divs)
+            hq, hr, p = z3.Ints(f"_d{i}.q _d{i}.r _d{i}.p")
+            self.assumptions += [0 <= hr, hr < self.m, 0 <= p, p < c,
+                                 div_const_cases(a.q, a.r, self.m, hq, hr, p, c)]
+            self._divs[key] = (hq, hr, p)
+        return self._divs[key]
 
     def cond(self, t) -> z3.BoolRef:
         if isinstance(t, bool):
