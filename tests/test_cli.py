@@ -97,3 +97,18 @@ def test_malformed_schedule_is_bad_input(tmp_path):
 def test_help_lists_exit_codes():
     code, out, _ = call("--help")
     assert code == 0 and "64 bad input" in out
+
+
+@pytest.mark.parametrize("fmt,needle", [("md", "| property |"), ("html", "<table"), ("json", '"grid"')])
+def test_report_formats(tmp_path, fmt, needle):
+    out = tmp_path / f"r.{fmt}"
+    code, _, err = call("report", "algo1", "--property", "no-conflict", "--format", fmt, "-o", str(out),
+                        "-n", "4", "-m", "2")
+    assert code == 0, err
+    text = out.read_text()
+    assert needle in text and "MAC w1[1, 1]" in text
+
+
+def test_report_of_a_refuted_schedule_shows_the_replay():
+    code, out, _ = call("report", "algo1-printed", "--property", "ring-locality")
+    assert code == 1 and "Replay: `prove simulate algo1-printed" in out
