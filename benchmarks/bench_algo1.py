@@ -27,7 +27,7 @@ from proofs.counting import check_claim, counts  # noqa: E402
 from proofs.prover import Options, verify  # noqa: E402
 from proofs.results import Verdict  # noqa: E402
 from model.trace import build_trace  # noqa: E402
-from schedules.algo1 import ALGO1, CLAIMS, phase1_at  # noqa: E402
+from schedules.algo1 import ALGO1, CLAIMS  # noqa: E402
 from schedules.dsl import params  # noqa: E402
 
 PAPER_SAT_15_5 = 27.38   # seconds, Yu & Fujita Table I (Algo.1 run time, n = 15, m = 5)
@@ -99,7 +99,6 @@ def main():
     print(f"bounded sweep, every property, all (n, m) with m | n, n ≤ {max_n} "
           f"({len(sizes(max_n))} sizes): {t_sweep:.2f} s (target < 10 s)")
 
-    tr = build_trace(ALGO1, 15, 5)
     _, t_one = timed(lambda: check_trace(build_trace(ALGO1, 15, 5)))
     print(f"one instance n = 15, m = 5, every property: {t_one * 1000:.1f} ms "
           f"(target < 100 ms); paper's SAT check: {PAPER_SAT_15_5} s, ratio {PAPER_SAT_15_5 / t_one:.0f}×")

@@ -9,17 +9,12 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
-from types import SimpleNamespace
 
 import numpy as np
 
 from model.trace import PhaseTrace, Trace, build_trace
 from model.ring import describe
-from schedules.dsl import HOME, Op, Schedule
-
-
-def _ns(idx: dict):
-    return SimpleNamespace(**idx)
+from schedules.dsl import Op, Schedule
 
 
 class Finding:

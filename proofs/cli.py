@@ -14,9 +14,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-from schedules.errors import BadInput, RingproofError
-
-EXIT_OK, EXIT_REFUTED, EXIT_UNKNOWN, EXIT_BAD_INPUT = 0, 1, 2, 64
+from schedules.errors import RingproofError
 
 # subcommand -> module holding its `main(argv, stdout, stderr) -> int`; imported only when used
 SUBCOMMANDS = {

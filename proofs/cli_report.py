@@ -50,4 +50,4 @@ def main(argv, stdout, stderr) -> int:
     else:
         stdout.write(text)
     verdict = Verdict.combine(r.verdict for r in results)
-    return {Verdict.PROVED: 0, Verdict.REFUTED: 1, Verdict.UNKNOWN: 2}[verdict]
+    return verdict.exit_code

@@ -53,7 +53,7 @@ def main(argv, stdout, stderr) -> int:
         stdout.write("\n")
     else:
         print_table(args.target, results, stdout)
-    return {Verdict.PROVED: 0, Verdict.REFUTED: 1, Verdict.UNKNOWN: 2}[verdict]
+    return verdict.exit_code
 
 
 def print_table(target, results, out) -> None:

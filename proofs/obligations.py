@@ -20,7 +20,7 @@ from proofs.iterations import (It, active, alternatives, at, before, busy, exist
 from proofs.normalize import PARAMS, Ctx, NormalizationError
 from schedules.dsl import HOME, Op, Phase, Ref, Schedule
 from schedules.errors import BadInput
-from schedules.expr import and_, between, eq, lift, not_, or_, var
+from schedules.expr import and_, between, eq, le, lift, not_, or_, var
 
 
 @dataclass(frozen=True)
@@ -158,7 +158,7 @@ def _coverage(S: Schedule, P: Phase) -> list[Check]:
         key = [var(nm) for nm in names]
         hyp = [lift(eqn.where(PARAMS, *key))] if eqn.where else []
         if symmetric:       # one orientation of each pair is required
-            hyp.append(lift(_le(key[1], key[0])))
+            hyp.append(lift(le(key[1], key[0])))
         if P.inverse is None:
             raise BadInput(f"phase {P.name}: coverage needs an `inverse` witness")
         inv = P.inverse(PARAMS, tuple(key))
@@ -174,11 +174,6 @@ def _coverage(S: Schedule, P: Phase) -> list[Check]:
     return [Check("coverage", P.name, f"each term is one of {eqn.target.name}'s", terms),
             Check("coverage", P.name, "no term done twice (injective)", injective),
             Check("coverage", P.name, f"every term done {what}(inverse witness)", onto)]
-
-
-def _le(a, b):
-    from schedules.expr import le
-    return le(a, b)
 
 
 def _uncomputed(S: Schedule) -> list[Check]:

@@ -14,6 +14,11 @@ class Verdict(enum.Enum):
     REFUTED = "refuted"
     UNKNOWN = "unknown"
 
+    @property
+    def exit_code(self) -> int:
+        """The CLI's exit code for an overall verdict (64 is bad input, raised as BadInput)."""
+        return {"proved": 0, "refuted": 1, "unknown": 2}[self.value]
+
     @staticmethod
     def combine(verdicts) -> "Verdict":
         """A refutation wins, then unknown; proved only if every part is proved."""

@@ -8,7 +8,7 @@ from hypothesis import given, strategies as st
 
 import proofs.backend_z3  # noqa: F401  (registers the Z3 backend)
 from proofs.normalize import Ctx, DVal
-from schedules.expr import Term, and_, div, eq, ite, le, lt, mod, ne, var, wrap
+from schedules.expr import and_, div, eq, ite, le, lt, mod, ne, var, wrap
 
 FORMULAS = {
     "mod of negative": lambda a, b: mod(a - b, 5),
