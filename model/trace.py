@@ -1,6 +1,6 @@
 """Concrete evaluation of a schedule for given n, m: every iteration as numpy arrays.
 
-The same step functions the prover reads symbolically are called here with numpy int64 arrays (one
+The same step functions the prover reads symbolically are called here with numpy int32 arrays (one
 element per iteration), so a bounded check is a handful of vectorized passes, not a Python loop.
 """
 
@@ -15,7 +15,7 @@ from model.layout import Layout
 from schedules.dsl import HOME, At, Either, Op, Phase, Schedule, Step, check_size, params
 
 
-def _vec(x, size, dtype=np.int64):
+def _vec(x, size, dtype=np.int32):
     return np.broadcast_to(np.asarray(x, dtype=dtype), (size,))
 
 
@@ -115,7 +115,7 @@ class PhaseTrace:
             for name, (lo, count) in zip(names, self.box):
                 c = np.asarray(idx[name]) - lo
                 ok &= (c >= 0) & (c < count)
-                pos = pos * count + c
+                pos = pos * count + c.astype(np.int64)
             return np.where(ok, pos, -1)
         if self._lookup is None:
             cols = [self.index[k] for k in names]
@@ -185,7 +185,7 @@ def _phase_trace(phase, P, m, layout, start) -> PhaseTrace:
     tuples = len(next(iter(seq.values()))) if seq else 1
     size = tuples * m
     index = {k: np.repeat(v, m) for k, v in seq.items()}
-    index["l"] = np.tile(np.arange(1, m + 1, dtype=np.int64), tuples)
+    index["l"] = np.tile(np.arange(1, m + 1, dtype=np.int32), tuples)
     cycle = start + np.repeat(np.arange(tuples, dtype=np.int64), m)
     step = phase.step(P, SimpleNamespace(**index))
     if not isinstance(step, Step):
