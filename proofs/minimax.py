@@ -16,7 +16,6 @@ exact rational arithmetic by LP weak duality; Z3 re-derives the optimum independ
 
 from __future__ import annotations
 
-import enum
 import itertools
 import math
 import time
@@ -28,6 +27,7 @@ import z3
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 from scipy.sparse import coo_matrix
 
+from proofs.results import Verdict
 from schedules.batch import HEURISTICS, BatchProblem, greedy
 
 
@@ -161,12 +161,6 @@ def solve(problem: BatchProblem, time_limit: float | None = None, symmetry: bool
     unit = problem.unit
     return Optimum(best, Fraction(upper, unit), Fraction(lower, unit), Fraction(min(exact, upper), unit),
                    upper == lower, time.perf_counter() - start, status)
-
-
-class Verdict(enum.Enum):
-    PROVED = "proved"
-    REFUTED = "refuted"
-    UNKNOWN = "unknown"
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,6 @@ the garbled paper text, expected REFUTED, each with its smallest counterexample.
 
 from __future__ import annotations
 
-import enum
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -17,12 +16,7 @@ from typing import Callable
 import z3
 
 from model.unrolling import LOOPS, MOVING, needs
-
-
-class Verdict(enum.Enum):
-    PROVED = "proved"
-    REFUTED = "refuted"
-    UNKNOWN = "unknown"
+from proofs.results import Verdict
 
 
 @dataclass(frozen=True)
