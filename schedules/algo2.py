@@ -139,7 +139,7 @@ def _phase1(defects):
         if "extra-loop" in defects:     # printed: stored as w'_BA at j = n iff h mod m = 1,
             r = mod(h, m)               # else after the p' extra hops
             copy_at_n = and_(ge(h, 1), not_(_is_half(P, h)))
-            last = ite(eq(r, 1), eq(j, n), and_(gt(j, n), eq(j, n + extra(P, h, defects))))
+            last = or_(and_(eq(r, 1), eq(j, n)), and_(gt(j, n), eq(j, n + extra(P, h, defects))))
         else:
             copy_at_n = ge(H, 1)                                  # first hop rides on j = n
             last = and_(ge(j, n), eq(j, n + H - 1))               # hop H is sent at j = n + H - 1
