@@ -12,10 +12,12 @@ import os
 import time
 from dataclasses import dataclass
 
+import sympy
+
 from model.ring import run
 from model.trace import build_trace
 from proofs.bounded import check_sizes, check_trace, sizes
-from proofs.counting import check_claim, counts
+from proofs.counting import check_claim, closed, counts
 from proofs.obligations import Check, derive
 from proofs.results import PROPERTIES, Counterexample, Result, Verdict
 from proofs.smt import Outcome, discharge
@@ -177,6 +179,11 @@ def _counts(schedule: Schedule, opts: Options) -> Result:
         if derived is None:
             continue
         bad = check_claim(derived, claim)
+        if bad is not None and bad[0] is None and not closed(derived):
+            verdict = Verdict.UNKNOWN
+            reason = (f"claim {what} = {claim} agrees with the derived sum for every n ≤ 24, but the "
+                      "sum has no closed form to compare for all n")
+            continue
         if bad is not None:
             n, m, got, want = bad
             verdict = Verdict.REFUTED
@@ -191,6 +198,9 @@ def _counts(schedule: Schedule, opts: Options) -> Result:
             for pt in tr.phases:
                 got["ops"][pt.op.value] = got["ops"].get(pt.op.value, 0) + int(pt.active.sum())
             want = c.at(n, m)
+            for what, claim in schedule.notes.get("claims", {}).items():   # ops not derived
+                if want["ops"].get(what, 0) is None:
+                    want["ops"][what] = int(sympy.sympify(claim, locals={"n": n, "m": m}))
             wops = {k: v for k, v in want["ops"].items() if v}
             if got["cycles"] != want["cycles"] or {k: v for k, v in got["ops"].items() if v} != wops:
                 verdict, reason = Verdict.REFUTED, f"closed form disagrees with enumeration at n={n}, m={m}"

@@ -11,9 +11,9 @@ from schedules.errors import BadInput
 
 
 def registry() -> dict:
-    from schedules import algo1
+    from schedules import algo1, algo2
 
-    return {s.name: s for s in (algo1.ALGO1, algo1.ALGO1_PRINTED)}
+    return {s.name: s for s in (algo1.ALGO1, algo1.ALGO1_PRINTED, algo2.ALGO2, algo2.ALGO2_PRINTED)}
 
 
 def resolve(target: str) -> Schedule:

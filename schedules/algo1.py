@@ -95,7 +95,9 @@ def _w1_last(P, A, B):
     return At("phase1", dict(phase1_at(P, A, B, 1), j=P.n, l=mod(B - 1, P.m) + 1))
 
 
-def _phase2a(defects):
+def _phase2a(defects, w1_source=_w1_last):
+    """`w1_source(P, A, B)`: the witness of where phase 1 left w1[A, B] (Algorithm 2 passes its own)."""
+
     def step(P, ix):
         i, j, l = ix.i, ix.j, ix.l
         A, B = _phase2_AB(P, ix, defects)
@@ -104,7 +106,7 @@ def _phase2a(defects):
             send=Move(s[A]),                                       # always, also at j = n
             first=eq(j, 1),
             prev=At("phase2a", dict(i=i, j=j - 1, l=wrap(l - 1, P.m))),
-            sources=(_w1_last(P, A, B),),
+            sources=(w1_source(P, A, B),),
         )
 
     return Phase("phase2a", (Loop("i", 1, "k"), Loop("j", 1, "n")), step,
@@ -130,7 +132,9 @@ def _phase2b(defects):
                  doc="w_AB = exp(w'_AB) / sum_A; sum_A is copied along")
 
 
-def _phase3(defects):
+def _phase3(defects, vv=v):
+    """`vv`: the array of the value vectors (x in the symmetric problem)."""
+
     def step(P, ix):
         h, i, j, l = ix.h, ix.i, ix.j, ix.l
         m = P.m
@@ -142,7 +146,7 @@ def _phase3(defects):
                         At("phase2b", phase2_at(P, A, B)),
                         At("phase3", dict(h=h, i=i, j=j - 1, l=wrap(l - 1, m))))
         return Step(
-            pe=l, op=MAC, target=y[A, C], operands=(w[A, B], v[B, C]),    # line 24: +=
+            pe=l, op=MAC, target=y[A, C], operands=(w[A, B], vv[B, C]),   # line 24: +=
             send=Copy(w[A, B]),                                            # line 26
             # y[A, C] stays on PE l; its terms come in runs of m steps, one run per block i
             first=True if "phase3-assign" in defects else and_(eq(i, 1), eq(jr, 0)),
