@@ -199,7 +199,8 @@ def _counts(schedule: Schedule, opts: Options) -> Result:
             wops = {k: v for k, v in want["ops"].items() if v and k in compared}
             gops = {k: v for k, v in got["ops"].items() if v and k in compared}
             if got["cycles"] != want["cycles"] or gops != wops:
-                verdict, reason = Verdict.REFUTED, f"closed form or claim disagrees with enumeration at n={n}, m={m}"
+                verdict = Verdict.REFUTED
+                reason = f"closed form or claim disagrees with enumeration at n={n}, m={m}"
                 cex = Counterexample(n, m, "counts", f"enumerated {got}, closed form {want}")
                 break
         else:
