@@ -219,7 +219,8 @@ def _phase3(defects):
             sources=(w_from, HOME),
         )
 
-    return Phase("phase3", GROUP_LOOPS, step, inverse=lambda P, key: phase1_at(P, key[0], key[2], key[1]),
+    return Phase("phase3", GROUP_LOOPS, step,
+                 inverse=lambda P, key: phase1_at(P, key[0], key[2], key[1]),   # key (A, C, B)
                  doc="y_A[C] += w_AB·v_B[C] for B ≤ A; w_AB is copied along, y stays")
 
 

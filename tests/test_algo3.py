@@ -20,7 +20,7 @@ PHASE2 = ("phase2a", "phase2b")
 
 @pytest.fixture(scope="module")
 def parametric():
-    return verify(ALGO3, Options(tier="parametric", max_n=16, properties=SOLVER_PROPS))
+    return verify(ALGO3, Options(tier="parametric", max_n=24, properties=SOLVER_PROPS))
 
 
 @pytest.mark.parametrize("n,m", [(1, 1), (2, 1), (3, 3), (4, 2), (5, 5), (6, 3), (7, 1), (8, 4),
@@ -44,10 +44,12 @@ def test_no_verdict_is_refuted_and_phase_2_is_proved_for_all_n(parametric):
 
 
 @pytest.mark.parametrize("schedule", [ALGO3, ALGO3_PRINTED], ids=lambda s: s.name)
-def test_verdicts_agree_with_enumeration_up_to_16(schedule, parametric):
-    rs = parametric if schedule is ALGO3 else verify(schedule, Options(max_n=16,
+def test_verdicts_agree_with_enumeration(schedule, parametric):
+    """n ≤ 24 for algo3, n ≤ 16 for the printed text (its refutations replay on the ring model)."""
+    max_n = 24 if schedule is ALGO3 else 16
+    rs = parametric if schedule is ALGO3 else verify(schedule, Options(max_n=max_n,
                                                                        properties=SOLVER_PROPS))
-    enum = check_sizes(schedule, 16)
+    enum = check_sizes(schedule, max_n)
     for r in rs:
         hit = enum.get((r.property, r.phase))
         if r.verdict is Verdict.REFUTED:
@@ -87,6 +89,22 @@ def test_phase_2_utilization_is_n_plus_1_over_2n(n, m):
         assert pt.active.sum() * 2 * n == (n + 1) * m * pt.tuples
 
 
+def test_cli_exit_codes_and_json():
+    import io
+    import json
+
+    from proofs.cli import main
+    out = io.StringIO()
+    code = main(["algo3", "--property", "coverage", "--max-n", "8", "--json"], out, io.StringIO())
+    assert code == 2
+    data = json.loads(out.getvalue())
+    assert {(r["phase"], r["verdict"]) for r in data["results"]} == {
+        ("phase1", "unknown"), ("phase2a", "proved"), ("phase2b", "proved"), ("phase3", "unknown")}
+    assert main(["algo3", "--tier", "bounded", "--max-n", "8"], io.StringIO(), io.StringIO()) == 0
+    assert main(["algo3-printed", "--tier", "bounded", "--max-n", "4"], io.StringIO(),
+                io.StringIO()) == 1
+
+
 def test_printed_algorithm_is_refuted():
     rs = verify(ALGO3_PRINTED, Options(max_n=8, properties=("well-formed",)))
     bad = [r for r in rs if r.verdict is Verdict.REFUTED]
@@ -105,7 +123,8 @@ def test_each_printed_defect_alone_is_refuted(defect):
     prop, phase, tier, n, m = PRINTED[defect]
     (r,) = [r for r in verify(variant((defect,)), Options(max_n=8, properties=(prop,)))
             if r.phase == phase]
-    assert (r.verdict, r.tier, r.counterexample.n, r.counterexample.m) == (Verdict.REFUTED, tier, n, m)
+    got = (r.verdict, r.tier, r.counterexample.n, r.counterexample.m)
+    assert got == (Verdict.REFUTED, tier, n, m)
 
 
 # smallest counterexamples of some mutants, pinned: (tier, n, m)
