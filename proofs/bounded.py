@@ -158,12 +158,12 @@ def _coverage(trace, k, pt, limit):
     p = np.where(good, pos, 0)
     match = np.ones(size, dtype=bool)
     for col, r in zip(key, req):
-        match &= col[p] == r
+        match &= col[p] == r if pt.size else False      # an empty phase does no term
     if symmetric:
         swapped = [req[1], req[0]] + req[2:]
         alt = np.ones(size, dtype=bool)
         for col, r in zip(key, swapped):
-            alt &= col[p] == r
+            alt &= col[p] == r if pt.size else False
         match |= alt
     good &= match
     for i in np.nonzero(~good)[0][:limit]:

@@ -13,7 +13,8 @@ from types import SimpleNamespace
 
 import sympy
 
-from schedules.dsl import Op, Phase, Schedule
+from schedules.dsl import Op, Phase, Schedule, Step
+from schedules.expr import var
 
 N, M = sympy.symbols("n m", positive=True, integer=True)
 SYM = SimpleNamespace(n=N, m=M, k=N / M, d=N)
@@ -39,11 +40,16 @@ def _nonneg(e) -> bool:
                 (e.is_nonnegative is True))
 
 
+def _shape(phase: Phase) -> Step:
+    """The step on symbolic Terms: enough to read its op kind and whether it is guarded, without
+    building (and simplifying) every index formula in sympy."""
+    P = SimpleNamespace(**{name: var(name) for name in ("n", "m", "k", "d")})
+    return phase.step(P, SimpleNamespace(**{name: var(name) for name in phase.index_names}))
+
+
 def phase_ops(phase: Phase, P=SYM) -> sympy.Expr | None:
     """Ops of an unguarded phase (cycles · m); None where a guard needs the coverage bijection."""
-    ix = SimpleNamespace(**{name: sympy.Symbol(f"_{name}", integer=True) for name in phase.index_names})
-    st = phase.step(P, ix)
-    if st.guard is True:
+    if _shape(phase).guard is True:
         return sympy.factor(phase_cycles(phase, P) * P.m)
     return None
 
@@ -65,8 +71,7 @@ def counts(schedule: Schedule) -> Counts:
     per_phase = {p.name: phase_cycles(p) for p in schedule.phases}
     ops: dict = {op.value: sympy.Integer(0) for op in Op}
     for p in schedule.phases:
-        ix = SimpleNamespace(**{name: sympy.Symbol(f"_{name}", integer=True) for name in p.index_names})
-        kind = p.step(SYM, ix).op.value
+        kind = _shape(p).op.value
         c = phase_ops(p)
         ops[kind] = None if (c is None or ops[kind] is None) else sympy.factor(ops[kind] + c)
     total = sympy.factor(sum(per_phase.values()))
@@ -78,6 +83,11 @@ def counts(schedule: Schedule) -> Counts:
 def closed(e: sympy.Expr) -> bool:
     """Is e a closed form? (A sum sympy could not evaluate stays a `Sum`.)"""
     return not e.has(sympy.Sum)
+
+
+def claim_at(claim: str, n: int, m: int) -> int:
+    """The value of a claimed closed form at (n, m)."""
+    return int(sympy.sympify(claim, locals={"n": N, "m": M}).subs({N: n, M: m}))
 
 
 def check_claim(derived: sympy.Expr, claim: str, max_n: int = 24):

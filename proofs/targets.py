@@ -11,9 +11,10 @@ from schedules.errors import BadInput
 
 
 def registry() -> dict:
-    from schedules import algo1, algo2
+    from schedules import algo1, algo2, algo3
 
-    return {s.name: s for s in (algo1.ALGO1, algo1.ALGO1_PRINTED, algo2.ALGO2, algo2.ALGO2_PRINTED)}
+    return {s.name: s for s in (algo1.ALGO1, algo1.ALGO1_PRINTED, algo2.ALGO2, algo2.ALGO2_PRINTED,
+                                algo3.ALGO3, algo3.ALGO3_PRINTED)}
 
 
 def resolve(target: str) -> Schedule:
