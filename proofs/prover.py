@@ -12,7 +12,6 @@ import os
 import time
 from dataclasses import dataclass
 
-import sympy
 
 from model.ring import run
 from model.trace import build_trace
