@@ -26,25 +26,30 @@ from proofs.lemmas import (BLOCK_WINDOWS, CONST_DIVISORS, MOD_WINDOWS, carry, di
 from schedules.expr import Term, var
 
 
-_PROVEN: dict = {}   # (fact, assumptions used) -> proved?
-_VARS: dict = {}
+_PROVEN: dict = {}   # (fact id, ids of the assumptions used) -> (proved?, the ASTs, kept alive)
+_VARS: dict = {}     # AST id -> (AST, names of its uninterpreted constants)
 
 
 def _vars(e) -> frozenset:
-    """Names of the uninterpreted constants in e."""
-    key = e.get_id()
-    if key not in _VARS:
-        out, todo, seen = set(), [e], set()
-        while todo:
-            x = todo.pop()
-            if x.get_id() in seen:
-                continue
-            seen.add(x.get_id())
-            if z3.is_const(x) and x.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-                out.add(x.decl().name())
-            todo.extend(x.children())
-        _VARS[key] = (e, frozenset(out))
-    return _VARS[key][1]
+    """Names of the uninterpreted constants in e (memoized on every sub-term)."""
+    todo = [e]
+    while todo:
+        x = todo[-1]
+        if x.get_id() in _VARS:
+            todo.pop()
+            continue
+        kids = x.children()
+        missing = [c for c in kids if c.get_id() not in _VARS]
+        if missing:
+            todo.extend(missing)
+            continue
+        todo.pop()
+        if z3.is_const(x) and x.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            names = frozenset((x.decl().name(),))
+        else:
+            names = frozenset().union(*[_VARS[c.get_id()][1] for c in kids])
+        _VARS[x.get_id()] = (x, names)
+    return _VARS[e.get_id()][1]
 
 
 class NormalizationError(Exception):
@@ -90,6 +95,7 @@ class Ctx:
         self.side_conditions = 0
         self._windows: dict = {}
         self._divs: dict = {}
+        self._memo: dict = {}    # ("v"|"c", id(Term)) -> (Term, result); the Term is kept alive
 
     # ------------------------------------------------------------------ side conditions
     def prove(self, fact) -> bool:
@@ -99,7 +105,7 @@ class Ctx:
         follows from a subset follows from all, and the answer is cached by that subset.
         """
         relevant = self._relevant(fact)
-        key = (fact.sexpr(), tuple(a.sexpr() for a in relevant))
+        key = (fact.get_id(), tuple(a.get_id() for a in relevant))
         if key not in _PROVEN:
             s = z3.Solver()
             s.set("timeout", self.timeout_ms)
@@ -107,8 +113,8 @@ class Ctx:
             s.add(*relevant)
             s.add(z3.Not(fact))
             self.side_conditions += 1
-            _PROVEN[key] = s.check() == z3.unsat
-        return _PROVEN[key]
+            _PROVEN[key] = (s.check() == z3.unsat, fact, relevant)
+        return _PROVEN[key][0]
 
     def _relevant(self, fact) -> list:
         base = {"m", "k"}
@@ -131,14 +137,14 @@ class Ctx:
         self.lemmas_used.add(lemma)
 
     def _window(self, x, unit, windows, what):
-        key = (x.sexpr(), unit.sexpr(), len(self.assumptions))
+        key = (x.get_id(), unit.get_id(), len(self.assumptions))
         if key not in self._windows:
             lows = sorted({a for a, _ in windows}, reverse=True)
             highs = sorted({b for _, b in windows})
             a = next((a for a in lows if self.prove(a * unit <= x)), None)
             b = next((b for b in highs if a is not None and self.prove(x < b * unit)), None)
-            self._windows[key] = (a, b)
-        a, b = self._windows[key]
+            self._windows[key] = (a, b, x)
+        a, b, _ = self._windows[key]
         if a is None or b is None:
             raise NormalizationError(f"cannot bound {z3.simplify(x)} within a few multiples of {unit} ({what})")
         return a, b
@@ -182,6 +188,13 @@ class Ctx:
 
     # ------------------------------------------------------------------ translation
     def val(self, t: Term) -> DVal:
+        """The digit form of integer Term t (memoized per Term object: formulas share sub-terms)."""
+        hit = self._memo.get(("v", id(t)))
+        if hit is None:
+            hit = self._memo[("v", id(t))] = (t, self._val(t))
+        return hit[1]
+
+    def _val(self, t: Term) -> DVal:
         op, args = t.op, t.args
         if op == "var":
             if args[0] not in self.env:
@@ -246,7 +259,7 @@ class Ctx:
         """Digits of a div c and a mod c for a value involving m: fresh variables pinned by the
         linear case constraints of lemma div-const[c] (which always have a solution)."""
         a = self.canonical(a)
-        key = (a.q.sexpr(), a.r.sexpr(), c)
+        key = (a.q.get_id(), a.r.get_id(), c)
         if key not in self._divs:
             self._use(f"div-const[{c}]")
             self._use(f"div-const-exists[{c}]")
@@ -254,12 +267,19 @@ class Ctx:
             hq, hr, p = z3.Ints(f"_d{i}.q _d{i}.r _d{i}.p")
             self.assumptions += [0 <= hr, hr < self.m, 0 <= p, p < c,
                                  div_const_cases(a.q, a.r, self.m, hq, hr, p, c)]
-            self._divs[key] = (hq, hr, p)
-        return self._divs[key]
+            self._divs[key] = (hq, hr, p, a)
+        return self._divs[key][:3]
 
     def cond(self, t) -> z3.BoolRef:
+        """The Z3 condition of Term t (memoized like `val`)."""
         if isinstance(t, bool):
             return z3.BoolVal(t)
+        hit = self._memo.get(("c", id(t)))
+        if hit is None:
+            hit = self._memo[("c", id(t))] = (t, self._cond(t))
+        return hit[1]
+
+    def _cond(self, t) -> z3.BoolRef:
         op, args = t.op, t.args
         if op == "bool":
             return z3.BoolVal(args[0])
