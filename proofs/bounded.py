@@ -175,7 +175,8 @@ def _coverage(trace, k, pt, limit):
 
 def _no_conflict(trace, k, pt, limit):
     out = []
-    for what, col, sel in (("PE", pt.pe, pt.busy), ("target", pt.target, pt.active)):
+    in_range = pt.target >= 0               # an index out of range is well-formed's finding
+    for what, col, sel in (("PE", pt.pe, pt.busy), ("target", pt.target, pt.active & in_range)):
         if what == "target" and pt.step.target is None:
             continue
         a = np.nonzero(sel)[0]

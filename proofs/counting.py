@@ -60,6 +60,8 @@ class Counts:
     phase_cycles: dict
     ops: dict                   # Op name -> closed form (None: not derived)
     utilization: sympy.Expr | None
+    bijections: tuple = ()      # phases whose op count rests on their coverage being proved
+    phase_utilization: dict = None   # phase -> its ops / (m · its cycles), where derived
 
     def at(self, n: int, m: int) -> dict:
         sub = {N: n, M: m}
@@ -67,17 +69,60 @@ class Counts:
                 "ops": {k: (int(v.subs(sub).doit()) if v is not None else None) for k, v in self.ops.items()}}
 
 
+def required_count(eqn, P=SYM) -> sympy.Expr | None:
+    """|{terms of eqn}|: the nested sum over its index ranges, with `where` read as bounds.
+
+    `where` may be a conjunction of `le(x, y)` between an index and an earlier one (masked
+    attention's B ≤ A); anything else returns None.
+    """
+    names = [f"_{i}" for i in range(eqn.key_arity())]
+    dims = list(eqn.target.dims) + ([eqn.reduce] if eqn.reduce else [])
+    ext = {"n": P.n, "d": P.d}
+    lo = {nm: sympy.Integer(1) for nm in names}
+    hi = {nm: ext[d] for nm, d in zip(names, dims)}
+    if eqn.where is not None:
+        cond = eqn.where(P, *[var(nm) for nm in names])
+        parts = cond.args if cond.op == "and" else (cond,)
+        for part in parts:
+            if part.op != "le" or any(a.op != "var" for a in part.args):
+                return None
+            x, y = (a.args[0] for a in part.args)
+            if names.index(x) > names.index(y) and dims[names.index(x)] == dims[names.index(y)]:
+                hi[x] = sympy.Symbol(y, integer=True)       # x ≤ y, y earlier
+            elif names.index(y) > names.index(x) and dims[names.index(x)] == dims[names.index(y)]:
+                lo[y] = sympy.Symbol(x, integer=True)       # x ≤ y, x earlier
+            else:
+                return None
+    total = sympy.Integer(1)
+    for nm in reversed(names):
+        total = sympy.summation(total, (sympy.Symbol(nm, integer=True), lo[nm], hi[nm]))
+    return sympy.factor(sympy.simplify(total))
+
+
 def counts(schedule: Schedule) -> Counts:
+    """Cycles and ops per kind. A guarded phase's ops are |terms| of its equation, valid only with
+    that phase's coverage (a bijection onto the terms) proved: `bijections` lists those phases."""
     per_phase = {p.name: phase_cycles(p) for p in schedule.phases}
     ops: dict = {op.value: sympy.Integer(0) for op in Op}
+    bijections: list = []
+    per_util: dict = {}
     for p in schedule.phases:
-        kind = _shape(p).op.value
+        st = _shape(p)
+        kind = st.op.value
         c = phase_ops(p)
+        if c is None and st.op is not Op.MOVE and st.target is not None:
+            c = required_count(schedule.problem.equation_for(st.target.array))
+            if c is not None:
+                bijections.append(p.name)
+        if c is not None and per_phase[p.name] != 0:
+            per_util[p.name] = sympy.simplify(c / (M * per_phase[p.name]))
+        if st.guard is not True and st.send is not None:
+            ops["MOVE"] = None                  # forwarding cycles of a guarded phase: enumerated only
         ops[kind] = None if (c is None or ops[kind] is None) else sympy.factor(ops[kind] + c)
     total = sympy.factor(sum(per_phase.values()))
     arith = [ops[k] for k in ("MAC", "EAC", "DIV")]
     util = None if None in arith else sympy.simplify(sum(arith) / (M * total))
-    return Counts(total, per_phase, ops, util)
+    return Counts(total, per_phase, ops, util, tuple(bijections), per_util)
 
 
 def closed(e: sympy.Expr) -> bool:

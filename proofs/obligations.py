@@ -194,7 +194,8 @@ def _no_conflict(S: Schedule, P: Phase) -> list[Check]:
         b = fresh(ctx, S, P, "b", share=a)
         hyp = [busy(a), busy(b), not_(eq(a.idx["l"], b.idx["l"]))]
         goal = and_(not_(eq(a.step.pe, b.step.pe)),
-                    _implies(and_(active(a), active(b)), not_(ref_eq(a.step.target, b.step.target))))
+                    _implies(and_(active(a), active(b), in_range(a.step.target)),   # else: well-formed
+                             not_(ref_eq(a.step.target, b.step.target))))
         return {"a": a, "b": b}, hyp, goal
 
     return [Check("no-conflict", P.name, "one op per PE per cycle, no write clash", build)]
@@ -252,7 +253,9 @@ def _holds(src: It, datum):
 def _valid_source(S, a: It, w, o):
     """Term: witness w shows datum o on a's PE at the start of a's cycle."""
     if w is HOME:
-        return eq(S.home(PARAMS, o), a.step.pe) if o.array.is_input else lift(False), None
+        if not o.array.is_input:
+            return lift(False), None
+        return and_(in_range(o), eq(S.home(PARAMS, o), a.step.pe)), None
     src = at(S, w)
     ss = src.step
     held = and_(eq(ss.pe, a.step.pe), _holds(src, o), not_(and_(moves(src), ref_eq(ss.target, o))))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 from model.ring import run
@@ -50,7 +50,7 @@ def verify(schedule: Schedule, opts: Options = Options()) -> list[Result]:
             checks = [c for c in derive(schedule) if c.property in solver_props]
             results += _solve(schedule, checks, opts)
     if "counts" in opts.properties:
-        results.append(_counts(schedule, opts))
+        results.append(_counts(schedule, opts, results))
     order = {p: i for i, p in enumerate(PROPERTIES)}
     phases = {p.name: i for i, p in enumerate(schedule.phases)}
     return sorted(results, key=lambda r: (phases.get(r.phase, len(phases)), order[r.property]))
@@ -164,15 +164,26 @@ def _bounded(schedule: Schedule, props, opts: Options) -> list[Result]:
 # ----------------------------------------------------------------------------- counts
 
 
-def _counts(schedule: Schedule, opts: Options) -> Result:
+def _counts(schedule: Schedule, opts: Options, done: list) -> Result:
     t0 = time.perf_counter()
     c = counts(schedule)
     details = {"cycles": str(c.cycles), "ops": {k: (str(v) if v is not None else None) for k, v in c.ops.items()},
                "phase_cycles": {k: str(v) for k, v in c.phase_cycles.items()},
-               "utilization": str(c.utilization) if c.utilization is not None else None}
+               "utilization": str(c.utilization) if c.utilization is not None else None,
+               "phase_utilization": {k: str(v) for k, v in (c.phase_utilization or {}).items()}}
     verdict, reason, cex = Verdict.PROVED, "", None
-    if any(v is None for v in c.ops.values()):
+    if any(c.ops[k] is None for k in ("MAC", "EAC", "DIV")):
         verdict, reason = Verdict.UNKNOWN, "an op count needs a guarded sum that was not derived"
+    if c.bijections and opts.tier != "bounded":
+        # a guarded phase does |terms| ops only if its coverage (a bijection onto them) is proved
+        cov = {r.phase: r.verdict for r in done if r.property == "coverage"}
+        if not set(c.bijections) <= set(cov):
+            cov.update({r.phase: r.verdict for r in verify(schedule, replace(opts, properties=("coverage",)))})
+        unproved = [p for p in c.bijections if cov.get(p) is not Verdict.PROVED]
+        details["bijections"] = list(c.bijections)
+        if unproved and verdict is Verdict.PROVED:
+            verdict = Verdict.UNKNOWN
+            reason = f"op counts of {', '.join(unproved)} rest on coverage, which is not proved"
     for what, claim in schedule.notes.get("claims", {}).items():
         derived = c.cycles if what == "cycles" else c.ops.get(what)
         if derived is None:

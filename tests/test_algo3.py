@@ -6,7 +6,7 @@ from model.ring import run
 from model.trace import build_trace
 from mutants_algo3 import REFUTED
 from proofs.bounded import check_sizes, check_trace, sizes
-from proofs.counting import check_claim, claim_at, counts
+from proofs.counting import N, check_claim, claim_at, counts
 from proofs.prover import Options, verify
 from proofs.results import PROPERTIES, Verdict
 from schedules.algo3 import ALGO3, ALGO3_PRINTED, CLAIMS, PRINTED_DEFECTS, variant
@@ -33,14 +33,11 @@ def test_ring_model_computes_masked_attention(n, m):
                                                            n * (n + 1) // 2)
 
 
-def test_no_verdict_is_refuted_and_phase_2_is_proved_for_all_n(parametric):
+def test_every_property_of_every_phase_is_proved_for_all_n(parametric):
     assert {r.phase for r in parametric} == {p.name for p in ALGO3.phases}
-    assert [r for r in parametric if r.verdict is Verdict.REFUTED] == []
-    for r in parametric:
-        if r.phase in PHASE2 and r.property != "data-flow":
-            assert (r.verdict, r.tier) == (Verdict.PROVED, "parametric"), (r.property, r.phase)
-        if r.verdict is Verdict.UNKNOWN:     # the group range h ∈ [0, n div 2], never hidden
-            assert "not normalized" in r.reason and "no counterexample" in r.reason
+    bad = [(r.property, r.phase, r.reason) for r in parametric
+           if (r.verdict, r.tier) != (Verdict.PROVED, "parametric")]
+    assert bad == []
 
 
 @pytest.mark.parametrize("schedule", [ALGO3, ALGO3_PRINTED], ids=lambda s: s.name)
@@ -67,7 +64,8 @@ def test_bounded_tier_proves_everything_up_to_16():
 def test_cycle_claim_is_the_derived_closed_form_and_matches_table_II():
     c = counts(ALGO3)
     assert check_claim(c.cycles, CLAIMS["cycles"]) is None
-    assert c.ops["MAC"] is None and c.ops["EAC"] is None      # guarded phases: not derived
+    # guarded phases: |terms| of the equation, valid through the coverage bijection
+    assert (c.ops["MAC"], c.ops["EAC"]) == (N**2 * (N + 1), N * (N + 1) / 2)
     for (n, m), cycles in TABLE_II_ALGO3.items():
         assert c.at(n, m)["cycles"] == cycles
 
@@ -96,10 +94,10 @@ def test_cli_exit_codes_and_json():
     from proofs.cli import main
     out = io.StringIO()
     code = main(["algo3", "--property", "coverage", "--max-n", "8", "--json"], out, io.StringIO())
-    assert code == 2
+    assert code == 0
     data = json.loads(out.getvalue())
     assert {(r["phase"], r["verdict"]) for r in data["results"]} == {
-        ("phase1", "unknown"), ("phase2a", "proved"), ("phase2b", "proved"), ("phase3", "unknown")}
+        ("phase1", "proved"), ("phase2a", "proved"), ("phase2b", "proved"), ("phase3", "proved")}
     assert main(["algo3", "--tier", "bounded", "--max-n", "8"], io.StringIO(), io.StringIO()) == 0
     assert main(["algo3-printed", "--tier", "bounded", "--max-n", "4"], io.StringIO(),
                 io.StringIO()) == 1
@@ -112,7 +110,7 @@ def test_printed_algorithm_is_refuted():
 
 
 # each printed defect alone: the property and smallest (n, m) that refute it
-PRINTED = {"C-bracket": ("well-formed", "phase1", "bounded", 1, 1),
+PRINTED = {"C-bracket": ("well-formed", "phase1", "parametric", 1, 1),
            "phase2-B-bracket": ("coverage", "phase2a", "bounded", 1, 1),
            "phase2-A-offset": ("coverage", "phase2a", "parametric", 1, 1),
            "sum-before-first": ("ring-locality", "phase2a", "parametric", 3, 1)}
@@ -130,7 +128,7 @@ def test_each_printed_defect_alone_is_refuted(defect):
 # smallest counterexamples of some mutants, pinned: (tier, n, m)
 PINNED = {"mask boundary off by one": ("parametric", 1, 1),
           "phase-2 sum over a masked entry": ("parametric", 2, 1),
-          "even-n middle row skipped": ("bounded", 2, 1)}
+          "even-n middle row skipped": ("parametric", 2, 1)}
 
 
 @pytest.mark.parametrize("name", list(REFUTED))
@@ -144,3 +142,19 @@ def test_mutant_is_refuted_and_replays(name):
     assert not run(schedule, 6, 3).ok
     if name in PINNED:
         assert (r.tier, cex.n, cex.m) == PINNED[name]
+
+
+def test_op_counts_and_phase_2_utilization_are_closed_forms_through_the_coverage_bijection():
+    import sympy
+
+    (r,) = verify(ALGO3, Options(properties=("counts",)))
+    assert (r.verdict, r.tier) == (Verdict.PROVED, "parametric"), r.reason
+    assert set(r.details["bijections"]) == {p.name for p in ALGO3.phases}
+    util = sympy.sympify(r.details["phase_utilization"]["phase2a"], locals={"n": N})
+    assert sympy.simplify(util - (N + 1) / (2 * N)) == 0
+
+
+def test_counts_are_not_proved_when_coverage_fails():
+    from schedules.algo3 import variant, PRINTED_DEFECTS
+    (r,) = verify(variant(PRINTED_DEFECTS[:1]), Options(properties=("counts",), max_n=8))
+    assert r.verdict is not Verdict.PROVED
