@@ -192,7 +192,10 @@ def _no_conflict(trace, k, pt, limit):
 
 
 def _locate(trace, phase_name, idx, size):
+    """The phase a witness names and the positions of the witnessed iterations (-1: none)."""
     q = trace.phase(phase_name)
+    if q.size == 0:
+        return q, np.full(size, -1)
     full = {n_: np.broadcast_to(np.asarray(idx[n_], dtype=np.int64), (size,)) for n_ in q.phase.index_names}
     return q, q.locate(full)
 
@@ -205,9 +208,12 @@ def _accumulation(trace, k, pt, limit):
     (mask, ph, idx), = pt.prev.alternatives
     q, pos = _locate(trace, ph, idx, pt.size)
     ok = pos >= 0
-    p = np.where(ok, pos, 0)
-    ok &= q.node[p] & (q.target[p] == pt.target) & (q.cycle[p] < pt.cycle)
-    ok &= np.where(q.moves[p], q.pe[p] % trace.m + 1 == pt.pe, q.pe[p] == pt.pe)
+    if q.size == 0:
+        ok[:] = False
+    else:
+        p = np.where(ok, pos, 0)
+        ok &= q.node[p] & (q.target[p] == pt.target) & (q.cycle[p] < pt.cycle)
+        ok &= np.where(q.moves[p], q.pe[p] % trace.m + 1 == pt.pe, q.pe[p] == pt.pe)
     for it in _first_bad(trace, k, need & ~ok, limit):
         out.append(Finding("ring-locality", name, "prev witness: the partial sum is here",
                            "the previous term is not where the witness says", [it]))
@@ -272,6 +278,11 @@ def _sources(trace, k, pt, limit):
                                        "the datum is not an input placed on this PE", [it]))
                 continue
             q, pos = _locate(trace, ph, idx, pt.size)
+            if q.size == 0:
+                for it in _first_bad(trace, k, sel, limit):
+                    out.append(Finding(prop, name, f"{label} from {where}",
+                                       f"phase {ph} has no iterations at this size", [it]))
+                continue
             ok = pos >= 0
             p = np.where(ok, pos, 0)
             ok &= q.cycle[p] < pt.cycle

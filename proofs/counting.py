@@ -110,7 +110,8 @@ def counts(schedule: Schedule) -> Counts:
         st = _shape(p)
         kind = st.op.value
         c = phase_ops(p)
-        if c is None and st.op is not Op.MOVE and st.target is not None:
+        if (c is None and st.op is not Op.MOVE and st.target is not None
+                and st.target.array not in schedule.problem.symmetric_pairs):   # not a bijection there
             c = required_count(schedule.problem.equation_for(st.target.array))
             if c is not None:
                 bijections.append(p.name)

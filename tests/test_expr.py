@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import sympy
 import z3
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 import proofs.backend_z3  # noqa: F401  (registers the Z3 backend)
 from proofs.normalize import Ctx, DVal
@@ -65,6 +65,7 @@ def test_term_has_no_truth_value():
         bool(var("x") + 1)
 
 
+@settings(deadline=None)
 @given(st.integers(1, 6), st.integers(1, 5), st.integers(0, 100), st.integers(0, 100))
 def test_normalized_term_agrees_with_int(m, k, u, w):
     """Digit-normal form of paper-style index formulas equals concrete evaluation."""
