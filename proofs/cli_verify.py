@@ -7,7 +7,7 @@ import json
 from proofs.argparsing import ArgumentParser
 from proofs.prover import Options, verify
 from proofs.results import PROPERTIES, TIERS, Verdict
-from proofs.targets import resolve
+from proofs.targets import registry, resolve
 from schedules.errors import BadInput
 
 EPILOG = """exit codes: 0 every property proved, 1 a property refuted, 2 a verdict unknown
@@ -18,8 +18,8 @@ A refutation prints the counterexample and the `prove simulate` command that rep
 def parser() -> ArgumentParser:
     p = ArgumentParser(prog="prove", description="Prove a ring schedule of self-attention correct "
                        "for every n with m | n, or show a counterexample.", epilog=EPILOG)
-    p.add_argument("target", help="algo1, algo1-printed, or the path of a schedule file (.py); "
-                   "subcommands: simulate, report, search, balance, unroll")
+    p.add_argument("target", help=f"{', '.join(sorted(registry()))}, or the path of a schedule "
+                   "file (.py); subcommands: simulate, report, search, balance, unroll")
     p.add_argument("--property", action="append", default=None, metavar="NAME",
                    help=f"check only this property (repeatable): {', '.join(PROPERTIES)}")
     p.add_argument("--tier", default="parametric", choices=TIERS,
