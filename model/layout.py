@@ -23,15 +23,17 @@ class Layout:
     def ids(self, ref, size: int) -> np.ndarray:
         """Ids of `ref` (whose indices may be arrays) for `size` iterations."""
         if ref.array.name not in self.offset:
-            return np.full(size, -1, dtype=np.int64)
-        ext = self.extents[ref.array.name]
-        flat = np.zeros(size, dtype=np.int64)
+            return np.full(size, -1, dtype=np.int32)
+        flat = np.zeros(size, dtype=np.int32)
         ok = np.ones(size, dtype=bool)
-        for x, e in zip(ref.idx, ext):
-            x = np.broadcast_to(np.asarray(x, dtype=np.int64), (size,))
+        for x, e in zip(ref.idx, self.extents[ref.array.name]):
+            x = np.asarray(x, dtype=np.int32)
             ok &= (x >= 1) & (x <= e)
-            flat = flat * e + (x - 1)
-        return np.where(ok, self.offset[ref.array.name] + flat, -1)
+            flat *= e
+            flat += x - 1
+        flat += self.offset[ref.array.name]
+        flat[~ok] = -1
+        return flat
 
     def name(self, i: int) -> str:
         """Human-readable name of id i, e.g. 'w1[2, 3]'."""

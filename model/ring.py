@@ -179,7 +179,7 @@ def check_machine(trace: Trace, limit: int = 5) -> list:
         hold_id.append(r["stored"][s][ok]), hold_pe.append(r["pe"][s][ok] % m + 1)
         hold_t.append(tt[ok] + 1)
     H = np.concatenate(hold_id), np.concatenate(hold_pe), np.concatenate(hold_t)
-    hkey = H[0] * (m + 1) + H[1]
+    hkey = H[0].astype(np.int64) * (m + 1) + H[1]
     horder = np.lexsort((H[2], hkey))
     hkey, htime = hkey[horder], H[2][horder]
     firsts = np.ones(hkey.size, dtype=bool)
@@ -187,7 +187,7 @@ def check_machine(trace: Trace, limit: int = 5) -> list:
     hkey, htime = hkey[firsts], htime[firsts]      # earliest availability per (datum, PE)
 
     def available(ids, pes, times):
-        k = ids * (m + 1) + pes
+        k = ids.astype(np.int64) * (m + 1) + pes
         i = np.clip(np.searchsorted(hkey, k), 0, max(hkey.size - 1, 0))
         return (hkey.size > 0) & (hkey[i] == k) & (htime[i] <= times)
 

@@ -108,15 +108,17 @@ class PhaseTrace:
     def locate(self, idx: dict) -> np.ndarray:
         """Positions of the iterations with indices `idx` (arrays); -1 where none exists."""
         names = self.phase.index_names
-        if self.box is not None:
+        if self.box is not None:          # rectangular: the position is a mixed-radix number
             size = len(next(iter(idx.values()))) if idx else 0
-            pos = np.zeros(size, dtype=np.int64)
+            pos = np.zeros(size, dtype=np.int32)
             ok = np.ones(size, dtype=bool)
             for name, (lo, count) in zip(names, self.box):
-                c = np.asarray(idx[name]) - lo
+                c = np.asarray(idx[name], dtype=np.int32) - lo
                 ok &= (c >= 0) & (c < count)
-                pos = pos * count + c.astype(np.int64)
-            return np.where(ok, pos, -1)
+                pos *= count
+                pos += c
+            pos[~ok] = -1
+            return pos
         if self._lookup is None:
             cols = [self.index[k] for k in names]
             lo = [c.min() if c.size else 0 for c in cols]

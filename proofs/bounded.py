@@ -196,7 +196,7 @@ def _locate(trace, phase_name, idx, size):
     q = trace.phase(phase_name)
     if q.size == 0:
         return q, np.full(size, -1)
-    full = {n_: np.broadcast_to(np.asarray(idx[n_], dtype=np.int64), (size,)) for n_ in q.phase.index_names}
+    full = {n_: np.broadcast_to(np.asarray(idx[n_], dtype=np.int32), (size,)) for n_ in q.phase.index_names}
     return q, q.locate(full)
 
 
@@ -228,7 +228,7 @@ def _accumulation(trace, k, pt, limit):
         (mq, phq, idq), = qt.prev.alternatives
         qq, pq = _locate(trace, phq, idq, qt.size)
         sel = qt.node & ~qt.starts & (pq >= 0)
-        prevs.append(trace.schedule.phase_index(phq) * (1 << 40) + pq[sel])
+        prevs.append(trace.schedule.phase_index(phq) * (1 << 40) + pq[sel].astype(np.int64))
     u, c = np.unique(np.concatenate(prevs), return_counts=True)
     if (c > 1).any():
         out.append(Finding("ring-locality", name, "partial sums never fork",

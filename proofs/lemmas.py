@@ -19,7 +19,7 @@ import z3
 
 MOD_WINDOWS = [(a, b) for a in range(-3, 1) for b in range(1, 5)]   # x ∈ [a·m, b·m)
 BLOCK_WINDOWS = [(a, b) for a in range(-2, 1) for b in range(1, 4)]  # q ∈ [a·k, b·k)
-CONST_DIVISORS = (2, 3, 4)                                            # X div c with X = q·m + r
+CONST_DIVISORS = (2, 3)                                               # X div c with X = q·m + r
 
 
 def div_const_cases(q, r, m, hq, hr, p, c: int):
