@@ -1,0 +1,118 @@
+"""Bit-level ring model (docs/bitlevel.md): the paper's Boolean encoding of the ring machine.
+
+Three entry points: `check_run` (independent cycle-by-cycle checker), `sat_check_run` (the same
+question answered by the SAT encoding with op placement and sends fixed) and `search` (minimum cycles).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+
+from model.bitlevel_check import check_run
+from model.bitlevel_cnf import Encoding
+from model.bitlevel_problem import Problem
+from model.bitlevel_solve import DEFAULT_SOLVER, solve
+from model.bitlevel_types import Attempt, CheckResult, Op, Run, SearchResult, Send, Verdict
+
+__all__ = ["Op", "Send", "Run", "CheckResult", "SearchResult", "Verdict", "check_run", "sat_check_run",
+           "search", "to_run"]
+
+
+def _key(variant: str, op: Op) -> tuple:
+    if variant == "symmetric" and op.kind == "MAC1":
+        return ("MAC1", min(op.i, op.j), max(op.i, op.j), op.l)
+    return (op.kind, op.i, op.j, op.l)
+
+
+def sat_check_run(run: Run, solver: str = DEFAULT_SOLVER, timeout: float | None = None) -> CheckResult:
+    """Bounded check by SAT: the encoding with `run`'s ops and sends fixed; SAT = a valid run."""
+    start = time.perf_counter()
+    prob = Problem(run.variant, run.n, run.m, run.d, run.placement)
+    keys = Counter(_key(run.variant, op) for op in run.ops)
+    odd = [k for k, c in keys.items() if c > 1 or k not in prob.index]
+    slots = Counter((op.p, op.t) for op in run.ops)
+    if odd or any(c > 1 for c in slots.values()):
+        reason = f"ops {odd[:3]} duplicated or not of this variant" if odd else "two ops on one (PE, cycle)"
+        return CheckResult(Verdict.UNSAT, time.perf_counter() - start, solver, reason=reason)
+    if any(not (0 <= op.p < run.m and 0 <= op.t < run.T) for op in run.ops):
+        return CheckResult(Verdict.UNSAT, time.perf_counter() - start, solver, reason="op outside the grid")
+    fixed_ops = {_key(run.variant, op): (op.p, op.t) for op in run.ops}
+    fixed_sends = {(s.t, s.p, s.datum) for s in run.sends}
+    if len(fixed_sends) != len(run.sends):
+        return CheckResult(Verdict.UNSAT, time.perf_counter() - start, solver, reason="a send listed twice")
+    enc = Encoding(prob, run.T, fixed=(fixed_ops, fixed_sends))
+    cnf = enc.cnf
+    if cnf.conflict:
+        return CheckResult(Verdict.UNSAT, time.perf_counter() - start, solver, cnf.nv, len(cnf.clauses),
+                           enc.reason or "a fixed op or send contradicts the machine's rules")
+    left = None if timeout is None else timeout - (time.perf_counter() - start)
+    verdict, _, _ = solve(cnf.clauses, cnf.nv, solver, left)
+    return CheckResult(verdict, time.perf_counter() - start, solver, cnf.nv, len(cnf.clauses))
+
+
+def to_run(prob: Problem, T: int, place: dict, sends: list) -> Run:
+    """A Run from a decoded assignment."""
+    ops = tuple(sorted((Op(t, p, k[0], k[1], k[2], k[3]) for k, (p, t) in place.items()),
+                       key=lambda o: (o.t, o.p)))
+    return Run(prob.variant, prob.n, prob.m, prob.d, T, ops, tuple(Send(t, p, x) for t, p, x in sends))
+
+
+def _splits(mins: tuple[int, int, int], T: int):
+    """Every (L1, L2, L3) with Lk >= mins[k] summing to T, phase-2 slack first."""
+    slack = T - sum(mins)
+    out = [(mins[0] + a, mins[1] + b, mins[2] + slack - a - b)
+           for b in range(slack, -1, -1) for a in range(slack - b + 1)]
+    return out
+
+
+def search(variant: str, n: int, m: int, d: int | None = None, max_T: int | None = None,
+           timeout: float | None = None, solver: str = DEFAULT_SOLVER, placement: dict | None = None,
+           progress=None) -> SearchResult:
+    """Minimum cycles of `variant` attention on m PEs: T from the counting bound upward, each T split
+    into every admissible (L1, L2, L3); T is SAT iff some split is. Every witness is re-checked by
+    `check_run`; a witness it rejects raises, since the encoding would then be wrong."""
+    start = time.perf_counter()
+    prob = Problem(variant, n, m, d, placement)
+    mins = prob.phase_minimum()
+    lb = sum(mins)
+    max_T = max_T if max_T is not None else lb + 2 * prob.n + 4
+    attempts: list[Attempt] = []
+    unsat_below, unsat_seconds = lb - 1, 0.0  # counting lemma: no split sums to less than lb
+    reason = ""
+    for T in range(lb, max_T + 1):
+        t_start = time.perf_counter()
+        found = None
+        unknown = False
+        for split in _splits(mins, T):
+            left = None if timeout is None else timeout - (time.perf_counter() - start)
+            enc = Encoding(prob, T, split=split)
+            cnf = enc.cnf
+            if cnf.conflict:
+                verdict, model, secs = Verdict.UNSAT, None, 0.0
+            else:
+                verdict, model, secs = solve(cnf.clauses, cnf.nv, solver, left)
+            attempts.append(Attempt(T, split, verdict, secs, cnf.nv, len(cnf.clauses)))
+            if progress:
+                progress(attempts[-1])
+            if verdict is Verdict.SAT:
+                found = to_run(prob, T, *enc.decode(model))
+                break
+            if verdict is Verdict.UNKNOWN:
+                unknown = True
+                break
+        if found is not None:
+            found = Run(found.variant, found.n, found.m, found.d, found.T, found.ops, found.sends, placement)
+            problems = check_run(found)
+            if problems:
+                raise AssertionError(f"encoding produced an invalid schedule: {problems[:3]}")
+            return SearchResult(variant, n, m, prob.d, T, unsat_below, unsat_seconds, T,
+                                time.perf_counter() - start, found, lb, tuple(attempts))
+        if unknown:
+            reason = f"timeout or unknown at T={T}"
+            break
+        unsat_below, unsat_seconds = T, time.perf_counter() - t_start
+    else:
+        reason = f"no schedule up to max_T={max_T}"
+    return SearchResult(variant, n, m, prob.d, None, unsat_below, unsat_seconds, None,
+                        time.perf_counter() - start, None, lb, tuple(attempts), reason)

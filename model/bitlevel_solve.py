@@ -1,0 +1,74 @@
+"""Run a CNF on a CDCL solver: python-sat's CaDiCaL (or another pysat solver) or Z3's SAT core.
+
+pysat's CaDiCaL cannot be interrupted, so a call with a timeout runs in a forked child process that
+is killed when the time is up; the verdict is then UNKNOWN, never a guess.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+
+from model.bitlevel_types import Verdict
+
+DEFAULT_SOLVER = "cadical195"
+
+
+def _pysat(name: str, clauses: list[list[int]]):
+    from pysat.solvers import Solver
+
+    with Solver(name=name, bootstrap_with=clauses) as s:
+        return (Verdict.SAT, s.get_model()) if s.solve() else (Verdict.UNSAT, None)
+
+
+def _z3(clauses: list[list[int]], nv: int, timeout: float | None):
+    import z3
+
+    ctx = z3.Context()
+    s = z3.SolverFor("QF_FD", ctx=ctx)
+    s.set("random_seed", 0)
+    if timeout is not None:
+        s.set("timeout", max(1, int(timeout * 1000)))
+    v = [None] + [z3.Bool(f"v{k}", ctx) for k in range(1, nv + 1)]
+    for c in clauses:
+        s.add(z3.Or([v[x] if x > 0 else z3.Not(v[-x]) for x in c], ctx))
+    r = s.check()
+    if r == z3.sat:
+        mdl = s.model()
+        return Verdict.SAT, [k if z3.is_true(mdl.eval(v[k], model_completion=True)) else -k
+                             for k in range(1, nv + 1)]
+    return (Verdict.UNSAT, None) if r == z3.unsat else (Verdict.UNKNOWN, None)
+
+
+def _child(conn, name, clauses):
+    verdict, model = _pysat(name, clauses)
+    conn.send((verdict.value, model))
+    conn.close()
+
+
+def solve(clauses: list[list[int]], nv: int, solver: str = DEFAULT_SOLVER,
+          timeout: float | None = None) -> tuple[Verdict, set[int] | None, float]:
+    """(verdict, set of true variables or None, seconds)."""
+    start = time.perf_counter()
+    if timeout is not None and timeout <= 0:
+        return Verdict.UNKNOWN, None, 0.0
+    if solver == "z3":
+        verdict, model = _z3(clauses, nv, timeout)
+    elif timeout is None:
+        verdict, model = _pysat(solver, clauses)
+    else:
+        ctx = multiprocessing.get_context("fork")
+        recv, send = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=_child, args=(send, solver, clauses), daemon=True)
+        proc.start()
+        send.close()
+        if recv.poll(timeout):
+            value, model = recv.recv()
+            verdict = Verdict(value)
+        else:
+            verdict, model = Verdict.UNKNOWN, None
+        proc.kill()
+        proc.join()
+        recv.close()
+    true = {x for x in model if x > 0} if model else None
+    return verdict, true, time.perf_counter() - start
