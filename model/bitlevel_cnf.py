@@ -137,6 +137,17 @@ class Encoding:
                     cnf.add([-x, row[t + 1]])
             self.D.append(row)
 
+    def _break_feature_symmetry(self) -> None:
+        """If no input's placement depends on l, relabelling the feature index l by any permutation
+        maps runs to runs; so w'_00's MAC1 ops may be assumed to run in the order l = 0, 1, ..."""
+        prob = self.prob
+        if self.fixed_ops is not None or any(prob.initial[x] != prob.initial[x[:2] + (0,)] for x in prob.inputs):
+            return
+        chain = [prob.index[("MAC1", 0, 0, l)] for l in range(prob.d)]
+        for a, b in zip(chain, chain[1:]):
+            for t in range(self.T):
+                self.cnf.add([-self.D[b][t + 1], self.D[a][t]])
+
     def _barriers(self) -> None:
         if self.split:
             return  # the windows already separate the phases
@@ -322,6 +333,7 @@ class Encoding:
         self._op_vars()
         self._order()
         self._barriers()
+        self._break_feature_symmetry()
         self._slots()
         self._ranges = self._data_ranges()
         self._accumulators()
