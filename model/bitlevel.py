@@ -69,9 +69,14 @@ def _splits(mins: tuple[int, int, int], T: int):
 def search(variant: str, n: int, m: int, d: int | None = None, max_T: int | None = None,
            timeout: float | None = None, solver: str = DEFAULT_SOLVER, placement: dict | None = None,
            progress=None) -> SearchResult:
-    """Minimum cycles of `variant` attention on m PEs: T from the counting bound upward, each T split
-    into every admissible (L1, L2, L3); T is SAT iff some split is. Every witness is re-checked by
-    `check_run`; a witness it rejects raises, since the encoding would then be wrong."""
+    """Minimum cycles of `variant` attention on m PEs.
+
+    T rises from the counting bound; each T is split into every admissible phase-length triple
+    (L1, L2, L3) and is SAT iff some split is. A split the solver cannot decide in its share of the
+    time (half of what is left) leaves T unresolved; the search then goes on looking for a witness at
+    larger T, so a timeout still reports the best schedule found and the largest T proven impossible.
+    Every witness is replayed by `check_run`; one it rejects raises, as the encoding would be wrong.
+    """
     start = time.perf_counter()
     prob = Problem(variant, n, m, d, placement)
     mins = prob.phase_minimum()
@@ -79,13 +84,11 @@ def search(variant: str, n: int, m: int, d: int | None = None, max_T: int | None
     max_T = max_T if max_T is not None else lb + 2 * prob.n + 4
     attempts: list[Attempt] = []
     unsat_below, unsat_seconds = lb - 1, 0.0  # counting lemma: no split sums to less than lb
-    reason = ""
+    resolved = True  # every T so far proven UNSAT
     for T in range(lb, max_T + 1):
-        t_start = time.perf_counter()
-        found = None
-        unknown = False
+        t_start, found, unknown = time.perf_counter(), None, False
         for split in _splits(mins, T):
-            left = None if timeout is None else timeout - (time.perf_counter() - start)
+            left = None if timeout is None else (timeout - (time.perf_counter() - start)) / 2
             enc = Encoding(prob, T, split=split)
             cnf = enc.cnf
             if cnf.conflict:
@@ -98,21 +101,23 @@ def search(variant: str, n: int, m: int, d: int | None = None, max_T: int | None
             if verdict is Verdict.SAT:
                 found = to_run(prob, T, *enc.decode(model))
                 break
-            if verdict is Verdict.UNKNOWN:
-                unknown = True
-                break
+            unknown |= verdict is Verdict.UNKNOWN
         if found is not None:
             found = Run(found.variant, found.n, found.m, found.d, found.T, found.ops, found.sends, placement)
             problems = check_run(found)
             if problems:
                 raise AssertionError(f"encoding produced an invalid schedule: {problems[:3]}")
-            return SearchResult(variant, n, m, prob.d, T, unsat_below, unsat_seconds, T,
-                                time.perf_counter() - start, found, lb, tuple(attempts))
+            proven = resolved
+            return SearchResult(variant, n, m, prob.d, T if proven else None, unsat_below, unsat_seconds, T,
+                                time.perf_counter() - start, found, lb, tuple(attempts),
+                                "" if proven else f"T={unsat_below + 1} unresolved (timeout)")
         if unknown:
-            reason = f"timeout or unknown at T={T}"
+            resolved = False
+        elif resolved:
+            unsat_below, unsat_seconds = T, time.perf_counter() - t_start
+        if timeout is not None and time.perf_counter() - start >= timeout:
             break
-        unsat_below, unsat_seconds = T, time.perf_counter() - t_start
-    else:
-        reason = f"no schedule up to max_T={max_T}"
+    reason = "timeout" if timeout is not None and time.perf_counter() - start >= timeout else \
+        f"no schedule up to max_T={max_T}"
     return SearchResult(variant, n, m, prob.d, None, unsat_below, unsat_seconds, None,
                         time.perf_counter() - start, None, lb, tuple(attempts), reason)

@@ -11,7 +11,7 @@ import time
 
 from model.bitlevel_types import Verdict
 
-DEFAULT_SOLVER = "cadical195"
+DEFAULT_SOLVER = "kissat404"
 
 
 def _pysat(name: str, clauses: list[list[int]]):
