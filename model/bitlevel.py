@@ -79,9 +79,10 @@ def search(variant: str, n: int, m: int, d: int | None = None, max_T: int | None
     """
     start = time.perf_counter()
     prob = Problem(variant, n, m, d, placement)
-    mins = prob.phase_minimum()
+    mins = prob.phase_minimum(spread=False)  # the solver, not lemma L2b, proves the T below the minimum
     lb = sum(mins)
-    max_T = max_T if max_T is not None else lb + 2 * prob.n + 4
+    strong = sum(prob.phase_minimum())
+    max_T = max_T if max_T is not None else strong + 2 * prob.n + 4
     attempts: list[Attempt] = []
     unsat_below, unsat_seconds = lb - 1, 0.0  # counting lemma: no split sums to less than lb
     resolved = True  # every T so far proven UNSAT
@@ -109,7 +110,7 @@ def search(variant: str, n: int, m: int, d: int | None = None, max_T: int | None
                 raise AssertionError(f"encoding produced an invalid schedule: {problems[:3]}")
             proven = resolved
             return SearchResult(variant, n, m, prob.d, T if proven else None, unsat_below, unsat_seconds, T,
-                                time.perf_counter() - start, found, lb, tuple(attempts),
+                                time.perf_counter() - start, found, strong, tuple(attempts),
                                 "" if proven else f"T={unsat_below + 1} unresolved (timeout)")
         if unknown:
             resolved = False
@@ -120,4 +121,4 @@ def search(variant: str, n: int, m: int, d: int | None = None, max_T: int | None
     reason = "timeout" if timeout is not None and time.perf_counter() - start >= timeout else \
         f"no schedule up to max_T={max_T}"
     return SearchResult(variant, n, m, prob.d, None, unsat_below, unsat_seconds, None,
-                        time.perf_counter() - start, None, lb, tuple(attempts), reason)
+                        time.perf_counter() - start, None, strong, tuple(attempts), reason)

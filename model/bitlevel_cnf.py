@@ -89,7 +89,7 @@ class Encoding:
             L1, L2, _ = self.split
             bounds = {1: (0, L1 - 1), 2: (L1, L1 + L2 - 1), 3: (L1 + L2, T - 1)}
         else:
-            m1, m2, m3 = prob.phase_minimum() if self.fixed_ops is None else (1, 1, 1)
+            m1, m2, m3 = prob.phase_minimum(spread=False) if self.fixed_ops is None else (1, 1, 1)
             bounds = {1: (0, T - m2 - m3 - 1), 2: (m1, T - m3 - 1), 3: (m1 + m2, T - 1)}
         out = []
         for s in prob.ops:

@@ -21,6 +21,16 @@ class OpSpec:
         return PHASE_OF[self.key[0]]
 
 
+def spread_cycles(r: int, m: int) -> int:
+    """Least K with sum_{c=1..K} min(m, c+1) >= r: cycles after its last EAC before r DIVs of a row
+    can have run, since c cycles after s_i is finished it is on at most min(m, c+1) PEs (lemma L2b)."""
+    k, reach = 0, 0
+    while reach < r:
+        k += 1
+        reach += min(m, k + 1)
+    return k
+
+
 class Problem:
     """The op set of `variant` attention for sizes n, d on m PEs, and where the inputs start."""
 
@@ -83,11 +93,13 @@ class Problem:
                 rows[s.key[1]] = rows.get(s.key[1], 0) + 1
         return rows
 
-    def phase_minimum(self) -> tuple[int, int, int]:
-        """Sound lower bounds on the length of each phase (docs/bitlevel.md, lemmas L1-L3)."""
+    def phase_minimum(self, spread: bool = True) -> tuple[int, int, int]:
+        """Sound lower bounds on the length of each phase (docs/bitlevel.md, lemmas L1-L3); without
+        `spread`, phase 2 only counts one cycle for a row's DIVs after its EACs (lemma L2a)."""
         m = self.m
         longest = max(len(v) for a, v in self.acc_ops.items() if a[0] == "w1")
         p1 = max(math.ceil(self.count(1) / m), longest)
-        p2 = max(math.ceil(self.count(2) / m), max(self.row_eacs().values()) + 1)
+        after = (lambda r: spread_cycles(r, m)) if spread else (lambda r: 1)
+        p2 = max([math.ceil(self.count(2) / m)] + [r + after(r) for r in self.row_eacs().values()])
         p3 = max(math.ceil(self.count(3) / m), max(len(v) for a, v in self.acc_ops.items() if a[0] == "y"))
         return p1, p2, p3

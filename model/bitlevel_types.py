@@ -85,7 +85,8 @@ class SearchResult:
 
     `min_cycles` is set only when proven: a valid schedule with that many cycles exists (`schedule`,
     checked by the independent checker) and every T below it is unsatisfiable. Otherwise `best_sat` and
-    `unsat_below` bound the unknown minimum from above and below.
+    `unsat_below` bound the unknown minimum from above and below. `lower_bound` is the bound of the
+    counting lemmas L1-L3 (docs/bitlevel.md), which the search does not rely on.
     """
 
     variant: str

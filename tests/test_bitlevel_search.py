@@ -17,6 +17,7 @@ TINY = [("plain", 2, 2), ("symmetric", 2, 2), ("masked", 2, 2), ("masked", 3, 3)
 def test_witness_is_valid_for_both_checkers(variant, n, m):
     r = search(variant, n, m, timeout=60)
     assert r.proven and r.schedule.T == r.min_cycles == r.unsat_below + 1
+    assert r.min_cycles >= r.lower_bound  # the lemmas never exceed a solver-proven minimum
     assert check_run(r.schedule) == []
     assert sat_check_run(r.schedule).valid is True
 
