@@ -66,16 +66,75 @@ def _splits(mins: tuple[int, int, int], T: int):
     return out
 
 
+class _Splitter:
+    """Decides one split (L1, L2, L3) of a horizon T, in stages:
+
+    1. the full CNF with a short budget;
+    2. the phase-1 relaxation (MAC1 ops only, L1 cycles; cached per L1): UNSAT refutes the split,
+       since any run's first L1 cycles solve it; SAT gives a phase-1 placement to pin;
+    3. the full CNF with that phase-1 placement pinned: SAT is a witness (UNSAT proves nothing);
+    4. the full CNF with half of the time left.
+    """
+
+    QUICK = 30.0
+
+    def __init__(self, prob: Problem, solver: str, deadline: float | None, progress):
+        self.prob, self.solver, self.deadline, self.progress = prob, solver, deadline, progress
+        self.attempts: list[Attempt] = []
+        self.relaxed: dict[int, tuple[Verdict, dict | None]] = {}
+
+    def _left(self, cap: float | None = None) -> float | None:
+        if self.deadline is None:
+            return cap
+        left = (self.deadline - time.perf_counter()) / 2
+        return left if cap is None else min(cap, left)
+
+    def _call(self, enc: Encoding, T: int, split, stage: str, budget):
+        cnf = enc.cnf
+        if cnf.conflict:
+            verdict, model, secs = Verdict.UNSAT, None, 0.0
+        else:
+            verdict, model, secs = solve(cnf.clauses, cnf.nv, self.solver, budget)
+        self.attempts.append(Attempt(T, split, verdict, secs, cnf.nv, len(cnf.clauses), stage))
+        if self.progress:
+            self.progress(self.attempts[-1])
+        return verdict, model
+
+    def _full(self, T, split, budget):
+        enc = Encoding(self.prob, T, split=split)
+        verdict, model = self._call(enc, T, split, "full", budget)
+        return verdict, (to_run(self.prob, T, *enc.decode(model)) if verdict is Verdict.SAT else None)
+
+    def decide(self, T: int, split: tuple[int, int, int]) -> tuple[Verdict, Run | None]:
+        verdict, run = self._full(T, split, self._left(self.QUICK))
+        if verdict is not Verdict.UNKNOWN:
+            return verdict, run
+        L1 = split[0]
+        if L1 not in self.relaxed:
+            enc = Encoding(self.prob.phase_one(), L1, split=(L1, 0, 0))
+            v, model = self._call(enc, L1, (L1, 0, 0), "phase-1 relaxation", self._left())
+            self.relaxed[L1] = (v, enc.decode(model)[0] if v is Verdict.SAT else None)
+        v, pin = self.relaxed[L1]
+        if v is Verdict.UNSAT:
+            return Verdict.UNSAT, None
+        if pin is not None:
+            enc = Encoding(self.prob, T, split=split, pin=pin)
+            v, model = self._call(enc, T, split, "phase 1 pinned", self._left())
+            if v is Verdict.SAT:
+                return v, to_run(self.prob, T, *enc.decode(model))
+        return self._full(T, split, self._left())
+
+
 def search(variant: str, n: int, m: int, d: int | None = None, max_T: int | None = None,
            timeout: float | None = None, solver: str = DEFAULT_SOLVER, placement: dict | None = None,
            progress=None) -> SearchResult:
     """Minimum cycles of `variant` attention on m PEs.
 
     T rises from the counting bound; each T is split into every admissible phase-length triple
-    (L1, L2, L3) and is SAT iff some split is. A split the solver cannot decide in its share of the
-    time (half of what is left) leaves T unresolved; the search then goes on looking for a witness at
-    larger T, so a timeout still reports the best schedule found and the largest T proven impossible.
-    Every witness is replayed by `check_run`; one it rejects raises, as the encoding would be wrong.
+    (L1, L2, L3) and is SAT iff some split is (each split decided by `_Splitter`). A split left
+    undecided leaves T unresolved; the search then goes on looking for a witness at larger T, so a
+    timeout still reports the best schedule found and the largest T proven impossible. Every witness
+    is replayed by `check_run`; one it rejects raises, as the encoding would then be wrong.
     """
     start = time.perf_counter()
     prob = Problem(variant, n, m, d, placement)
@@ -83,24 +142,15 @@ def search(variant: str, n: int, m: int, d: int | None = None, max_T: int | None
     lb = sum(mins)
     strong = sum(prob.phase_minimum())
     max_T = max_T if max_T is not None else strong + 2 * prob.n + 4
-    attempts: list[Attempt] = []
+    splitter = _Splitter(prob, solver, None if timeout is None else start + timeout, progress)
     unsat_below, unsat_seconds = lb - 1, 0.0  # counting lemma: no split sums to less than lb
     resolved = True  # every T so far proven UNSAT
     for T in range(lb, max_T + 1):
         t_start, found, unknown = time.perf_counter(), None, False
         for split in _splits(mins, T):
-            left = None if timeout is None else (timeout - (time.perf_counter() - start)) / 2
-            enc = Encoding(prob, T, split=split)
-            cnf = enc.cnf
-            if cnf.conflict:
-                verdict, model, secs = Verdict.UNSAT, None, 0.0
-            else:
-                verdict, model, secs = solve(cnf.clauses, cnf.nv, solver, left)
-            attempts.append(Attempt(T, split, verdict, secs, cnf.nv, len(cnf.clauses)))
-            if progress:
-                progress(attempts[-1])
+            verdict, run = splitter.decide(T, split)
             if verdict is Verdict.SAT:
-                found = to_run(prob, T, *enc.decode(model))
+                found = run
                 break
             unknown |= verdict is Verdict.UNKNOWN
         if found is not None:
@@ -108,10 +158,9 @@ def search(variant: str, n: int, m: int, d: int | None = None, max_T: int | None
             problems = check_run(found)
             if problems:
                 raise AssertionError(f"encoding produced an invalid schedule: {problems[:3]}")
-            proven = resolved
-            return SearchResult(variant, n, m, prob.d, T if proven else None, unsat_below, unsat_seconds, T,
-                                time.perf_counter() - start, found, strong, tuple(attempts),
-                                "" if proven else f"T={unsat_below + 1} unresolved (timeout)")
+            return SearchResult(variant, n, m, prob.d, T if resolved else None, unsat_below, unsat_seconds, T,
+                                time.perf_counter() - start, found, strong, tuple(splitter.attempts),
+                                "" if resolved else f"T={unsat_below + 1} unresolved (timeout)")
         if unknown:
             resolved = False
         elif resolved:
@@ -121,4 +170,4 @@ def search(variant: str, n: int, m: int, d: int | None = None, max_T: int | None
     reason = "timeout" if timeout is not None and time.perf_counter() - start >= timeout else \
         f"no schedule up to max_T={max_T}"
     return SearchResult(variant, n, m, prob.d, None, unsat_below, unsat_seconds, None,
-                        time.perf_counter() - start, None, strong, tuple(attempts), reason)
+                        time.perf_counter() - start, None, strong, tuple(splitter.attempts), reason)

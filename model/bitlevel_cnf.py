@@ -63,11 +63,13 @@ class Encoding:
 
     split=(L1, L2, L3) fixes the phase lengths (phase-boundary splitting) and adds busy-slot clauses
     where a phase's op count fills it; split=None leaves the barriers as variables. fixed=(ops, sends)
-    fixes op placement {op key: (p, t)} and the sends {(t, p, datum)} (bounded check of a schedule).
+    fixes op placement {op key: (p, t)} and the sends {(t, p, datum)} (bounded check of a schedule);
+    pin fixes the placement of some ops only.
     """
 
-    def __init__(self, prob: Problem, T: int, split=None, fixed=None):
+    def __init__(self, prob: Problem, T: int, split=None, fixed=None, pin=None):
         self.prob, self.T, self.m, self.split = prob, T, prob.m, split
+        self.pin = pin or {}  # op key -> (p, t) for a subset of ops (staged witness search)
         self.cnf = Cnf()
         self.reason = ""
         self.fixed_ops, self.fixed_sends = fixed if fixed else (None, None)
@@ -101,6 +103,9 @@ class Encoding:
             if self.fixed_ops is not None:
                 where = self.fixed_ops.get(s.key)
                 lo = hi = where[1] if where else -1
+            elif s.key in self.pin:
+                t = self.pin[s.key][1]
+                lo, hi = (t, t) if lo <= t <= hi else (0, -1)
             if lo > hi or lo < 0 or hi >= T:
                 self.cnf.conflict = True
             out.append((lo, hi))
@@ -111,8 +116,9 @@ class Encoding:
         cnf, m = self.cnf, self.m
         for k, s in enumerate(self.prob.ops):
             lo, hi = self.win[k]
-            if self.fixed_ops is not None:
-                p, t = self.fixed_ops[s.key]
+            fixed = self.fixed_ops if self.fixed_ops is not None else self.pin
+            if s.key in fixed:
+                p, t = fixed[s.key]
                 self.opv.append({(q, t): (TRUE if q == p else FALSE) for q in range(m)})
                 continue
             v = {(p, t): cnf.new() for t in range(lo, hi + 1) for p in range(m)}
@@ -141,7 +147,7 @@ class Encoding:
         """If no input's placement depends on l, relabelling the feature index l by any permutation
         maps runs to runs; so w'_00's MAC1 ops may be assumed to run in the order l = 0, 1, ..."""
         prob = self.prob
-        if self.fixed_ops is not None or any(prob.initial[x] != prob.initial[x[:2] + (0,)] for x in prob.inputs):
+        if self.fixed_ops is not None or self.pin or any(prob.initial[x] != prob.initial[x[:2] + (0,)] for x in prob.inputs):
             return
         chain = [prob.index[("MAC1", 0, 0, l)] for l in range(prob.d)]
         for a, b in zip(chain, chain[1:]):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 
@@ -58,15 +59,24 @@ class Problem:
                 for l in range(d):
                     v = ("x", j, l) if sym else ("v", j, l)
                     specs.append(OpSpec(("MAC3", i, j, l), (("w", i, j), v), ("y", i, l), None))
-        self.ops = tuple(sorted(specs, key=lambda s: s.phase))
-        self.index = {s.key: k for k, s in enumerate(self.ops)}
-        self.acc_ops: dict[tuple, list[int]] = {}
-        for k, s in enumerate(self.ops):
-            if s.acc:
-                self.acc_ops.setdefault(s.acc, []).append(k)
+        self._set_ops(tuple(sorted(specs, key=lambda s: s.phase)))
         names = ("x",) if sym else ("q", "k", "v")
         self.inputs = tuple((a, i, l) for a in names for i in range(n) for l in range(d))
         self.initial = self._place(placement or {})
+
+    def _set_ops(self, ops: tuple[OpSpec, ...]) -> None:
+        self.ops = ops
+        self.index = {s.key: k for k, s in enumerate(ops)}
+        self.acc_ops: dict[tuple, list[int]] = {}
+        for k, s in enumerate(ops):
+            if s.acc:
+                self.acc_ops.setdefault(s.acc, []).append(k)
+
+    def phase_one(self) -> Problem:
+        """The relaxation that keeps only the MAC1 ops (same inputs and placement)."""
+        sub = copy.copy(self)
+        sub._set_ops(tuple(s for s in self.ops if s.phase == 1))
+        return sub
 
     def _place(self, placement: dict) -> dict[tuple, frozenset]:
         known = set(self.inputs)

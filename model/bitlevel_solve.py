@@ -1,17 +1,20 @@
 """Run a CNF on a CDCL solver: python-sat's CaDiCaL (or another pysat solver) or Z3's SAT core.
 
 pysat's CaDiCaL cannot be interrupted, so a call with a timeout runs in a forked child process that
-is killed when the time is up; the verdict is then UNKNOWN, never a guess.
+is killed when the time is up; the verdict is then UNKNOWN, never a guess. "portfolio" races Kissat
+and CaDiCaL in two children on the same CNF (both complete, so either verdict is the answer).
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.connection
 import time
 
 from model.bitlevel_types import Verdict
 
-DEFAULT_SOLVER = "kissat404"
+DEFAULT_SOLVER = "portfolio"
+PORTFOLIO = ("kissat404", "cadical195")  # raced in two processes; the first verdict wins
 
 
 def _pysat(name: str, clauses: list[list[int]]):
@@ -46,6 +49,28 @@ def _child(conn, name, clauses):
     conn.close()
 
 
+def _race(names, clauses, timeout):
+    ctx = multiprocessing.get_context("fork")
+    procs, conns = [], []
+    for name in names:
+        recv, send = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=_child, args=(send, name, clauses), daemon=True)
+        proc.start()
+        send.close()
+        procs.append(proc)
+        conns.append(recv)
+    ready = multiprocessing.connection.wait(conns, timeout)
+    verdict, model = Verdict.UNKNOWN, None
+    if ready:
+        value, model = ready[0].recv()
+        verdict = Verdict(value)
+    for proc, conn in zip(procs, conns):
+        proc.kill()
+        proc.join()
+        conn.close()
+    return verdict, model
+
+
 def solve(clauses: list[list[int]], nv: int, solver: str = DEFAULT_SOLVER,
           timeout: float | None = None) -> tuple[Verdict, set[int] | None, float]:
     """(verdict, set of true variables or None, seconds)."""
@@ -54,21 +79,11 @@ def solve(clauses: list[list[int]], nv: int, solver: str = DEFAULT_SOLVER,
         return Verdict.UNKNOWN, None, 0.0
     if solver == "z3":
         verdict, model = _z3(clauses, nv, timeout)
+    elif solver == "portfolio":
+        verdict, model = _race(PORTFOLIO, clauses, timeout)
     elif timeout is None:
         verdict, model = _pysat(solver, clauses)
     else:
-        ctx = multiprocessing.get_context("fork")
-        recv, send = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=_child, args=(send, solver, clauses), daemon=True)
-        proc.start()
-        send.close()
-        if recv.poll(timeout):
-            value, model = recv.recv()
-            verdict = Verdict(value)
-        else:
-            verdict, model = Verdict.UNKNOWN, None
-        proc.kill()
-        proc.join()
-        recv.close()
+        verdict, model = _race((solver,), clauses, timeout)
     true = {x for x in model if x > 0} if model else None
     return verdict, true, time.perf_counter() - start

@@ -69,7 +69,7 @@ class CheckResult:
 
 @dataclass(frozen=True)
 class Attempt:
-    """One solver call of the search: horizon T, phase lengths tried, verdict, time."""
+    """One solver call of the search: horizon T, phase lengths tried, stage, verdict, time."""
 
     T: int
     split: tuple[int, int, int]
@@ -77,6 +77,7 @@ class Attempt:
     seconds: float
     variables: int
     clauses: int
+    stage: str = "full"  # "full", "phase-1 relaxation" or "phase 1 pinned"
 
 
 @dataclass(frozen=True)
