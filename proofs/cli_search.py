@@ -25,7 +25,8 @@ def _parser() -> ArgumentParser:
     p.add_argument("-d", type=int, default=None, help="vector length (default n)")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds for the whole search (default 600)")
     p.add_argument("--max-T", type=int, default=None, help="give up above this many cycles")
-    p.add_argument("--solver", default="kissat404", help="pysat solver name or 'z3' (default kissat404)")
+    p.add_argument("--solver", default="portfolio",
+                   help="portfolio (Kissat and CaDiCaL raced), a pysat solver name, or z3")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     return p
 

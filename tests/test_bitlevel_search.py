@@ -66,3 +66,16 @@ def test_bad_sizes_raise_bad_input(args):
 def test_masked_4_matches_table_2():
     r = search("masked", 4, 4, timeout=600)
     assert r.min_cycles == 26 and r.unsat_below == 25
+
+
+def test_staged_path_finds_a_valid_witness():
+    """Skip the quick full call so the phase-1 relaxation and the pinned CNF do the work."""
+    from model.bitlevel import _Splitter
+
+    prob = Problem("masked", 3, 3)
+    splitter = _Splitter(prob, "kissat404", None, None)
+    splitter.QUICK = 0
+    verdict, run = splitter.decide(17, (6, 5, 6))
+    assert verdict is Verdict.SAT and check_run(run) == []
+    assert [a.stage for a in splitter.attempts] == ["full", "phase-1 relaxation", "phase 1 pinned"]
+    assert splitter.decide(17, (5, 6, 6))[0] is Verdict.UNSAT  # phase 1 cannot fit in 5 cycles
