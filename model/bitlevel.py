@@ -143,7 +143,7 @@ def search(variant: str, n: int, m: int, d: int | None = None, max_T: int | None
     strong = sum(prob.phase_minimum())
     max_T = max_T if max_T is not None else strong + 2 * prob.n + 4
     splitter = _Splitter(prob, solver, None if timeout is None else start + timeout, progress)
-    unsat_below, unsat_seconds = lb - 1, 0.0  # counting lemma: no split sums to less than lb
+    unsat_below, unsat_seconds, unsat_by = lb - 1, 0.0, "slot counting"  # no split sums to less than lb
     resolved = True  # every T so far proven UNSAT
     for T in range(lb, max_T + 1):
         t_start, found, unknown = time.perf_counter(), None, False
@@ -160,14 +160,14 @@ def search(variant: str, n: int, m: int, d: int | None = None, max_T: int | None
                 raise AssertionError(f"encoding produced an invalid schedule: {problems[:3]}")
             return SearchResult(variant, n, m, prob.d, T if resolved else None, unsat_below, unsat_seconds, T,
                                 time.perf_counter() - start, found, strong, tuple(splitter.attempts),
-                                "" if resolved else f"T={unsat_below + 1} unresolved (timeout)")
+                                "" if resolved else f"T={unsat_below + 1} unresolved (timeout)", unsat_by)
         if unknown:
             resolved = False
         elif resolved:
-            unsat_below, unsat_seconds = T, time.perf_counter() - t_start
+            unsat_below, unsat_seconds, unsat_by = T, time.perf_counter() - t_start, "SAT solver"
         if timeout is not None and time.perf_counter() - start >= timeout:
             break
     reason = "timeout" if timeout is not None and time.perf_counter() - start >= timeout else \
         f"no schedule up to max_T={max_T}"
     return SearchResult(variant, n, m, prob.d, None, unsat_below, unsat_seconds, None,
-                        time.perf_counter() - start, None, strong, tuple(splitter.attempts), reason)
+                        time.perf_counter() - start, None, strong, tuple(splitter.attempts), reason, unsat_by)

@@ -103,6 +103,7 @@ class SearchResult:
     lower_bound: int
     attempts: tuple[Attempt, ...] = field(default=())
     reason: str = ""
+    unsat_by: str = "slot counting"  # how unsat_below was refuted: "slot counting" or "SAT solver"
 
     @property
     def proven(self) -> bool:

@@ -59,6 +59,7 @@ def main(argv, stdout, stderr) -> int:
         doc = {
             "variant": r.variant, "n": r.n, "m": r.m, "d": r.d, "proven": r.proven,
             "min_cycles": r.min_cycles, "unsat_below": r.unsat_below, "unsat_seconds": r.unsat_seconds,
+            "unsat_by": r.unsat_by,
             "best_sat": r.best_sat, "lower_bound": r.lower_bound, "seconds": round(r.seconds, 3),
             "solver": args.solver, "reason": r.reason,
             "attempts": [{"T": a.T, "split": list(a.split), "verdict": a.verdict.value,
@@ -76,8 +77,10 @@ def main(argv, stdout, stderr) -> int:
         else:
             best = "none found" if r.best_sat is None else f"{r.best_sat} cycles"
             print(f"{name}: minimum NOT proven ({r.reason}); best schedule: {best}", file=stdout)
-        print(f"  T={r.unsat_below} unsatisfiable (its solver calls {r.unsat_seconds:.2f} s; lemma bound "
-              f"{r.lower_bound}); total {r.seconds:.2f} s", file=stdout)
+        how = f"SAT solver, {r.unsat_seconds:.2f} s" if r.unsat_by == "SAT solver" else \
+            "slot counting (L1, L2a, L3), no solver call needed"
+        print(f"  T={r.unsat_below} unsatisfiable ({how}); lemma bound {r.lower_bound}; "
+              f"total {r.seconds:.2f} s", file=stdout)
         if r.schedule is not None:
             print(schedule_table(r.schedule), file=stdout)
     return EXIT_OK if r.proven else EXIT_UNKNOWN

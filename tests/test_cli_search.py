@@ -20,12 +20,13 @@ def test_json_keys_and_proven_minimum():
     assert code == 0
     assert {"min_cycles", "unsat_below", "seconds"} <= doc.keys()
     assert doc["min_cycles"] == 17 and doc["unsat_below"] == 16 and doc["proven"] is True
+    assert doc["unsat_by"] == "SAT solver"  # 16 passes slot counting; the solver refutes it
 
 
 def test_text_output_has_table():
     code, out, _ = run("plain", "-n", "2", "-m", "2")
     assert code == 0
-    assert "minimum 12 cycles (proven)" in out and "T=11 unsatisfiable" in out
+    assert "minimum 12 cycles (proven)" in out and "T=11 unsatisfiable (slot counting" in out
     assert out.splitlines()[2].split()[:3] == ["t", "PE0", "PE1"]
 
 
