@@ -61,9 +61,8 @@ def to_run(prob: Problem, T: int, place: dict, sends: list) -> Run:
 def _splits(mins: tuple[int, int, int], T: int):
     """Every (L1, L2, L3) with Lk >= mins[k] summing to T, phase-2 slack first."""
     slack = T - sum(mins)
-    out = [(mins[0] + a, mins[1] + b, mins[2] + slack - a - b)
-           for b in range(slack, -1, -1) for a in range(slack - b + 1)]
-    return out
+    return [(mins[0] + a, mins[1] + b, mins[2] + slack - a - b)
+            for b in range(slack, -1, -1) for a in range(slack - b + 1)]
 
 
 class _Splitter:
