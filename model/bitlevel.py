@@ -1,0 +1,172 @@
+"""Bit-level ring model (docs/bitlevel.md): the paper's Boolean encoding of the ring machine.
+
+Three entry points: `check_run` (independent cycle-by-cycle checker), `sat_check_run` (the same
+question answered by the SAT encoding with op placement and sends fixed) and `search` (minimum cycles).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+
+from model.bitlevel_check import check_run
+from model.bitlevel_cnf import Encoding
+from model.bitlevel_problem import Problem
+from model.bitlevel_solve import DEFAULT_SOLVER, solve
+from model.bitlevel_types import Attempt, CheckResult, Op, Run, SearchResult, Send, Verdict
+
+__all__ = ["Op", "Send", "Run", "CheckResult", "SearchResult", "Verdict", "check_run", "sat_check_run",
+           "search", "to_run"]
+
+
+def _key(variant: str, op: Op) -> tuple:
+    if variant == "symmetric" and op.kind == "MAC1":
+        return ("MAC1", min(op.i, op.j), max(op.i, op.j), op.l)
+    return (op.kind, op.i, op.j, op.l)
+
+
+def sat_check_run(run: Run, solver: str = DEFAULT_SOLVER, timeout: float | None = None) -> CheckResult:
+    """Bounded check by SAT: the encoding with `run`'s ops and sends fixed; SAT = a valid run."""
+    start = time.perf_counter()
+    prob = Problem(run.variant, run.n, run.m, run.d, run.placement)
+    keys = Counter(_key(run.variant, op) for op in run.ops)
+    odd = [k for k, c in keys.items() if c > 1 or k not in prob.index]
+    slots = Counter((op.p, op.t) for op in run.ops)
+    if odd or any(c > 1 for c in slots.values()):
+        reason = f"ops {odd[:3]} duplicated or not of this variant" if odd else "two ops on one (PE, cycle)"
+        return CheckResult(Verdict.UNSAT, time.perf_counter() - start, solver, reason=reason)
+    if any(not (0 <= op.p < run.m and 0 <= op.t < run.T) for op in run.ops):
+        return CheckResult(Verdict.UNSAT, time.perf_counter() - start, solver, reason="op outside the grid")
+    fixed_ops = {_key(run.variant, op): (op.p, op.t) for op in run.ops}
+    fixed_sends = {(s.t, s.p, s.datum) for s in run.sends}
+    if len(fixed_sends) != len(run.sends):
+        return CheckResult(Verdict.UNSAT, time.perf_counter() - start, solver, reason="a send listed twice")
+    enc = Encoding(prob, run.T, fixed=(fixed_ops, fixed_sends))
+    cnf = enc.cnf
+    if cnf.conflict:
+        return CheckResult(Verdict.UNSAT, time.perf_counter() - start, solver, cnf.nv, len(cnf.clauses),
+                           enc.reason or "a fixed op or send contradicts the machine's rules")
+    left = None if timeout is None else timeout - (time.perf_counter() - start)
+    verdict, _, _ = solve(cnf.clauses, cnf.nv, solver, left)
+    return CheckResult(verdict, time.perf_counter() - start, solver, cnf.nv, len(cnf.clauses))
+
+
+def to_run(prob: Problem, T: int, place: dict, sends: list) -> Run:
+    """A Run from a decoded assignment."""
+    ops = tuple(sorted((Op(t, p, k[0], k[1], k[2], k[3]) for k, (p, t) in place.items()),
+                       key=lambda o: (o.t, o.p)))
+    return Run(prob.variant, prob.n, prob.m, prob.d, T, ops, tuple(Send(t, p, x) for t, p, x in sends))
+
+
+def _splits(mins: tuple[int, int, int], T: int):
+    """Every (L1, L2, L3) with Lk >= mins[k] summing to T, phase-2 slack first."""
+    slack = T - sum(mins)
+    return [(mins[0] + a, mins[1] + b, mins[2] + slack - a - b)
+            for b in range(slack, -1, -1) for a in range(slack - b + 1)]
+
+
+class _Splitter:
+    """Decides one split (L1, L2, L3) of a horizon T, in stages:
+
+    1. the full CNF with a short budget;
+    2. the phase-1 relaxation (MAC1 ops only, L1 cycles; cached per L1): UNSAT refutes the split,
+       since any run's first L1 cycles solve it; SAT gives a phase-1 placement to pin;
+    3. the full CNF with that phase-1 placement pinned: SAT is a witness (UNSAT proves nothing);
+    4. the full CNF with half of the time left.
+    """
+
+    QUICK = 30.0
+
+    def __init__(self, prob: Problem, solver: str, deadline: float | None, progress):
+        self.prob, self.solver, self.deadline, self.progress = prob, solver, deadline, progress
+        self.attempts: list[Attempt] = []
+        self.relaxed: dict[int, tuple[Verdict, dict | None]] = {}
+
+    def _left(self, cap: float | None = None) -> float | None:
+        if self.deadline is None:
+            return cap
+        left = (self.deadline - time.perf_counter()) / 2
+        return left if cap is None else min(cap, left)
+
+    def _call(self, enc: Encoding, T: int, split, stage: str, budget):
+        cnf = enc.cnf
+        if cnf.conflict:
+            verdict, model, secs = Verdict.UNSAT, None, 0.0
+        else:
+            verdict, model, secs = solve(cnf.clauses, cnf.nv, self.solver, budget)
+        self.attempts.append(Attempt(T, split, verdict, secs, cnf.nv, len(cnf.clauses), stage))
+        if self.progress:
+            self.progress(self.attempts[-1])
+        return verdict, model
+
+    def _full(self, T, split, budget):
+        enc = Encoding(self.prob, T, split=split)
+        verdict, model = self._call(enc, T, split, "full", budget)
+        return verdict, (to_run(self.prob, T, *enc.decode(model)) if verdict is Verdict.SAT else None)
+
+    def decide(self, T: int, split: tuple[int, int, int]) -> tuple[Verdict, Run | None]:
+        verdict, run = self._full(T, split, self._left(self.QUICK))
+        if verdict is not Verdict.UNKNOWN:
+            return verdict, run
+        L1 = split[0]
+        if L1 not in self.relaxed:
+            enc = Encoding(self.prob.phase_one(), L1, split=(L1, 0, 0))
+            v, model = self._call(enc, L1, (L1, 0, 0), "phase-1 relaxation", self._left())
+            self.relaxed[L1] = (v, enc.decode(model)[0] if v is Verdict.SAT else None)
+        v, pin = self.relaxed[L1]
+        if v is Verdict.UNSAT:
+            return Verdict.UNSAT, None
+        if pin is not None:
+            enc = Encoding(self.prob, T, split=split, pin=pin)
+            v, model = self._call(enc, T, split, "phase 1 pinned", self._left())
+            if v is Verdict.SAT:
+                return v, to_run(self.prob, T, *enc.decode(model))
+        return self._full(T, split, self._left())
+
+
+def search(variant: str, n: int, m: int, d: int | None = None, max_T: int | None = None,
+           timeout: float | None = None, solver: str = DEFAULT_SOLVER, placement: dict | None = None,
+           progress=None) -> SearchResult:
+    """Minimum cycles of `variant` attention on m PEs.
+
+    T rises from the counting bound; each T is split into every admissible phase-length triple
+    (L1, L2, L3) and is SAT iff some split is (each split decided by `_Splitter`). A split left
+    undecided leaves T unresolved; the search then goes on looking for a witness at larger T, so a
+    timeout still reports the best schedule found and the largest T proven impossible. Every witness
+    is replayed by `check_run`; one it rejects raises, as the encoding would then be wrong.
+    """
+    start = time.perf_counter()
+    prob = Problem(variant, n, m, d, placement)
+    mins = prob.phase_minimum(spread=False)  # the solver, not lemma L2b, proves the T below the minimum
+    lb = sum(mins)
+    strong = sum(prob.phase_minimum())
+    max_T = max_T if max_T is not None else strong + 2 * prob.n + 4
+    splitter = _Splitter(prob, solver, None if timeout is None else start + timeout, progress)
+    unsat_below, unsat_seconds, unsat_by = lb - 1, 0.0, "slot counting"  # no split sums to less than lb
+    resolved = True  # every T so far proven UNSAT
+    for T in range(lb, max_T + 1):
+        t_start, found, unknown = time.perf_counter(), None, False
+        for split in _splits(mins, T):
+            verdict, run = splitter.decide(T, split)
+            if verdict is Verdict.SAT:
+                found = run
+                break
+            unknown |= verdict is Verdict.UNKNOWN
+        if found is not None:
+            found = Run(found.variant, found.n, found.m, found.d, found.T, found.ops, found.sends, placement)
+            problems = check_run(found)
+            if problems:
+                raise AssertionError(f"encoding produced an invalid schedule: {problems[:3]}")
+            return SearchResult(variant, n, m, prob.d, T if resolved else None, unsat_below, unsat_seconds, T,
+                                time.perf_counter() - start, found, strong, tuple(splitter.attempts),
+                                "" if resolved else f"T={unsat_below + 1} unresolved (timeout)", unsat_by)
+        if unknown:
+            resolved = False
+        elif resolved:
+            unsat_below, unsat_seconds, unsat_by = T, time.perf_counter() - t_start, "SAT solver"
+        if timeout is not None and time.perf_counter() - start >= timeout:
+            break
+    reason = "timeout" if timeout is not None and time.perf_counter() - start >= timeout else \
+        f"no schedule up to max_T={max_T}"
+    return SearchResult(variant, n, m, prob.d, None, unsat_below, unsat_seconds, None,
+                        time.perf_counter() - start, None, strong, tuple(splitter.attempts), reason, unsat_by)

@@ -1,0 +1,110 @@
+"""Records of the bit-level ring machine: ops, sends, runs and solver results (plain data, no solver)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+KINDS = ("MAC1", "EAC", "DIV", "MAC3")
+VARIANTS = ("plain", "symmetric", "masked")
+PHASE_OF = {"MAC1": 1, "EAC": 2, "DIV": 2, "MAC3": 3}
+
+
+@dataclass(frozen=True)
+class Op:
+    """One op executed by PE `p` in cycle `t`; indices 0-based, `l` only for MAC1/MAC3."""
+
+    t: int
+    p: int
+    kind: str
+    i: int
+    j: int
+    l: int | None = None
+
+
+@dataclass(frozen=True)
+class Send:
+    """PE `p` puts `datum` on its outgoing link during cycle `t`; it is on PE p+1 from cycle t+1."""
+
+    t: int
+    p: int
+    datum: tuple
+
+
+@dataclass(frozen=True)
+class Run:
+    """A complete schedule of one attention variant on the ring, for concrete sizes."""
+
+    variant: str
+    n: int
+    m: int
+    d: int
+    T: int
+    ops: tuple[Op, ...]
+    sends: tuple[Send, ...]
+    placement: dict | None = None
+
+
+class Verdict(Enum):
+    SAT = "sat"
+    UNSAT = "unsat"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """Outcome of `sat_check_run`: SAT means the fixed schedule is a valid run of the machine."""
+
+    verdict: Verdict
+    seconds: float
+    solver: str
+    variables: int = 0
+    clauses: int = 0
+    reason: str = ""
+
+    @property
+    def valid(self) -> bool | None:
+        return {Verdict.SAT: True, Verdict.UNSAT: False}.get(self.verdict)
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One solver call of the search: horizon T, phase lengths tried, stage, verdict, time."""
+
+    T: int
+    split: tuple[int, int, int]
+    verdict: Verdict
+    seconds: float
+    variables: int
+    clauses: int
+    stage: str = "full"  # "full", "phase-1 relaxation" or "phase 1 pinned"
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """Outcome of `search`.
+
+    `min_cycles` is set only when proven: a valid schedule with that many cycles exists (`schedule`,
+    checked by the independent checker) and every T below it is unsatisfiable. Otherwise `best_sat` and
+    `unsat_below` bound the unknown minimum from above and below. `lower_bound` is the bound of the
+    counting lemmas L1-L3 (docs/bitlevel.md), which the search does not rely on.
+    """
+
+    variant: str
+    n: int
+    m: int
+    d: int
+    min_cycles: int | None
+    unsat_below: int | None
+    unsat_seconds: float | None
+    best_sat: int | None
+    seconds: float
+    schedule: Run | None
+    lower_bound: int
+    attempts: tuple[Attempt, ...] = field(default=())
+    reason: str = ""
+    unsat_by: str = "slot counting"  # how unsat_below was refuted: "slot counting" or "SAT solver"
+
+    @property
+    def proven(self) -> bool:
+        return self.min_cycles is not None

@@ -1,0 +1,49 @@
+"""`prove search`: output, JSON keys, exit codes."""
+
+import io
+import json
+
+import pytest
+
+from proofs.cli import main
+
+
+def run(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["search", *argv], out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_json_keys_and_proven_minimum():
+    code, out, _ = run("masked", "-n", "3", "-m", "3", "--json")
+    doc = json.loads(out)
+    assert code == 0
+    assert {"min_cycles", "unsat_below", "seconds"} <= doc.keys()
+    assert doc["min_cycles"] == 17 and doc["unsat_below"] == 16 and doc["proven"] is True
+    assert doc["unsat_by"] == "SAT solver"  # 16 passes slot counting; the solver refutes it
+
+
+def test_text_output_has_table():
+    code, out, _ = run("plain", "-n", "2", "-m", "2")
+    assert code == 0
+    assert "minimum 12 cycles (proven)" in out and "T=11 unsatisfiable (slot counting" in out
+    assert out.splitlines()[2].split()[:3] == ["t", "PE0", "PE1"]
+
+
+def test_timeout_exits_2_without_claiming():
+    code, out, _ = run("masked", "-n", "4", "-m", "4", "--timeout", "0.01", "--json")
+    doc = json.loads(out)
+    assert code == 2 and doc["min_cycles"] is None and doc["proven"] is False
+
+
+@pytest.mark.parametrize("argv", [("masked", "-n", "0", "-m", "3"), ("cubic", "-n", "2", "-m", "2"),
+                                  ("plain", "-n", "2"), ("plain", "-n", "2", "-m", "-1"),
+                                  ("plain", "-n", "x", "-m", "2")])
+def test_bad_input_exits_64_with_one_line(argv):
+    code, out, err = run(*argv)
+    assert code == 64 and out == "" and len(err.strip().splitlines()) == 1
+
+
+def test_help_exits_0():
+    code, out, _ = run("--help")
+    assert code == 0 and "exit codes" in out
