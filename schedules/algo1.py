@@ -11,7 +11,7 @@ holds the d/m columns C ≡ l (mod m) of every vector: O(n²/m) words per PE.
 from __future__ import annotations
 
 from schedules.dsl import (DIV, EAC, HOME, MAC, At, Copy, Either, Loop, Move, Phase, Schedule,
-                           Step)
+                           Step, variant_name)
 from schedules.expr import and_, div, eq, ite, mod, ne, wrap
 from schedules.problems import PLAIN, k, q, s, v, w, w1, y
 
@@ -168,10 +168,7 @@ def home(P, ref):
 
 def variant(defects=()) -> Schedule:
     """Algorithm 1 with some of the printed text's defects put back (see PRINTED_DEFECTS)."""
-    unknown = set(defects) - set(PRINTED_DEFECTS)
-    if unknown:
-        raise ValueError(f"unknown defects {sorted(unknown)}; known: {PRINTED_DEFECTS}")
-    name = "algo1" if not defects else "algo1-" + "+".join(defects)
+    name = variant_name("algo1", defects, PRINTED_DEFECTS)
     return Schedule(name, PLAIN,
                     (_phase1(defects), _phase2a(defects), _phase2b(defects), _phase3(defects)),
                     home=home, doc="Algorithm 1: plain self-attention on a ring of m PEs",

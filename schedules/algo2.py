@@ -20,8 +20,8 @@ the verifier's verdict on each printed defect (see `variant`).
 
 from __future__ import annotations
 
-from schedules.algo1 import _column, _phase1_B, _phase2a, _phase2b, _phase3
-from schedules.dsl import HOME, MAC, At, Either, Loop, Phase, Schedule, Send, Step
+from schedules.algo1 import _column, _phase1_B, _phase2a, _phase2b, _phase3, home
+from schedules.dsl import HOME, MAC, At, Either, Loop, Phase, Schedule, Send, Step, variant_name
 from schedules.expr import and_, div, eq, ge, gt, ite, le, lt, mod, not_, or_, wrap
 from schedules.problems import SYMMETRIC, w1, x
 
@@ -163,17 +163,10 @@ def _phase1(defects):
                  doc="w'_AB += x_A[C]·x_B[C] for one orientation; mirrors copied hops(h) PEs on")
 
 
-def home(P, ref):
-    """x[A, C] starts on the PE of its column, ((C - 1) mod m) + 1, as in Algorithm 1."""
-    return mod(ref.idx[1] - 1, P.m) + 1
-
 
 def variant(defects=()) -> Schedule:
     """Algorithm 2 with some of the printed text's defects put back (see PRINTED_DEFECTS)."""
-    unknown = set(defects) - set(PRINTED_DEFECTS)
-    if unknown:
-        raise ValueError(f"unknown defects {sorted(unknown)}; known: {PRINTED_DEFECTS}")
-    name = "algo2" if not defects else "algo2-" + "+".join(defects)
+    name = variant_name("algo2", defects, PRINTED_DEFECTS)
     c_mod = ("C-mod",) if "C-mod" in defects else ()
     phases = (_phase1(defects), _phase2a((), _w1_source(defects)), _phase2b(()),
               _phase3(c_mod, vv=x))

@@ -14,8 +14,9 @@ column as in Algorithm 1: q[A, C], k[B, C], v[B, C] on PE ((C - 1) mod m) + 1.
 from __future__ import annotations
 
 from schedules.dsl import (DIV, EAC, HOME, MAC, At, Copy, Either, Loop, Move, Phase, Schedule,
-                           Step)
+                           Step, variant_name)
 from schedules.expr import and_, div, eq, ge, gt, ite, le, lt, mod, not_, or_, wrap
+from schedules.algo1 import home
 from schedules.problems import MASKED, k, q, s, v, w, w1, y
 
 PRINTED_DEFECTS = ("C-bracket", "phase2-B-bracket", "phase2-A-offset", "sum-before-first")
@@ -224,17 +225,10 @@ def _phase3(defects):
                  doc="y_A[C] += w_AB·v_B[C] for B ≤ A; w_AB is copied along, y stays")
 
 
-def home(P, ref):
-    """Inputs start on the PE of their column: ((C - 1) mod m) + 1."""
-    return mod(ref.idx[1] - 1, P.m) + 1
-
 
 def variant(defects=()) -> Schedule:
     """Algorithm 3 with some of the printed text's defects put back (see PRINTED_DEFECTS)."""
-    unknown = set(defects) - set(PRINTED_DEFECTS)
-    if unknown:
-        raise ValueError(f"unknown defects {sorted(unknown)}; known: {PRINTED_DEFECTS}")
-    name = "algo3" if not defects else "algo3-" + "+".join(defects)
+    name = variant_name("algo3", defects, PRINTED_DEFECTS)
     return Schedule(name, MASKED,
                     (_phase1(defects), _phase2a(defects), _phase2b(defects), _phase3(defects)),
                     home=home, doc="Algorithm 3: masked self-attention on a ring of m PEs",

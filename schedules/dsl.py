@@ -253,6 +253,14 @@ class Schedule:
         return f"Schedule({self.name!r}, problem={self.problem.name}, phases={[p.name for p in self.phases]})"
 
 
+def variant_name(base: str, defects, known) -> str:
+    """The name of `base` with some printed defects put back; unknown defect names are an error."""
+    unknown = set(defects) - set(known)
+    if unknown:
+        raise ValueError(f"unknown defects {sorted(unknown)}; known: {tuple(known)}")
+    return base if not defects else f"{base}-" + "+".join(defects)
+
+
 def params(n, m, k=None, d=None):
     """The parameter record a step sees: n, m, k = n / m, d (= n in the paper)."""
     return SimpleNamespace(n=n, m=m, k=k if k is not None else n // m, d=d if d is not None else n)
