@@ -52,6 +52,15 @@ def _vars(e) -> frozenset:
     return _VARS[e.get_id()][1]
 
 
+def new_solver(timeout_ms: int, seed: int) -> z3.Solver:
+    """A fresh solver for linear integer queries: Z3's simplify / propagate-values / solve-eqs
+    preprocessing before its SMT core (several times faster here than the default strategy)."""
+    s = z3.Then("simplify", "propagate-values", "solve-eqs", "smt").solver()
+    s.set("timeout", timeout_ms)
+    s.set("random_seed", seed)
+    return s
+
+
 class NormalizationError(Exception):
     """A formula is outside what the normalization handles; the verdict becomes `unknown`."""
 
@@ -107,9 +116,7 @@ class Ctx:
         relevant = self._relevant(fact)
         key = (fact.get_id(), tuple(a.get_id() for a in relevant))
         if key not in _PROVEN:
-            s = z3.Solver()
-            s.set("timeout", self.timeout_ms)
-            s.set("random_seed", self.seed)
+            s = new_solver(self.timeout_ms, self.seed)
             s.add(*relevant)
             s.add(z3.Not(fact))
             self.side_conditions += 1

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import z3
 
 from proofs.iterations import It
-from proofs.normalize import Ctx, NormalizationError
+from proofs.normalize import Ctx, NormalizationError, new_solver
 from proofs.obligations import Check
 from proofs.results import Verdict
 from schedules.expr import Term
@@ -34,10 +34,7 @@ class Outcome:
 
 
 def _solver(ctx: Ctx) -> z3.Solver:
-    s = z3.Solver()
-    s.set("timeout", ctx.timeout_ms)
-    s.set("random_seed", ctx.seed)
-    return s
+    return new_solver(ctx.timeout_ms, ctx.seed)
 
 
 def discharge(check: Check, m_value: int | None = None, timeout_ms: int = 10000,
