@@ -114,13 +114,18 @@ def _phase2a(defects, w1_source=_w1_last):
                  doc="sum_A += exp(w'_AB); sum_A walks one PE per step")
 
 
+def sum_source(P, i, j, l):
+    """Where step 2 finds sum_A: the final step of step 1 sent it (j = 1), else the previous copy."""
+    return Either(eq(j, 1),
+                  At("phase2a", dict(i=i, j=P.n, l=wrap(l - 1, P.m))),   # final sum_A
+                  At("phase2b", dict(i=i, j=j - 1, l=wrap(l - 1, P.m))))
+
+
 def _phase2b(defects):
     def step(P, ix):
         i, j, l = ix.i, ix.j, ix.l
         A, B = _phase2_AB(P, ix, defects)
-        s_from = Either(eq(j, 1),
-                        At("phase2a", dict(i=i, j=P.n, l=wrap(l - 1, P.m))),   # final sum_A
-                        At("phase2b", dict(i=i, j=j - 1, l=wrap(l - 1, P.m))))
+        s_from = sum_source(P, i, j, l)
         return Step(
             pe=l, op=DIV, target=w[A, B], operands=(w1[A, B], s[A]),      # line 21
             send=Copy(s[A]),                                               # line 22

@@ -16,7 +16,7 @@ from __future__ import annotations
 from schedules.dsl import (DIV, EAC, HOME, MAC, At, Copy, Either, Loop, Move, Phase, Schedule,
                            Step, variant_name)
 from schedules.expr import and_, div, eq, ge, gt, ite, le, lt, mod, not_, or_, wrap
-from schedules.algo1 import home
+from schedules.algo1 import home, sum_source
 from schedules.problems import MASKED, k, q, s, v, w, w1, y
 
 PRINTED_DEFECTS = ("C-bracket", "phase2-B-bracket", "phase2-A-offset", "sum-before-first")
@@ -190,9 +190,7 @@ def _phase2b(defects):
     def step(P, ix):
         i, j, l = ix.i, ix.j, ix.l
         A, B = _phase2_AB(P, ix, defects)
-        s_from = Either(eq(j, 1),
-                        At("phase2a", dict(i=i, j=P.n, l=wrap(l - 1, P.m))),   # final sum_A
-                        At("phase2b", dict(i=i, j=j - 1, l=wrap(l - 1, P.m))))
+        s_from = sum_source(P, i, j, l)
         return Step(
             pe=l, op=DIV, target=w[A, B], operands=(w1[A, B], s[A]), guard=le(B, A),   # line 26
             send=Copy(s[A], source=s_from),                                             # line 27
