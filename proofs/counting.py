@@ -2,17 +2,21 @@
 
 A phase takes one cycle per tuple of its sequential loops, so its cycle count is the nested sum of
 its loop extents; an unguarded phase does m ops per cycle. Sums are exact symbolic summation of the
-bounds the schedule declares (no sampling). Claims a schedule states (e.g. the paper's cycle count)
-are checked against the derived forms.
+bounds the schedule declares (no sampling). Where sympy leaves a sum open, a loop's `through` hint
+closes it once `proofs.induction` proves it; a guard that bounds a loop index is read as that loop's
+bound once proved to lie inside its range. Claims a schedule states (e.g. the paper's op count) are
+checked against the derived forms: symbolically, case by case over residues of n, or not at all.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from types import SimpleNamespace
 
 import sympy
 
+from proofs.induction import fold_guard, prove_through
 from schedules.dsl import Op, Phase, Schedule, Step
 from schedules.expr import var
 
@@ -20,7 +24,12 @@ N, M = sympy.symbols("n m", positive=True, integer=True)
 SYM = SimpleNamespace(n=N, m=M, k=N / M, d=N)
 
 
-def phase_cycles(phase: Phase, P=SYM) -> sympy.Expr:
+def phase_cycles(phase: Phase, P=SYM, hint: tuple | None = None) -> sympy.Expr:
+    """The phase's cycles; `hint` is `prove_through(phase)`'s answer, the hint used if proved."""
+    if hint is not None and hint[0] is True:
+        lp = phase.loops[0]
+        return lp.through(P, lp.bounds(P, SimpleNamespace())[1])     # as written: readable
+
     def count(i, ns):
         if i == len(phase.loops):
             return sympy.Integer(1)
@@ -47,10 +56,21 @@ def _shape(phase: Phase) -> Step:
     return phase.step(P, SimpleNamespace(**{name: var(name) for name in phase.index_names}))
 
 
-def phase_ops(phase: Phase, P=SYM) -> sympy.Expr | None:
-    """Ops of an unguarded phase (cycles · m); None where a guard needs the coverage bijection."""
-    if _shape(phase).guard is True:
-        return sympy.factor(phase_cycles(phase, P) * P.m)
+def tidy(e: sympy.Expr) -> sympy.Expr:
+    """Simplified and factored, except forms with cases (a hint's Piecewise), which sympy's
+    simplify takes seconds to rearrange into something no easier to read."""
+    return e if e.has(sympy.Piecewise) else sympy.factor(sympy.simplify(e))
+
+
+def phase_ops(phase: Phase, P=SYM, hint: tuple | None = None) -> sympy.Expr | None:
+    """Ops of a phase: cycles · m, over the loop nest its guard selects (if proved to be one);
+    None where a guard needs the coverage bijection."""
+    guard = _shape(phase).guard
+    if guard is True:
+        return sympy.factor(phase_cycles(phase, P, hint) * P.m)
+    folded = fold_guard(phase, guard) if P is SYM and guard is not False else None
+    if folded is not None:
+        return sympy.factor(phase_cycles(folded, P) * P.m)
     return None
 
 
@@ -62,6 +82,7 @@ class Counts:
     utilization: sympy.Expr | None
     bijections: tuple = ()      # phases whose op count rests on their coverage being proved
     phase_utilization: dict = None   # phase -> its ops / (m · its cycles), where derived
+    hints: dict = None          # phase -> "" if its `through` hint is proved and used, else why not
 
     def at(self, n: int, m: int) -> dict:
         sub = {N: n, M: m}
@@ -99,31 +120,35 @@ def required_count(eqn, P=SYM) -> sympy.Expr | None:
     return sympy.factor(sympy.simplify(total))
 
 
-def counts(schedule: Schedule) -> Counts:
+def counts(schedule: Schedule, seed: int = 0) -> Counts:
     """Cycles and ops per kind. A guarded phase's ops are |terms| of its equation, valid only with
-    that phase's coverage (a bijection onto the terms) proved: `bijections` lists those phases."""
-    per_phase = {p.name: phase_cycles(p) for p in schedule.phases}
+    that phase's coverage (a bijection onto the terms) proved: `bijections` lists those phases.
+    Counting hints are proved here (Z3 `seed`), once per call."""
+    hints = {p.name: prove_through(p, seed) for p in schedule.phases
+             if p.loops and p.loops[0].through is not None}
+    per_phase = {p.name: phase_cycles(p, hint=hints.get(p.name)) for p in schedule.phases}
     ops: dict = {op.value: sympy.Integer(0) for op in Op}
     bijections: list = []
     per_util: dict = {}
     for p in schedule.phases:
         st = _shape(p)
         kind = st.op.value
-        c = phase_ops(p)
+        c = phase_ops(p, hint=hints.get(p.name))
         if (c is None and st.op is not Op.MOVE and st.target is not None
                 and st.target.array not in schedule.problem.symmetric_pairs):   # not a bijection there
             c = required_count(schedule.problem.equation_for(st.target.array))
             if c is not None:
                 bijections.append(p.name)
         if c is not None and per_phase[p.name] != 0:
-            per_util[p.name] = sympy.simplify(c / (M * per_phase[p.name]))
+            per_util[p.name] = tidy(c / (M * per_phase[p.name]))
         if st.guard is not True and st.send is not None:
             ops["MOVE"] = None                  # forwarding cycles of a guarded phase: enumerated only
         ops[kind] = None if (c is None or ops[kind] is None) else sympy.factor(ops[kind] + c)
-    total = sympy.factor(sum(per_phase.values()))
+    total = tidy(sum(per_phase.values()))
     arith = [ops[k] for k in ("MAC", "EAC", "DIV")]
-    util = None if None in arith else sympy.simplify(sum(arith) / (M * total))
-    return Counts(total, per_phase, ops, util, tuple(bijections), per_util)
+    util = None if None in arith else tidy(sum(arith) / (M * total))
+    return Counts(total, per_phase, ops, util, tuple(bijections), per_util,
+                  {name: ("" if ok is True else why) for name, (ok, why) in hints.items()})
 
 
 def closed(e: sympy.Expr) -> bool:
@@ -136,11 +161,40 @@ def claim_at(claim: str, n: int, m: int) -> int:
     return int(sympy.sympify(claim, locals={"n": N, "m": M}).subs({N: n, M: m}))
 
 
+def _divisors(e: sympy.Expr, x: sympy.Symbol) -> set[int]:
+    """Constant c of every `x mod c` and `floor(x·a/c)` in e (a, c integers)."""
+    out = {int(a.args[1]) for a in e.atoms(sympy.Mod)
+           if a.args[0] == x and a.args[1].is_Integer}
+    for f in e.atoms(sympy.floor):
+        num, den = sympy.fraction(sympy.together(f.args[0]))
+        if den.is_Integer and num.free_symbols == {x} and num.is_polynomial(x):
+            out.add(int(den))
+    return out
+
+
+def equal(a: sympy.Expr, b: sympy.Expr) -> bool:
+    """Is a = b for all positive integers n, m? True only when sympy shows a − b = 0, directly or
+    in each residue class n = c·ν + s (c the lcm of the constant divisors of n in a − b, same for
+    m), where floor and mod of n by c become polynomials; False means not shown."""
+    d = a - b
+    if sympy.simplify(d) == 0:
+        return True
+    split = {x: math.lcm(*_divisors(d, x)) for x in (N, M) if _divisors(d, x)}
+    if not split:
+        return False
+    digits = {x: sympy.Symbol(f"_{x}", integer=True, nonnegative=True) for x in split}
+    cases = [{}]
+    for x, c in split.items():
+        cases = [{**case, x: c * digits[x] + s} for case in cases for s in range(c)]
+    return all(sympy.simplify(d.subs(case)) == 0 for case in cases)
+
+
 def check_claim(derived: sympy.Expr, claim: str, max_n: int = 24):
-    """None if `claim` equals `derived` for all n, m; else the smallest (n, m, derived, claimed),
-    or (None, None, derived, claimed) when no size up to max_n tells them apart."""
+    """None if `claim` is shown equal to `derived` for all n, m (`equal`); else the smallest
+    (n, m, derived, claimed) where they differ, or (None, None, derived, claimed) when no size up
+    to max_n tells them apart (agreement on samples, not a proof)."""
     c = sympy.sympify(claim, locals={"n": N, "m": M})
-    if closed(derived) and sympy.simplify(derived - c) == 0:
+    if closed(derived) and equal(derived, c):
         return None
     for n in range(1, max_n + 1):
         for m in range(1, n + 1):

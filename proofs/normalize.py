@@ -92,7 +92,9 @@ PARAMS = SimpleNamespace(n=var("n"), m=var("m"), k=var("k"), d=var("d"))
 class Ctx:
     """One query's world: the symbolic parameters, the assumptions so far, the variable map."""
 
-    def __init__(self, m_value: int | None = None, timeout_ms: int = 10000, seed: int = 0):
+    def __init__(self, m_value: int | None = None, timeout_ms: int = 10000, seed: int = 0,
+                 nonlinear: bool = False):
+        self.nonlinear = nonlinear     # allow products of values (counting identities, not indices)
         self.m, self.k = z3.Int("m"), z3.Int("k")
         self.assumptions: list = [self.m >= 1, self.k >= 1]
         if m_value is not None:
@@ -235,6 +237,8 @@ class Ctx:
                 return DVal(z3.simplify(x.r * y.q), z3.IntVal(0), True)
         if _is_const(a.q, 0) and _is_const(b.q, 0):
             return DVal(z3.IntVal(0), z3.simplify(a.r * b.r))
+        if self.nonlinear:
+            return DVal(z3.IntVal(0), z3.simplify(self.int_term(a) * self.int_term(b)))
         raise NormalizationError("product of two values that both involve m")
 
     def _moddiv(self, op, a: DVal, b: DVal) -> DVal:
@@ -302,6 +306,10 @@ class Ctx:
             return z3.If(self.cond(args[0]), self.cond(args[1]), self.cond(args[2]))
         raise NormalizationError(f"{op} is not a condition")
 
+    def int_term(self, x: DVal) -> z3.ArithRef:
+        """x as one Z3 integer term q·m + r."""
+        return x.q * self.m + x.r
+
     def int_of(self, x: DVal, model) -> int:
         """The concrete value of x in a Z3 model."""
-        return model.eval(x.q * self.m + x.r, model_completion=True).as_long()
+        return model.eval(self.int_term(x), model_completion=True).as_long()

@@ -166,14 +166,19 @@ def _bounded(schedule: Schedule, props, opts: Options) -> list[Result]:
 
 def _counts(schedule: Schedule, opts: Options, done: list) -> Result:
     t0 = time.perf_counter()
-    c = counts(schedule)
+    c = counts(schedule, opts.seed)
     details = {"cycles": str(c.cycles), "ops": {k: (str(v) if v is not None else None) for k, v in c.ops.items()},
                "phase_cycles": {k: str(v) for k, v in c.phase_cycles.items()},
                "utilization": str(c.utilization) if c.utilization is not None else None,
                "phase_utilization": {k: str(v) for k, v in (c.phase_utilization or {}).items()}}
     verdict, reason, cex = Verdict.PROVED, "", None
+    details["hints"] = c.hints
     if any(c.ops[k] is None for k in ("MAC", "EAC", "DIV")):
         verdict, reason = Verdict.UNKNOWN, "an op count needs a guarded sum that was not derived"
+    failed = {p: why for p, why in c.hints.items() if why}
+    if failed and not closed(c.cycles):
+        verdict = Verdict.UNKNOWN
+        reason = "; ".join(f"{p} cycles: counting hint not proved ({why})" for p, why in failed.items())
     if c.bijections and opts.tier != "bounded":
         # a guarded phase does |terms| ops only if its coverage (a bijection onto them) is proved
         cov = {r.phase: r.verdict for r in done if r.property == "coverage"}
@@ -189,10 +194,12 @@ def _counts(schedule: Schedule, opts: Options, done: list) -> Result:
         if derived is None:
             continue
         bad = check_claim(derived, claim)
-        if bad is not None and bad[0] is None and not closed(derived):
+        if bad is not None and bad[0] is None:
             verdict = Verdict.UNKNOWN
-            reason = (f"claim {what} = {claim} agrees with the derived sum for every n ≤ 24, but the "
-                      "sum has no closed form to compare for all n")
+            reason = (f"claim {what} = {claim} agrees with the derived " +
+                      ("closed form" if closed(derived) else "sum") + " for every n ≤ 24, but "
+                      + ("is not shown equal for all n" if closed(derived)
+                         else "the sum has no closed form to compare for all n"))
             continue
         if bad is not None:
             n, m, got, want = bad

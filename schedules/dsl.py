@@ -154,11 +154,17 @@ class Step:
 @dataclass(frozen=True)
 class Loop:
     """A sequential loop `name ∈ [lo, hi]`; a bound is an int, a parameter name ('n', 'm', 'k',
-    'd') or a callable `(P, ix) -> value` of the parameters and the outer indices."""
+    'd') or a callable `(P, ix) -> value` of the parameters and the outer indices.
+
+    `through` (outermost loop only) is a counting hint: a callable `(P, V) -> value` giving the
+    cycles the phase spends in iterations lo..V of this loop. It is used where a sum has no closed
+    form sympy can find, and only after `proofs.induction` proves it (base V = lo, step V-1 → V).
+    """
 
     name: str
     lo: Any
     hi: Any
+    through: Any = None
 
     def bounds(self, P, ix):
         return _bound(self.lo, P, ix), _bound(self.hi, P, ix)

@@ -108,6 +108,24 @@ def render(t: Term) -> str:
     return f"{t.op}({', '.join(render(a) for a in t.args)})"
 
 
+def evaluate(t: Term, env: dict):
+    """Term t on another backend: variables from env, operators by this module's helpers."""
+    op, a = t.op, t.args
+    if op == "var":
+        return env[a[0]]
+    if op in ("const", "bool"):
+        return a[0]
+    args = [evaluate(x, env) for x in a]
+    if op == "add":
+        return args[0] + args[1]
+    if op == "mul":
+        return args[0] * args[1]
+    if op == "neg":
+        return -args[0]
+    return {"mod": mod, "div": div, "ite": ite, "eq": eq, "lt": lt, "le": le,
+            "and": and_, "or": or_, "not": not_}[op](*args)
+
+
 def _paren(t: Term) -> str:
     s = render(t)
     return s if t.op in ("var", "const", "bool", "ite") else f"({s})"

@@ -7,6 +7,7 @@ import sympy
 from model.ring import run
 from model.trace import build_trace
 from proofs.bounded import check_sizes, sizes
+from proofs.counting import check_claim, closed, counts
 from proofs.prover import Options, verify
 from proofs.results import PROPERTIES, Verdict
 from schedules import algo1
@@ -18,8 +19,23 @@ TABLE_I = {(3, 3): (21, 21), (4, 4): (36, 36), (5, 5): (50, 51), (6, 3): (146, 1
            (6, 6): (73, 73), (15, 5): (1134, 1146), (15, 15): (396, 396)}
 
 
+# A readable form of the derived cycle count (docs/algo2.md): k = n/m, X per parity of m and k.
+READABLE_CYCLES = ("(n**3 + (floor(n/2) + 3)*n**2)/m + (n/m)*(Piecewise(((n/m)*(m-1)*(m-3)/8, "
+                   "Eq(Mod(m, 2), 1)), ((n/m)*(m-2)**2/8, Eq(Mod(n/m, 2), 0)), "
+                   "((m-2)*((n/m)*(m-2)-2)/8, True)) + (m-1)*floor(floor((n-1)/2)/m))")
+
+
+@pytest.fixture(scope="module")
+def derived():
+    return counts(ALGO2)
+
+
 def claim(what, n, m):
     return int(sympy.sympify(CLAIMS[what], locals={"n": n, "m": m}))
+
+
+def cycles(n, m):
+    return counts(ALGO2).at(n, m)["cycles"]
 
 
 @pytest.mark.parametrize("n,m", [(1, 1), (2, 1), (2, 2), (3, 3), (4, 2), (5, 5), (6, 2), (6, 3),
@@ -28,7 +44,7 @@ def test_ring_model_matches_numpy(n, m):
     r = run(ALGO2, n, m)
     assert r.ok, r.violations
     assert r.max_rel_error <= 1e-9
-    assert r.cycles == claim("cycles", n, m)
+    assert r.cycles == cycles(n, m)
 
 
 def test_phases_2_and_3_are_algorithm_1s_code():
@@ -62,24 +78,35 @@ def test_bounded_tier_proves_every_property_up_to_24():
     assert rs and all(r.verdict is Verdict.PROVED and r.tier == "bounded" for r in rs)
 
 
-def test_claimed_counts_equal_enumeration_up_to_24():
+def test_derived_counts_equal_enumeration_up_to_24(derived):
     for n, m in sizes(24):
         tr = build_trace(ALGO2, n, m)
         ops = {}
         for pt in tr.phases:
             ops[pt.op.value] = ops.get(pt.op.value, 0) + int(pt.active.sum())
-        assert tr.cycles == claim("cycles", n, m), (n, m)
-        assert ops == {w: claim(w, n, m) for w in ("MAC", "EAC", "DIV")}, (n, m)
+        want = derived.at(n, m)
+        assert tr.cycles == want["cycles"], (n, m)
+        assert ops["MAC"] == want["ops"]["MAC"] == claim("MAC", n, m), (n, m)
+        assert ops["EAC"] == want["ops"]["EAC"] and ops["DIV"] == want["ops"]["DIV"], (n, m)
 
 
-def test_counts_are_not_claimed_proved_without_a_closed_form():
+def test_counts_are_proved_closed_forms(derived):
+    assert closed(derived.cycles) and "phase1" in derived.hints
+    for what in ("MAC", "EAC", "DIV"):      # the paper's per-parity MAC count, shown equal for all n
+        assert check_claim(derived.ops[what], CLAIMS[what]) is None, what
     (r,) = verify(ALGO2, Options(properties=("counts",)))
-    assert r.verdict is Verdict.UNKNOWN and "no closed form" in r.reason
+    assert (r.verdict, r.tier) == (Verdict.PROVED, "parametric"), r.reason
+
+
+def test_readable_cycle_form_matches_the_derived_one(derived):
+    for n, m in sizes(60):       # a reading for the docs, compared on samples (not a proof)
+        assert derived.at(n, m)["cycles"] == int(sympy.sympify(READABLE_CYCLES, locals={
+            "n": n, "m": m})), (n, m)
 
 
 def test_table_I():
     for (n, m), (_, ours) in TABLE_I.items():
-        assert run(ALGO2, n, m).cycles == ours
+        assert run(ALGO2, n, m).cycles == ours == cycles(n, m)
 
 
 # each printed defect alone: (property, phase, n, m) of the smallest counterexample

@@ -1,0 +1,81 @@
+"""Counting hints proved by induction, guards read as loop bounds, and claims shown equal by cases."""
+
+from dataclasses import replace
+
+import sympy
+
+from model.trace import build_trace
+from proofs.bounded import sizes
+from proofs.counting import N, _shape, check_claim, closed, counts, equal
+from proofs.induction import fold_guard, prove_through
+from proofs.prover import Options, verify
+from proofs.results import Verdict
+from schedules.algo2 import ALGO2, cycles_through
+from schedules.dsl import Loop, Phase
+from schedules.expr import div, eq, ite, le, mod, var
+
+
+def _with_hint(schedule, hint):
+    p = schedule.phases[0]
+    loops = (replace(p.loops[0], through=hint),) + p.loops[1:]
+    return replace(schedule, phases=(replace(p, loops=loops),) + schedule.phases[1:])
+
+
+def test_algorithm_2_hint_is_proved():
+    assert prove_through(ALGO2.phases[0]) == (True, "")
+
+
+def test_triangular_nest_hint_is_proved_and_wrong_ones_refuted():
+    def tri(through):
+        return Phase("tri", (Loop("h", 1, "n", through=through), Loop("j", 1, lambda P, ix: ix.h)),
+                     step=lambda P, ix: None)
+    assert prove_through(tri(lambda P, H: div(H * (H + 1), 2)))[0] is True
+    ok, why = prove_through(tri(lambda P, H: div(H * H, 2)))
+    assert ok is False and "base fails" in why
+    ok, why = prove_through(tri(lambda P, H: div(H * (H + 1), 2) + ite(le(3, H), 1, 0)))
+    assert ok is False and "step fails" in why
+
+
+def _without_half(P, H):
+    """Algorithm 2's hint without taking group n/2's g back out: right for odd n only."""
+    r = mod(H, P.m)
+    g = ite(eq(r, 0), P.m - 1, ite(le(2 * r, P.m), r, P.m - r) - 1)
+    return cycles_through(P, H) + ite(eq(2 * H, P.n), g, 0)
+
+
+def test_a_refuted_hint_is_not_used():
+    bad = _with_hint(ALGO2, _without_half)
+    ok, why = prove_through(bad.phases[0])
+    assert ok is False and "step fails at n=" in why
+    n = int(why.split("n=")[1].split(",")[0])
+    assert n % 2 == 0               # the counterexample is an even n, where group n/2 exists
+    c = counts(bad)
+    assert not closed(c.cycles) and c.hints["phase1"]
+    (r,) = verify(bad, Options(properties=("counts",)))
+    assert r.verdict is Verdict.UNKNOWN and "counting hint not proved" in r.reason
+
+
+def test_guard_is_read_as_a_bound_only_when_proved():
+    p = ALGO2.phases[0]
+    assert fold_guard(p, _shape(p).guard) is not None
+    j, n, l = var("j"), var("n"), var("l")
+    plain = Phase("p", (Loop("i", 1, "k"), Loop("j", 1, "n")), step=lambda P, ix: None)
+    assert fold_guard(plain, le(j, n - 1)) is not None
+    assert fold_guard(plain, le(j, n + 1)) is None          # beyond the loop's range
+    assert fold_guard(plain, le(j, l)) is None              # depends on the PE
+
+
+def test_folded_and_hinted_counts_equal_enumeration():
+    c = counts(ALGO2)
+    for n, m in sizes(12):
+        tr = build_trace(ALGO2, n, m)
+        assert tr.phases[0].active.sum() == c.ops["MAC"].subs({N: n}) - n ** 3
+        assert tr.cycles == c.at(n, m)["cycles"]
+
+
+def test_claims_equal_by_residue_cases():
+    mac = N ** 2 * (sympy.floor(N / 2) + 1)
+    assert equal(mac, sympy.sympify("Piecewise((n*n*(n+1)/2, Eq(Mod(n, 2), 1)), (n*n*(n+2)/2, True))",
+                                    locals={"n": N}))
+    wrong = "Piecewise((n*n*(n+1)/2, Eq(Mod(n, 2), 1)), (n*n*(n+3)/2, True))"
+    assert check_claim(mac, wrong)[:2] == (2, 1)
