@@ -58,7 +58,7 @@ def parametric():
 
 
 def test_parametric_verdicts_agree_with_enumeration(parametric):
-    enum = check_sizes(ALGO2, 16)
+    enum = check_sizes(ALGO2, 24)
     assert {(r.property, r.phase) for r in parametric} <= set(enum)
     for r in parametric:
         assert r.verdict is not Verdict.REFUTED, (r.property, r.phase, r.reason)
