@@ -126,23 +126,28 @@ class _Splitter:
 
 def search(variant: str, n: int, m: int, d: int | None = None, max_T: int | None = None,
            timeout: float | None = None, solver: str = DEFAULT_SOLVER, placement: dict | None = None,
-           progress=None) -> SearchResult:
+           progress=None, lemmas: bool = True) -> SearchResult:
     """Minimum cycles of `variant` attention on m PEs.
 
-    T rises from the counting bound; each T is split into every admissible phase-length triple
-    (L1, L2, L3) and is SAT iff some split is (each split decided by `_Splitter`). A split left
-    undecided leaves T unresolved; the search then goes on looking for a witness at larger T, so a
-    timeout still reports the best schedule found and the largest T proven impossible. Every witness
-    is replayed by `check_run`; one it rejects raises, as the encoding would then be wrong.
+    T rises from the lemma bound L1 + L2b + L3 (with `lemmas=False`, from the slot-counting bound
+    L1 + L2a + L3, so that the solver refutes the T in between itself); each T is split into every
+    admissible phase-length triple (L1, L2, L3) and is SAT iff some split is (each split decided by
+    `_Splitter`). A split left undecided leaves T unresolved; the search then goes on looking for a
+    witness at larger T, so a timeout still reports the best schedule found and the largest T proven
+    impossible. Every witness is replayed by `check_run`; one it rejects raises, as the encoding
+    would then be wrong.
     """
     start = time.perf_counter()
     prob = Problem(variant, n, m, d, placement)
-    mins = prob.phase_minimum(spread=False)  # the solver, not lemma L2b, proves the T below the minimum
+    counting = prob.phase_minimum(spread=False)
+    strong = prob.phase_minimum()
+    mins = strong if lemmas else counting
     lb = sum(mins)
-    strong = sum(prob.phase_minimum())
-    max_T = max_T if max_T is not None else strong + 2 * prob.n + 4
+    max_T = max_T if max_T is not None else sum(strong) + 2 * prob.n + 4
     splitter = _Splitter(prob, solver, None if timeout is None else start + timeout, progress)
-    unsat_below, unsat_seconds, unsat_by = lb - 1, 0.0, "slot counting"  # no split sums to less than lb
+    # no split sums to less than lb: the T below are refuted without a solver call
+    unsat_below, unsat_seconds = lb - 1, 0.0
+    unsat_by = "slot counting" if lb == sum(counting) else "lemma L2b"
     resolved = True  # every T so far proven UNSAT
     for T in range(lb, max_T + 1):
         t_start, found, unknown = time.perf_counter(), None, False
@@ -158,8 +163,9 @@ def search(variant: str, n: int, m: int, d: int | None = None, max_T: int | None
             if problems:
                 raise AssertionError(f"encoding produced an invalid schedule: {problems[:3]}")
             return SearchResult(variant, n, m, prob.d, T if resolved else None, unsat_below, unsat_seconds, T,
-                                time.perf_counter() - start, found, strong, tuple(splitter.attempts),
-                                "" if resolved else f"T={unsat_below + 1} unresolved (timeout)", unsat_by)
+                                time.perf_counter() - start, found, sum(strong), tuple(splitter.attempts),
+                                "" if resolved else f"T={unsat_below + 1} unresolved (timeout)", unsat_by,
+                                lb - 1)
         if unknown:
             resolved = False
         elif resolved:
@@ -169,4 +175,5 @@ def search(variant: str, n: int, m: int, d: int | None = None, max_T: int | None
     reason = "timeout" if timeout is not None and time.perf_counter() - start >= timeout else \
         f"no schedule up to max_T={max_T}"
     return SearchResult(variant, n, m, prob.d, None, unsat_below, unsat_seconds, None,
-                        time.perf_counter() - start, None, strong, tuple(splitter.attempts), reason, unsat_by)
+                        time.perf_counter() - start, None, sum(strong), tuple(splitter.attempts), reason,
+                        unsat_by, lb - 1)

@@ -15,11 +15,21 @@ TINY = [("plain", 2, 2), ("symmetric", 2, 2), ("masked", 2, 2), ("masked", 3, 3)
 
 @pytest.mark.parametrize("variant,n,m", TINY)
 def test_witness_is_valid_for_both_checkers(variant, n, m):
-    r = search(variant, n, m, timeout=60)
+    r = search(variant, n, m, timeout=60, lemmas=False)
     assert r.proven and r.schedule.T == r.min_cycles == r.unsat_below + 1
     assert r.min_cycles >= r.lower_bound  # the lemmas never exceed a solver-proven minimum
     assert check_run(r.schedule) == []
     assert sat_check_run(r.schedule).valid is True
+
+
+@pytest.mark.parametrize("variant,n,m", TINY + [("plain", 3, 3), ("masked", 4, 2)])
+def test_lemma_start_skips_no_satisfiable_T(variant, n, m):
+    """Starting at the lemma bound finds the minimum the solver alone proves from slot counting."""
+    solver_only = search(variant, n, m, timeout=60, lemmas=False)
+    r = search(variant, n, m, timeout=60)
+    assert r.proven and r.min_cycles == solver_only.min_cycles
+    assert r.lemma_below == r.lower_bound - 1 <= r.unsat_below
+    assert all(a.T > r.lemma_below for a in r.attempts)
 
 
 @pytest.mark.parametrize("variant,n,m", TINY[:4])
