@@ -12,6 +12,7 @@ from collections import Counter
 from model.bitlevel_check import check_run
 from model.bitlevel_cnf import Encoding
 from model.bitlevel_problem import Problem
+from model.bitlevel_rotation import rotation_step
 from model.bitlevel_solve import DEFAULT_SOLVER, solve
 from model.bitlevel_types import Attempt, CheckResult, Op, Run, SearchResult, Send, Verdict
 
@@ -69,10 +70,16 @@ class _Splitter:
     """Decides one split (L1, L2, L3) of a horizon T, in stages:
 
     1. the full CNF with a short budget;
-    2. the phase-1 relaxation (MAC1 ops only, L1 cycles; cached per L1): UNSAT refutes the split,
+    2. plain and symmetric only, when a rotation step g exists (model/bitlevel_rotation.py): the
+       phase-1 relaxation and then the full CNF with its phase 1 pinned, both restricted to runs
+       invariant under rotation by g — SAT is a witness, UNSAT proves nothing;
+    3. the phase-1 relaxation (MAC1 ops only, L1 cycles; cached per L1): UNSAT refutes the split,
        since any run's first L1 cycles solve it; SAT gives a phase-1 placement to pin;
-    3. the full CNF with that phase-1 placement pinned: SAT is a witness (UNSAT proves nothing);
-    4. the full CNF with half of the time left.
+    4. the full CNF with that phase-1 placement pinned: SAT is a witness (UNSAT proves nothing);
+    5. the full CNF with whatever time is left.
+
+    A relaxation gets at most half the time left, a pinned CNF all of it: it is the stage that finds
+    the witnesses of the large instances.
     """
 
     QUICK = 30.0
@@ -80,12 +87,13 @@ class _Splitter:
     def __init__(self, prob: Problem, solver: str, deadline: float | None, progress):
         self.prob, self.solver, self.deadline, self.progress = prob, solver, deadline, progress
         self.attempts: list[Attempt] = []
-        self.relaxed: dict[int, tuple[Verdict, dict | None]] = {}
+        self.relaxed: dict[tuple, tuple[Verdict, dict | None]] = {}
+        self.rotation = rotation_step(prob)
 
-    def _left(self, cap: float | None = None) -> float | None:
+    def _left(self, share: float = 1.0, cap: float | None = None) -> float | None:
         if self.deadline is None:
             return cap
-        left = (self.deadline - time.perf_counter()) / 2
+        left = (self.deadline - time.perf_counter()) * share
         return left if cap is None else min(cap, left)
 
     def _call(self, enc: Encoding, T: int, split, stage: str, budget):
@@ -99,28 +107,38 @@ class _Splitter:
             self.progress(self.attempts[-1])
         return verdict, model
 
-    def _full(self, T, split, budget):
-        enc = Encoding(self.prob, T, split=split)
-        verdict, model = self._call(enc, T, split, "full", budget)
+    def _full(self, T, split, budget, pin=None, rotation=None, stage="full"):
+        enc = Encoding(self.prob, T, split=split, pin=pin, rotation=rotation)
+        verdict, model = self._call(enc, T, split, stage, budget)
         return verdict, (to_run(self.prob, T, *enc.decode(model)) if verdict is Verdict.SAT else None)
 
+    def _relaxed(self, L1: int, rotation: int | None) -> tuple[Verdict, dict | None]:
+        """Phase-1 relaxation of L1 cycles (cached), optionally rotation-invariant."""
+        if (L1, rotation) not in self.relaxed:
+            enc = Encoding(self.prob.phase_one(), L1, split=(L1, 0, 0), rotation=rotation)
+            stage = "phase-1 relaxation" + (", rotation-invariant" if rotation else "")
+            v, model = self._call(enc, L1, (L1, 0, 0), stage, self._left(0.5))
+            self.relaxed[(L1, rotation)] = (v, enc.decode(model)[0] if v is Verdict.SAT else None)
+        return self.relaxed[(L1, rotation)]
+
     def decide(self, T: int, split: tuple[int, int, int]) -> tuple[Verdict, Run | None]:
-        verdict, run = self._full(T, split, self._left(self.QUICK))
+        verdict, run = self._full(T, split, self._left(0.5, self.QUICK))
         if verdict is not Verdict.UNKNOWN:
             return verdict, run
-        L1 = split[0]
-        if L1 not in self.relaxed:
-            enc = Encoding(self.prob.phase_one(), L1, split=(L1, 0, 0))
-            v, model = self._call(enc, L1, (L1, 0, 0), "phase-1 relaxation", self._left())
-            self.relaxed[L1] = (v, enc.decode(model)[0] if v is Verdict.SAT else None)
-        v, pin = self.relaxed[L1]
-        if v is Verdict.UNSAT:
+        if self.rotation:
+            _, pin = self._relaxed(split[0], self.rotation)
+            if pin is not None:
+                verdict, run = self._full(T, split, self._left(), pin, self.rotation,
+                                          "phase 1 pinned, rotation-invariant")
+                if verdict is Verdict.SAT:
+                    return verdict, run
+        verdict, pin = self._relaxed(split[0], None)
+        if verdict is Verdict.UNSAT:
             return Verdict.UNSAT, None
         if pin is not None:
-            enc = Encoding(self.prob, T, split=split, pin=pin)
-            v, model = self._call(enc, T, split, "phase 1 pinned", self._left())
-            if v is Verdict.SAT:
-                return v, to_run(self.prob, T, *enc.decode(model))
+            verdict, run = self._full(T, split, self._left(), pin, stage="phase 1 pinned")
+            if verdict is Verdict.SAT:
+                return verdict, run
         return self._full(T, split, self._left())
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pysat.card import CardEnc, EncType
 
 from model.bitlevel_problem import Problem
+from model.bitlevel_rotation import invariance_clauses
 
 TRUE, FALSE = 1, -1
 
@@ -64,11 +65,12 @@ class Encoding:
     split=(L1, L2, L3) fixes the phase lengths (phase-boundary splitting) and adds busy-slot clauses
     where a phase's op count fills it; split=None leaves the barriers as variables. fixed=(ops, sends)
     fixes op placement {op key: (p, t)} and the sends {(t, p, datum)} (bounded check of a schedule);
-    pin fixes the placement of some ops only.
+    pin fixes the placement of some ops only; rotation=g keeps only runs equal to their rotation by
+    g (model/bitlevel_rotation.py). Pin and rotation remove valid runs: for witness search only.
     """
 
-    def __init__(self, prob: Problem, T: int, split=None, fixed=None, pin=None):
-        self.prob, self.T, self.m, self.split = prob, T, prob.m, split
+    def __init__(self, prob: Problem, T: int, split=None, fixed=None, pin=None, rotation: int | None = None):
+        self.prob, self.T, self.m, self.split, self.rotation = prob, T, prob.m, split, rotation
         self.pin = pin or {}  # op key -> (p, t) for a subset of ops (staged witness search)
         self.cnf = Cnf()
         self.reason = ""
@@ -345,6 +347,8 @@ class Encoding:
         self._accumulators()
         self._memory()
         self._links()
+        if self.rotation:
+            self.cnf.clauses.extend(invariance_clauses(self, self.rotation))
 
     # ---- decoding ------------------------------------------------------------------------------
     def decode(self, model: set[int]):

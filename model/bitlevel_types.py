@@ -77,7 +77,7 @@ class Attempt:
     seconds: float
     variables: int
     clauses: int
-    stage: str = "full"  # "full", "phase-1 relaxation" or "phase 1 pinned"
+    stage: str = "full"  # "full", "phase-1 relaxation" or "phase 1 pinned" (", rotation-invariant")
 
 
 @dataclass(frozen=True)
