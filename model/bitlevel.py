@@ -69,25 +69,27 @@ def _splits(mins: tuple[int, int, int], T: int):
 class _Splitter:
     """Decides one split (L1, L2, L3) of a horizon T, in stages:
 
-    1. the full CNF with a short budget;
+    1. the full CNF with a short budget, if it has at most QUICK_VARS variables;
     2. plain and symmetric only, when a rotation step g exists (model/bitlevel_rotation.py): the
        phase-1 relaxation and then the full CNF with its phase 1 pinned, both restricted to runs
        invariant under rotation by g — SAT is a witness, UNSAT proves nothing;
-    3. the phase-1 relaxation (MAC1 ops only, L1 cycles; cached per L1): UNSAT refutes the split,
-       since any run's first L1 cycles solve it; SAT gives a phase-1 placement to pin;
+    3. the phase-1 relaxation (MAC1 ops only, L1 cycles): UNSAT refutes the split, since any run's
+       first L1 cycles solve it; SAT gives a phase-1 placement to pin;
     4. the full CNF with that phase-1 placement pinned: SAT is a witness (UNSAT proves nothing);
     5. the full CNF with whatever time is left.
 
-    A relaxation gets at most half the time left, a pinned CNF all of it: it is the stage that finds
-    the witnesses of the large instances.
+    Stages 2 and 4 try up to PINS placements: when a pinned CNF fails (UNSAT, or UNKNOWN after half
+    the time left), its placement is forbidden and the relaxation asked for another. Relaxations get
+    half the time left, the last pinned try all of it: pinned CNFs find the large witnesses.
     """
 
-    QUICK = 30.0
+    QUICK, QUICK_VARS = 30.0, 60_000  # the short full call: measured to pay off on small CNFs only
+    PINS = 3
 
     def __init__(self, prob: Problem, solver: str, deadline: float | None, progress):
         self.prob, self.solver, self.deadline, self.progress = prob, solver, deadline, progress
         self.attempts: list[Attempt] = []
-        self.relaxed: dict[tuple, tuple[Verdict, dict | None]] = {}
+        self.pins: dict[tuple, list] = {}  # (L1, rotation) -> [(relaxation verdict, placement or None)]
         self.rotation = rotation_step(prob)
 
     def _left(self, share: float = 1.0, cap: float | None = None) -> float | None:
@@ -112,33 +114,40 @@ class _Splitter:
         verdict, model = self._call(enc, T, split, stage, budget)
         return verdict, (to_run(self.prob, T, *enc.decode(model)) if verdict is Verdict.SAT else None)
 
-    def _relaxed(self, L1: int, rotation: int | None) -> tuple[Verdict, dict | None]:
-        """Phase-1 relaxation of L1 cycles (cached), optionally rotation-invariant."""
-        if (L1, rotation) not in self.relaxed:
-            enc = Encoding(self.prob.phase_one(), L1, split=(L1, 0, 0), rotation=rotation)
-            stage = "phase-1 relaxation" + (", rotation-invariant" if rotation else "")
-            v, model = self._call(enc, L1, (L1, 0, 0), stage, self._left(0.5))
-            self.relaxed[(L1, rotation)] = (v, enc.decode(model)[0] if v is Verdict.SAT else None)
-        return self.relaxed[(L1, rotation)]
+    def _pin(self, L1: int, rotation: int | None, k: int) -> tuple[Verdict, dict | None]:
+        """The k-th phase-1 placement of L1 cycles (cached): the relaxation with placements 0..k-1
+        forbidden, optionally rotation-invariant. Its verdict refutes phase 1 only for k = 0."""
+        found = self.pins.setdefault((L1, rotation), [])
+        if k < len(found):
+            return found[k]
+        if k > len(found) or (found and found[-1][1] is None):
+            return Verdict.UNKNOWN, None
+        enc = Encoding(self.prob.phase_one(), L1, split=(L1, 0, 0), rotation=rotation)
+        for _, place in found:
+            enc.forbid(place)
+        stage = "phase-1 relaxation" + (", rotation-invariant" if rotation else "")
+        verdict, model = self._call(enc, L1, (L1, 0, 0), stage, self._left(0.5))
+        found.append((verdict, enc.decode(model)[0] if verdict is Verdict.SAT else None))
+        return found[-1]
 
     def decide(self, T: int, split: tuple[int, int, int]) -> tuple[Verdict, Run | None]:
-        verdict, run = self._full(T, split, self._left(0.5, self.QUICK))
-        if verdict is not Verdict.UNKNOWN:
-            return verdict, run
-        if self.rotation:
-            _, pin = self._relaxed(split[0], self.rotation)
-            if pin is not None:
-                verdict, run = self._full(T, split, self._left(), pin, self.rotation,
-                                          "phase 1 pinned, rotation-invariant")
+        enc = Encoding(self.prob, T, split=split)
+        if enc.cnf.nv <= self.QUICK_VARS:
+            verdict, model = self._call(enc, T, split, "full", self._left(0.5, self.QUICK))
+            if verdict is not Verdict.UNKNOWN:
+                return verdict, (to_run(self.prob, T, *enc.decode(model)) if verdict is Verdict.SAT else None)
+        for rotation in ([self.rotation] if self.rotation else []) + [None]:
+            stage = "phase 1 pinned" + (", rotation-invariant" if rotation else "")
+            for k in range(self.PINS):
+                verdict, pin = self._pin(split[0], rotation, k)
+                if verdict is Verdict.UNSAT and k == 0 and rotation is None:
+                    return Verdict.UNSAT, None
+                if pin is None:
+                    break
+                last = rotation is None and k == self.PINS - 1
+                verdict, run = self._full(T, split, self._left(1.0 if last else 0.5), pin, rotation, stage)
                 if verdict is Verdict.SAT:
                     return verdict, run
-        verdict, pin = self._relaxed(split[0], None)
-        if verdict is Verdict.UNSAT:
-            return Verdict.UNSAT, None
-        if pin is not None:
-            verdict, run = self._full(T, split, self._left(), pin, stage="phase 1 pinned")
-            if verdict is Verdict.SAT:
-                return verdict, run
         return self._full(T, split, self._left())
 
 

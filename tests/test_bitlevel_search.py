@@ -89,3 +89,34 @@ def test_staged_path_finds_a_valid_witness():
     assert verdict is Verdict.SAT and check_run(run) == []
     assert [a.stage for a in splitter.attempts] == ["full", "phase-1 relaxation", "phase 1 pinned"]
     assert splitter.decide(17, (5, 6, 6))[0] is Verdict.UNSAT  # phase 1 cannot fit in 5 cycles
+
+
+@pytest.mark.parametrize("variant,n,m", [("plain", 2, 2), ("masked", 3, 3), ("masked", 3, 2), ("symmetric", 3, 3)])
+def test_feature_symmetry_breaking_keeps_the_minimum(variant, n, m, monkeypatch):
+    """The solver-only minimum is the same with the feature orderings switched off."""
+    broken = search(variant, n, m, lemmas=False).min_cycles
+    monkeypatch.setattr(Encoding, "_break_feature_symmetry", lambda self: None)
+    assert search(variant, n, m, lemmas=False).min_cycles == broken
+
+
+def test_a_failed_pin_is_forbidden_and_replaced(monkeypatch):
+    """When a pinned CNF fails, the relaxation is asked for a different phase-1 placement."""
+    from model.bitlevel import _Splitter
+
+    splitter = _Splitter(Problem("masked", 3, 3), "kissat404", None, None)
+    splitter.QUICK = 0
+    full = splitter._full
+    stages = []
+
+    def first_pin_fails(T, split, budget, pin=None, rotation=None, stage="full"):
+        stages.append(stage)
+        if stages.count("phase 1 pinned") == 1:
+            return Verdict.UNSAT, None
+        return full(T, split, budget, pin, rotation, stage)
+
+    monkeypatch.setattr(splitter, "_full", first_pin_fails)
+    verdict, run = splitter.decide(17, (6, 5, 6))
+    assert verdict is Verdict.SAT and check_run(run) == []
+    (v0, first), (v1, second) = splitter.pins[(6, None)]
+    assert v0 is v1 is Verdict.SAT and first != second
+    assert stages == ["phase 1 pinned", "phase 1 pinned"]
