@@ -78,13 +78,14 @@ class _Splitter:
     4. the full CNF with that phase-1 placement pinned: SAT is a witness (UNSAT proves nothing);
     5. the full CNF with whatever time is left.
 
-    Stages 2 and 4 try up to PINS placements: when a pinned CNF fails (UNSAT, or UNKNOWN after half
-    the time left), its placement is forbidden and the relaxation asked for another. Relaxations get
-    half the time left, the last pinned try all of it: pinned CNFs find the large witnesses.
+    Stages 2 and 4 try up to PINS placements: when a pinned CNF fails (UNSAT, or UNKNOWN after a
+    third of the time left), its placement is forbidden and the relaxation asked for another, as
+    pinned run times vary several-fold with the placement. Relaxations get half the time left, the
+    last pinned try all of it.
     """
 
     QUICK, QUICK_VARS = 30.0, 60_000  # the short full call: measured to pay off on small CNFs only
-    PINS = 3
+    PINS, PIN_SHARE = 4, 1 / 3
 
     def __init__(self, prob: Problem, solver: str, deadline: float | None, progress):
         self.prob, self.solver, self.deadline, self.progress = prob, solver, deadline, progress
@@ -145,7 +146,8 @@ class _Splitter:
                 if pin is None:
                     break
                 last = rotation is None and k == self.PINS - 1
-                verdict, run = self._full(T, split, self._left(1.0 if last else 0.5), pin, rotation, stage)
+                verdict, run = self._full(T, split, self._left(1.0 if last else self.PIN_SHARE), pin, rotation,
+                                          stage)
                 if verdict is Verdict.SAT:
                     return verdict, run
         return self._full(T, split, self._left())
