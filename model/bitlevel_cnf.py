@@ -151,7 +151,8 @@ class Encoding:
         (phase 3); symmetric has one, as x serves as q, k and v. So w'_00's MAC1 ops may be assumed
         to run in the order l = 0, 1, ... (they are in distinct cycles) and, for the v index, the
         MAC3(0,0,l) ops in the order of their slots (cycle, then PE; distinct, as one op runs per
-        slot). A pin of phase-1 ops keeps the second."""
+        slot). A pin of phase-1 ops drops the first and keeps the second, which is only added then: it
+        speeds up the pinned masked n=5 CNFs but slows the full masked n=4 one (docs/bitlevel.md §4)."""
         prob = self.prob
         if self.fixed_ops is not None:
             return
@@ -164,7 +165,7 @@ class Encoding:
             for a, b in self._chain("MAC1"):  # one accumulator w'_00: increasing cycles
                 for t in range(self.T):
                     self.cnf.add([-self.D[b][t + 1], self.D[a][t]])
-        if not sym and all(k[0] != "MAC3" for k in self.pin) and free(("v",)):
+        if not sym and self.pin and all(k[0] != "MAC3" for k in self.pin) and free(("v",)):
             for a, b in self._chain("MAC3"):  # b's slot (t, p) after a's: a ran before t or on a lower PE
                 for (p, t), x in self.opv[b].items():
                     self.cnf.add([-x, self.D[a][t]] + [self.op(a, q, t) for q in range(p)])

@@ -120,3 +120,20 @@ def test_a_failed_pin_is_forbidden_and_replaced(monkeypatch):
     (v0, first), (v1, second) = splitter.pins[(6, None)]
     assert v0 is v1 is Verdict.SAT and first != second
     assert stages == ["phase 1 pinned", "phase 1 pinned"]
+
+
+@pytest.mark.parametrize("split", [(6, 5, 6), (6, 6, 6)])
+def test_phase_3_feature_ordering_keeps_pinned_verdicts(split, monkeypatch):
+    """The v-feature ordering, added to pinned CNFs only, leaves their verdict unchanged."""
+    prob = Problem("masked", 3, 3)
+    relax = Encoding(prob.phase_one(), 6, split=(6, 0, 0))
+    pin = relax.decode(solve(relax.cnf.clauses, relax.cnf.nv, "cadical195")[1])[0]
+
+    def verdict():
+        enc = Encoding(prob, sum(split), split=split, pin=pin)
+        return solve(enc.cnf.clauses, enc.cnf.nv, "cadical195")[0], len(enc.cnf.clauses)
+
+    ordered, with_clauses = verdict()
+    monkeypatch.setattr(Encoding, "_chain", lambda self, kind: [])
+    plain, without_clauses = verdict()
+    assert ordered is plain and with_clauses > without_clauses
