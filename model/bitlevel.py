@@ -12,6 +12,7 @@ from collections import Counter
 from model.bitlevel_check import check_run
 from model.bitlevel_cnf import Encoding
 from model.bitlevel_problem import Problem
+from model.bitlevel_rotation import rotation_step
 from model.bitlevel_solve import DEFAULT_SOLVER, solve
 from model.bitlevel_types import Attempt, CheckResult, Op, Run, SearchResult, Send, Verdict
 
@@ -68,24 +69,34 @@ def _splits(mins: tuple[int, int, int], T: int):
 class _Splitter:
     """Decides one split (L1, L2, L3) of a horizon T, in stages:
 
-    1. the full CNF with a short budget;
-    2. the phase-1 relaxation (MAC1 ops only, L1 cycles; cached per L1): UNSAT refutes the split,
-       since any run's first L1 cycles solve it; SAT gives a phase-1 placement to pin;
-    3. the full CNF with that phase-1 placement pinned: SAT is a witness (UNSAT proves nothing);
-    4. the full CNF with half of the time left.
+    1. the full CNF with a short budget, if it has at most QUICK_VARS variables;
+    2. plain and symmetric only, when a rotation step g exists (model/bitlevel_rotation.py): the
+       phase-1 relaxation and then the full CNF with its phase 1 pinned, both restricted to runs
+       invariant under rotation by g — SAT is a witness, UNSAT proves nothing;
+    3. the phase-1 relaxation (MAC1 ops only, L1 cycles): UNSAT refutes the split, since any run's
+       first L1 cycles solve it; SAT gives a phase-1 placement to pin;
+    4. the full CNF with that phase-1 placement pinned: SAT is a witness (UNSAT proves nothing);
+    5. the full CNF with whatever time is left.
+
+    Stages 2 and 4 try up to PINS placements: when a pinned CNF fails (UNSAT, or UNKNOWN after a
+    third of the time left), its placement is forbidden and the relaxation asked for another, as
+    pinned run times vary several-fold with the placement. Relaxations get half the time left, the
+    last pinned try all of it.
     """
 
-    QUICK = 30.0
+    QUICK, QUICK_VARS = 30.0, 60_000  # the short full call: measured to pay off on small CNFs only
+    PINS, PIN_SHARE = 4, 1 / 3
 
     def __init__(self, prob: Problem, solver: str, deadline: float | None, progress):
         self.prob, self.solver, self.deadline, self.progress = prob, solver, deadline, progress
         self.attempts: list[Attempt] = []
-        self.relaxed: dict[int, tuple[Verdict, dict | None]] = {}
+        self.pins: dict[tuple, list] = {}  # (L1, rotation) -> [(relaxation verdict, placement or None)]
+        self.rotation = rotation_step(prob)
 
-    def _left(self, cap: float | None = None) -> float | None:
+    def _left(self, share: float = 1.0, cap: float | None = None) -> float | None:
         if self.deadline is None:
             return cap
-        left = (self.deadline - time.perf_counter()) / 2
+        left = (self.deadline - time.perf_counter()) * share
         return left if cap is None else min(cap, left)
 
     def _call(self, enc: Encoding, T: int, split, stage: str, budget):
@@ -99,50 +110,73 @@ class _Splitter:
             self.progress(self.attempts[-1])
         return verdict, model
 
-    def _full(self, T, split, budget):
-        enc = Encoding(self.prob, T, split=split)
-        verdict, model = self._call(enc, T, split, "full", budget)
+    def _full(self, T, split, budget, pin=None, rotation=None, stage="full"):
+        enc = Encoding(self.prob, T, split=split, pin=pin, rotation=rotation)
+        verdict, model = self._call(enc, T, split, stage, budget)
         return verdict, (to_run(self.prob, T, *enc.decode(model)) if verdict is Verdict.SAT else None)
 
+    def _pin(self, L1: int, rotation: int | None, k: int) -> tuple[Verdict, dict | None]:
+        """The k-th phase-1 placement of L1 cycles (cached): the relaxation with placements 0..k-1
+        forbidden, optionally rotation-invariant. Its verdict refutes phase 1 only for k = 0."""
+        found = self.pins.setdefault((L1, rotation), [])
+        if k < len(found):
+            return found[k]
+        if k > len(found) or (found and found[-1][1] is None):
+            return Verdict.UNKNOWN, None
+        enc = Encoding(self.prob.phase_one(), L1, split=(L1, 0, 0), rotation=rotation)
+        for _, place in found:
+            enc.forbid(place)
+        stage = "phase-1 relaxation" + (", rotation-invariant" if rotation else "")
+        verdict, model = self._call(enc, L1, (L1, 0, 0), stage, self._left(0.5))
+        found.append((verdict, enc.decode(model)[0] if verdict is Verdict.SAT else None))
+        return found[-1]
+
     def decide(self, T: int, split: tuple[int, int, int]) -> tuple[Verdict, Run | None]:
-        verdict, run = self._full(T, split, self._left(self.QUICK))
-        if verdict is not Verdict.UNKNOWN:
-            return verdict, run
-        L1 = split[0]
-        if L1 not in self.relaxed:
-            enc = Encoding(self.prob.phase_one(), L1, split=(L1, 0, 0))
-            v, model = self._call(enc, L1, (L1, 0, 0), "phase-1 relaxation", self._left())
-            self.relaxed[L1] = (v, enc.decode(model)[0] if v is Verdict.SAT else None)
-        v, pin = self.relaxed[L1]
-        if v is Verdict.UNSAT:
-            return Verdict.UNSAT, None
-        if pin is not None:
-            enc = Encoding(self.prob, T, split=split, pin=pin)
-            v, model = self._call(enc, T, split, "phase 1 pinned", self._left())
-            if v is Verdict.SAT:
-                return v, to_run(self.prob, T, *enc.decode(model))
+        enc = Encoding(self.prob, T, split=split)
+        if enc.cnf.nv <= self.QUICK_VARS:
+            verdict, model = self._call(enc, T, split, "full", self._left(0.5, self.QUICK))
+            if verdict is not Verdict.UNKNOWN:
+                return verdict, (to_run(self.prob, T, *enc.decode(model)) if verdict is Verdict.SAT else None)
+        for rotation in ([self.rotation] if self.rotation else []) + [None]:
+            stage = "phase 1 pinned" + (", rotation-invariant" if rotation else "")
+            for k in range(self.PINS):
+                verdict, pin = self._pin(split[0], rotation, k)
+                if verdict is Verdict.UNSAT and k == 0 and rotation is None:
+                    return Verdict.UNSAT, None
+                if pin is None:
+                    break
+                last = rotation is None and k == self.PINS - 1
+                verdict, run = self._full(T, split, self._left(1.0 if last else self.PIN_SHARE), pin, rotation,
+                                          stage)
+                if verdict is Verdict.SAT:
+                    return verdict, run
         return self._full(T, split, self._left())
 
 
 def search(variant: str, n: int, m: int, d: int | None = None, max_T: int | None = None,
            timeout: float | None = None, solver: str = DEFAULT_SOLVER, placement: dict | None = None,
-           progress=None) -> SearchResult:
+           progress=None, lemmas: bool = True) -> SearchResult:
     """Minimum cycles of `variant` attention on m PEs.
 
-    T rises from the counting bound; each T is split into every admissible phase-length triple
-    (L1, L2, L3) and is SAT iff some split is (each split decided by `_Splitter`). A split left
-    undecided leaves T unresolved; the search then goes on looking for a witness at larger T, so a
-    timeout still reports the best schedule found and the largest T proven impossible. Every witness
-    is replayed by `check_run`; one it rejects raises, as the encoding would then be wrong.
+    T rises from the lemma bound L1 + L2b + L3 (with `lemmas=False`, from the slot-counting bound
+    L1 + L2a + L3, so that the solver refutes the T in between itself); each T is split into every
+    admissible phase-length triple (L1, L2, L3) and is SAT iff some split is (each split decided by
+    `_Splitter`). A split left undecided leaves T unresolved; the search then goes on looking for a
+    witness at larger T, so a timeout still reports the best schedule found and the largest T proven
+    impossible. Every witness is replayed by `check_run`; one it rejects raises, as the encoding
+    would then be wrong.
     """
     start = time.perf_counter()
     prob = Problem(variant, n, m, d, placement)
-    mins = prob.phase_minimum(spread=False)  # the solver, not lemma L2b, proves the T below the minimum
+    counting = prob.phase_minimum(spread=False)
+    strong = prob.phase_minimum()
+    mins = strong if lemmas else counting
     lb = sum(mins)
-    strong = sum(prob.phase_minimum())
-    max_T = max_T if max_T is not None else strong + 2 * prob.n + 4
+    max_T = max_T if max_T is not None else sum(strong) + 2 * prob.n + 4
     splitter = _Splitter(prob, solver, None if timeout is None else start + timeout, progress)
-    unsat_below, unsat_seconds, unsat_by = lb - 1, 0.0, "slot counting"  # no split sums to less than lb
+    # no split sums to less than lb: the T below are refuted without a solver call
+    unsat_below, unsat_seconds = lb - 1, 0.0
+    unsat_by = "slot counting" if lb == sum(counting) else "lemma L2b"
     resolved = True  # every T so far proven UNSAT
     for T in range(lb, max_T + 1):
         t_start, found, unknown = time.perf_counter(), None, False
@@ -158,8 +192,9 @@ def search(variant: str, n: int, m: int, d: int | None = None, max_T: int | None
             if problems:
                 raise AssertionError(f"encoding produced an invalid schedule: {problems[:3]}")
             return SearchResult(variant, n, m, prob.d, T if resolved else None, unsat_below, unsat_seconds, T,
-                                time.perf_counter() - start, found, strong, tuple(splitter.attempts),
-                                "" if resolved else f"T={unsat_below + 1} unresolved (timeout)", unsat_by)
+                                time.perf_counter() - start, found, sum(strong), tuple(splitter.attempts),
+                                "" if resolved else f"T={unsat_below + 1} unresolved (timeout)", unsat_by,
+                                lb - 1)
         if unknown:
             resolved = False
         elif resolved:
@@ -169,4 +204,5 @@ def search(variant: str, n: int, m: int, d: int | None = None, max_T: int | None
     reason = "timeout" if timeout is not None and time.perf_counter() - start >= timeout else \
         f"no schedule up to max_T={max_T}"
     return SearchResult(variant, n, m, prob.d, None, unsat_below, unsat_seconds, None,
-                        time.perf_counter() - start, None, strong, tuple(splitter.attempts), reason, unsat_by)
+                        time.perf_counter() - start, None, sum(strong), tuple(splitter.attempts), reason,
+                        unsat_by, lb - 1)

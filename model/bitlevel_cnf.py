@@ -11,6 +11,7 @@ from __future__ import annotations
 from pysat.card import CardEnc, EncType
 
 from model.bitlevel_problem import Problem
+from model.bitlevel_rotation import invariance_clauses
 
 TRUE, FALSE = 1, -1
 
@@ -64,11 +65,12 @@ class Encoding:
     split=(L1, L2, L3) fixes the phase lengths (phase-boundary splitting) and adds busy-slot clauses
     where a phase's op count fills it; split=None leaves the barriers as variables. fixed=(ops, sends)
     fixes op placement {op key: (p, t)} and the sends {(t, p, datum)} (bounded check of a schedule);
-    pin fixes the placement of some ops only.
+    pin fixes the placement of some ops only; rotation=g keeps only runs equal to their rotation by
+    g (model/bitlevel_rotation.py). Pin and rotation remove valid runs: for witness search only.
     """
 
-    def __init__(self, prob: Problem, T: int, split=None, fixed=None, pin=None):
-        self.prob, self.T, self.m, self.split = prob, T, prob.m, split
+    def __init__(self, prob: Problem, T: int, split=None, fixed=None, pin=None, rotation: int | None = None):
+        self.prob, self.T, self.m, self.split, self.rotation = prob, T, prob.m, split, rotation
         self.pin = pin or {}  # op key -> (p, t) for a subset of ops (staged witness search)
         self.cnf = Cnf()
         self.reason = ""
@@ -144,15 +146,34 @@ class Encoding:
             self.D.append(row)
 
     def _break_feature_symmetry(self) -> None:
-        """If no input's placement depends on l, relabelling the feature index l by any permutation
-        maps runs to runs; so w'_00's MAC1 ops may be assumed to run in the order l = 0, 1, ..."""
+        """Relabelling a feature index by any permutation maps runs to runs when no input's placement
+        depends on it. Plain and masked have two such indices: l of q, k (phase 1) and l of v, y
+        (phase 3); symmetric has one, as x serves as q, k and v. So w'_00's MAC1 ops may be assumed
+        to run in the order l = 0, 1, ... (they are in distinct cycles) and, for the v index, the
+        MAC3(0,0,l) ops in the order of their slots (cycle, then PE; distinct, as one op runs per
+        slot). A pin of phase-1 ops drops the first and keeps the second, which is only added then: it
+        speeds up the pinned masked n=5 CNFs but slows the full masked n=4 one (docs/bitlevel.md §4)."""
         prob = self.prob
-        if self.fixed_ops is not None or self.pin or any(prob.initial[x] != prob.initial[x[:2] + (0,)] for x in prob.inputs):
+        if self.fixed_ops is not None:
             return
-        chain = [prob.index[("MAC1", 0, 0, l)] for l in range(prob.d)]
-        for a, b in zip(chain, chain[1:]):
-            for t in range(self.T):
-                self.cnf.add([-self.D[b][t + 1], self.D[a][t]])
+
+        def free(names):
+            return all(prob.initial[x] == prob.initial[x[:2] + (0,)] for x in prob.inputs if x[0] in names)
+
+        sym = prob.variant == "symmetric"
+        if not self.pin and free(("x",) if sym else ("q", "k")):
+            for a, b in self._chain("MAC1"):  # one accumulator w'_00: increasing cycles
+                for t in range(self.T):
+                    self.cnf.add([-self.D[b][t + 1], self.D[a][t]])
+        if not sym and self.pin and all(k[0] != "MAC3" for k in self.pin) and free(("v",)):
+            for a, b in self._chain("MAC3"):  # b's slot (t, p) after a's: a ran before t or on a lower PE
+                for (p, t), x in self.opv[b].items():
+                    self.cnf.add([-x, self.D[a][t]] + [self.op(a, q, t) for q in range(p)])
+
+    def _chain(self, kind: str) -> list[tuple[int, int]]:
+        """Consecutive pairs of the ops (kind, 0, 0, l), l = 0..d-1 (none if the problem lacks them)."""
+        ops = [self.prob.index.get((kind, 0, 0, l)) for l in range(self.prob.d)]
+        return [] if None in ops else list(zip(ops, ops[1:]))
 
     def _barriers(self) -> None:
         if self.split:
@@ -345,6 +366,12 @@ class Encoding:
         self._accumulators()
         self._memory()
         self._links()
+        if self.rotation:
+            self.cnf.clauses.extend(invariance_clauses(self, self.rotation))
+
+    def forbid(self, place: dict) -> None:
+        """Exclude one placement {op key: (p, t)} of this CNF's ops: some op must run elsewhere."""
+        self.cnf.add([-self.op(self.prob.index[key], p, t) for key, (p, t) in place.items()])
 
     # ---- decoding ------------------------------------------------------------------------------
     def decode(self, model: set[int]):

@@ -77,7 +77,7 @@ class Attempt:
     seconds: float
     variables: int
     clauses: int
-    stage: str = "full"  # "full", "phase-1 relaxation" or "phase 1 pinned"
+    stage: str = "full"  # "full", "phase-1 relaxation" or "phase 1 pinned" (", rotation-invariant")
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,9 @@ class SearchResult:
     `min_cycles` is set only when proven: a valid schedule with that many cycles exists (`schedule`,
     checked by the independent checker) and every T below it is unsatisfiable. Otherwise `best_sat` and
     `unsat_below` bound the unknown minimum from above and below. `lower_bound` is the bound of the
-    counting lemmas L1-L3 (docs/bitlevel.md), which the search does not rely on.
+    lemmas L1-L3 (docs/bitlevel.md); `lemma_below` is the largest T the search refuted by a lemma,
+    without a solver call (slot counting, or L2b when the search starts at the lemma bound); every T
+    from there up to `unsat_below` was refuted by the solver.
     """
 
     variant: str
@@ -103,7 +105,8 @@ class SearchResult:
     lower_bound: int
     attempts: tuple[Attempt, ...] = field(default=())
     reason: str = ""
-    unsat_by: str = "slot counting"  # how unsat_below was refuted: "slot counting" or "SAT solver"
+    unsat_by: str = "slot counting"  # how unsat_below was refuted: "slot counting", "lemma L2b" or "SAT solver"
+    lemma_below: int | None = None
 
     @property
     def proven(self) -> bool:

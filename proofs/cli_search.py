@@ -27,6 +27,8 @@ def _parser() -> ArgumentParser:
     p.add_argument("--max-T", type=int, default=None, help="give up above this many cycles")
     p.add_argument("--solver", default="portfolio",
                    help="portfolio (Kissat and CaDiCaL raced), a pysat solver name, or z3")
+    p.add_argument("--no-lemmas", action="store_true",
+                   help="start at the slot-counting bound: the solver refutes what lemma L2b would")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     return p
 
@@ -54,15 +56,15 @@ def main(argv, stdout, stderr) -> int:
     if args is None:
         return EXIT_OK
     r = search(args.variant, args.n, args.m, args.d, max_T=args.max_T, timeout=args.timeout,
-               solver=args.solver)
+               solver=args.solver, lemmas=not args.no_lemmas)
     if args.json:
         doc = {
             "variant": r.variant, "n": r.n, "m": r.m, "d": r.d, "proven": r.proven,
             "min_cycles": r.min_cycles, "unsat_below": r.unsat_below, "unsat_seconds": r.unsat_seconds,
-            "unsat_by": r.unsat_by,
+            "unsat_by": r.unsat_by, "lemma_below": r.lemma_below,
             "best_sat": r.best_sat, "lower_bound": r.lower_bound, "seconds": round(r.seconds, 3),
             "solver": args.solver, "reason": r.reason,
-            "attempts": [{"T": a.T, "split": list(a.split), "verdict": a.verdict.value,
+            "attempts": [{"T": a.T, "split": list(a.split), "stage": a.stage, "verdict": a.verdict.value,
                           "seconds": round(a.seconds, 3), "variables": a.variables, "clauses": a.clauses}
                          for a in r.attempts],
             "schedule": None if r.schedule is None else {
@@ -77,8 +79,9 @@ def main(argv, stdout, stderr) -> int:
         else:
             best = "none found" if r.best_sat is None else f"{r.best_sat} cycles"
             print(f"{name}: minimum NOT proven ({r.reason}); best schedule: {best}", file=stdout)
-        how = f"SAT solver, {r.unsat_seconds:.2f} s" if r.unsat_by == "SAT solver" else \
-            "slot counting (L1, L2a, L3), no solver call needed"
+        how = {"SAT solver": f"SAT solver, {r.unsat_seconds:.2f} s",
+               "lemma L2b": "lemmas L1, L2b, L3, no solver call needed"}.get(
+            r.unsat_by, "slot counting (L1, L2a, L3), no solver call needed")
         print(f"  T={r.unsat_below} unsatisfiable ({how}); lemma bound {r.lower_bound}; "
               f"total {r.seconds:.2f} s", file=stdout)
         if r.schedule is not None:

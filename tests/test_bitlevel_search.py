@@ -15,11 +15,21 @@ TINY = [("plain", 2, 2), ("symmetric", 2, 2), ("masked", 2, 2), ("masked", 3, 3)
 
 @pytest.mark.parametrize("variant,n,m", TINY)
 def test_witness_is_valid_for_both_checkers(variant, n, m):
-    r = search(variant, n, m, timeout=60)
+    r = search(variant, n, m, timeout=60, lemmas=False)
     assert r.proven and r.schedule.T == r.min_cycles == r.unsat_below + 1
     assert r.min_cycles >= r.lower_bound  # the lemmas never exceed a solver-proven minimum
     assert check_run(r.schedule) == []
     assert sat_check_run(r.schedule).valid is True
+
+
+@pytest.mark.parametrize("variant,n,m", TINY + [("plain", 3, 3), ("masked", 4, 2)])
+def test_lemma_start_skips_no_satisfiable_T(variant, n, m):
+    """Starting at the lemma bound finds the minimum the solver alone proves from slot counting."""
+    solver_only = search(variant, n, m, timeout=60, lemmas=False)
+    r = search(variant, n, m, timeout=60)
+    assert r.proven and r.min_cycles == solver_only.min_cycles
+    assert r.lemma_below == r.lower_bound - 1 <= r.unsat_below
+    assert all(a.T > r.lemma_below for a in r.attempts)
 
 
 @pytest.mark.parametrize("variant,n,m", TINY[:4])
@@ -79,3 +89,51 @@ def test_staged_path_finds_a_valid_witness():
     assert verdict is Verdict.SAT and check_run(run) == []
     assert [a.stage for a in splitter.attempts] == ["full", "phase-1 relaxation", "phase 1 pinned"]
     assert splitter.decide(17, (5, 6, 6))[0] is Verdict.UNSAT  # phase 1 cannot fit in 5 cycles
+
+
+@pytest.mark.parametrize("variant,n,m", [("plain", 2, 2), ("masked", 3, 3), ("masked", 3, 2), ("symmetric", 3, 3)])
+def test_feature_symmetry_breaking_keeps_the_minimum(variant, n, m, monkeypatch):
+    """The solver-only minimum is the same with the feature orderings switched off."""
+    broken = search(variant, n, m, lemmas=False).min_cycles
+    monkeypatch.setattr(Encoding, "_break_feature_symmetry", lambda self: None)
+    assert search(variant, n, m, lemmas=False).min_cycles == broken
+
+
+def test_a_failed_pin_is_forbidden_and_replaced(monkeypatch):
+    """When a pinned CNF fails, the relaxation is asked for a different phase-1 placement."""
+    from model.bitlevel import _Splitter
+
+    splitter = _Splitter(Problem("masked", 3, 3), "kissat404", None, None)
+    splitter.QUICK = 0
+    full = splitter._full
+    stages = []
+
+    def first_pin_fails(T, split, budget, pin=None, rotation=None, stage="full"):
+        stages.append(stage)
+        if stages.count("phase 1 pinned") == 1:
+            return Verdict.UNSAT, None
+        return full(T, split, budget, pin, rotation, stage)
+
+    monkeypatch.setattr(splitter, "_full", first_pin_fails)
+    verdict, run = splitter.decide(17, (6, 5, 6))
+    assert verdict is Verdict.SAT and check_run(run) == []
+    (v0, first), (v1, second) = splitter.pins[(6, None)]
+    assert v0 is v1 is Verdict.SAT and first != second
+    assert stages == ["phase 1 pinned", "phase 1 pinned"]
+
+
+@pytest.mark.parametrize("split", [(6, 5, 6), (6, 6, 6)])
+def test_phase_3_feature_ordering_keeps_pinned_verdicts(split, monkeypatch):
+    """The v-feature ordering, added to pinned CNFs only, leaves their verdict unchanged."""
+    prob = Problem("masked", 3, 3)
+    relax = Encoding(prob.phase_one(), 6, split=(6, 0, 0))
+    pin = relax.decode(solve(relax.cnf.clauses, relax.cnf.nv, "cadical195")[1])[0]
+
+    def verdict():
+        enc = Encoding(prob, sum(split), split=split, pin=pin)
+        return solve(enc.cnf.clauses, enc.cnf.nv, "cadical195")[0], len(enc.cnf.clauses)
+
+    ordered, with_clauses = verdict()
+    monkeypatch.setattr(Encoding, "_chain", lambda self, kind: [])
+    plain, without_clauses = verdict()
+    assert ordered is plain and with_clauses > without_clauses

@@ -18,9 +18,16 @@ def test_json_keys_and_proven_minimum():
     code, out, _ = run("masked", "-n", "3", "-m", "3", "--json")
     doc = json.loads(out)
     assert code == 0
-    assert {"min_cycles", "unsat_below", "seconds"} <= doc.keys()
+    assert {"min_cycles", "unsat_below", "seconds", "lemma_below"} <= doc.keys()
     assert doc["min_cycles"] == 17 and doc["unsat_below"] == 16 and doc["proven"] is True
-    assert doc["unsat_by"] == "SAT solver"  # 16 passes slot counting; the solver refutes it
+    assert doc["unsat_by"] == "lemma L2b" and doc["lemma_below"] == 16  # no solver call below 17
+
+
+def test_no_lemmas_lets_the_solver_refute():
+    code, out, _ = run("masked", "-n", "3", "-m", "3", "--json", "--no-lemmas")
+    doc = json.loads(out)
+    assert code == 0 and doc["min_cycles"] == 17
+    assert doc["unsat_by"] == "SAT solver" and doc["lemma_below"] == 15  # 16 passes slot counting
 
 
 def test_text_output_has_table():
