@@ -52,6 +52,9 @@ def main(argv, stdout, stderr) -> int:
     schedule = resolve(args.target)
     if args.method == "bitlevel":
         return _bitlevel(args, schedule, stdout)
+    if args.n is not None or args.m is not None:
+        raise BadInput("-n and -m name one size for --method bitlevel; the index proofs cover all "
+                       "sizes (use --max-n / --max-m to bound them)")
     results = verify(schedule, Options(props, args.tier, args.max_n, args.max_m, args.timeout,
                                        args.seed, args.jobs))
     verdict = Verdict.combine(r.verdict for r in results)

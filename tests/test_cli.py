@@ -55,6 +55,7 @@ def test_simulate_printed_version_fails():
     (["algo1", "--property", "speed"], "unknown property"),
     (["algo1", "--max-n", "0", "--tier", "bounded"], "--max-n"),
     (["nowhere/schedule.py"], "does not exist"),
+    (["algo2", "-n", "5", "-m", "2"], "--method bitlevel"),
 ])
 def test_bad_input_exits_64_with_one_line(argv, needle):
     code, out, err = call(*argv)
