@@ -16,19 +16,19 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # test-only helpers
 
 import z3  # noqa: E402
 
-import proofs.backend_z3  # noqa: E402,F401
-from proofs import lemmas  # noqa: E402
-from proofs.bounded import check_sizes, check_trace  # noqa: E402
-from proofs.counting import check_claim, counts  # noqa: E402
-from proofs.prover import Options, verify  # noqa: E402
-from proofs.results import Verdict  # noqa: E402
-from model.trace import build_trace  # noqa: E402
-from schedules.algo1 import ALGO1, CLAIMS  # noqa: E402
-from schedules.dsl import params  # noqa: E402
+import backend_z3  # noqa: E402,F401
+from ringproof.proofs.ring import lemmas  # noqa: E402
+from ringproof.proofs.ring.bounded import check_sizes, check_trace  # noqa: E402
+from ringproof.proofs.ring.counting import check_claim, counts  # noqa: E402
+from ringproof.proofs.ring.prover import Options, verify  # noqa: E402
+from ringproof.proofs.results import Verdict  # noqa: E402
+from ringproof.model.ring.trace import build_trace  # noqa: E402
+from ringproof.schedules.algo1 import ALGO1, CLAIMS  # noqa: E402
+from ringproof.schedules.dsl import params  # noqa: E402
 
 PAPER_SAT_15_5 = 27.38   # seconds, Yu & Fujita Table I (Algo.1 run time, n = 15, m = 5)
 
@@ -45,7 +45,7 @@ def raw_injectivity(timeout_s: float) -> tuple[str, float]:
     n = k * m
     v = {x: z3.Ints(f"{x}1 {x}2") for x in "hijl"}
     P = params(n, m, k)
-    from schedules.algo1 import _column, _phase1_B
+    from ringproof.schedules.algo1 import _column, _phase1_B
 
     def key(t):
         h, i, j, l = (v[x][t] for x in "hijl")
@@ -95,7 +95,7 @@ def main():
           f"normalized coverage of phase 1 (3 queries): {inj.verdict.value} in {inj.seconds:.2f} s")
 
     _, t_sweep = timed(lambda: check_sizes(ALGO1, max_n))
-    from proofs.bounded import sizes
+    from ringproof.proofs.ring.bounded import sizes
     print(f"bounded sweep, every property, all (n, m) with m | n, n ≤ {max_n} "
           f"({len(sizes(max_n))} sizes): {t_sweep:.2f} s (target < 10 s)")
 

@@ -15,13 +15,12 @@ import time
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from model.trace import build_trace  # noqa: E402
-from proofs.bounded import check_sizes, check_trace, sizes  # noqa: E402
-from proofs.prover import Options, verify  # noqa: E402
-from proofs.results import PROPERTIES  # noqa: E402
-from schedules.algo3 import ALGO3  # noqa: E402
+from ringproof.model.ring.trace import build_trace  # noqa: E402
+from ringproof.proofs.ring.bounded import check_sizes, check_trace, sizes  # noqa: E402
+from ringproof.proofs.ring.prover import Options, verify  # noqa: E402
+from ringproof.proofs.results import PROPERTIES  # noqa: E402
+from ringproof.schedules.algo3 import ALGO3  # noqa: E402
 
 PAPER_SAT_17_17 = 8.35   # seconds, Yu & Fujita Table II (Algo.3 run time, n = 17, m = 17)
 SOLVER = tuple(p for p in PROPERTIES if p != "counts")

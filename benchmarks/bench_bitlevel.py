@@ -7,10 +7,15 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
-from model.bitlevel import check_run, sat_check_run, search
-from model.bitlevel_simple import simple_run
+from ringproof.model.bitlevel import check_run
+from ringproof.proofs.search.sat_check import sat_check_run
+from ringproof.proofs.search.minimum import search
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # test-only helpers
+from bitlevel_simple import simple_run
 
 
 def _search_line(variant: str, n: int, solver: str, timeout: float) -> str:

@@ -15,9 +15,9 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_matrix
 
-from model.device import generate
-from proofs.minimax import solve
-from schedules.batch import HEURISTICS
+from ringproof.model.device.instances import generate
+from ringproof.proofs.balance.minimax import solve
+from ringproof.model.device.batch import HEURISTICS
 
 
 def per_patch_milp(problem, time_limit: float) -> tuple[float, bool]:

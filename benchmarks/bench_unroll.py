@@ -12,9 +12,9 @@ import os
 import tempfile
 import time
 
-from model.mobilevit import mobilevit_s
-from model.unrolling import Memory, SpatialUnrolling, network_macs, pe_utilization, plan
-from proofs.unrolling_facts import FACTS, MISREADINGS, prove
+from ringproof.model.unrolling.mobilevit import mobilevit_s
+from ringproof.model.unrolling.utilization import Memory, SpatialUnrolling, network_macs, pe_utilization, plan
+from ringproof.proofs.unrolling.facts import FACTS, MISREADINGS, prove
 
 # (PEs, bits/cycle of each operand memory): Table I's arrays and Table II's architectures 1-4
 CONFIGS = [(256, Memory(128, 128, 128)), (256, Memory(512, 512, 512)), (256, Memory()),

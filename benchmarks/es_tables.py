@@ -13,7 +13,7 @@ import datetime
 import pathlib
 import platform
 
-from model.bitlevel import search
+from ringproof.proofs.search.minimum import search
 
 # (variant, n = m): paper's ES cycles (None = time-out; "*" marks its ops/PEs estimates) and seconds
 PAPER = {

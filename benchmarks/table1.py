@@ -12,11 +12,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from model.trace import build_trace  # noqa: E402
-from proofs.counting import counts  # noqa: E402
-from schedules.algo2 import ALGO2  # noqa: E402
+from ringproof.model.ring.trace import build_trace  # noqa: E402
+from ringproof.proofs.ring.counting import counts  # noqa: E402
+from ringproof.schedules.algo2 import ALGO2  # noqa: E402
 
 # Yu & Fujita, Table I: (n, m) -> (Algo.2 cycles, ES cycles; * = (#computations)/(#PEs), not run)
 PAPER = {(3, 3): (21, "21"), (4, 4): (36, "35"), (5, 5): (50, "50"), (6, 3): (146, "142*"),

@@ -13,12 +13,11 @@ import sys
 from fractions import Fraction
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from model.ring import run  # noqa: E402
-from proofs.counting import claim_at  # noqa: E402
-from schedules.algo1 import ALGO1  # noqa: E402
-from schedules.algo3 import ALGO3, CLAIMS  # noqa: E402
+from ringproof.model.ring.machine import run  # noqa: E402
+from ringproof.proofs.ring.counting import claim_at  # noqa: E402
+from ringproof.schedules.algo1 import ALGO1  # noqa: E402
+from ringproof.schedules.algo3 import ALGO3, CLAIMS  # noqa: E402
 
 # (n, m): (Algo.1, ES as printed, Algo.3) cycles of Table II
 TABLE_II = {(3, 3): (24, "17 (16)", 18), (4, 4): (40, "26 (25)", 32), (5, 5): (60, "36*", 40),

@@ -6,7 +6,7 @@
 
 from dataclasses import replace
 
-from schedules.algo1 import ALGO1
+from ringproof import ALGO1
 
 # Reuse Algorithm 1 unchanged: a user's file may import and adapt the registered schedules.
 SCHEDULE = replace(ALGO1, name="my-schedule")

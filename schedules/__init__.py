@@ -1,0 +1,1 @@
+"""What is verified: the schedule DSL (`dsl`, `expr`), the problems, and Algorithms 1, 2 and 3."""

@@ -10,10 +10,10 @@ holds the d/m columns C ≡ l (mod m) of every vector: O(n²/m) words per PE.
 
 from __future__ import annotations
 
-from schedules.dsl import (DIV, EAC, HOME, MAC, At, Copy, Either, Loop, Move, Phase, Schedule,
+from ringproof.schedules.dsl import (DIV, EAC, HOME, MAC, At, Copy, Either, Loop, Move, Phase, Schedule,
                            Step, variant_name)
-from schedules.expr import and_, div, eq, ite, mod, ne, wrap
-from schedules.problems import PLAIN, k, q, s, v, w, w1, y
+from ringproof.schedules.expr import and_, div, eq, ite, mod, ne, wrap
+from ringproof.schedules.problems import PLAIN, k, q, s, v, w, w1, y
 
 PRINTED_DEFECTS = ("C-mod", "phase1-assign", "phase2-B-mod", "phase3-assign")
 

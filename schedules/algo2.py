@@ -20,10 +20,10 @@ the verifier's verdict on each printed defect (see `variant`).
 
 from __future__ import annotations
 
-from schedules.algo1 import _column, _phase1_B, _phase2a, _phase2b, _phase3, home
-from schedules.dsl import HOME, MAC, At, Either, Loop, Phase, Schedule, Send, Step, variant_name
-from schedules.expr import and_, div, eq, ge, gt, ite, le, lt, mod, not_, or_, wrap
-from schedules.problems import SYMMETRIC, w1, x
+from ringproof.schedules.algo1 import _column, _phase1_B, _phase2a, _phase2b, _phase3, home
+from ringproof.schedules.dsl import HOME, MAC, At, Either, Loop, Phase, Schedule, Send, Step, variant_name
+from ringproof.schedules.expr import and_, div, eq, ge, gt, ite, le, lt, mod, not_, or_, wrap
+from ringproof.schedules.problems import SYMMETRIC, w1, x
 
 PRINTED_DEFECTS = ("C-mod", "assign", "jn-move", "extra-loop", "no-circle")
 
@@ -63,7 +63,7 @@ def extra(P, h, defects=()):
 
 
 def cycles_through(P, H):
-    """Counting hint, proved by induction in `proofs.induction`: phase 1 spends
+    """Counting hint, proved by induction in `ringproof.proofs.ring.induction`: phase 1 spends
     k·(n·(H+1) + Σ_{h=1..H} extra(h)) cycles in groups 0..H. For 0 < h < n/2, extra(h) = g(h mod m)
     with g(0) = m − 1, g(r) = min(r, m − r) − 1, so the sum is (H div m) whole periods of
     Σ_r g(r) = ⌊m²/4⌋ plus the partial period 1..H mod m; group n/2 (even n) takes g back out."""

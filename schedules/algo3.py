@@ -13,11 +13,11 @@ column as in Algorithm 1: q[A, C], k[B, C], v[B, C] on PE ((C - 1) mod m) + 1.
 
 from __future__ import annotations
 
-from schedules.dsl import (DIV, EAC, HOME, MAC, At, Copy, Either, Loop, Move, Phase, Schedule,
+from ringproof.schedules.dsl import (DIV, EAC, HOME, MAC, At, Copy, Either, Loop, Move, Phase, Schedule,
                            Step, variant_name)
-from schedules.expr import and_, div, eq, ge, gt, ite, le, lt, mod, not_, or_, wrap
-from schedules.algo1 import home, sum_source
-from schedules.problems import MASKED, k, q, s, v, w, w1, y
+from ringproof.schedules.expr import and_, div, eq, ge, gt, ite, le, lt, mod, not_, or_, wrap
+from ringproof.schedules.algo1 import home, sum_source
+from ringproof.schedules.problems import MASKED, k, q, s, v, w, w1, y
 
 PRINTED_DEFECTS = ("C-bracket", "phase2-B-bracket", "phase2-A-offset", "sum-before-first")
 

@@ -3,7 +3,7 @@
 A `Schedule` solves a `Problem` (which arrays exist and which equations define them) as a sequence of
 `Phase`s. A phase is a sequential loop nest, the parallel PE index `l ∈ [1, m]`, and a `step` function
 that returns, for one iteration, the `Step` it performs. Formulas inside `step` use `+ - *` and the
-helpers of `schedules.expr` (`mod`, `div`, `ite`, `eq`, `lt`, ...), so the same function runs on
+helpers of `ringproof.schedules.expr` (`mod`, `div`, `ite`, `eq`, `lt`, ...), so the same function runs on
 ints, numpy arrays, sympy and the prover's terms.
 
 Time: the cycles of a phase are the tuples of its sequential loop indices in lexicographic order (one
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any, Callable
 
-from schedules.errors import BadInput
+from ringproof.errors import BadInput, RingproofError
 
 
 class Op(enum.Enum):
@@ -158,7 +158,7 @@ class Loop:
 
     `through` (outermost loop only) is a counting hint: a callable `(P, V) -> value` giving the
     cycles the phase spends in iterations lo..V of this loop. It is used where a sum has no closed
-    form sympy can find, and only after `proofs.induction` proves it (base V = lo, step V-1 → V).
+    form sympy can find, and only after `ringproof.proofs.ring.induction` proves it (base V = lo, step V-1 → V).
     """
 
     name: str
@@ -166,16 +166,59 @@ class Loop:
     hi: Any
     through: Any = None
 
+    def __post_init__(self):
+        if self.through is not None:
+            object.__setattr__(self, "through", guarded(self.through, f"the counting hint of loop {self.name}"))
+
     def bounds(self, P, ix):
         return _bound(self.lo, P, ix), _bound(self.hi, P, ix)
 
 
 def _bound(b, P, ix):
     if isinstance(b, str):
+        if b not in ("n", "m", "k", "d"):
+            raise BadInput(f"unknown loop bound {b!r}: expected an int, 'n', 'm', 'k', 'd' or a callable")
         return getattr(P, b)
     if callable(b):
-        return b(P, ix)
+        return guarded(b, "a loop bound")(P, ix)
     return b
+
+
+def where(fn) -> str:
+    """`file:line` of a user's function, for messages."""
+    code = getattr(fn, "__code__", None)
+    return f"{code.co_filename}:{code.co_firstlineno}" if code else repr(fn)
+
+
+def guarded(fn, what: str, returns: type | None = None):
+    """`fn` with any exception it raises that is not a RingproofError turned into BadInput naming
+    the user's file and line (a schedule's functions are the user's code; their bugs are bad input,
+    never an internal error or a refutation). `returns` checks the type of what `fn` gives back."""
+    if getattr(fn, "__ringproof_guarded__", False) or not callable(fn):
+        return fn
+    code = getattr(fn, "__code__", None)
+
+    def call(*args):
+        try:
+            out = fn(*args)
+        except RingproofError:
+            raise
+        except Exception as err:
+            line = where(fn)
+            tb = err.__traceback__
+            while tb is not None:  # the deepest frame in the user's own file
+                if code is not None and tb.tb_frame.f_code.co_filename == code.co_filename:
+                    line = f"{code.co_filename}:{tb.tb_lineno}"
+                tb = tb.tb_next
+            raise BadInput(f"{line}: {what} raised {type(err).__name__}: {err}") from None
+        if returns is not None and not isinstance(out, returns):
+            raise BadInput(f"{where(fn)}: {what} must return a {returns.__name__}, got {type(out).__name__}")
+        return out
+
+    call.__ringproof_guarded__ = True
+    call.__wrapped__ = fn
+    call.__name__ = getattr(fn, "__name__", "call")
+    return call
 
 
 @dataclass(frozen=True)
@@ -185,6 +228,11 @@ class Phase:
     step: Callable[[Any, Any], Step]
     inverse: Callable[[Any, tuple], dict] | None = None
     doc: str = ""
+
+    def __post_init__(self):
+        object.__setattr__(self, "step", guarded(self.step, f"the step of phase {self.name}", Step))
+        if self.inverse is not None:
+            object.__setattr__(self, "inverse", guarded(self.inverse, f"the inverse witness of phase {self.name}"))
 
     @property
     def index_names(self) -> tuple[str, ...]:
@@ -240,6 +288,7 @@ class Schedule:
     notes: dict = field(default_factory=dict)
 
     def __post_init__(self):
+        object.__setattr__(self, "home", guarded(self.home, f"the home placement of schedule {self.name}"))
         names = [p.name for p in self.phases]
         if len(set(names)) != len(names):
             raise BadInput(f"schedule {self.name}: phase names repeat: {names}")

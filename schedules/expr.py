@@ -2,7 +2,7 @@
 
 A schedule's index formulas are written once with these helpers and Python's `+ - *` and are then
 evaluated with Python ints, numpy int64 arrays, sympy symbols, Z3 terms or `Term` trees (the
-prover's own syntax, which `proofs.normalize` rewrites into linear arithmetic).
+prover's own syntax, which `ringproof.proofs.ring.normalize` rewrites into linear arithmetic).
 
 `mod`/`div` are floor modulo and floor division by a *positive* divisor on every backend (Python's
 `%`/`//` and Z3's `%`/`/` agree only there); comparisons go through `eq`, `lt`, ... so that Python's

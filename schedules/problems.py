@@ -11,8 +11,8 @@ Extents: A, B ∈ [1, n]; C ∈ [1, d] with d = n as in the paper.
 
 from __future__ import annotations
 
-from schedules.dsl import DIV, EAC, MAC, Array, Equation, Problem
-from schedules.expr import le
+from ringproof.schedules.dsl import DIV, EAC, MAC, Array, Equation, Problem
+from ringproof.schedules.expr import le
 
 q = Array("q", ("n", "d"), is_input=True)
 k = Array("k", ("n", "d"), is_input=True)

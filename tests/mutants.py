@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from schedules import algo1
-from schedules.dsl import At, Loop, Move, Schedule
-from schedules.expr import and_, eq, mod, ne, not_, wrap
+from ringproof.schedules import algo1
+from ringproof.schedules.dsl import At, Loop, Move, Schedule
+from ringproof.schedules.expr import and_, eq, mod, ne, not_, wrap
 
 BASE = algo1.ALGO1
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from schedules import algo2
-from schedules.dsl import Loop, Schedule
-from schedules.expr import and_, eq, ge, ite, mod, not_
-from schedules.problems import w1, x
+from ringproof.schedules import algo2
+from ringproof.schedules.dsl import Loop, Schedule
+from ringproof.schedules.expr import and_, eq, ge, ite, mod, not_
+from ringproof.schedules.problems import w1, x
 
 BASE = algo2.ALGO2
 OLD = BASE.phase("phase1")

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from schedules import algo3
-from schedules.dsl import Loop, Move, Schedule
-from schedules.expr import div, ite, le, lt
+from ringproof.schedules import algo3
+from ringproof.schedules.dsl import Loop, Move, Schedule
+from ringproof.schedules.expr import div, ite, le, lt
 
 BASE = algo3.ALGO3
 

@@ -3,10 +3,10 @@
 import pytest
 
 from mutants import LEGAL, REFUTED
-from proofs.bounded import check_sizes
-from proofs.prover import Options, verify
-from proofs.results import Verdict
-from schedules.algo1 import ALGO1
+from ringproof.proofs.ring.bounded import check_sizes
+from ringproof.proofs.ring.prover import Options, verify
+from ringproof.proofs.results import Verdict
+from ringproof.schedules.algo1 import ALGO1
 
 SCHEDULES = {"algo1": ALGO1, **REFUTED, **LEGAL}
 

@@ -2,10 +2,10 @@
 
 import pytest
 
-from proofs.counting import N, M, counts
-from proofs.prover import Options, verify
-from proofs.results import PROPERTIES, Verdict
-from schedules.algo1 import ALGO1
+from ringproof.proofs.ring.counting import N, M, counts
+from ringproof.proofs.ring.prover import Options, verify
+from ringproof.proofs.results import PROPERTIES, Verdict
+from ringproof.schedules.algo1 import ALGO1
 
 TABLE_I_ALGO1 = {(3, 3): 24, (4, 4): 40, (5, 5): 60, (6, 3): 168, (6, 6): 84, (15, 5): 1440,
                  (15, 15): 480}   # Yu & Fujita, Table I, Algo.1 #Cycles

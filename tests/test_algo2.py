@@ -4,14 +4,14 @@ and the printed text's defects."""
 import pytest
 import sympy
 
-from model.ring import run
-from model.trace import build_trace
-from proofs.bounded import check_sizes, sizes
-from proofs.counting import check_claim, closed, counts
-from proofs.prover import Options, verify
-from proofs.results import PROPERTIES, Verdict
-from schedules import algo1
-from schedules.algo2 import ALGO2, ALGO2_PRINTED, CLAIMS, PRINTED_DEFECTS, variant
+from ringproof.model.ring.machine import run
+from ringproof.model.ring.trace import build_trace
+from ringproof.proofs.ring.bounded import check_sizes, sizes
+from ringproof.proofs.ring.counting import check_claim, closed, counts
+from ringproof.proofs.ring.prover import Options, verify
+from ringproof.proofs.results import PROPERTIES, Verdict
+from ringproof.schedules import algo1
+from ringproof.schedules.algo2 import ALGO2, ALGO2_PRINTED, CLAIMS, PRINTED_DEFECTS, variant
 
 SOLVER_PROPS = tuple(p for p in PROPERTIES if p != "counts")
 # Yu & Fujita, Table I, Algo.2 #Cycles, and what this schedule takes (docs/algo2.md explains each gap)

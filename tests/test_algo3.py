@@ -2,14 +2,14 @@
 
 import pytest
 
-from model.ring import run
-from model.trace import build_trace
+from ringproof.model.ring.machine import run
+from ringproof.model.ring.trace import build_trace
 from mutants_algo3 import REFUTED
-from proofs.bounded import check_sizes, check_trace, sizes
-from proofs.counting import N, check_claim, claim_at, counts
-from proofs.prover import Options, verify
-from proofs.results import PROPERTIES, Verdict
-from schedules.algo3 import ALGO3, ALGO3_PRINTED, CLAIMS, PRINTED_DEFECTS, variant
+from ringproof.proofs.ring.bounded import check_sizes, check_trace, sizes
+from ringproof.proofs.ring.counting import N, check_claim, claim_at, counts
+from ringproof.proofs.ring.prover import Options, verify
+from ringproof.proofs.results import PROPERTIES, Verdict
+from ringproof.schedules.algo3 import ALGO3, ALGO3_PRINTED, CLAIMS, PRINTED_DEFECTS, variant
 
 SOLVER_PROPS = tuple(p for p in PROPERTIES if p != "counts")
 # Yu & Fujita, Table II, Algo.3 #Cycles
@@ -91,7 +91,7 @@ def test_cli_exit_codes_and_json():
     import io
     import json
 
-    from proofs.cli import main
+    from ringproof.proofs.cli import main
     out = io.StringIO()
     code = main(["algo3", "--property", "coverage", "--max-n", "8", "--json"], out, io.StringIO())
     assert code == 0
@@ -155,6 +155,6 @@ def test_op_counts_and_phase_2_utilization_are_closed_forms_through_the_coverage
 
 
 def test_counts_are_not_proved_when_coverage_fails():
-    from schedules.algo3 import variant, PRINTED_DEFECTS
+    from ringproof.schedules.algo3 import variant, PRINTED_DEFECTS
     (r,) = verify(variant(PRINTED_DEFECTS[:1]), Options(properties=("counts",), max_n=8))
     assert r.verdict is not Verdict.PROVED

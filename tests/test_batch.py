@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model.device import Device, generate
-from schedules.batch import HEURISTICS, BatchProblem, cbmf, cbmf_banks, evaluate, round_robin
-from schedules.errors import BadInput
+from ringproof.model.device.instances import Device, generate
+from ringproof.model.device.batch import HEURISTICS, BatchProblem, cbmf, cbmf_banks, evaluate, round_robin
+from ringproof.errors import BadInput
 
 instances = st.builds(
     generate, patches=st.integers(0, 60), banks=st.integers(1, 4), clusters=st.integers(4, 9),

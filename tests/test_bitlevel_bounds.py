@@ -2,7 +2,7 @@
 
 import z3
 
-from proofs.lower_bounds import _z3_valid, prove_all
+from ringproof.proofs.search.lower_bounds import _z3_valid, prove_all
 
 
 def test_every_lemma_is_proved():

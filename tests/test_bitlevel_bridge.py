@@ -5,13 +5,14 @@ import json
 
 import pytest
 
-from model.bitlevel import check_run, sat_check_run
-from model.bitlevel_bridge import to_run
+from ringproof.model.bitlevel import check_run
+from ringproof.proofs.search.sat_check import sat_check_run
+from ringproof.model.bitlevel.bridge import to_run
 from mutants import REFUTED
-from proofs.cli import main
-from schedules.algo1 import ALGO1
-from schedules.algo2 import ALGO2
-from schedules.algo3 import ALGO3
+from ringproof.proofs.cli import main
+from ringproof.schedules.algo1 import ALGO1
+from ringproof.schedules.algo2 import ALGO2
+from ringproof.schedules.algo3 import ALGO3
 
 
 @pytest.mark.parametrize("schedule,n,m", [(ALGO1, 6, 3), (ALGO1, 4, 4), (ALGO3, 6, 3), (ALGO3, 5, 5),

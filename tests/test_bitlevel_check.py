@@ -4,8 +4,9 @@ from dataclasses import replace
 
 import pytest
 
-from model.bitlevel import Op, Run, Send, check_run, sat_check_run
-from model.bitlevel_simple import simple_run
+from ringproof.model.bitlevel import Op, Run, Send, check_run
+from ringproof.proofs.search.sat_check import sat_check_run
+from bitlevel_simple import simple_run
 
 VARIANTS = ["plain", "symmetric", "masked"]
 

@@ -2,12 +2,14 @@
 
 import pytest
 
-from model.bitlevel import _Splitter, check_run, to_run
-from model.bitlevel_cnf import Encoding
-from model.bitlevel_problem import Problem
-from model.bitlevel_rotation import rotation_step
-from model.bitlevel_solve import solve
-from model.bitlevel_types import Verdict
+from ringproof.proofs.search.minimum import _Splitter
+from ringproof.model.bitlevel import check_run
+from ringproof.proofs.search.sat_check import to_run
+from ringproof.proofs.search.cnf import Encoding
+from ringproof.model.bitlevel.problem import Problem
+from ringproof.proofs.search.rotation import rotation_step
+from ringproof.proofs.search.portfolio import solve
+from ringproof.model.bitlevel.types import Verdict
 
 
 @pytest.mark.parametrize("variant,n,m,step", [("symmetric", 3, 3, 1), ("symmetric", 4, 4, None),

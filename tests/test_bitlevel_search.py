@@ -2,12 +2,14 @@
 
 import pytest
 
-from model.bitlevel import check_run, sat_check_run, search
-from model.bitlevel_cnf import Encoding
-from model.bitlevel_problem import Problem
-from model.bitlevel_solve import solve
-from model.bitlevel_types import Verdict
-from schedules.errors import BadInput
+from ringproof.model.bitlevel import check_run
+from ringproof.proofs.search.sat_check import sat_check_run
+from ringproof.proofs.search.minimum import search
+from ringproof.proofs.search.cnf import Encoding
+from ringproof.model.bitlevel.problem import Problem
+from ringproof.proofs.search.portfolio import solve
+from ringproof.model.bitlevel.types import Verdict
+from ringproof.errors import BadInput
 
 TINY = [("plain", 2, 2), ("symmetric", 2, 2), ("masked", 2, 2), ("masked", 3, 3), ("symmetric", 3, 3),
         ("masked", 3, 2)]
@@ -80,7 +82,7 @@ def test_masked_4_matches_table_2():
 
 def test_staged_path_finds_a_valid_witness():
     """Skip the quick full call so the phase-1 relaxation and the pinned CNF do the work."""
-    from model.bitlevel import _Splitter
+    from ringproof.proofs.search.minimum import _Splitter
 
     prob = Problem("masked", 3, 3)
     splitter = _Splitter(prob, "kissat404", None, None)
@@ -101,7 +103,7 @@ def test_feature_symmetry_breaking_keeps_the_minimum(variant, n, m, monkeypatch)
 
 def test_a_failed_pin_is_forbidden_and_replaced(monkeypatch):
     """When a pinned CNF fails, the relaxation is asked for a different phase-1 placement."""
-    from model.bitlevel import _Splitter
+    from ringproof.proofs.search.minimum import _Splitter
 
     splitter = _Splitter(Problem("masked", 3, 3), "kissat404", None, None)
     splitter.QUICK = 0

@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from proofs.cli import main
+from ringproof.proofs.cli import main
 
 
 def call(*argv):
@@ -67,7 +67,7 @@ def test_user_schedule_files(tmp_path):
     good = tmp_path / "good.py"
     good.write_text(textwrap.dedent("""
         from dataclasses import replace
-        from schedules.algo1 import ALGO1
+        from ringproof.schedules.algo1 import ALGO1
         SCHEDULE = replace(ALGO1, name="mine")
     """))
     assert call(str(good), "--property", "no-conflict")[0] == 0
@@ -85,7 +85,7 @@ def test_malformed_schedule_is_bad_input(tmp_path):
     f = tmp_path / "malformed.py"
     f.write_text(textwrap.dedent("""
         from dataclasses import replace
-        from schedules.algo1 import ALGO1
+        from ringproof.schedules.algo1 import ALGO1
         p1 = ALGO1.phases[0]
         def step(P, ix):
             return replace(p1.step(P, ix), sources=())

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from proofs import cli
+from ringproof.proofs import cli
 
 
 def run(*argv):

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from proofs.cli import main
+from ringproof.proofs.cli import main
 
 
 def run(*argv):

@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-import proofs.cli_unroll as cli_unroll
-from proofs.cli import main
-from proofs.unrolling_facts import FactResult, Verdict
+import ringproof.proofs.cli.unroll as cli_unroll
+from ringproof.proofs.cli import main
+from ringproof.proofs.unrolling.facts import FactResult, Verdict
 
 
 def run(*argv):

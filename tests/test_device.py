@@ -5,8 +5,8 @@ from fractions import Fraction
 
 import pytest
 
-from model.device import Device, generate, load
-from schedules.errors import BadInput
+from ringproof.model.device.instances import Device, generate, load
+from ringproof.errors import BadInput
 
 
 def test_hops_ring_and_line():

@@ -6,9 +6,9 @@ import sympy
 import z3
 from hypothesis import given, settings, strategies as st
 
-import proofs.backend_z3  # noqa: F401  (registers the Z3 backend)
-from proofs.normalize import Ctx, DVal
-from schedules.expr import and_, div, eq, ite, le, lt, mod, ne, var, wrap
+import backend_z3  # noqa: F401  (registers the Z3 backend)
+from ringproof.proofs.ring.normalize import Ctx, DVal
+from ringproof.schedules.expr import and_, div, eq, ite, le, lt, mod, ne, var, wrap
 
 FORMULAS = {
     "mod of negative": lambda a, b: mod(a - b, 5),

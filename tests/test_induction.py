@@ -4,15 +4,15 @@ from dataclasses import replace
 
 import sympy
 
-from model.trace import build_trace
-from proofs.bounded import sizes
-from proofs.counting import N, _shape, check_claim, closed, counts, equal
-from proofs.induction import fold_guard, prove_through
-from proofs.prover import Options, verify
-from proofs.results import Verdict
-from schedules.algo2 import ALGO2, cycles_through
-from schedules.dsl import Loop, Phase
-from schedules.expr import div, eq, ite, le, mod, var
+from ringproof.model.ring.trace import build_trace
+from ringproof.proofs.ring.bounded import sizes
+from ringproof.proofs.ring.counting import N, _shape, check_claim, closed, counts, equal
+from ringproof.proofs.ring.induction import fold_guard, prove_through
+from ringproof.proofs.ring.prover import Options, verify
+from ringproof.proofs.results import Verdict
+from ringproof.schedules.algo2 import ALGO2, cycles_through
+from ringproof.schedules.dsl import Loop, Phase
+from ringproof.schedules.expr import div, eq, ite, le, mod, var
 
 
 def _with_hint(schedule, hint):

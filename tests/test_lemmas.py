@@ -1,6 +1,6 @@
 import z3
 
-from proofs import lemmas
+from ringproof.proofs.ring import lemmas
 
 
 def test_library_proves_cold_and_caches(tmp_path, monkeypatch):

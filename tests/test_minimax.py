@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model.device import Device, generate
-from proofs.minimax import (CLAIMS, PREMISES, Verdict, certified_bound, certify, check_claim, prove_level_cbmf,
+from ringproof.model.device.instances import Device, generate
+from ringproof.proofs.balance.minimax import (CLAIMS, PREMISES, Verdict, certified_bound, certify, check_claim, prove_level_cbmf,
                             small_instances, solve, z3_optimum)
-from schedules.batch import HEURISTICS, BatchProblem
+from ringproof.model.device.batch import HEURISTICS, BatchProblem
 
 small = st.builds(
     generate, patches=st.integers(1, 9), banks=st.integers(1, 3), clusters=st.integers(3, 4),

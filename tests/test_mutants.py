@@ -2,12 +2,12 @@
 
 import pytest
 
-from model.ring import run
+from ringproof.model.ring.machine import run
 from mutants import LEGAL, REFUTED
-from proofs.bounded import check_trace
-from model.trace import build_trace
-from proofs.prover import verify
-from proofs.results import Verdict
+from ringproof.proofs.ring.bounded import check_trace
+from ringproof.model.ring.trace import build_trace
+from ringproof.proofs.ring.prover import verify
+from ringproof.proofs.results import Verdict
 
 
 @pytest.mark.parametrize("name", list(REFUTED))

@@ -2,12 +2,12 @@
 
 import pytest
 
-from model.ring import run
-from model.trace import build_trace
+from ringproof.model.ring.machine import run
+from ringproof.model.ring.trace import build_trace
 from mutants_algo2 import REFUTED
-from proofs.bounded import check_trace
-from proofs.prover import Options, verify
-from proofs.results import Verdict
+from ringproof.proofs.ring.bounded import check_trace
+from ringproof.proofs.ring.prover import Options, verify
+from ringproof.proofs.results import Verdict
 
 # smallest counterexample (property, phase, n, m) and a size where the ring model fails
 EXPECTED = {

@@ -4,11 +4,11 @@ from dataclasses import replace
 
 import pytest
 
-from model.ring import run
-from model.reference import attention
-from schedules.algo1 import ALGO1
-from schedules.dsl import Move
-from schedules.errors import BadInput
+from ringproof.model.ring.machine import run
+from ringproof.model.ring.reference import attention
+from ringproof.schedules.algo1 import ALGO1
+from ringproof.schedules.dsl import Move
+from ringproof.errors import BadInput
 
 
 @pytest.mark.parametrize("n,m", [(1, 1), (3, 3), (4, 2), (6, 3), (6, 6), (8, 4), (12, 3), (15, 5)])

@@ -8,13 +8,13 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from model.mobilevit import mobilevit_s
-from model.unrolling import (
+from ringproof.model.unrolling.mobilevit import mobilevit_s
+from ringproof.model.unrolling.utilization import (
     LOOPS, MOVING, Layer, Memory, SpatialUnrolling, best_pair, best_single, bits_needed, conv, depthwise,
     enumerate_sus, evaluate, innermost_options, latency_matrix, matmul, network_macs, pe_utilization, plan,
     temporal_utilization, temporal_utilization_for,
 )
-from schedules.errors import BadInput
+from ringproof.errors import BadInput
 
 
 def simulate(layer: Layer, su: SpatialUnrolling, inputs, weights):

@@ -5,8 +5,8 @@ import json
 import pytest
 import z3
 
-from model.unrolling import Memory, SpatialUnrolling, conv, evaluate, pe_utilization
-from proofs.unrolling_facts import FACTS, MISREADINGS, Fact, Verdict, prove
+from ringproof.model.unrolling.utilization import Memory, SpatialUnrolling, conv, evaluate, pe_utilization
+from ringproof.proofs.unrolling.facts import FACTS, MISREADINGS, Fact, Verdict, prove
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,1 @@
+"""MINIMAX load balancing of batch patches on the bank/cluster device (`minimax`)."""

@@ -1,0 +1,5 @@
+"""The `prove` command; each subcommand is a module with `main(argv, stdout, stderr) -> int`."""
+
+from ringproof.proofs.cli.main import main
+
+__all__ = ["main"]

@@ -1,0 +1,41 @@
+"""argparse that reports bad usage as BadInput (one line, exit 64) instead of exiting with 2."""
+
+from __future__ import annotations
+
+import argparse
+
+from ringproof.errors import BadInput
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str):  # argparse would print usage and exit 2, our 'unknown' code
+        where = self.prog.removeprefix("prove").strip()
+        raise BadInput(f"{where}: {message}" if where else message)
+
+    def exit(self, status: int = 0, message: str | None = None):
+        if status:
+            raise BadInput(message.strip() if message else f"{self.prog}: bad arguments")
+        if message:
+            self._print_message(message)
+        raise _HelpShown()
+
+    def parse(self, argv, stdout):
+        """Parse argv; `--help` prints to stdout and returns None."""
+        self._out = stdout
+        try:
+            return self.parse_args(argv)
+        except _HelpShown:
+            return None
+
+    def _print_message(self, message, file=None):
+        out = getattr(self, "_out", None)
+        if message and out is not None:
+            out.write(message)
+
+
+class _HelpShown(Exception):
+    pass

@@ -1,0 +1,93 @@
+"""`prove balance`: every batch schedule of the Intel paper against the proven MINIMAX optimum."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from fractions import Fraction
+
+from ringproof.model.device.instances import TOPOLOGIES, generate, load
+from ringproof.proofs.cli.argparsing import ArgumentParser
+from ringproof.proofs.balance.minimax import solve
+from ringproof.model.device.batch import HEURISTICS, evaluate
+from ringproof.errors import BadInput
+
+EXIT_PROVEN, EXIT_NOT_PROVEN = 0, 2
+
+EPILOG = """exit codes:
+  0   the optimum is proven (best makespan equals the lower bound)
+  2   time limit hit before the optimum was proven; the best assignment and its gap to the
+      certified lower bound are still printed
+  64  bad input (negative sizes, proportions not summing to 1, a cluster near no bank, ...)
+
+ratio = schedule makespan / best makespan found (the optimum when proven).
+utilization = sum over patches of their local execution time / (clusters x makespan)."""
+
+
+def _parser() -> ArgumentParser:
+    p = ArgumentParser(prog="prove balance", epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+                       description="Schedule patches (tensor slices) on compute clusters near memory "
+                                   "banks: RR, CBMF, load balancing, weighted, greedy vs the MINIMAX optimum.")
+    p.add_argument("file", nargs="?", help="instance file (.json or .csv); overrides --patches/--skew/--overlap")
+    p.add_argument("--patches", type=int, default=384, help="number of patches N (default 384)")
+    p.add_argument("--banks", type=int, default=4, help="memory banks B (default 4)")
+    p.add_argument("--clusters", type=int, default=32, help="compute clusters Q, split evenly over banks (default 32)")
+    p.add_argument("--skew", type=float, default=0.7, help="share of patches mainly on bank 0 (default 0.7)")
+    p.add_argument("--overlap", type=float, default=0.1, help="share of patches straddling two banks (default 0.1)")
+    p.add_argument("--seed", type=int, default=0, help="picks straddling patches and breaks CBMF ties (default 0)")
+    p.add_argument("--topology", choices=TOPOLOGIES, default="ring", help="bank topology (default ring)")
+    p.add_argument("--base", type=Fraction, default=Fraction(1), help="latency to the near bank (default 1)")
+    p.add_argument("--per-hop", type=Fraction, default=Fraction(1), help="extra latency per hop (default 1)")
+    p.add_argument("--time-limit", type=float, default=None, help="seconds for the exact solver (default none)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    return p
+
+
+def main(argv: list[str], stdout, stderr) -> int:
+    args = _parser().parse(argv, stdout)
+    if args is None:
+        return EXIT_PROVEN
+    if args.time_limit is not None and not (math.isfinite(args.time_limit) and args.time_limit > 0):
+        raise BadInput(f"--time-limit must be a positive number of seconds, got --time-limit={args.time_limit}")
+    for name in ("skew", "overlap"):
+        value = getattr(args, name)
+        if not 0 <= value <= 1:
+            raise BadInput(f"--{name} must lie in [0, 1], got --{name}={value}")
+    device = {"topology": args.topology, "base": args.base, "per_hop": args.per_hop}
+    if args.file:
+        problem = load(args.file, banks=None, clusters=args.clusters, seed=args.seed, **device)
+    else:
+        problem = generate(args.patches, args.banks, args.clusters, args.skew, args.overlap, args.seed, **device)
+    best = solve(problem, time_limit=args.time_limit)
+    schedules = {name: evaluate(problem, name, make(problem)) for name, make in HEURISTICS.items()}
+
+    def ratio(span: Fraction) -> float:
+        return float(span / best.makespan) if best.makespan else 1.0
+
+    if args.json:
+        json.dump({
+            "instance": {"patches": problem.patches, "banks": problem.banks, "clusters": problem.clusters,
+                         "topology": args.topology, "seed": args.seed,
+                         **({"file": args.file} if args.file else {"skew": args.skew, "overlap": args.overlap})},
+            "optimum": {"makespan": float(best.makespan), "lower_bound": float(best.lower_bound),
+                        "proven": best.proven, "seconds": round(best.seconds, 4),
+                        "certified_bound": float(best.certified_bound), "gap": best.gap, "status": best.status,
+                        "utilization": problem.utilization(best.assignment)},
+            "schedules": {name: {"makespan": float(s.makespan), "ratio": ratio(s.makespan),
+                                 "utilization": s.utilization} for name, s in schedules.items()},
+        }, stdout, indent=2)
+        stdout.write("\n")
+    else:
+        where = f"file {args.file}" if args.file else f"skew {args.skew}, overlap {args.overlap}, seed {args.seed}"
+        stdout.write(f"instance: {problem.patches} patches, {problem.banks} banks ({args.topology}), "
+                     f"{problem.clusters} clusters; {where}\n")
+        verdict = "proven optimal" if best.proven else f"NOT proven ({best.status}), gap {best.gap:.2%}"
+        stdout.write(f"optimum: makespan {float(best.makespan):g}, lower bound {float(best.lower_bound):g}, "
+                     f"{verdict}, {best.seconds:.3f} s\n\n")
+        stdout.write(f"{'schedule':<10} {'makespan':>10} {'utilization':>12} {'ratio':>7}\n")
+        rows = [("optimum" if best.proven else "best", best.makespan, problem.utilization(best.assignment))]
+        rows += [(name, s.makespan, s.utilization) for name, s in schedules.items()]
+        for name, span, util in rows:
+            stdout.write(f"{name:<10} {float(span):>10g} {util:>12.3f} {ratio(span):>7.3f}\n")
+    return EXIT_PROVEN if best.proven else EXIT_NOT_PROVEN

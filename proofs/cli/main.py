@@ -1,0 +1,77 @@
+"""The `prove` command.
+
+    prove TARGET [options]        verify a registered algorithm (algo1, ...) or a schedule file
+    prove simulate TARGET -n N -m M
+    prove report TARGET ...
+    prove search / balance / unroll ...
+
+Exit codes: 0 all proved (or the command succeeded), 1 a property refuted, 2 a verdict unknown
+(timeout, solver unknown, outside the normalized fragment), 64 bad input, 70 internal error,
+130 interrupted. Every subcommand is `main(argv, stdout, stderr) -> int`; `--debug` anywhere shows
+the traceback of an internal error.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import traceback
+
+from ringproof.errors import InternalError, RingproofError
+
+# subcommand -> module holding its `main(argv, stdout, stderr) -> int`; imported only when used
+SUBCOMMANDS = {
+    "simulate": "ringproof.proofs.cli.simulate",
+    "report": "ringproof.proofs.cli.report",
+    "search": "ringproof.proofs.cli.search",
+    "balance": "ringproof.proofs.cli.balance",
+    "unroll": "ringproof.proofs.cli.unroll",
+}
+DEFAULT = "ringproof.proofs.cli.verify"
+
+
+def main(argv: list[str] | None = None, stdout=None, stderr=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    stdout = stdout or sys.stdout
+    stderr = stderr or sys.stderr
+    debug = "--debug" in argv
+    argv = [a for a in argv if a != "--debug"]
+    if argv and argv[0] in SUBCOMMANDS:
+        module, rest = SUBCOMMANDS[argv[0]], argv[1:]
+    else:
+        module, rest = DEFAULT, argv
+    try:
+        return importlib.import_module(module).main(rest, stdout, stderr)
+    except RingproofError as err:
+        if debug:
+            traceback.print_exc(file=stderr)
+        print(f"prove: error: {err}", file=stderr)
+        return err.exit_code
+    except KeyboardInterrupt:
+        print("prove: interrupted", file=stderr)
+        return 130
+    except BrokenPipeError:  # `prove ... | head`: the reader left; say nothing
+        _quiet_stdout()
+        return 0
+    except Exception as err:  # a bug of ours: one line, exit 70 (never 1, which means refuted)
+        if debug:
+            traceback.print_exc(file=stderr)
+        where = "" if debug else " (run again with --debug for the traceback)"
+        print(f"prove: internal error: {type(err).__name__}: {err}{where}", file=stderr)
+        return InternalError.exit_code
+
+
+def _quiet_stdout():
+    """After a broken pipe, point stdout at devnull so the interpreter's final flush stays quiet."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())

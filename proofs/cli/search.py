@@ -1,0 +1,90 @@
+"""`prove search VARIANT -n N -m M`: minimum cycles of one attention variant on the bit-level ring.
+
+Exit codes: 0 minimum found and proven (T satisfiable, T-1 unsatisfiable), 2 timeout or solver
+unknown (the best schedule found and the largest T proven impossible are reported, no minimum is
+claimed), 64 bad input.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ringproof.model.bitlevel import Run
+from ringproof.proofs.search.minimum import search
+from ringproof.model.bitlevel.types import VARIANTS
+from ringproof.proofs.cli.argparsing import ArgumentParser
+
+EXIT_OK, EXIT_UNKNOWN = 0, 2
+
+
+def _parser() -> ArgumentParser:
+    p = ArgumentParser(prog="prove search", description=__doc__.split("\n\n")[0],
+                       epilog="exit codes: 0 minimum proven, 2 timeout/unknown, 64 bad input")
+    p.add_argument("variant", choices=VARIANTS)
+    p.add_argument("-n", type=int, required=True, help="number of vectors")
+    p.add_argument("-m", type=int, required=True, help="number of PEs")
+    p.add_argument("-d", type=int, default=None, help="vector length (default n)")
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds for the whole search (default 600)")
+    p.add_argument("--max-T", type=int, default=None, help="give up above this many cycles")
+    p.add_argument("--solver", default="portfolio",
+                   help="portfolio (Kissat and CaDiCaL raced), a pysat solver name, or z3")
+    p.add_argument("--no-lemmas", action="store_true",
+                   help="start at the slot-counting bound: the solver refutes what lemma L2b would")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    return p
+
+
+def _cell(run: Run, p: int, t: int, ops: dict, sends: dict) -> str:
+    op = ops.get((p, t))
+    text = "." if op is None else f"{op.kind}({op.i},{op.j}{'' if op.l is None else f',{op.l}'})"
+    s = sends.get((p, t))
+    return text + (f">{s[0]}({','.join(map(str, s[1:]))})" if s else "")
+
+
+def schedule_table(run: Run) -> str:
+    """The schedule as a cycle-by-PE grid: op of each (p, t), '>datum' for what p sends during t."""
+    ops = {(o.p, o.t): o for o in run.ops}
+    sends = {(s.p, s.t): s.datum for s in run.sends}
+    rows = [[str(t)] + [_cell(run, p, t, ops, sends) for p in range(run.m)] for t in range(run.T)]
+    head = ["t"] + [f"PE{p}" for p in range(run.m)]
+    width = [max(len(r[c]) for r in rows + [head]) for c in range(len(head))]
+    fmt = lambda r: "  ".join(x.ljust(w) for x, w in zip(r, width)).rstrip()  # noqa: E731
+    return "\n".join([fmt(head)] + [fmt(r) for r in rows])
+
+
+def main(argv, stdout, stderr) -> int:
+    args = _parser().parse(argv, stdout)
+    if args is None:
+        return EXIT_OK
+    r = search(args.variant, args.n, args.m, args.d, max_T=args.max_T, timeout=args.timeout,
+               solver=args.solver, lemmas=not args.no_lemmas)
+    if args.json:
+        doc = {
+            "variant": r.variant, "n": r.n, "m": r.m, "d": r.d, "proven": r.proven,
+            "min_cycles": r.min_cycles, "unsat_below": r.unsat_below, "unsat_seconds": r.unsat_seconds,
+            "unsat_by": r.unsat_by, "lemma_below": r.lemma_below,
+            "best_sat": r.best_sat, "lower_bound": r.lower_bound, "seconds": round(r.seconds, 3),
+            "solver": args.solver, "reason": r.reason,
+            "attempts": [{"T": a.T, "split": list(a.split), "stage": a.stage, "verdict": a.verdict.value,
+                          "seconds": round(a.seconds, 3), "variables": a.variables, "clauses": a.clauses}
+                         for a in r.attempts],
+            "schedule": None if r.schedule is None else {
+                "ops": [[o.t, o.p, o.kind, o.i, o.j, o.l] for o in r.schedule.ops],
+                "sends": [[s.t, s.p, list(s.datum)] for s in r.schedule.sends]},
+        }
+        print(json.dumps(doc), file=stdout)
+    else:
+        name = f"{r.variant} attention, n={r.n}, d={r.d}, m={r.m}"
+        if r.proven:
+            print(f"{name}: minimum {r.min_cycles} cycles (proven)", file=stdout)
+        else:
+            best = "none found" if r.best_sat is None else f"{r.best_sat} cycles"
+            print(f"{name}: minimum NOT proven ({r.reason}); best schedule: {best}", file=stdout)
+        how = {"SAT solver": f"SAT solver, {r.unsat_seconds:.2f} s",
+               "lemma L2b": "lemmas L1, L2b, L3, no solver call needed"}.get(
+            r.unsat_by, "slot counting (L1, L2a, L3), no solver call needed")
+        print(f"  T={r.unsat_below} unsatisfiable ({how}); lemma bound {r.lower_bound}; "
+              f"total {r.seconds:.2f} s", file=stdout)
+        if r.schedule is not None:
+            print(schedule_table(r.schedule), file=stdout)
+    return EXIT_OK if r.proven else EXIT_UNKNOWN

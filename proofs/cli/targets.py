@@ -1,0 +1,52 @@
+"""Resolve a TARGET argument: a registered algorithm name or the path of a user's schedule file."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+from ringproof.schedules.dsl import Schedule
+from ringproof.errors import BadInput
+
+
+def registry() -> dict:
+    from ringproof.schedules import algo1, algo2, algo3
+
+    return {s.name: s for s in (algo1.ALGO1, algo1.ALGO1_PRINTED, algo2.ALGO2, algo2.ALGO2_PRINTED,
+                                algo3.ALGO3, algo3.ALGO3_PRINTED)}
+
+
+def resolve(target: str) -> Schedule:
+    reg = registry()
+    if target in reg:
+        return reg[target]
+    path = Path(target)
+    if path.suffix == ".py" or path.exists():
+        return load_file(path)
+    raise BadInput(f"unknown target {target!r}: expected one of {', '.join(sorted(reg))} "
+                   "or the path of a schedule file (.py)")
+
+
+def load_file(path: Path) -> Schedule:
+    """Import a user's schedule file and return its schedule (`SCHEDULE`, or its only Schedule)."""
+    if not path.is_file():
+        raise BadInput(f"schedule file {str(path)!r} does not exist")
+    name = f"ringproof_user_{abs(hash(str(path.resolve())))}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    except BadInput as err:
+        raise BadInput(f"{path}: {err}") from None
+    except Exception as err:  # a user's file may fail in any way; report it in one line
+        raise BadInput(f"cannot import {path}: {type(err).__name__}: {err}") from None
+    if isinstance(getattr(module, "SCHEDULE", None), Schedule):
+        return module.SCHEDULE
+    found = [v for v in vars(module).values() if isinstance(v, Schedule)]
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise BadInput(f"{path} defines no Schedule (assign one to SCHEDULE)")
+    raise BadInput(f"{path} defines {len(found)} schedules; say which one with SCHEDULE = ...")

@@ -1,0 +1,137 @@
+"""`prove TARGET`: verify every property of a schedule and print property · phase · verdict · tier."""
+
+from __future__ import annotations
+
+import json
+
+from ringproof.proofs.cli.argparsing import ArgumentParser
+from ringproof.proofs.ring.prover import Options, verify
+from ringproof.proofs.results import PROPERTIES, TIERS, Verdict
+from ringproof.proofs.cli.targets import registry, resolve
+from ringproof.schedules.dsl import check_size
+from ringproof.errors import BadInput
+
+EPILOG = """exit codes: 0 every property proved, 1 a property refuted, 2 a verdict unknown
+(timeout, solver unknown, or a formula the normalization does not handle), 64 bad input.
+A refutation prints the counterexample and the `prove simulate` command that replays it."""
+
+
+def parser() -> ArgumentParser:
+    p = ArgumentParser(prog="prove", description="Prove a ring schedule of self-attention correct "
+                       "for every n with m | n, or show a counterexample.", epilog=EPILOG)
+    p.add_argument("target", help=f"{', '.join(sorted(registry()))}, or the path of a schedule "
+                   "file (.py); subcommands: simulate, report, search, balance, unroll")
+    p.add_argument("--property", action="append", default=None, metavar="NAME",
+                   help=f"check only this property (repeatable): {', '.join(PROPERTIES)}")
+    p.add_argument("--tier", default="parametric", choices=TIERS,
+                   help="parametric: all n, m; per-m: all n for each m ≤ --max-m; bounded: n ≤ --max-n")
+    p.add_argument("--max-n", type=int, default=24, help="bounded tier: largest n (default 24)")
+    p.add_argument("--max-m", type=int, default=8, help="per-m tier: largest m (default 8)")
+    p.add_argument("--timeout", type=float, default=10.0, help="seconds per solver query (default 10)")
+    p.add_argument("--seed", type=int, default=0, help="Z3 random seed")
+    p.add_argument("--jobs", type=int, default=0, help="worker processes (default: one per core)")
+    p.add_argument("--method", choices=("index", "bitlevel"), default="index",
+                   help="index: the index-formula proofs (default); bitlevel: check the run for one "
+                   "(-n, -m) on the paper's Boolean ring model (SAT) and its cycle-by-cycle checker")
+    p.add_argument("-n", type=int, help="with --method bitlevel: number of vectors")
+    p.add_argument("-m", type=int, help="with --method bitlevel: number of PEs")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    return p
+
+
+def main(argv, stdout, stderr) -> int:
+    args = parser().parse(argv, stdout)
+    if args is None:
+        return 0
+    for name in ("max_n", "max_m"):
+        if getattr(args, name) < 1:
+            raise BadInput(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
+    if args.timeout <= 0:
+        raise BadInput(f"--timeout must be positive, got {args.timeout}")
+    props = tuple(p for arg in (args.property or list(PROPERTIES)) for p in arg.split(","))
+    schedule = resolve(args.target)
+    if args.method == "bitlevel":
+        return _bitlevel(args, schedule, stdout)
+    if args.n is not None or args.m is not None:
+        raise BadInput("-n and -m name one size for --method bitlevel; the index proofs cover all "
+                       "sizes (use --max-n / --max-m to bound them)")
+    results = verify(schedule, Options(props, args.tier, args.max_n, args.max_m, args.timeout,
+                                       args.seed, args.jobs))
+    verdict = Verdict.combine(r.verdict for r in results)
+    if args.json:
+        json.dump({"target": args.target, "schedule": schedule.name, "verdict": verdict.value,
+                   "results": [r.to_json() for r in results]}, stdout, indent=2)
+        stdout.write("\n")
+    else:
+        print_table(args.target, results, stdout)
+    return verdict.exit_code
+
+
+def _bitlevel(args, schedule, out) -> int:
+    """Bounded check of one (n, m) on the bit-level machine: the independent checker and SAT."""
+    from ringproof.model.bitlevel import check_run
+    from ringproof.proofs.search.sat_check import sat_check_run
+    from ringproof.model.bitlevel.bridge import to_run
+
+    if args.n is None or args.m is None:
+        raise BadInput("--method bitlevel needs -n and -m")
+    if args.tier != "bounded":
+        raise BadInput("--method bitlevel checks one size: use it with --tier bounded")
+    check_size(args.n, args.m)
+    run = to_run(schedule, args.n, args.m)
+    violations = check_run(run)
+    sat = sat_check_run(run, timeout=args.timeout)
+    if sat.valid is None:
+        verdict = Verdict.UNKNOWN
+    else:
+        verdict = Verdict.PROVED if sat.valid and not violations else Verdict.REFUTED
+        if sat.valid != (not violations):      # the two methods disagree: say so, claim nothing
+            verdict = Verdict.UNKNOWN
+    data = {"target": args.target, "method": "bitlevel", "tier": "bounded", "n": args.n, "m": args.m,
+            "verdict": verdict.value, "cycles": run.T, "ops": len(run.ops), "sends": len(run.sends),
+            "checker_violations": violations, "sat": sat.verdict.value, "seconds": round(sat.seconds, 4),
+            "variables": sat.variables, "clauses": sat.clauses, "solver": sat.solver, "reason": sat.reason}
+    if args.json:
+        json.dump(data, out, indent=2)
+        out.write("\n")
+    else:
+        out.write(f"{schedule.name}, n={args.n}, m={args.m}, bit-level machine: {verdict.value}\n")
+        out.write(f"  run: {run.T} cycles, {len(run.ops)} ops, {len(run.sends)} sends\n")
+        out.write(f"  SAT encoding ({sat.solver}): {sat.verdict.value} in {sat.seconds:.2f} s, "
+                  f"{sat.variables} variables, {sat.clauses} clauses {sat.reason}\n")
+        out.write(f"  cycle-by-cycle checker: {'valid' if not violations else 'invalid'}\n")
+        for v in violations[:5]:
+            out.write(f"    {v}\n")
+    return verdict.exit_code
+
+
+def print_table(target, results, out) -> None:
+    rows = [("property", "phase", "verdict", "tier", "seconds")]
+    rows += [(r.property, r.phase, r.verdict.value, r.tier, f"{r.seconds:.2f}") for r in results]
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    for i, row in enumerate(rows):
+        out.write("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() + "\n")
+        if i == 0:
+            out.write("  ".join("-" * w for w in widths) + "\n")
+    for r in results:
+        if r.verdict is Verdict.PROVED:
+            continue
+        out.write(f"\n{r.verdict.value}: {r.property} / {r.phase}: {r.reason}\n")
+        cex = r.counterexample
+        if cex is None:
+            continue
+        out.write(f"  counterexample: n={cex.n}, m={cex.m}: {cex.message}\n")
+        for it in cex.iterations:
+            out.write("    " + ", ".join(f"{k}={v}" for k, v in it.items()) + "\n")
+        for v in cex.replay.get("ring_violations", [])[:3]:
+            out.write(f"  ring model: {v}\n")
+        err = cex.replay.get("max_rel_error")
+        if err is not None:
+            out.write(f"  ring model: max relative error vs numpy = {err:.3g}\n")
+        out.write(f"  replay: {cex.command(target)}\n")
+    if any(r.property == "counts" for r in results):
+        c = next(r for r in results if r.property == "counts").details
+        if c:
+            out.write(f"\ncycles = {c['cycles']}; ops = "
+                      + ", ".join(f"{k}: {v}" for k, v in c["ops"].items() if v not in (None, "0"))
+                      + f"; utilization = {c['utilization']}\n")

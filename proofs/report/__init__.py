@@ -1,0 +1,1 @@
+"""Proof reports: Markdown, HTML and JSON renderings of verdicts (`render`)."""

@@ -1,0 +1,205 @@
+"""Closed-form op and cycle counts (sympy), derived from the loop nests.
+
+A phase takes one cycle per tuple of its sequential loops, so its cycle count is the nested sum of
+its loop extents; an unguarded phase does m ops per cycle. Sums are exact symbolic summation of the
+bounds the schedule declares (no sampling). Where sympy leaves a sum open, a loop's `through` hint
+closes it once `ringproof.proofs.ring.induction` proves it; a guard that bounds a loop index is read as that loop's
+bound once proved to lie inside its range. Claims a schedule states (e.g. the paper's op count) are
+checked against the derived forms: symbolically, case by case over residues of n, or not at all.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+import sympy
+
+from ringproof.proofs.ring.induction import fold_guard, prove_through
+from ringproof.schedules.dsl import Op, Phase, Schedule, Step
+from ringproof.schedules.expr import var
+
+N, M = sympy.symbols("n m", positive=True, integer=True)
+SYM = SimpleNamespace(n=N, m=M, k=N / M, d=N)
+
+
+def phase_cycles(phase: Phase, P=SYM, hint: tuple | None = None) -> sympy.Expr:
+    """The phase's cycles; `hint` is `prove_through(phase)`'s answer, the hint used if proved."""
+    if hint is not None and hint[0] is True:
+        lp = phase.loops[0]
+        return lp.through(P, lp.bounds(P, SimpleNamespace())[1])     # as written: readable
+
+    def count(i, ns):
+        if i == len(phase.loops):
+            return sympy.Integer(1)
+        lp = phase.loops[i]
+        lo, hi = lp.bounds(P, SimpleNamespace(**ns))
+        v = sympy.Symbol(f"_{lp.name}", integer=True)
+        inner = count(i + 1, {**ns, lp.name: v})
+        if v not in inner.free_symbols:
+            return sympy.Max(hi - lo + 1, 0) * inner if not _nonneg(hi - lo + 1) else (hi - lo + 1) * inner
+        return sympy.summation(inner, (v, lo, hi))
+
+    return sympy.factor(sympy.simplify(count(0, {})))
+
+
+def _nonneg(e) -> bool:
+    return bool(sympy.ask(sympy.Q.nonnegative(e), sympy.Q.positive(N) & sympy.Q.positive(M)) or
+                (e.is_nonnegative is True))
+
+
+def _shape(phase: Phase) -> Step:
+    """The step on symbolic Terms: enough to read its op kind and whether it is guarded, without
+    building (and simplifying) every index formula in sympy."""
+    P = SimpleNamespace(**{name: var(name) for name in ("n", "m", "k", "d")})
+    return phase.step(P, SimpleNamespace(**{name: var(name) for name in phase.index_names}))
+
+
+def tidy(e: sympy.Expr) -> sympy.Expr:
+    """Simplified and factored, except forms with cases (a hint's Piecewise), which sympy's
+    simplify takes seconds to rearrange into something no easier to read."""
+    return e if e.has(sympy.Piecewise) else sympy.factor(sympy.simplify(e))
+
+
+def phase_ops(phase: Phase, P=SYM, hint: tuple | None = None) -> sympy.Expr | None:
+    """Ops of a phase: cycles · m, over the loop nest its guard selects (if proved to be one);
+    None where a guard needs the coverage bijection."""
+    guard = _shape(phase).guard
+    if guard is True:
+        return sympy.factor(phase_cycles(phase, P, hint) * P.m)
+    folded = fold_guard(phase, guard) if P is SYM and guard is not False else None
+    if folded is not None:
+        return sympy.factor(phase_cycles(folded, P) * P.m)
+    return None
+
+
+@dataclass(frozen=True)
+class Counts:
+    cycles: sympy.Expr
+    phase_cycles: dict
+    ops: dict                   # Op name -> closed form (None: not derived)
+    utilization: sympy.Expr | None
+    bijections: tuple = ()      # phases whose op count rests on their coverage being proved
+    phase_utilization: dict = None   # phase -> its ops / (m · its cycles), where derived
+    hints: dict = None          # phase -> "" if its `through` hint is proved and used, else why not
+
+    def at(self, n: int, m: int) -> dict:
+        sub = {N: n, M: m}
+        return {"cycles": int(self.cycles.subs(sub).doit()),
+                "ops": {k: (int(v.subs(sub).doit()) if v is not None else None) for k, v in self.ops.items()}}
+
+
+def required_count(eqn, P=SYM) -> sympy.Expr | None:
+    """|{terms of eqn}|: the nested sum over its index ranges, with `where` read as bounds.
+
+    `where` may be a conjunction of `le(x, y)` between an index and an earlier one (masked
+    attention's B ≤ A); anything else returns None.
+    """
+    names = [f"_{i}" for i in range(eqn.key_arity())]
+    dims = list(eqn.target.dims) + ([eqn.reduce] if eqn.reduce else [])
+    ext = {"n": P.n, "d": P.d}
+    lo = {nm: sympy.Integer(1) for nm in names}
+    hi = {nm: ext[d] for nm, d in zip(names, dims)}
+    if eqn.where is not None:
+        cond = eqn.where(P, *[var(nm) for nm in names])
+        parts = cond.args if cond.op == "and" else (cond,)
+        for part in parts:
+            if part.op != "le" or any(a.op != "var" for a in part.args):
+                return None
+            x, y = (a.args[0] for a in part.args)
+            if names.index(x) > names.index(y) and dims[names.index(x)] == dims[names.index(y)]:
+                hi[x] = sympy.Symbol(y, integer=True)       # x ≤ y, y earlier
+            elif names.index(y) > names.index(x) and dims[names.index(x)] == dims[names.index(y)]:
+                lo[y] = sympy.Symbol(x, integer=True)       # x ≤ y, x earlier
+            else:
+                return None
+    total = sympy.Integer(1)
+    for nm in reversed(names):
+        total = sympy.summation(total, (sympy.Symbol(nm, integer=True), lo[nm], hi[nm]))
+    return sympy.factor(sympy.simplify(total))
+
+
+def counts(schedule: Schedule, seed: int = 0) -> Counts:
+    """Cycles and ops per kind. A guarded phase's ops are |terms| of its equation, valid only with
+    that phase's coverage (a bijection onto the terms) proved: `bijections` lists those phases.
+    Counting hints are proved here (Z3 `seed`), once per call."""
+    hints = {p.name: prove_through(p, seed) for p in schedule.phases
+             if p.loops and p.loops[0].through is not None}
+    per_phase = {p.name: phase_cycles(p, hint=hints.get(p.name)) for p in schedule.phases}
+    ops: dict = {op.value: sympy.Integer(0) for op in Op}
+    bijections: list = []
+    per_util: dict = {}
+    for p in schedule.phases:
+        st = _shape(p)
+        kind = st.op.value
+        c = phase_ops(p, hint=hints.get(p.name))
+        if (c is None and st.op is not Op.MOVE and st.target is not None
+                and st.target.array not in schedule.problem.symmetric_pairs):   # not a bijection there
+            c = required_count(schedule.problem.equation_for(st.target.array))
+            if c is not None:
+                bijections.append(p.name)
+        if c is not None and per_phase[p.name] != 0:
+            per_util[p.name] = tidy(c / (M * per_phase[p.name]))
+        if st.guard is not True and st.send is not None:
+            ops["MOVE"] = None                  # forwarding cycles of a guarded phase: enumerated only
+        ops[kind] = None if (c is None or ops[kind] is None) else sympy.factor(ops[kind] + c)
+    total = tidy(sum(per_phase.values()))
+    arith = [ops[k] for k in ("MAC", "EAC", "DIV")]
+    util = None if None in arith else tidy(sum(arith) / (M * total))
+    return Counts(total, per_phase, ops, util, tuple(bijections), per_util,
+                  {name: ("" if ok is True else why) for name, (ok, why) in hints.items()})
+
+
+def closed(e: sympy.Expr) -> bool:
+    """Is e a closed form? (A sum sympy could not evaluate stays a `Sum`.)"""
+    return not e.has(sympy.Sum)
+
+
+def claim_at(claim: str, n: int, m: int) -> int:
+    """The value of a claimed closed form at (n, m)."""
+    return int(sympy.sympify(claim, locals={"n": N, "m": M}).subs({N: n, M: m}))
+
+
+def _divisors(e: sympy.Expr, x: sympy.Symbol) -> set[int]:
+    """Constant c of every `x mod c` and `floor(x·a/c)` in e (a, c integers)."""
+    out = {int(a.args[1]) for a in e.atoms(sympy.Mod)
+           if a.args[0] == x and a.args[1].is_Integer}
+    for f in e.atoms(sympy.floor):
+        num, den = sympy.fraction(sympy.together(f.args[0]))
+        if den.is_Integer and num.free_symbols == {x} and num.is_polynomial(x):
+            out.add(int(den))
+    return out
+
+
+def equal(a: sympy.Expr, b: sympy.Expr) -> bool:
+    """Is a = b for all positive integers n, m? True only when sympy shows a − b = 0, directly or
+    in each residue class n = c·ν + s (c the lcm of the constant divisors of n in a − b, same for
+    m), where floor and mod of n by c become polynomials; False means not shown."""
+    d = a - b
+    if sympy.simplify(d) == 0:
+        return True
+    split = {x: math.lcm(*_divisors(d, x)) for x in (N, M) if _divisors(d, x)}
+    if not split:
+        return False
+    digits = {x: sympy.Symbol(f"_{x}", integer=True, nonnegative=True) for x in split}
+    cases = [{}]
+    for x, c in split.items():
+        cases = [{**case, x: c * digits[x] + s} for case in cases for s in range(c)]
+    return all(sympy.simplify(d.subs(case)) == 0 for case in cases)
+
+
+def check_claim(derived: sympy.Expr, claim: str, max_n: int = 24):
+    """None if `claim` is shown equal to `derived` for all n, m (`equal`); else the smallest
+    (n, m, derived, claimed) where they differ, or (None, None, derived, claimed) when no size up
+    to max_n tells them apart (agreement on samples, not a proof)."""
+    c = sympy.sympify(claim, locals={"n": N, "m": M})
+    if closed(derived) and equal(derived, c):
+        return None
+    for n in range(1, max_n + 1):
+        for m in range(1, n + 1):
+            if n % m == 0:
+                got, want = derived.subs({N: n, M: m}).doit(), c.subs({N: n, M: m})
+                if got != want:
+                    return n, m, got, want
+    return (None, None, derived, c)

@@ -1,0 +1,161 @@
+"""Checked counting hints: closed forms for loop sums sympy cannot close, and guards read as bounds.
+
+Both are proved for all n = k·m, m ≥ 1 with the normalization of `ringproof.proofs.ring.normalize` (digit forms of
+mod/div), here in its nonlinear mode: a count multiplies values (e.g. (V div m)·⌊m²/4⌋), so the
+final identity goes to Z3's nonlinear integer solver. `True` means proved; `False` comes with the
+values Z3 found; `None` (unknown, timeout, outside the normalization) never counts as proved.
+
+- `prove_through(phase)`: the outermost loop's hint T(V) = cycles of its iterations lo..V, by
+  induction: lo ≤ hi, T(lo) = c(lo) and T(V) − T(V−1) = c(V) for lo < V ≤ hi, where c(V) is the
+  cycles of the inner loops at V (their extents, proved ≥ 0). Then the phase takes T(hi) cycles.
+- `fold_guard(phase)`: a guard `x ≤ b` on loop x ∈ [lo, hi] with lo − 1 ≤ b ≤ hi for every outer
+  index selects exactly the iterations x ∈ [lo, b], so the active iterations are a loop nest too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from types import SimpleNamespace
+
+import z3
+
+from ringproof.proofs.ring.iterations import new_var
+from ringproof.proofs.ring.normalize import PARAMS, Ctx, NormalizationError
+from ringproof.schedules.dsl import Loop, Phase
+from ringproof.schedules.expr import Term, eq, evaluate, le, lift, var
+
+TIMEOUT_MS = 10000
+TRY_MS = 500           # per seed (see _holds)
+
+
+class Unsupported(Exception):
+    """The phase's loops or guard are outside the shapes this module counts."""
+
+
+def inner_extents(phase: Phase, v) -> list:
+    """The extents of the loops inside the outermost one at its index v; each may depend only
+    on the parameters and v (a rectangular nest under the outermost loop)."""
+    outer = phase.loops[0].name
+    out = []
+    for lp in phase.loops[1:]:
+        try:
+            lo, hi = lp.bounds(PARAMS, SimpleNamespace(**{outer: v}))
+        except AttributeError as e:
+            raise Unsupported(f"loop {lp.name}'s bounds depend on an inner index ({e})") from None
+        out.append(lift(hi) - lift(lo) + 1)
+    return out
+
+
+def _product(xs):
+    total = lift(1)
+    for x in xs:
+        total = total * x
+    return total
+
+
+def _holds(ctx: Ctx, claim: z3.BoolRef, seed: int, timeout_ms: int):
+    """(True | False | None, model) for: claim follows from ctx's assumptions.
+
+    Z3's nonlinear core is bimodal on these identities (a fraction of a second, or several seconds
+    on an unlucky seed), so the query runs under successive seeds with a short budget each."""
+    tries = max(1, timeout_ms // TRY_MS)
+    for attempt in range(tries):
+        s = z3.SolverFor("QF_NIA")
+        s.set("timeout", TRY_MS if attempt < tries - 1 else timeout_ms - TRY_MS * (tries - 1))
+        s.set("random_seed", seed + attempt)
+        s.add(*ctx.assumptions)
+        s.add(z3.Not(claim))
+        r = s.check()
+        if r == z3.unsat:
+            return True, None
+        if r == z3.sat:
+            return False, s.model()
+    return None, None
+
+
+def _at(model, ctx: Ctx, what: str) -> str:
+    k, m = (model.eval(x, model_completion=True).as_long() for x in (ctx.k, ctx.m))
+    return f"{what} fails at n={k * m}, m={m}"
+
+
+def prove_through(phase: Phase, seed: int = 0, timeout_ms: int = TIMEOUT_MS) -> tuple:
+    """(verdict, message) for the outermost loop's `through` hint (see the module doc)."""
+    lp = phase.loops[0]
+    if lp.through is None:
+        return None, "no hint"
+    name = lp.name
+    lo, hi = (lift(b) for b in lp.bounds(PARAMS, SimpleNamespace()))
+    try:
+        for what in ("base", "step"):
+            ctx = Ctx(timeout_ms=timeout_ms, seed=seed, nonlinear=True)
+            if what == "base" and not ctx.prove(ctx.cond(le(lo, hi))):
+                return None, f"cannot prove loop {name} is non-empty ({lo} ≤ {hi})"
+            new_var(ctx, name, lo, hi)          # canonical digits of V over the whole range
+            v = var(name)
+            ctx.assumptions.append(ctx.cond(eq(v, lo) if what == "base" else le(lo + 1, v)))
+            extents = inner_extents(phase, v)
+            for e in extents:
+                if not ctx.prove(ctx.cond(le(0, e))):
+                    return None, f"cannot prove extent {e} ≥ 0"
+            here = lift(lp.through(PARAMS, v))
+            if what == "base":
+                lhs = here
+            else:
+                lhs = here - lift(lp.through(PARAMS, v - 1))
+            claim = ctx.int_term(ctx.val(lhs)) == ctx.int_term(ctx.val(_product(extents)))
+            ok, model = _holds(ctx, claim, seed, timeout_ms)
+            if ok is not True:
+                return ok, (_at(model, ctx, f"hint {what}") if ok is False
+                            else f"hint {what}: z3 gave no answer")
+    except (NormalizationError, Unsupported) as e:
+        return None, str(e)
+    return True, ""
+
+
+def _atoms(guard: Term):
+    parts = guard.args if guard.op == "and" else (guard,)
+    for p in parts:
+        if p.op != "le":
+            raise Unsupported(f"guard atom {p} is not a bound")
+        yield p.args
+
+
+def fold_guard(phase: Phase, guard: Term, seed: int = 0, timeout_ms: int = TIMEOUT_MS):
+    """The phase with guard atoms `x ≤ b` / `b ≤ x` turned into bounds of loop x, or None when
+    not proved (see the module doc). Every loop index of the phase is a fresh variable."""
+    names = [lp.name for lp in phase.loops]
+    new = {lp.name: [lp.lo, lp.hi] for lp in phase.loops}
+    try:
+        ctx = Ctx(timeout_ms=timeout_ms, seed=seed)
+        idx = {}
+        for lp in phase.loops:
+            lo, hi = lp.bounds(PARAMS, SimpleNamespace(**idx))
+            new_var(ctx, lp.name, lo, hi)
+            idx[lp.name] = var(lp.name)
+        for a, b in _atoms(guard):
+            x, bound, upper = (a, b, True) if a.op == "var" and a.args[0] in names else (b, a, False)
+            if x.op != "var" or x.args[0] not in names:
+                raise Unsupported(f"guard atom {a} ≤ {b} bounds no loop index")
+            i = names.index(x.args[0])
+            if _free(bound) & (set(names[i:]) | {"l"}):
+                raise Unsupported(f"bound {bound} depends on loop {x.args[0]} or an inner one")
+            lo, hi = (lift(t) for t in phase.loops[i].bounds(PARAMS, SimpleNamespace(**idx)))
+            inside = le(lo - 1, bound) if upper else le(bound, hi + 1)
+            tighter = le(bound, hi) if upper else le(lo, bound)
+            if not (ctx.prove(ctx.cond(inside)) and ctx.prove(ctx.cond(tighter))):
+                return None
+            new[x.args[0]][1 if upper else 0] = _as_bound(bound)
+    except (NormalizationError, Unsupported):
+        return None
+    return replace(phase, loops=tuple(Loop(lp.name, *new[lp.name]) for lp in phase.loops))
+
+
+def _free(t: Term) -> set:
+    if t.op == "var":
+        return {t.args[0]}
+    return set().union(*[_free(a) for a in t.args if isinstance(a, Term)])
+
+
+def _as_bound(t: Term):
+    """A loop bound `(P, ix) -> value` evaluating Term t on any backend."""
+    return lambda P, ix: evaluate(t, {**vars(P), **vars(ix)})

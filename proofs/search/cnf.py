@@ -1,0 +1,386 @@
+"""The machine as CNF over Boolean variables in the paper's spirit.
+
+Variables: op(o,p,t) op o on PE p in cycle t; at(x,p,t) datum x in p's memory at the start of t;
+send(x,p,t) p sends x during t; pos(A,p,t) partial sum A on p at the start of t; mv(A,p,t) it moves
+during t; D(o,t) op o ran before t (order encoding); B1(t)/B2(t) cycle t is after barrier 1/2.
+Cardinality: pysat.card sequential counters.
+"""
+
+from __future__ import annotations
+
+from pysat.card import CardEnc, EncType
+
+from ringproof.model.bitlevel.problem import Problem
+from ringproof.proofs.search.rotation import invariance_clauses
+
+TRUE, FALSE = 1, -1
+
+
+class Cnf:
+    """Clause store that folds the constants TRUE/FALSE away as clauses are added."""
+
+    def __init__(self):
+        self.nv = 1
+        self.clauses: list[list[int]] = [[TRUE]]
+        self.conflict = False
+
+    def new(self) -> int:
+        self.nv += 1
+        return self.nv
+
+    def add(self, lits) -> None:
+        out = []
+        for x in lits:
+            if x == TRUE:
+                return
+            if x != FALSE:
+                out.append(x)
+        if not out:
+            self.conflict = True
+        self.clauses.append(out)
+
+    def amo(self, lits) -> None:
+        lits = [x for x in lits if x != FALSE]
+        if lits.count(TRUE) > 1:
+            self.conflict = True
+            return
+        if TRUE in lits:
+            for x in lits:
+                if x != TRUE:
+                    self.add([-x])
+            return
+        if len(lits) <= 5:
+            for a in range(len(lits)):
+                for b in range(a + 1, len(lits)):
+                    self.clauses.append([-lits[a], -lits[b]])
+            return
+        enc = CardEnc.atmost(lits=lits, bound=1, top_id=self.nv, encoding=EncType.seqcounter)
+        self.nv = max(self.nv, enc.nv)
+        self.clauses.extend(enc.clauses)
+
+
+class Encoding:
+    """CNF of "the instance runs in T cycles".
+
+    split=(L1, L2, L3) fixes the phase lengths (phase-boundary splitting) and adds busy-slot clauses
+    where a phase's op count fills it; split=None leaves the barriers as variables. fixed=(ops, sends)
+    fixes op placement {op key: (p, t)} and the sends {(t, p, datum)} (bounded check of a schedule);
+    pin fixes the placement of some ops only; rotation=g keeps only runs equal to their rotation by
+    g (model/bitlevel_rotation.py). Pin and rotation remove valid runs: for witness search only.
+    """
+
+    def __init__(self, prob: Problem, T: int, split=None, fixed=None, pin=None, rotation: int | None = None):
+        self.prob, self.T, self.m, self.split, self.rotation = prob, T, prob.m, split, rotation
+        self.pin = pin or {}  # op key -> (p, t) for a subset of ops (staged witness search)
+        self.cnf = Cnf()
+        self.reason = ""
+        self.fixed_ops, self.fixed_sends = fixed if fixed else (None, None)
+        self.win = self._windows()
+        self.opv: list[dict] = []
+        self.D: list[list[int]] = []
+        self.at: dict = {}
+        self.send: dict = {}
+        self.mv: dict = {}
+        self.prod: dict = {}
+        if not self.cnf.conflict:
+            self._build()
+
+    # ---- windows -------------------------------------------------------------------------------
+    def _windows(self) -> list[tuple[int, int]]:
+        prob, T = self.prob, self.T
+        rows = prob.row_eacs()
+        if self.split:
+            L1, L2, _ = self.split
+            bounds = {1: (0, L1 - 1), 2: (L1, L1 + L2 - 1), 3: (L1 + L2, T - 1)}
+        else:
+            m1, m2, m3 = prob.phase_minimum(spread=False) if self.fixed_ops is None else (1, 1, 1)
+            bounds = {1: (0, T - m2 - m3 - 1), 2: (m1, T - m3 - 1), 3: (m1 + m2, T - 1)}
+        out = []
+        for s in prob.ops:
+            lo, hi = bounds[s.phase]
+            if s.key[0] == "EAC":
+                hi -= 1  # the row's DIVs come later in the same phase
+            elif s.key[0] == "DIV":
+                lo += rows[s.key[1]]  # after the row's EACs, each in its own cycle
+            if self.fixed_ops is not None:
+                where = self.fixed_ops.get(s.key)
+                lo = hi = where[1] if where else -1
+            elif s.key in self.pin:
+                t = self.pin[s.key][1]
+                lo, hi = (t, t) if lo <= t <= hi else (0, -1)
+            if lo > hi or lo < 0 or hi >= T:
+                self.cnf.conflict = True
+            out.append((lo, hi))
+        return out
+
+    # ---- variables -----------------------------------------------------------------------------
+    def _op_vars(self) -> None:
+        cnf, m = self.cnf, self.m
+        for k, s in enumerate(self.prob.ops):
+            lo, hi = self.win[k]
+            fixed = self.fixed_ops if self.fixed_ops is not None else self.pin
+            if s.key in fixed:
+                p, t = fixed[s.key]
+                self.opv.append({(q, t): (TRUE if q == p else FALSE) for q in range(m)})
+                continue
+            v = {(p, t): cnf.new() for t in range(lo, hi + 1) for p in range(m)}
+            self.opv.append(v)
+            cnf.add(list(v.values()))
+            cnf.amo(list(v.values()))
+
+    def op(self, k: int, p: int, t: int) -> int:
+        return self.opv[k].get((p, t), FALSE)
+
+    def _order(self) -> None:
+        """D[k][t]: op k ran in a cycle < t, for t in 0..T."""
+        cnf, m = self.cnf, self.m
+        for k in range(len(self.prob.ops)):
+            lo, hi = self.win[k]
+            row = [FALSE] * (lo + 1) + [cnf.new() for _ in range(lo + 1, hi + 1)] + [TRUE] * (self.T - hi)
+            for t in range(lo, hi + 1):
+                here = [self.op(k, p, t) for p in range(m)]
+                cnf.add([-row[t + 1], row[t]] + here)
+                cnf.add([-row[t], row[t + 1]])
+                for x in here:
+                    cnf.add([-x, row[t + 1]])
+            self.D.append(row)
+
+    def _break_feature_symmetry(self) -> None:
+        """Relabelling a feature index by any permutation maps runs to runs when no input's placement
+        depends on it. Plain and masked have two such indices: l of q, k (phase 1) and l of v, y
+        (phase 3); symmetric has one, as x serves as q, k and v. So w'_00's MAC1 ops may be assumed
+        to run in the order l = 0, 1, ... (they are in distinct cycles) and, for the v index, the
+        MAC3(0,0,l) ops in the order of their slots (cycle, then PE; distinct, as one op runs per
+        slot). A pin of phase-1 ops drops the first and keeps the second, which is only added then: it
+        speeds up the pinned masked n=5 CNFs but slows the full masked n=4 one (docs/bitlevel.md §4)."""
+        prob = self.prob
+        if self.fixed_ops is not None:
+            return
+
+        def free(names):
+            return all(prob.initial[x] == prob.initial[x[:2] + (0,)] for x in prob.inputs if x[0] in names)
+
+        sym = prob.variant == "symmetric"
+        if not self.pin and free(("x",) if sym else ("q", "k")):
+            for a, b in self._chain("MAC1"):  # one accumulator w'_00: increasing cycles
+                for t in range(self.T):
+                    self.cnf.add([-self.D[b][t + 1], self.D[a][t]])
+        if not sym and self.pin and all(k[0] != "MAC3" for k in self.pin) and free(("v",)):
+            for a, b in self._chain("MAC3"):  # b's slot (t, p) after a's: a ran before t or on a lower PE
+                for (p, t), x in self.opv[b].items():
+                    self.cnf.add([-x, self.D[a][t]] + [self.op(a, q, t) for q in range(p)])
+
+    def _chain(self, kind: str) -> list[tuple[int, int]]:
+        """Consecutive pairs of the ops (kind, 0, 0, l), l = 0..d-1 (none if the problem lacks them)."""
+        ops = [self.prob.index.get((kind, 0, 0, l)) for l in range(self.prob.d)]
+        return [] if None in ops else list(zip(ops, ops[1:]))
+
+    def _barriers(self) -> None:
+        if self.split:
+            return  # the windows already separate the phases
+        cnf, T = self.cnf, self.T
+        b1 = [cnf.new() for _ in range(T)]
+        b2 = [cnf.new() for _ in range(T)]
+        for t in range(T - 1):
+            cnf.add([-b1[t], b1[t + 1]])
+            cnf.add([-b2[t], b2[t + 1]])
+        for t in range(T):
+            cnf.add([-b2[t], b1[t]])
+        for k, s in enumerate(self.prob.ops):
+            lo, hi = self.win[k]
+            for t in range(lo, hi + 1):
+                for p in range(self.m):
+                    x = self.op(k, p, t)
+                    if s.phase == 1:
+                        cnf.add([-x, -b1[t]])
+                    elif s.phase == 2:
+                        cnf.add([-x, b1[t]])
+                        cnf.add([-x, -b2[t]])
+                    else:
+                        cnf.add([-x, b2[t]])
+
+    def _slots(self) -> None:
+        cnf, m, prob = self.cnf, self.m, self.prob
+        per_slot: dict = {}
+        per_phase_slot: dict = {}
+        for k, s in enumerate(prob.ops):
+            for (p, t), x in self.opv[k].items():
+                per_slot.setdefault((p, t), []).append(x)
+                per_phase_slot.setdefault((s.phase, p, t), []).append(x)
+        for lits in per_slot.values():
+            cnf.amo(lits)
+        if self.split and self.fixed_ops is None:
+            start = 0
+            for ph, L in enumerate(self.split, start=1):
+                if prob.count(ph) == m * L:  # busy-slot clauses: every (p, t) of the phase runs an op
+                    for t in range(start, start + L):
+                        for p in range(m):
+                            cnf.add(per_phase_slot.get((ph, p, t), []))
+                start += L
+
+    # ---- data ----------------------------------------------------------------------------------
+    def _data_ranges(self) -> dict[tuple, tuple[int, int]]:
+        """datum -> (first cycle it can be produced or -1 for inputs, last cycle it is read)."""
+        prob = self.prob
+        first: dict = {x: -1 for x in prob.inputs}
+        last: dict = {}
+        for k, s in enumerate(prob.ops):
+            lo, hi = self.win[k]
+            for x in s.reads:
+                last[x] = max(last.get(x, -1), hi)
+            if s.out:
+                first[s.out] = lo
+        for a, ks in prob.acc_ops.items():
+            first[a] = max(self.win[k][0] for k in ks)
+        for t, p, x in self.fixed_sends or ():
+            if x not in first or not (0 <= t < self.T and 0 <= p < self.m):
+                self.cnf.conflict = True
+                self.reason = f"send of {x!r} by PE {p} in cycle {t} names no datum, PE or cycle of the run"
+            else:
+                last[x] = max(last.get(x, -1), t + 1)
+        return {x: (first[x], last[x]) for x in last}
+
+    def _accumulators(self) -> None:
+        cnf, m, T = self.cnf, self.m, self.T
+        consumed = self._ranges
+        for a, ks in self.prob.acc_ops.items():
+            lo = min(self.win[k][0] for k in ks)
+            hi = max(self.win[k][1] for k in ks)
+            here = {(p, t): [self.op(k, p, t) for k in ks] for p in range(m) for t in range(lo, hi + 1)}
+            if len(ks) == 1:
+                if a in consumed:
+                    for (p, t), xs in here.items():
+                        self.prod[(a, p, t)] = xs[0]
+                continue
+            for t in range(lo, hi + 1):  # one op of a per cycle
+                cnf.amo([x for p in range(m) for x in here[(p, t)]])
+            started = [self._or([self.D[k][t] for k in ks]) for t in range(T + 1)]
+            done = [self._and([self.D[k][t] for k in ks]) for t in range(T + 1)]
+            pos = {(p, t): cnf.new() for t in range(lo + 1, hi + 1) for p in range(m)}
+            P = lambda p, t: pos.get((p % m, t), FALSE)  # noqa: E731
+            mv = {(p, t): cnf.new() for t in range(lo, hi) for p in range(m)} if m > 1 else {}
+            M = lambda p, t: mv.get((p % m, t), FALSE)  # noqa: E731
+            for t in range(lo + 1, hi + 1):
+                cnf.amo([P(p, t) for p in range(m)])
+                for p in range(m):
+                    cnf.add([-P(p, t), started[t]])
+                    cnf.add([-P(p, t), -done[t]])
+                    cnf.add([-P(p, t), P(p, t - 1)] + here[(p, t - 1)] + [M(p - 1, t - 1)])
+            for (p, t), xs in here.items():
+                for x in xs:
+                    cnf.add([-x, -started[t], P(p, t)])
+                if t < hi:
+                    for src in [P(p, t)] + xs:
+                        cnf.add([-src, done[t + 1], P(p, t + 1), M(p, t)])
+                    cnf.add([-M(p, t), P(p, t)] + xs)
+                    cnf.add([-M(p, t), P(p + 1, t + 1)])
+                if a in consumed:
+                    pr = cnf.new()
+                    cnf.add([-pr, done[t + 1]])
+                    cnf.add([-pr] + xs)
+                    for x in xs:
+                        cnf.add([-x, -done[t + 1], pr])
+                    self.prod[(a, p, t)] = pr
+            for (p, t), x in mv.items():
+                self.mv[(a, p, t)] = x
+
+    def _or(self, lits: list[int]) -> int:
+        lits = [x for x in lits if x != FALSE]
+        if TRUE in lits or not lits:
+            return TRUE if lits else FALSE
+        if len(lits) == 1:
+            return lits[0]
+        v = self.cnf.new()
+        self.cnf.add([-v] + lits)
+        for x in lits:
+            self.cnf.add([-x, v])
+        return v
+
+    def _and(self, lits: list[int]) -> int:
+        return -self._or([-x for x in lits])
+
+    def _memory(self) -> None:
+        cnf, m, prob = self.cnf, self.m, self.prob
+        for k, s in enumerate(prob.ops):
+            if s.out:
+                for (p, t), x in self.opv[k].items():
+                    self.prod[(s.out, p, t)] = x
+        for x, (first, last) in self._ranges.items():
+            init = prob.initial.get(x, frozenset())
+            at = {}
+            for p in range(m):
+                at[(p, 0)] = TRUE if p in init else FALSE
+                for t in range(1, last + 1):
+                    at[(p, t)] = cnf.new() if t > first else FALSE
+            snd = {}
+            if m > 1:
+                for p in range(m):
+                    for t in range(max(first, 0), last):
+                        snd[(p, t)] = self._fixed_send(x, p, t) if self.fixed_sends is not None else cnf.new()
+            for p in range(m):
+                q = (p - 1) % m
+                for t in range(last):
+                    prod = self.prod.get((x, p, t), FALSE)
+                    cnf.add([-at[(p, t)], at[(p, t + 1)]])
+                    cnf.add([-prod, at[(p, t + 1)]])
+                    cnf.add([-at[(p, t + 1)], at[(p, t)], prod, snd.get((q, t), FALSE)])
+                    s = snd.get((p, t), FALSE)
+                    cnf.add([-s, at[(p, t)], prod])
+                    cnf.add([-s, at[((p + 1) % m, t + 1)]])
+            for key, v in at.items():
+                self.at[(x,) + key] = v
+            for key, v in snd.items():
+                self.send[(x,) + key] = v
+        for k, s in enumerate(prob.ops):
+            for (p, t), v in self.opv[k].items():
+                for x in s.reads:
+                    cnf.add([-v, self.at[(x, p, t)]])
+
+    def _fixed_send(self, x, p, t) -> int:
+        if (x, p, t) in self.mv:  # listed: a move or a copy, decided in _links
+            return self.cnf.new()
+        return TRUE if (t, p, x) in self.fixed_sends else FALSE
+
+    def _links(self) -> None:
+        per: dict = {}
+        for (x, p, t), v in list(self.send.items()) + list(self.mv.items()):
+            per.setdefault((p, t), []).append(v)
+        for lits in per.values():
+            self.cnf.amo(lits)
+        if self.fixed_sends is not None:
+            for (a, p, t), v in self.mv.items():  # a listed send of an accumulator: a move or a copy
+                copy = self.send.get((a, p, t), FALSE)
+                if (t, p, a) in self.fixed_sends:
+                    self.cnf.add([v, copy])
+                else:
+                    self.cnf.add([-v])
+                    self.cnf.add([-copy])
+
+    def _build(self) -> None:
+        self._op_vars()
+        self._order()
+        self._barriers()
+        self._break_feature_symmetry()
+        self._slots()
+        self._ranges = self._data_ranges()
+        self._accumulators()
+        self._memory()
+        self._links()
+        if self.rotation:
+            self.cnf.clauses.extend(invariance_clauses(self, self.rotation))
+
+    def forbid(self, place: dict) -> None:
+        """Exclude one placement {op key: (p, t)} of this CNF's ops: some op must run elsewhere."""
+        self.cnf.add([-self.op(self.prob.index[key], p, t) for key, (p, t) in place.items()])
+
+    # ---- decoding ------------------------------------------------------------------------------
+    def decode(self, model: set[int]):
+        """Op placement {op key: (p, t)} and sends [(t, p, datum)] of a satisfying assignment."""
+        val = lambda v: v == TRUE or v in model  # noqa: E731
+        place = {}
+        for k, s in enumerate(self.prob.ops):
+            for (p, t), v in self.opv[k].items():
+                if val(v):
+                    place[s.key] = (p, t)
+        sends = [(t, p, x) for (x, p, t), v in list(self.send.items()) + list(self.mv.items()) if val(v)]
+        return place, sorted(sends)

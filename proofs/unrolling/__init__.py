@@ -1,0 +1,1 @@
+"""Facts about the spatial-unrolling model proved with Z3 (`facts`)."""
