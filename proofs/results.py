@@ -40,9 +40,16 @@ class Counterexample:
     message: str
     iterations: tuple = ()
     replay: dict = field(default_factory=dict)   # what the concrete replay found
+    d: int | None = None                         # the head dimension where it is not n
 
     def command(self, target: str) -> str:
-        return f"prove simulate {target} -n {self.n} -m {self.m}"
+        shape = f" -d {self.d}" if self.d is not None and self.d != self.n else ""
+        return f"prove simulate {target} -n {self.n}{shape} -m {self.m}"
+
+    def sizes(self) -> str:
+        """`n=…, m=…` (with `d=…` where d ≠ n), as messages name an instance."""
+        shape = f", d={self.d}" if self.d is not None and self.d != self.n else ""
+        return f"n={self.n}{shape}, m={self.m}"
 
     def to_json(self) -> dict:
         d = asdict(self)

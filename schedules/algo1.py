@@ -5,10 +5,17 @@ Each formula stands beside the printed line it repairs (paper, Algorithm 1). The
 `docs/algo1.md` records what the verifier says about each printed form (see `variant`).
 
 Inputs are distributed by column: q[A, C], k[B, C], v[B, C] start on PE ((C - 1) mod m) + 1, so PE l
-holds the d/m columns C ≡ l (mod m) of every vector: O(n²/m) words per PE.
+holds the d/m columns C ≡ l (mod m) of every vector: O(n·d/m) words per PE.
+
+Shapes: the paper takes d = n. Phases 1 and 3 take `cols`, how they walk the column index C
+(`Columns`): `PAPER` (C ∈ [1, n], block i starting at column (i − 1)·m + l, the printed formulas) or
+`GENERAL` (C ∈ [1, d] with d a parameter of its own, m | n and m | d, every block starting at
+column l). Phase 2 (over A, B ∈ [1, n]) is the same in both.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from ringproof.schedules.dsl import (DIV, EAC, HOME, MAC, At, Copy, Either, Loop, Move, Phase, Schedule,
                            Step, variant_name)
@@ -25,6 +32,49 @@ def _column(P, l, j, i, printed_mod=False):
     return mod(l + jm * m + (i - 1) * m - 1, n) + 1
 
 
+@dataclass(frozen=True)
+class Columns:
+    """How phases 1 and 3 walk the column index C in the step loop j (runs of m steps; run
+    div(j − 1, m) works on one column per PE, C ≡ l mod m).
+
+    `extent`: the loop bound naming C's range ("n" or "d"). `rotate`: block i starts at column
+    (i − 1)·m + l (the paper's, for extent "n" only), else at l. Without the rotation the run index of C needs no mod by
+    the block count, which keeps C's formula inside the prover's windows when i ranges over k = n/m
+    blocks but C over kd = d/m (the rotation mod d is not bounded by a few multiples of d when
+    n ≫ d). `prev_run` (phase 3's `prev` witness) and `run` (the inverses) must agree with `column`.
+    """
+
+    extent: str
+    rotate: bool
+
+    def size(self, P):
+        return getattr(P, self.extent)
+
+    def blocks(self, P):
+        return P.k if self.extent == "n" else P.kd
+
+    def column(self, P, l, j, i, printed_mod=False):
+        if self.rotate:
+            return _column(P, l, j, i, printed_mod)       # the paper's (n columns)
+        return l + (mod(j - 1, P.m) if printed_mod else div(j - 1, P.m)) * P.m
+
+    def run(self, P, C, i):
+        """The run div(j − 1, m) in which block i works on column C."""
+        if self.rotate:
+            return mod(div(C - 1, P.m) - (i - 1), self.blocks(P))
+        return div(C - 1, P.m)
+
+    def prev_run(self, P, j):
+        """The run of block i − 1 on the column that run div(j − 1, m) of block i works on."""
+        if self.rotate:
+            return mod(div(j - 1, P.m) + 1, self.blocks(P))
+        return div(j - 1, P.m)
+
+
+PAPER = Columns("n", rotate=True)
+GENERAL = Columns("d", rotate=False)
+
+
 def _diagonal(P, l, j, i):
     """The block-i vector index constant along a diagonal l - j (lines 16 and 25)."""
     return mod(l - j, P.m) + (i - 1) * P.m + 1
@@ -35,13 +85,13 @@ def _phase1_B(P, l, j, i):
     return mod(mod(l - j, P.m) + (i - 1) * P.m - 1, P.n) + 1
 
 
-def phase1_at(P, A, B, C):
+def phase1_at(P, A, B, C, cols=PAPER):
     """The phase-1 iteration computing q[A, C]·k[B, C] (coverage inverse of phase 1)."""
     m, kk = P.m, P.k
     r = mod(B, m)                                  # (l - j) mod m
     i = mod(div(B - r, m), kk) + 1
     l = mod(C - 1, m) + 1
-    jq = mod(div(C - 1, m) - (i - 1), kk)
+    jq = cols.run(P, C, i)
     return dict(h=A, i=i, j=jq * m + mod(l - r - 1, m) + 1, l=l)
 
 
@@ -55,32 +105,32 @@ def phase2_at(P, A, B):
     return dict(i=i, j=jq * m + mod(l - r - 1, m) + 1, l=l)
 
 
-def phase3_at(P, A, C, B):
+def phase3_at(P, A, C, B, cols=PAPER):
     """The phase-3 iteration computing w[A, B]·v[B, C]."""
-    m, kk = P.m, P.k
+    m = P.m
     r = mod(B - 1, m)
     i = div(B - 1, m) + 1
     l = mod(C - 1, m) + 1
-    jq = mod(div(C - 1, m) - (i - 1), kk)
+    jq = cols.run(P, C, i)
     return dict(h=A, i=i, j=jq * m + mod(l - r - 1, m) + 1, l=l)
 
 
-def _phase1(defects):
+def _phase1(defects, cols=PAPER):
     def step(P, ix):
         h, i, j, l = ix.h, ix.i, ix.j, ix.l
         A = h                                                     # line 6
         B = _phase1_B(P, l, j, i)                                 # line 6
-        C = _column(P, l, j, i, "C-mod" in defects)               # line 7
+        C = cols.column(P, l, j, i, "C-mod" in defects)           # line 7
         return Step(
             pe=l, op=MAC, target=w1[A, B], operands=(q[A, C], k[B, C]),   # line 8: +=
-            send=Move(w1[A, B], when=ne(j, P.n)),                 # lines 9-10
+            send=Move(w1[A, B], when=ne(j, cols.size(P))),        # lines 9-10
             first=True if "phase1-assign" in defects else eq(j, 1),
             prev=At("phase1", dict(h=h, i=i, j=j - 1, l=wrap(l - 1, P.m))),
             sources=(HOME, HOME),
         )
 
-    return Phase("phase1", (Loop("h", 1, "n"), Loop("i", 1, "k"), Loop("j", 1, "n")), step,
-                 inverse=lambda P, key: phase1_at(P, *key),
+    return Phase("phase1", (Loop("h", 1, "n"), Loop("i", 1, "k"), Loop("j", 1, cols.extent)), step,
+                 inverse=lambda P, key: phase1_at(P, *key, cols=cols),
                  doc="w'_AB += q_A[C]·k_B[C]; the partial sum walks one PE per step")
 
 
@@ -90,9 +140,16 @@ def _phase2_AB(P, ix, defects):
     return A, B
 
 
-def _w1_last(P, A, B):
-    """The phase-1 iteration that finishes w1[A, B] (j = n, on PE ≡ B)."""
-    return At("phase1", dict(phase1_at(P, A, B, 1), j=P.n, l=mod(B - 1, P.m) + 1))
+def w1_last(cols=PAPER):
+    """Witness: the phase-1 iteration that finishes w1[A, B] (its last column step, on PE ≡ B).
+    Rests on phase 1's B (`_phase1_B`, ≡ B on PE l at j ≡ 0 mod m) and its loop j ending at the
+    column extent, a multiple of m."""
+    def at(P, A, B):
+        return At("phase1", dict(phase1_at(P, A, B, 1, cols), j=cols.size(P), l=mod(B - 1, P.m) + 1))
+    return at
+
+
+_w1_last = w1_last()
 
 
 def _phase2a(defects, w1_source=_w1_last):
@@ -137,7 +194,7 @@ def _phase2b(defects):
                  doc="w_AB = exp(w'_AB) / sum_A; sum_A is copied along")
 
 
-def _phase3(defects, vv=v):
+def _phase3(defects, vv=v, cols=PAPER):
     """`vv`: the array of the value vectors (x in the symmetric problem)."""
 
     def step(P, ix):
@@ -145,7 +202,7 @@ def _phase3(defects, vv=v):
         m = P.m
         A = h                                                      # as phase 1
         B = _diagonal(P, l, j, i)                                  # line 25
-        C = _column(P, l, j, i, "C-mod" in defects)                # as phase 1
+        C = cols.column(P, l, j, i, "C-mod" in defects)            # as phase 1
         jr = mod(j - 1, m)
         w_from = Either(eq(j, 1),
                         At("phase2b", phase2_at(P, A, B)),
@@ -156,13 +213,13 @@ def _phase3(defects, vv=v):
             # y[A, C] stays on PE l; its terms come in runs of m steps, one run per block i
             first=True if "phase3-assign" in defects else and_(eq(i, 1), eq(jr, 0)),
             prev=At("phase3", dict(h=h, i=ite(eq(jr, 0), i - 1, i),
-                                   j=ite(eq(jr, 0), mod(div(j - 1, m) + 1, P.k) * m + m, j - 1),
+                                   j=ite(eq(jr, 0), cols.prev_run(P, j) * m + m, j - 1),
                                    l=l)),
             sources=(w_from, HOME),
         )
 
-    return Phase("phase3", (Loop("h", 1, "n"), Loop("i", 1, "k"), Loop("j", 1, "n")), step,
-                 inverse=lambda P, key: phase3_at(P, *key),
+    return Phase("phase3", (Loop("h", 1, "n"), Loop("i", 1, "k"), Loop("j", 1, cols.extent)), step,
+                 inverse=lambda P, key: phase3_at(P, *key, cols=cols),
                  doc="y_A[C] += w_AB·v_B[C]; w_AB is copied along, y stays")
 
 
@@ -187,3 +244,18 @@ CLAIMS = {"cycles": "(2*n**3 + 2*n**2)/m", "MAC": "2*n**3", "EAC": "n**2", "DIV"
 ALGO1 = variant()
 ALGO1_PRINTED = Schedule("algo1-printed", PLAIN, variant(PRINTED_DEFECTS).phases, home=home,
                          doc="Algorithm 1 as printed (all four defects)", notes={"claims": CLAIMS})
+
+
+def general() -> Schedule:
+    """Algorithm 1 for any n, d with m | n and m | d: the same phases over d columns."""
+    return Schedule("algo1-general", PLAIN,
+                    (_phase1((), GENERAL), _phase2a((), w1_last(GENERAL)), _phase2b(()),
+                     _phase3((), cols=GENERAL)),
+                    home=home, doc="Algorithm 1 for n ≠ d: plain self-attention, m | n, m | d",
+                    notes={"claims": GENERAL_CLAIMS}, square=False)
+
+
+# d·n² MACs in each of phases 1 and 3; phases 1 and 3 take n·k·d cycles each, phase 2 takes 2·k·n.
+GENERAL_CLAIMS = {"cycles": "(2*n**2*d + 2*n**2)/m", "MAC": "2*n**2*d", "EAC": "n**2", "DIV": "n**2"}
+
+ALGO1_GENERAL = general()

@@ -176,8 +176,8 @@ class Loop:
 
 def _bound(b, P, ix):
     if isinstance(b, str):
-        if b not in ("n", "m", "k", "d"):
-            raise BadInput(f"unknown loop bound {b!r}: expected an int, 'n', 'm', 'k', 'd' or a callable")
+        if b not in ("n", "m", "k", "d", "kd"):
+            raise BadInput(f"unknown loop bound {b!r}: expected an int, 'n', 'm', 'k', 'd', 'kd' or a callable")
         return getattr(P, b)
     if callable(b):
         return guarded(b, "a loop bound")(P, ix)
@@ -278,7 +278,12 @@ class Problem:
 
 @dataclass(frozen=True)
 class Schedule:
-    """A schedule: phases run in order; `home(P, ref)` is the initial PE of each input element."""
+    """A schedule: phases run in order; `home(P, ref)` is the initial PE of each input element.
+
+    `square`: the schedule is written for d = n (the paper's shape: P.d is P.n, and the prover
+    treats them as one parameter). False: d is a parameter of its own, with m | d (P.kd = d/m),
+    and every check holds for all n, d with m dividing both.
+    """
 
     name: str
     problem: Problem
@@ -286,6 +291,7 @@ class Schedule:
     home: Callable
     doc: str = ""
     notes: dict = field(default_factory=dict)
+    square: bool = True
 
     def __post_init__(self):
         object.__setattr__(self, "home", guarded(self.home, f"the home placement of schedule {self.name}"))
@@ -317,16 +323,30 @@ def variant_name(base: str, defects, known) -> str:
 
 
 def params(n, m, k=None, d=None):
-    """The parameter record a step sees: n, m, k = n / m, d (= n in the paper)."""
-    return SimpleNamespace(n=n, m=m, k=k if k is not None else n // m, d=d if d is not None else n)
+    """The parameter record a step sees: n, m, k = n / m, d (= n in the paper), kd = d / m."""
+    d = d if d is not None else n
+    return SimpleNamespace(n=n, m=m, k=k if k is not None else n // m, d=d, kd=d // m)
 
 
-def check_size(n: int, m: int) -> None:
-    """Reject sizes the paper's schedules are not defined for, naming the bad argument."""
-    for name, val in (("n", n), ("m", m)):
+def check_size(n: int, m: int, d: int | None = None) -> None:
+    """Reject sizes the schedules are not defined for, naming the bad argument."""
+    for name, val in (("n", n), ("m", m)) + ((("d", d),) if d is not None else ()):
         if not isinstance(val, int) or isinstance(val, bool):
             raise BadInput(f"{name} must be an integer, got {name}={val!r}")
         if val < 1:
             raise BadInput(f"{name} must be at least 1, got {name}={val}")
     if n % m:
         raise BadInput(f"n must be a multiple of m, got n={n}, m={m}")
+    if d is not None and d % m:
+        raise BadInput(f"d must be a multiple of m, got d={d}, m={m}")
+
+
+def check_shape(schedule: "Schedule", n: int, m: int, d: int | None) -> int:
+    """The d of a run of `schedule`: n for a square schedule (which refuses any other d), else d."""
+    if d is None or d == n:
+        return n
+    if schedule.square:
+        raise BadInput(f"schedule {schedule.name} is written for d = n (the paper's shape), got n={n}, "
+                       f"d={d}; its formulas bound column indices by n (use a -general schedule)")
+    check_size(n, m, d)
+    return d

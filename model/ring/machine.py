@@ -58,9 +58,11 @@ def describe(trace: Trace, phase_index: int, pos: int) -> dict:
     return d
 
 
-def run(schedule: Schedule, n: int, m: int, seed: int = 0, max_violations: int = 5) -> RunResult:
-    """Execute `schedule` on the ring for (n, m); report violations, counts and the numeric error."""
-    trace = build_trace(schedule, n, m)
+def run(schedule: Schedule, n: int, m: int, seed: int = 0, max_violations: int = 5,
+        d: int | None = None) -> RunResult:
+    """Execute `schedule` on the ring for (n, m) and d (default n); report violations, counts and the
+    numeric error."""
+    trace = build_trace(schedule, n, m, d)
     violations = check_machine(trace, max_violations)
     ops = {op.value: 0 for op in Op}
     for pt in trace.phases:

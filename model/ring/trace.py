@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from ringproof.model.ring.layout import Layout
-from ringproof.schedules.dsl import HOME, At, Either, Op, Phase, Schedule, Step, check_size, params
+from ringproof.schedules.dsl import HOME, At, Either, Op, Phase, Schedule, Step, check_shape, check_size, params
 
 
 def _vec(x, size, dtype=np.int32):
@@ -160,10 +160,10 @@ class Trace:
         raise KeyError(name)
 
 
-def build_trace(schedule: Schedule, n: int, m: int) -> Trace:
-    """Evaluate every phase of `schedule` for concrete n, m."""
+def build_trace(schedule: Schedule, n: int, m: int, d: int | None = None) -> Trace:
+    """Evaluate every phase of `schedule` for concrete n, m (and d; a square schedule has d = n)."""
     check_size(n, m)
-    P = params(n, m)
+    P = params(n, m, d=check_shape(schedule, n, m, d))
     layout = Layout(schedule.problem, n, P.d)
     phases, start = [], 0
     for phase in schedule.phases:

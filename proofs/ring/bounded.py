@@ -20,9 +20,10 @@ from ringproof.schedules.dsl import Op, Schedule
 class Finding:
     """A violation found by enumeration: which check, a message, the iterations involved."""
 
-    def __init__(self, prop, phase, check, message, iterations=()):
+    def __init__(self, prop, phase, check, message, iterations=(), d=None):
         self.property, self.phase, self.check, self.message = prop, phase, check, message
         self.iterations = tuple(iterations)
+        self.d = d      # the d of the instance (set by the sweep)
 
     def __repr__(self):
         return f"{self.property}/{self.phase}: {self.check}: {self.message}"
@@ -317,21 +318,33 @@ def sizes(max_n: int, max_m: int | None = None):
             if n % m == 0 and (max_m is None or m <= max_m)]
 
 
+def shapes(schedule: Schedule, max_n: int, max_m: int | None = None):
+    """The (n, m, d) a sweep of `schedule` covers: d = n for a square schedule, else every d ≤ max_n
+    with m | d too."""
+    if schedule.square:
+        return [(n, m, n) for n, m in sizes(max_n, max_m)]
+    return [(n, m, d) for n, m in sizes(max_n, max_m) for d in range(m, max_n + 1, m)]
+
+
 _SWEEP: tuple = ()
 
 
-def _check_one(nm):
+def _check_one(nmd):
     schedule, properties = _SWEEP
-    n, m = nm
-    found = check_trace(build_trace(schedule, n, m), properties)
-    return n, m, {key: (fs[0] if fs else None) for key, fs in found.items()}
+    n, m, d = nmd
+    found = check_trace(build_trace(schedule, n, m, d), properties)
+    for fs in found.values():
+        for f in fs:
+            f.d = d
+    return n, m, d, {key: (fs[0] if fs else None) for key, fs in found.items()}
 
 
 def check_sizes(schedule: Schedule, max_n: int, properties=None, max_m=None, jobs: int = 0):
-    """Enumerate every (n, m) up to max_n: (property, phase) -> smallest failing (n, m, Finding) or None."""
+    """Enumerate every (n, m, d) up to max_n (`shapes`): (property, phase) -> smallest failing
+    (n, m, Finding) or None; the Finding's `d` says at which d (= n for a square schedule)."""
     global _SWEEP
     _SWEEP = (schedule, properties)
-    todo = sizes(max_n, max_m)
+    todo = shapes(schedule, max_n, max_m)
     workers = jobs or os.cpu_count() or 1
     if workers > 1 and len(todo) > 8 and "fork" in mp.get_all_start_methods():
         with mp.get_context("fork").Pool(workers) as pool:
@@ -339,7 +352,7 @@ def check_sizes(schedule: Schedule, max_n: int, properties=None, max_m=None, job
     else:
         raw = [_check_one(nm) for nm in todo]
     verdicts: dict = {}
-    for n, m, found in sorted(raw, key=lambda r: (r[0], r[1])):
+    for n, m, d, found in sorted(raw, key=lambda r: (r[0] + r[2], r[0], r[1])):
         for key, f in found.items():
             if verdicts.get(key) is None:
                 verdicts[key] = (n, m, f) if f is not None else None

@@ -17,11 +17,18 @@ from types import SimpleNamespace
 import sympy
 
 from ringproof.proofs.ring.induction import fold_guard, prove_through
+from ringproof.proofs.ring.smt import small_sizes
 from ringproof.schedules.dsl import Op, Phase, Schedule, Step
 from ringproof.schedules.expr import var
 
-N, M = sympy.symbols("n m", positive=True, integer=True)
-SYM = SimpleNamespace(n=N, m=M, k=N / M, d=N)
+N, M, D = sympy.symbols("n m d", positive=True, integer=True)
+SYM = SimpleNamespace(n=N, m=M, k=N / M, d=N, kd=N / M)          # a square schedule: d = n
+SYM_D = SimpleNamespace(n=N, m=M, k=N / M, d=D, kd=D / M)        # d a parameter of its own
+
+
+def symbols(schedule: Schedule) -> SimpleNamespace:
+    """The sympy parameters of `schedule`'s counts: d = n for a square schedule."""
+    return SYM if schedule.square else SYM_D
 
 
 def phase_cycles(phase: Phase, P=SYM, hint: tuple | None = None) -> sympy.Expr:
@@ -52,7 +59,7 @@ def _nonneg(e) -> bool:
 def _shape(phase: Phase) -> Step:
     """The step on symbolic Terms: enough to read its op kind and whether it is guarded, without
     building (and simplifying) every index formula in sympy."""
-    P = SimpleNamespace(**{name: var(name) for name in ("n", "m", "k", "d")})
+    P = SimpleNamespace(**{name: var(name) for name in ("n", "m", "k", "d", "kd")})
     return phase.step(P, SimpleNamespace(**{name: var(name) for name in phase.index_names}))
 
 
@@ -68,7 +75,8 @@ def phase_ops(phase: Phase, P=SYM, hint: tuple | None = None) -> sympy.Expr | No
     guard = _shape(phase).guard
     if guard is True:
         return sympy.factor(phase_cycles(phase, P, hint) * P.m)
-    folded = fold_guard(phase, guard) if P is SYM and guard is not False else None
+    folded = (fold_guard(phase, guard, square=P is SYM)
+              if P in (SYM, SYM_D) and guard is not False else None)
     if folded is not None:
         return sympy.factor(phase_cycles(folded, P) * P.m)
     return None
@@ -84,8 +92,8 @@ class Counts:
     phase_utilization: dict = None   # phase -> its ops / (m · its cycles), where derived
     hints: dict = None          # phase -> "" if its `through` hint is proved and used, else why not
 
-    def at(self, n: int, m: int) -> dict:
-        sub = {N: n, M: m}
+    def at(self, n: int, m: int, d: int | None = None) -> dict:
+        sub = {N: n, M: m, D: n if d is None else d}
         return {"cycles": int(self.cycles.subs(sub).doit()),
                 "ops": {k: (int(v.subs(sub).doit()) if v is not None else None) for k, v in self.ops.items()}}
 
@@ -124,19 +132,20 @@ def counts(schedule: Schedule, seed: int = 0) -> Counts:
     """Cycles and ops per kind. A guarded phase's ops are |terms| of its equation, valid only with
     that phase's coverage (a bijection onto the terms) proved: `bijections` lists those phases.
     Counting hints are proved here (Z3 `seed`), once per call."""
-    hints = {p.name: prove_through(p, seed) for p in schedule.phases
+    P = symbols(schedule)
+    hints = {p.name: prove_through(p, seed, square=schedule.square) for p in schedule.phases
              if p.loops and p.loops[0].through is not None}
-    per_phase = {p.name: phase_cycles(p, hint=hints.get(p.name)) for p in schedule.phases}
+    per_phase = {p.name: phase_cycles(p, P, hint=hints.get(p.name)) for p in schedule.phases}
     ops: dict = {op.value: sympy.Integer(0) for op in Op}
     bijections: list = []
     per_util: dict = {}
     for p in schedule.phases:
         st = _shape(p)
         kind = st.op.value
-        c = phase_ops(p, hint=hints.get(p.name))
+        c = phase_ops(p, P, hint=hints.get(p.name))
         if (c is None and st.op is not Op.MOVE and st.target is not None
                 and st.target.array not in schedule.problem.symmetric_pairs):   # not a bijection there
-            c = required_count(schedule.problem.equation_for(st.target.array))
+            c = required_count(schedule.problem.equation_for(st.target.array), P)
             if c is not None:
                 bijections.append(p.name)
         if c is not None and per_phase[p.name] != 0:
@@ -156,9 +165,9 @@ def closed(e: sympy.Expr) -> bool:
     return not e.has(sympy.Sum)
 
 
-def claim_at(claim: str, n: int, m: int) -> int:
-    """The value of a claimed closed form at (n, m)."""
-    return int(sympy.sympify(claim, locals={"n": N, "m": M}).subs({N: n, M: m}))
+def claim_at(claim: str, n: int, m: int, d: int | None = None) -> int:
+    """The value of a claimed closed form at (n, m, d); d = n where not given."""
+    return int(sympy.sympify(claim, locals={"n": N, "m": M, "d": D}).subs({N: n, M: m, D: n if d is None else d}))
 
 
 def _divisors(e: sympy.Expr, x: sympy.Symbol) -> set[int]:
@@ -179,7 +188,7 @@ def equal(a: sympy.Expr, b: sympy.Expr) -> bool:
     d = a - b
     if sympy.simplify(d) == 0:
         return True
-    split = {x: math.lcm(*_divisors(d, x)) for x in (N, M) if _divisors(d, x)}
+    split = {x: math.lcm(*_divisors(d, x)) for x in (N, M, D) if _divisors(d, x)}
     if not split:
         return False
     digits = {x: sympy.Symbol(f"_{x}", integer=True, nonnegative=True) for x in split}
@@ -189,17 +198,16 @@ def equal(a: sympy.Expr, b: sympy.Expr) -> bool:
     return all(sympy.simplify(d.subs(case)) == 0 for case in cases)
 
 
-def check_claim(derived: sympy.Expr, claim: str, max_n: int = 24):
-    """None if `claim` is shown equal to `derived` for all n, m (`equal`); else the smallest
-    (n, m, derived, claimed) where they differ, or (None, None, derived, claimed) when no size up
-    to max_n tells them apart (agreement on samples, not a proof)."""
-    c = sympy.sympify(claim, locals={"n": N, "m": M})
+def check_claim(derived: sympy.Expr, claim: str, max_n: int = 24, square: bool = True):
+    """None if `claim` is shown equal to `derived` for all n, m (and d; `equal`); else the smallest
+    (n, m, d, derived, claimed) where they differ, or (None, None, None, derived, claimed) when no
+    size up to max_n tells them apart (agreement on samples, not a proof). `square`: d = n."""
+    c = sympy.sympify(claim, locals={"n": N, "m": M, "d": N if square else D})
     if closed(derived) and equal(derived, c):
         return None
-    for n in range(1, max_n + 1):
-        for m in range(1, n + 1):
-            if n % m == 0:
-                got, want = derived.subs({N: n, M: m}).doit(), c.subs({N: n, M: m})
-                if got != want:
-                    return n, m, got, want
-    return (None, None, derived, c)
+    for n, d, m in small_sizes(square, max_n if square else max_n // 2):
+        sub = {N: n, M: m, D: d}
+        got, want = derived.subs(sub).doit(), c.subs(sub)
+        if got != want:
+            return n, m, d, got, want
+    return (None, None, None, derived, c)

@@ -41,8 +41,9 @@ def new_var(ctx: Ctx, name: str, lo, hi) -> DVal:
     lo_v, hi_v = ctx.val(lift(lo)), ctx.val(lift(hi))
     length = DVal(z3.simplify(hi_v.q - lo_v.q), z3.simplify(hi_v.r - lo_v.r + 1))
     vq, vr = z3.Int(f"{name}.q"), z3.Int(f"{name}.r")
-    if ctx.prove(z3.And(length.q == ctx.k, length.r == 0)):          # ranges over n values
-        ctx.assumptions += [0 <= vq, vq < ctx.k, 0 <= vr, vr < ctx.m]
+    unit = next((u for u in ctx.units if ctx.prove(z3.And(length.q == u, length.r == 0))), None)
+    if unit is not None:                                              # ranges over n (or d) values
+        ctx.assumptions += [0 <= vq, vq < unit, 0 <= vr, vr < ctx.m]
         ctx._use("digit-split-box")
         value = DVal(z3.simplify(lo_v.q + vq), z3.simplify(lo_v.r + vr))
     elif ctx.prove(z3.And(length.q == 1, length.r == 0)):            # ranges over m values

@@ -87,21 +87,25 @@ def _is_const(e, value=None) -> bool:
     return z3.is_int_value(e) and (value is None or e.as_long() == value)
 
 
-PARAMS = SimpleNamespace(n=var("n"), m=var("m"), k=var("k"), d=var("d"))
+PARAMS = SimpleNamespace(n=var("n"), m=var("m"), k=var("k"), d=var("d"), kd=var("kd"))
 
 
 class Ctx:
     """One query's world: the symbolic parameters, the assumptions so far, the variable map."""
 
     def __init__(self, m_value: int | None = None, timeout_ms: int = 10000, seed: int = 0,
-                 nonlinear: bool = False):
+                 nonlinear: bool = False, square: bool = True):
+        """`square`: d = n (kd is k); else d = kd·m with kd ≥ 1 a parameter of its own."""
         self.nonlinear = nonlinear     # allow products of values (counting identities, not indices)
         self.m, self.k = z3.Int("m"), z3.Int("k")
-        self.assumptions: list = [self.m >= 1, self.k >= 1]
+        self.kd = self.k if square else z3.Int("kd")
+        self.units = (self.k,) if square else (self.k, self.kd)   # block counts: n = k·m, d = kd·m
+        self.assumptions: list = [self.m >= 1] + [u >= 1 for u in self.units]
         if m_value is not None:
             self.assumptions.append(self.m == m_value)
-        self.env = {"m": DVal(z3.IntVal(1), z3.IntVal(0)), "k": DVal(z3.IntVal(0), self.k),
-                    "n": DVal(self.k, z3.IntVal(0)), "d": DVal(self.k, z3.IntVal(0))}
+        zero = z3.IntVal(0)
+        self.env = {"m": DVal(z3.IntVal(1), zero), "k": DVal(zero, self.k), "n": DVal(self.k, zero),
+                    "kd": DVal(zero, self.kd), "d": DVal(self.kd, zero)}
         self.timeout_ms, self.seed = timeout_ms, seed
         self.lemmas_used: set[str] = set()
         self.side_conditions = 0
@@ -127,7 +131,7 @@ class Ctx:
         return _PROVEN[key][0]
 
     def _relevant(self, fact) -> list:
-        base = {"m", "k"}
+        base = {"m", "k", "kd"}
         need = set(_vars(fact)) - base
         own = [_vars(a) - base for a in self.assumptions]
         chosen = [not v for v in own]
@@ -171,11 +175,11 @@ class Ctx:
         c = carry(x.r, self.m, a, b)
         return DVal(z3.simplify(x.q + c), z3.simplify(x.r - _times(c, self.m)), True)
 
-    def _block(self, x: DVal):
+    def _block(self, x: DVal, unit):
         x = self.canonical(x)
-        a, b = self._window(x.q, self.k, BLOCK_WINDOWS, "mod n")
+        a, b = self._window(x.q, unit, BLOCK_WINDOWS, f"mod {unit}·m")
         self._use(f"block-window[{a},{b}]")
-        return x, carry(x.q, self.k, a, b)
+        return x, carry(x.q, unit, a, b)
 
     def compare(self, x: DVal, y: DVal, op: str):
         q, r = z3.simplify(x.q - y.q), z3.simplify(x.r - y.r)
@@ -190,11 +194,13 @@ class Ctx:
     def is_m(self, x: DVal) -> bool:
         return _is_const(x.q, 1) and _is_const(x.r, 0)
 
-    def is_k(self, x: DVal) -> bool:
-        return _is_const(x.q, 0) and z3.eq(z3.simplify(x.r), self.k)
+    def count_unit(self, x: DVal):
+        """The block count (k or kd) that x is, else None."""
+        return next((u for u in self.units if _is_const(x.q, 0) and z3.eq(z3.simplify(x.r), u)), None)
 
-    def is_n(self, x: DVal) -> bool:
-        return _is_const(x.r, 0) and z3.eq(z3.simplify(x.q), self.k)
+    def extent_unit(self, x: DVal):
+        """The block count u of an extent x = u·m (n or d), else None."""
+        return next((u for u in self.units if _is_const(x.r, 0) and z3.eq(z3.simplify(x.q), u)), None)
 
     # ------------------------------------------------------------------ translation
     def val(self, t: Term) -> DVal:
@@ -247,17 +253,19 @@ class Ctx:
         if self.is_m(b):
             a = self.canonical(a)
             return DVal(zero, a.r, True) if op == "mod" else DVal(zero, a.q)
-        if self.is_n(b):
-            x, c = self._block(a)
+        unit = self.extent_unit(b)
+        if unit is not None:
+            x, c = self._block(a, unit)
             if op == "mod":
-                return DVal(z3.simplify(x.q - _times(c, self.k)), x.r, True)
+                return DVal(z3.simplify(x.q - _times(c, unit)), x.r, True)
             return DVal(zero, z3.simplify(c))
-        if self.is_k(b) and _is_const(a.q, 0):
-            lo, hi = self._window(a.r, self.k, MOD_WINDOWS, "mod k")
+        unit = self.count_unit(b)
+        if unit is not None and _is_const(a.q, 0):
+            lo, hi = self._window(a.r, unit, MOD_WINDOWS, f"mod {unit}")
             self._use(f"mod-window[{lo},{hi}]")
-            c = carry(a.r, self.k, lo, hi)
+            c = carry(a.r, unit, lo, hi)
             if op == "mod":
-                return DVal(zero, z3.simplify(a.r - _times(c, self.k)))
+                return DVal(zero, z3.simplify(a.r - _times(c, unit)))
             return DVal(zero, z3.simplify(c))
         if _is_const(b.q, 0) and _is_const(b.r) and z3.simplify(b.r).as_long() > 0 and _is_const(a.q, 0):
             c = z3.simplify(b.r).as_long()
@@ -265,7 +273,7 @@ class Ctx:
         if _is_const(b.q, 0) and _is_const(b.r) and z3.simplify(b.r).as_long() in CONST_DIVISORS:
             hq, hr, p = self._div_const(a, z3.simplify(b.r).as_long())
             return DVal(hq, hr, True) if op == "div" else DVal(zero, p)
-        raise NormalizationError(f"{op} by a divisor other than m, k, n or a positive constant")
+        raise NormalizationError(f"{op} by a divisor other than m, k, n, kd, d or a positive constant")
 
     def _div_const(self, a: DVal, c: int):
         """Digits of a div c and a mod c for a value involving m: fresh variables pinned by the

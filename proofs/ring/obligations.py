@@ -11,7 +11,7 @@ partial sum, and it *starts* the sum when active and `first`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import SimpleNamespace
 from typing import Callable
 
@@ -29,6 +29,7 @@ class Check:
     phase: str
     name: str
     build: Callable[[Ctx], tuple]   # ctx -> (iterations {role: It}, hypotheses [Term], goal Term)
+    square: bool = True             # d = n (the schedule's shape; False: d is its own parameter)
 
 
 def _implies(a, b):
@@ -57,7 +58,7 @@ def derive(schedule: Schedule) -> list[Check]:
         checks += _accumulation(schedule, phase)
         checks += _sources(schedule, phase)
     checks += _uncomputed(schedule)
-    return checks
+    return [replace(c, square=schedule.square) for c in checks]
 
 
 def _validate(schedule: Schedule) -> None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from ringproof.model.ring.machine import run
 from ringproof.model.ring.trace import build_trace
-from ringproof.proofs.ring.bounded import check_sizes, check_trace, sizes
+from ringproof.proofs.ring.bounded import check_sizes, check_trace, shapes
 from ringproof.proofs.ring.counting import check_claim, claim_at, closed, counts
 from ringproof.proofs.ring.obligations import Check, derive
 from ringproof.proofs.results import PROPERTIES, Counterexample, Result, Verdict
@@ -64,7 +64,7 @@ _CHECKS: list = []
 def _run_one(args):
     i, m_value, timeout_ms, seed = args
     o = discharge(_CHECKS[i], m_value, timeout_ms, seed)
-    return i, m_value, o.verdict, o.seconds, o.reason, o.n, o.m, o.iterations
+    return i, m_value, o.verdict, o.seconds, o.reason, o.n, o.m, o.d, o.iterations
 
 
 def _solve(schedule: Schedule, checks: list[Check], opts: Options) -> list[Result]:
@@ -79,8 +79,8 @@ def _solve(schedule: Schedule, checks: list[Check], opts: Options) -> list[Resul
     else:
         raw = [_run_one(j) for j in jobs]
     outcomes: dict = {}
-    for i, mv, verdict, secs, reason, n, m, its in raw:
-        outcomes.setdefault(i, []).append(Outcome(checks[i], verdict, secs, reason, n, m, its))
+    for i, mv, verdict, secs, reason, n, m, d, its in raw:
+        outcomes.setdefault(i, []).append(Outcome(checks[i], verdict, secs, reason, n, m, d, its))
     groups: dict = {}
     for i, c in enumerate(checks):
         groups.setdefault((c.property, c.phase), []).extend(outcomes[i])
@@ -90,15 +90,16 @@ def _solve(schedule: Schedule, checks: list[Check], opts: Options) -> list[Resul
 def _result(schedule, prop, phase, outs: list[Outcome], opts: Options) -> Result:
     seconds = sum(o.seconds for o in outs)
     refuted = [o for o in outs if o.verdict is Verdict.REFUTED]
-    refuted.sort(key=lambda o: (o.n, o.m))
+    refuted.sort(key=lambda o: (o.n + o.d, o.n, o.m))
     if refuted:
         o = refuted[0]
         cex = _replay(schedule, prop, phase, o)
         if cex is not None:
             return Result(prop, phase, Verdict.REFUTED, opts.tier, seconds,
-                          f"{o.check.name}: fails at n={o.n}, m={o.m}", cex, len(outs))
+                          f"{o.check.name}: fails at {cex.sizes()}", cex, len(outs))
+        where = Counterexample(o.n, o.m, "", "", d=o.d).sizes()
         return Result(prop, phase, Verdict.UNKNOWN, opts.tier, seconds,
-                      f"{o.check.name}: z3 found n={o.n}, m={o.m} but it did not replay concretely",
+                      f"{o.check.name}: z3 found {where} but it did not replay concretely",
                       checks=len(outs))
     unknown = [o for o in outs if o.verdict is Verdict.UNKNOWN]
     if unknown:
@@ -108,13 +109,9 @@ def _result(schedule, prop, phase, outs: list[Outcome], opts: Options) -> Result
         seconds += time.perf_counter() - t0
         why = f"{unknown[0].check.name}: {unknown[0].reason}"
         if hit is not None:
-            n, m, f = hit
-            ring = run(schedule, n, m)
-            cex = Counterexample(n, m, f.check, f.message, f.iterations,
-                                 {"confirmed": True, "ring_violations": [str(v) for v in ring.violations],
-                                  "max_rel_error": ring.max_rel_error})
+            cex = _enumerated(schedule, *hit)
             return Result(prop, phase, Verdict.REFUTED, "bounded", seconds,
-                          f"{f.check}: fails at n={n}, m={m} (found by enumeration; {why})", cex, len(outs))
+                          f"{cex.check}: fails at {cex.sizes()} (found by enumeration; {why})", cex, len(outs))
         return Result(prop, phase, Verdict.UNKNOWN, opts.tier, seconds,
                       f"{why}; no counterexample with n ≤ {opts.max_n}", checks=len(outs))
     detail = {"checks": sorted({o.check.name for o in outs})}
@@ -125,17 +122,25 @@ def _result(schedule, prop, phase, outs: list[Outcome], opts: Options) -> Result
 
 def _replay(schedule, prop, phase, o: Outcome) -> Counterexample | None:
     """Confirm a Z3 counterexample by enumeration at its (n, m); None if it does not replay."""
-    if o.n is None or o.n > REPLAY_MAX_N:
+    if o.n is None or o.n > REPLAY_MAX_N or o.d > REPLAY_MAX_N:
         return None
-    found = check_trace(build_trace(schedule, o.n, o.m), [prop]).get((prop, phase), [])
+    found = check_trace(build_trace(schedule, o.n, o.m, o.d), [prop]).get((prop, phase), [])
     if not found:
         return None
-    ring = run(schedule, o.n, o.m)
+    ring = run(schedule, o.n, o.m, d=o.d)
     replay = {"confirmed": True, "finding": f"{found[0].check}: {found[0].message}",
               "finding_iterations": list(found[0].iterations),
               "ring_violations": [str(v) for v in ring.violations],
               "max_rel_error": ring.max_rel_error}
-    return Counterexample(o.n, o.m, o.check.name, found[0].message, tuple(o.iterations), replay)
+    return Counterexample(o.n, o.m, o.check.name, found[0].message, tuple(o.iterations), replay, o.d)
+
+
+def _enumerated(schedule, n, m, f) -> Counterexample:
+    """The counterexample of a finding of the bounded sweep, run on the ring model."""
+    ring = run(schedule, n, m, d=f.d)
+    return Counterexample(n, m, f.check, f.message, f.iterations,
+                          {"confirmed": True, "ring_violations": [str(v) for v in ring.violations],
+                           "max_rel_error": ring.max_rel_error}, f.d)
 
 
 # ----------------------------------------------------------------------------- bounded tier
@@ -149,15 +154,11 @@ def _bounded(schedule: Schedule, props, opts: Options) -> list[Result]:
     for (prop, phase), hit in found.items():
         if hit is None:
             out.append(Result(prop, phase, Verdict.PROVED, "bounded", secs / max(len(found), 1),
-                              details={"max_n": opts.max_n, "sizes": len(sizes(opts.max_n))}))
+                              details={"max_n": opts.max_n, "sizes": len(shapes(schedule, opts.max_n))}))
             continue
-        n, m, f = hit
-        ring = run(schedule, n, m)
-        cex = Counterexample(n, m, f.check, f.message, f.iterations,
-                             {"confirmed": True, "ring_violations": [str(v) for v in ring.violations],
-                              "max_rel_error": ring.max_rel_error})
+        cex = _enumerated(schedule, *hit)
         out.append(Result(prop, phase, Verdict.REFUTED, "bounded", secs / max(len(found), 1),
-                          f"{f.check}: fails at n={n}, m={m}", cex))
+                          f"{cex.check}: fails at {cex.sizes()}", cex))
     return out
 
 
@@ -193,37 +194,37 @@ def _counts(schedule: Schedule, opts: Options, done: list) -> Result:
         derived = c.cycles if what == "cycles" else c.ops.get(what)
         if derived is None:
             continue
-        bad = check_claim(derived, claim)
+        bad = check_claim(derived, claim, square=schedule.square)
         if bad is not None and bad[0] is None:
             verdict = Verdict.UNKNOWN
             form = "closed form" if closed(derived) else "sum (no closed form)"
             reason = f"claim {what} = {claim} agrees with the derived {form} for every n ≤ 24 only"
             continue
         if bad is not None:
-            n, m, got, want = bad
+            n, m, d, got, want = bad
             verdict = Verdict.REFUTED
             reason = f"claim {what} = {claim} differs from the derived {derived}"
             if n is not None:
-                cex = Counterexample(n, m, f"claim {what}", f"derived {got}, claimed {want}")
+                cex = Counterexample(n, m, f"claim {what}", f"derived {got}, claimed {want}", d=d)
             break
     if opts.tier == "bounded" and verdict is not Verdict.REFUTED:
         # An op count with no closed form (guarded phases) is compared with its claim, if any.
         claims = schedule.notes.get("claims", {})
         open_ops = {k for k, v in c.ops.items() if v is None}
         compared = set(c.ops) - (open_ops - set(claims))
-        for n, m in sizes(opts.max_n):
-            tr = build_trace(schedule, n, m)
+        for n, m, d in shapes(schedule, opts.max_n):
+            tr = build_trace(schedule, n, m, d)
             got = {"cycles": tr.cycles, "ops": {}}
             for pt in tr.phases:
                 got["ops"][pt.op.value] = got["ops"].get(pt.op.value, 0) + int(pt.active.sum())
-            want = c.at(n, m)
-            want["ops"].update({k: claim_at(claims[k], n, m) for k in open_ops & set(claims)})
+            want = c.at(n, m, d)
+            want["ops"].update({k: claim_at(claims[k], n, m, d) for k in open_ops & set(claims)})
             wops = {k: v for k, v in want["ops"].items() if v and k in compared}
             gops = {k: v for k, v in got["ops"].items() if v and k in compared}
             if got["cycles"] != want["cycles"] or gops != wops:
                 verdict = Verdict.REFUTED
-                reason = f"closed form or claim disagrees with enumeration at n={n}, m={m}"
-                cex = Counterexample(n, m, "counts", f"enumerated {got}, closed form {want}")
+                cex = Counterexample(n, m, "counts", f"enumerated {got}, closed form {want}", d=d)
+                reason = f"closed form or claim disagrees with enumeration at {cex.sizes()}"
                 break
         else:
             if verdict is Verdict.UNKNOWN and open_ops <= set(claims):

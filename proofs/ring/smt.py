@@ -29,6 +29,7 @@ class Outcome:
     reason: str = ""
     n: int | None = None
     m: int | None = None
+    d: int | None = None
     iterations: list = field(default_factory=list)
     lemmas: set = field(default_factory=set)
 
@@ -40,7 +41,7 @@ def _solver(ctx: Ctx) -> z3.Solver:
 def discharge(check: Check, m_value: int | None = None, timeout_ms: int = 10000,
               seed: int = 0) -> Outcome:
     t0 = time.perf_counter()
-    ctx = Ctx(m_value, timeout_ms, seed)
+    ctx = Ctx(m_value, timeout_ms, seed, square=check.square)
     try:
         its, hyp, goal = check.build(ctx)
         hyps = [ctx.cond(h) for h in hyp]
@@ -65,25 +66,34 @@ def discharge(check: Check, m_value: int | None = None, timeout_ms: int = 10000,
         return Outcome(check, Verdict.UNKNOWN, time.perf_counter() - t0,
                        f"z3 {r}: {s.reason_unknown()}")
     model = _smallest(s, ctx, m_value) or s.model()
-    n = model.eval(ctx.k * ctx.m, model_completion=True).as_long()
-    m = model.eval(ctx.m, model_completion=True).as_long()
-    return Outcome(check, Verdict.REFUTED, time.perf_counter() - t0, n=n, m=m,
+    n, m, d = (model.eval(x, model_completion=True).as_long()
+               for x in (ctx.k * ctx.m, ctx.m, ctx.kd * ctx.m))
+    return Outcome(check, Verdict.REFUTED, time.perf_counter() - t0, n=n, m=m, d=d,
                    iterations=_decode(ctx, its, model))
 
 
+def small_sizes(square: bool, limit: int = SMALL_N):
+    """(n, d, m) with m | n, m | d, smallest first: by n + d, then n, then m; d = n if square."""
+    out = [(n, d, m) for n in range(1, limit + 1) for d in ((n,) if square else range(1, limit + 1))
+           for m in range(1, min(n, d) + 1) if n % m == 0 and d % m == 0]
+    return sorted(out, key=lambda t: (t[0] + t[1], t[0], t[2]))
+
+
 def _smallest(s: z3.Solver, ctx: Ctx, m_value):
-    """A model with the smallest n (then m) up to SMALL_N, if there is one."""
-    for n in range(1, SMALL_N + 1):
-        for m in range(1, n + 1):
-            if n % m or (m_value is not None and m != m_value):
-                continue
-            s.push()
-            s.add(ctx.m == m, ctx.k == n // m)
-            found = s.check() == z3.sat
-            model = s.model() if found else None
-            s.pop()
-            if found:
-                return model
+    """A model with the smallest sizes (n + d, then n, then m) up to SMALL_N, if there is one."""
+    square = ctx.kd is ctx.k
+    for n, d, m in small_sizes(square, SMALL_N if square else SMALL_N // 2):
+        if m_value is not None and m != m_value:
+            continue
+        s.push()
+        s.add(ctx.m == m, ctx.k == n // m)
+        if not square:
+            s.add(ctx.kd == d // m)
+        found = s.check() == z3.sat
+        model = s.model() if found else None
+        s.pop()
+        if found:
+            return model
     return None
 
 
