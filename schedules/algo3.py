@@ -8,7 +8,8 @@ its PEs idle (step 1: forward the running sum) on masked entries.
 
 Each formula stands beside the printed line it repairs (paper, Algorithm 3); `docs/algo3.md`
 records the verifier's verdict on each printed defect (see `variant`). Inputs are distributed by
-column as in Algorithm 1: q[A, C], k[B, C], v[B, C] on PE ((C - 1) mod m) + 1.
+column as in Algorithm 1: q[A, C], k[B, C], v[B, C] on PE ((C - 1) mod m) + 1. Phases 1 and 3 walk
+the columns as Algorithm 1's (`cols`: `PAPER` for d = n, `GENERAL` for d of its own, m | d).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 from ringproof.schedules.dsl import (DIV, EAC, HOME, MAC, At, Copy, Either, Loop, Move, Phase, Schedule,
                            Step, variant_name)
 from ringproof.schedules.expr import and_, div, eq, ge, gt, ite, le, lt, mod, not_, or_, wrap
-from ringproof.schedules.algo1 import home, sum_source
+from ringproof.schedules.algo1 import GENERAL, PAPER, home, sum_source
 from ringproof.schedules.problems import MASKED, k, q, s, v, w, w1, y
 
 PRINTED_DEFECTS = ("C-bracket", "phase2-B-bracket", "phase2-A-offset", "sum-before-first")
@@ -62,13 +63,13 @@ def _groups(P, ix):
     return div(P.n, 2)
 
 
-def phase1_at(P, A, B, C):
+def phase1_at(P, A, B, C, cols=PAPER):
     """The phase-1 (and phase-3) iteration working on (A, B, C), B ≤ A: the coverage inverse."""
     m = P.m
     Bo = chain_column(P, A, B)
     i = div(Bo - 1, m) + 1
     l = mod(C - 1, m) + 1
-    jq = mod(div(C - 1, m) - (i - 1), P.k)
+    jq = cols.run(P, C, i)
     return dict(h=group(P, A), i=i, j=jq * m + mod(l - Bo, m) + 1, l=l)
 
 
@@ -82,10 +83,14 @@ def phase2_at(P, A, B):
     return dict(i=i, j=jq * m + mod(l - A, m) + 1, l=l)
 
 
-def _w1_final(P, A, B):
-    """The phase-1 iteration that finishes w1[A, B] (j = n) and moves it to PE ≡ Bo."""
-    Bo = chain_column(P, A, B)
-    return At("phase1", dict(h=group(P, A), i=div(Bo - 1, P.m) + 1, j=P.n, l=mod(Bo - 2, P.m) + 1))
+def w1_final(cols=PAPER):
+    """Witness: the phase-1 iteration that finishes w1[A, B] (the last column step of phase 1's
+    loop j, a multiple of m) and moves it to PE ≡ Bo (`_chain`'s diagonal)."""
+    def at(P, A, B):
+        Bo = chain_column(P, A, B)
+        return At("phase1", dict(h=group(P, A), i=div(Bo - 1, P.m) + 1, j=cols.size(P),
+                                 l=mod(Bo - 2, P.m) + 1))
+    return at
 
 
 def first_j(P, A):
@@ -138,14 +143,23 @@ def _chain(P, ix):
     return mod(ix.l - ix.j, P.m) + (ix.i - 1) * P.m + 1
 
 
-GROUP_LOOPS = (Loop("h", 0, _groups), Loop("i", 1, "k"), Loop("j", 1, "n"))
+def _group_loops(cols):
+    return (Loop("h", 0, _groups), Loop("i", 1, "k"), Loop("j", 1, cols.extent))
 
 
-def _phase1(defects):
+def _col(P, ix, defects, cols):
+    """C of phases 1 and 3 (line 8): this file's `_column` (with its printed bracket) for the paper's
+    walk, else `cols`'s."""
+    if cols is PAPER:
+        return _column(P, ix.l, ix.j, ix.i, "C-bracket" in defects)
+    return cols.column(P, ix.l, ix.j, ix.i)
+
+
+def _phase1(defects, cols=PAPER):
     def step(P, ix):
         h, i, j, l = ix.h, ix.i, ix.j, ix.l
         A, B, guard = _group_row(P, h, _chain(P, ix))                  # lines 7, 9-10, 12-13
-        C = _column(P, l, j, i, "C-bracket" in defects)                # line 8
+        C = _col(P, ix, defects, cols)                                 # line 8
         return Step(
             pe=l, op=MAC, target=w1[A, B], operands=(q[A, C], k[B, C]), guard=guard,   # line 11
             send=Move(w1[A, B], when=guard),      # line 11, also at j = n: w1 ends on PE ≡ Bo
@@ -154,7 +168,7 @@ def _phase1(defects):
             sources=(HOME, HOME),
         )
 
-    return Phase("phase1", GROUP_LOOPS, step, inverse=lambda P, key: phase1_at(P, *key),
+    return Phase("phase1", _group_loops(cols), step, inverse=lambda P, key: phase1_at(P, *key, cols=cols),
                  doc="w'_AB += q_A[C]·k_B[C] for B ≤ A, rows packed in groups of n entries")
 
 
@@ -166,7 +180,8 @@ def _phase2_AB(P, ix, defects):
     return A, B
 
 
-def _phase2a(defects):
+def _phase2a(defects, w1_source=w1_final()):
+    """`w1_source(P, A, B)`: where phase 1 left w1[A, B] (`w1_final` of its columns)."""
     def step(P, ix):
         i, j, l = ix.i, ix.j, ix.l
         A, B = _phase2_AB(P, ix, defects)
@@ -178,7 +193,7 @@ def _phase2a(defects):
             send=Move(s[A], when=True if "sum-before-first" in defects else le(jf, j)),
             first=eq(j, jf),
             prev=At("phase2a", dict(i=i, j=j - 1, l=wrap(l - 1, P.m))),
-            sources=(_w1_final(P, A, B),),
+            sources=(w1_source(P, A, B),),
         )
 
     return Phase("phase2a", (Loop("i", 1, "k"), Loop("j", 1, "n")), step,
@@ -186,7 +201,7 @@ def _phase2a(defects):
                  doc="sum_A += exp(w'_AB) where B ≤ A, else forward sum_A; it walks one PE per step")
 
 
-def _phase2b(defects):
+def _phase2b(defects, w1_source=w1_final()):
     def step(P, ix):
         i, j, l = ix.i, ix.j, ix.l
         A, B = _phase2_AB(P, ix, defects)
@@ -194,7 +209,7 @@ def _phase2b(defects):
         return Step(
             pe=l, op=DIV, target=w[A, B], operands=(w1[A, B], s[A]), guard=le(B, A),   # line 26
             send=Copy(s[A], source=s_from),                                             # line 27
-            sources=(_w1_final(P, A, B), s_from),
+            sources=(w1_source(P, A, B), s_from),
         )
 
     return Phase("phase2b", (Loop("i", 1, "k"), Loop("j", 1, "n")), step,
@@ -202,11 +217,11 @@ def _phase2b(defects):
                  doc="w_AB = exp(w'_AB) / sum_A where B ≤ A; sum_A is copied along")
 
 
-def _phase3(defects):
+def _phase3(defects, cols=PAPER):
     def step(P, ix):
         h, i, j, l = ix.h, ix.i, ix.j, ix.l
         A, B, guard = _group_row(P, h, _chain(P, ix))                  # line 29: as phase 1
-        C = _column(P, l, j, i, "C-bracket" in defects)
+        C = _col(P, ix, defects, cols)
         first, B_prev = y_prev(P, A, B, C)
         w_from = Either(eq(j, 1),
                         At("phase2b", phase2_at(P, A, B)),             # the DIV on this PE
@@ -214,12 +229,12 @@ def _phase3(defects):
         return Step(
             pe=l, op=MAC, target=y[A, C], operands=(w[A, B], v[B, C]), guard=guard,   # line 29
             send=Copy(w[A, B], when=guard),                                            # line 30
-            first=first, prev=At("phase3", phase1_at(P, A, B_prev, C)),
+            first=first, prev=At("phase3", phase1_at(P, A, B_prev, C, cols)),
             sources=(w_from, HOME),
         )
 
-    return Phase("phase3", GROUP_LOOPS, step,
-                 inverse=lambda P, key: phase1_at(P, key[0], key[2], key[1]),   # key (A, C, B)
+    return Phase("phase3", _group_loops(cols), step,
+                 inverse=lambda P, key: phase1_at(P, key[0], key[2], key[1], cols),   # key (A, C, B)
                  doc="y_A[C] += w_AB·v_B[C] for B ≤ A; w_AB is copied along, y stays")
 
 
@@ -242,3 +257,20 @@ CLAIMS = {"cycles": "(2*floor(n/2) + 4)*n**2/m", "MAC": "n**2*(n + 1)", "EAC": "
 ALGO3 = variant()
 ALGO3_PRINTED = Schedule("algo3-printed", MASKED, variant(PRINTED_DEFECTS).phases, home=home,
                          doc="Algorithm 3 as printed (all four defects)", notes={"claims": CLAIMS})
+
+
+def general() -> Schedule:
+    """Algorithm 3 for any n, d with m | n and m | d: phases 1 and 3 over d columns."""
+    w1_source = w1_final(GENERAL)
+    return Schedule("algo3-general", MASKED,
+                    (_phase1((), GENERAL), _phase2a((), w1_source), _phase2b((), w1_source),
+                     _phase3((), GENERAL)),
+                    home=home, doc="Algorithm 3 for n ≠ d: masked self-attention, m | n, m | d",
+                    notes={"claims": GENERAL_CLAIMS}, square=False)
+
+
+# d·n(n+1)/2 MACs in each of phases 1 and 3; phases 1 and 3 take (n div 2 + 1)·k·d cycles each.
+GENERAL_CLAIMS = {"cycles": "((2*floor(n/2) + 2)*d + 2*n)*n/m", "MAC": "n*(n + 1)*d",
+                  "EAC": "n*(n + 1)/2", "DIV": "n*(n + 1)/2"}
+
+ALGO3_GENERAL = general()

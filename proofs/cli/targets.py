@@ -15,7 +15,7 @@ def registry() -> dict:
 
     return {s.name: s for s in (algo1.ALGO1, algo1.ALGO1_PRINTED, algo1.ALGO1_GENERAL,
                                 algo2.ALGO2, algo2.ALGO2_PRINTED,
-                                algo3.ALGO3, algo3.ALGO3_PRINTED)}
+                                algo3.ALGO3, algo3.ALGO3_PRINTED, algo3.ALGO3_GENERAL)}
 
 
 def resolve(target: str) -> Schedule:
