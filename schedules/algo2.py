@@ -15,12 +15,14 @@ phase 2 literally Algorithm 1's: reading the computed w1[B, A] in its place (the
 0 cycles) would make phase 2's operand differ from w1[A, B], the term the equation names.
 
 Formulas stand beside the printed lines they repair (paper, Algorithm 2); `docs/algo2.md` records
-the verifier's verdict on each printed defect (see `variant`).
+the verifier's verdict on each printed defect (see `variant`). Phase 1's step loop walks the columns
+as Algorithm 1's (`cols`: `PAPER` for d = n, `GENERAL` for d of its own with m | d); the j that
+the printed text compares with n (the last column step, the hops after it) is then compared with d.
 """
 
 from __future__ import annotations
 
-from ringproof.schedules.algo1 import _column, _phase1_B, _phase2a, _phase2b, _phase3, home
+from ringproof.schedules.algo1 import GENERAL, PAPER, _phase1_B, _phase2a, _phase2b, _phase3, home
 from ringproof.schedules.dsl import HOME, MAC, At, Either, Loop, Phase, Schedule, Send, Step, variant_name
 from ringproof.schedules.expr import and_, div, eq, ge, gt, ite, le, lt, mod, not_, or_, wrap
 from ringproof.schedules.problems import SYMMETRIC, w1, x
@@ -62,9 +64,9 @@ def extra(P, h, defects=()):
     return ite(ge(H, 1), H - 1, 0)
 
 
-def cycles_through(P, H):
+def cycles_through(P, H, cols=PAPER):
     """Counting hint, proved by induction in `ringproof.proofs.ring.induction`: phase 1 spends
-    k·(n·(H+1) + Σ_{h=1..H} extra(h)) cycles in groups 0..H. For 0 < h < n/2, extra(h) = g(h mod m)
+    k·(c·(H+1) + Σ_{h=1..H} extra(h)) cycles in groups 0..H, c the columns (n, or d). For 0 < h < n/2, extra(h) = g(h mod m)
     with g(0) = m − 1, g(r) = min(r, m − r) − 1, so the sum is (H div m) whole periods of
     Σ_r g(r) = ⌊m²/4⌋ plus the partial period 1..H mod m; group n/2 (even n) takes g back out."""
     m, n, r = P.m, P.n, mod(H, P.m)
@@ -73,7 +75,7 @@ def cycles_through(P, H):
     partial = ite(le(2 * r, m), div(r * (r - 1), 2),              # Σ_{s=1..r} (s − 1)
                   period - div((m - r) * (m - r - 1), 2) - r)     # period minus s = r+1 .. m
     g = ite(eq(r, 0), m - 1, _min(r, m - r) - 1)
-    return P.k * (n * (H + 1) + div(H, m) * period + partial - ite(_is_half(P, H), g, 0))
+    return P.k * (cols.size(P) * (H + 1) + div(H, m) * period + partial - ite(_is_half(P, H), g, 0))
 
 
 def _row(P, h, B):
@@ -102,53 +104,56 @@ def _block(P, B):
     return mod(div(B, P.m), P.k) + 1
 
 
-def phase1_at(P, A, B, C):
+def phase1_at(P, A, B, C, cols=PAPER):
     """The phase-1 iteration computing x[A, C]·x[B, C], for computed (A, B)."""
     m, i, l = P.m, _block(P, B), wrap(C, P.m)
-    jq = mod(div(C - 1, m) - (i - 1), P.k)
+    jq = cols.run(P, C, i)
     return dict(h=_group(P, A, B), i=i, j=jq * m + mod(l - 1 - B, m) + 1, l=l)
 
 
-def _phase1_inverse(P, key):
-    """Coverage witness: the orientation of (A, B) that phase 1 computes, and its iteration."""
-    A, B, C = key
-    c = computed(P, A, B)
-    return phase1_at(P, ite(c, A, B), ite(c, B, A), C)
+def _phase1_inverse(cols):
+    def inverse(P, key):
+        """Coverage witness: the orientation of (A, B) that phase 1 computes, and its iteration."""
+        A, B, C = key
+        c = computed(P, A, B)
+        return phase1_at(P, ite(c, A, B), ite(c, B, A), C, cols)
+    return inverse
 
 
-def _producer(P, A, B):
-    """The phase-1 iteration that finishes the computed w1[A, B] (step j = n on PE ≡ B)."""
-    return At("phase1", dict(h=_group(P, A, B), i=_block(P, B), j=P.n, l=wrap(B, P.m)))
+def _producer(P, A, B, cols=PAPER):
+    """The phase-1 iteration that finishes the computed w1[A, B] (the last column step, on PE ≡ B)."""
+    return At("phase1", dict(h=_group(P, A, B), i=_block(P, B), j=cols.size(P), l=wrap(B, P.m)))
 
 
-def _deliverer(defects):
+def _deliverer(defects, cols=PAPER):
     def at(P, A, B):
-        """For a mirror w1[A, B]: the send that stores it on PE ≡ B (last hop of w1[B, A]'s copy)."""
+        """For a mirror w1[A, B]: the send that stores it on PE ≡ B (last hop of w1[B, A]'s copy,
+        `hops` steps after the last column step; phase 1's `last` must agree)."""
         h = _group(P, A, B)
-        return At("phase1", dict(h=h, i=_block(P, A), j=P.n + hops(P, h, defects) - 1,
+        return At("phase1", dict(h=h, i=_block(P, A), j=cols.size(P) + hops(P, h, defects) - 1,
                                  l=wrap(B - 1, P.m)))
     return at
 
 
-def _w1_source(defects):
-    deliverer = _deliverer(defects)
+def _w1_source(defects, cols=PAPER):
+    deliverer = _deliverer(defects, cols)
 
     def source(P, A, B):
         """Where phase 2 finds w1[A, B] on PE ≡ B: computed there, or delivered as a mirror."""
-        return Either(computed(P, A, B), _producer(P, A, B), deliverer(P, A, B))
+        return Either(computed(P, A, B), _producer(P, A, B, cols), deliverer(P, A, B))
     return source
 
 
 # --------------------------------------------------------------------------- phase 1
 
 
-def _phase1(defects):
+def _phase1(defects, cols=PAPER):
     def step(P, ix):
         h, i, j, l = ix.h, ix.i, ix.j, ix.l
-        n, m = P.n, P.m
+        n, m = cols.size(P), P.m                                  # j walks the columns (n = d)
         B = _phase1_B(P, l, j, i)                                 # line 7 (E of line 26)
         A = _row(P, h, B)                                         # lines 9-12 (D of 27-30)
-        C = _column(P, l, j, i, "C-mod" in defects)               # line 8
+        C = cols.column(P, l, j, i, "C-mod" in defects)           # line 8
         H = hops(P, h, defects)
         if "extra-loop" in defects:     # printed: stored as w'_BA at j = n iff h mod m = 1,
             r = mod(h, m)               # else after the p' extra hops
@@ -171,10 +176,10 @@ def _phase1(defects):
         )
 
     return Phase("phase1",
-                 (Loop("h", 0, lambda P, ix: div(P.n, 2), through=cycles_through),
+                 (Loop("h", 0, lambda P, ix: div(P.n, 2), through=lambda P, H: cycles_through(P, H, cols)),
                   Loop("i", 1, "k"),
-                  Loop("j", 1, lambda P, ix: P.n + extra(P, ix.h, defects))),
-                 step, inverse=_phase1_inverse,
+                  Loop("j", 1, lambda P, ix: cols.size(P) + extra(P, ix.h, defects))),
+                 step, inverse=_phase1_inverse(cols),
                  doc="w'_AB += x_A[C]·x_B[C] for one orientation; mirrors copied hops(h) PEs on")
 
 
@@ -195,7 +200,21 @@ def variant(defects=()) -> Schedule:
 CLAIMS = {"MAC": "n**3 + Piecewise((n*n*(n+1)/2, Eq(Mod(n, 2), 1)), (n*n*(n+2)/2, True))",
           "EAC": "n**2", "DIV": "n**2"}
 
+def general() -> Schedule:
+    """Algorithm 2 for any n, d with m | n and m | d: phase 1 and phase 3 over d columns."""
+    phases = (_phase1((), GENERAL), _phase2a((), _w1_source((), GENERAL)), _phase2b(()),
+              _phase3((), vv=x, cols=GENERAL))
+    return Schedule("algo2-general", SYMMETRIC, phases, home=home,
+                    doc="Algorithm 2 for n ≠ d: symmetric self-attention, m | n, m | d",
+                    notes={"claims": GENERAL_CLAIMS}, square=False)
+
+
+# Phase 1: d·n(n+1)/2 MACs for odd n, d·n(n+2)/2 for even n; phase 3: d·n².
+GENERAL_CLAIMS = {"MAC": "n**2*d + Piecewise((d*n*(n+1)/2, Eq(Mod(n, 2), 1)), (d*n*(n+2)/2, True))",
+                  "EAC": "n**2", "DIV": "n**2"}
+
 ALGO2 = variant()
 ALGO2_PRINTED = Schedule("algo2-printed", SYMMETRIC,
                          variant(("C-mod", "assign", "jn-move", "extra-loop", "no-circle")).phases,
                          home=home, doc="Algorithm 2 as printed", notes={"claims": CLAIMS})
+ALGO2_GENERAL = general()

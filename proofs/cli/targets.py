@@ -14,7 +14,7 @@ def registry() -> dict:
     from ringproof.schedules import algo1, algo2, algo3
 
     return {s.name: s for s in (algo1.ALGO1, algo1.ALGO1_PRINTED, algo1.ALGO1_GENERAL,
-                                algo2.ALGO2, algo2.ALGO2_PRINTED,
+                                algo2.ALGO2, algo2.ALGO2_PRINTED, algo2.ALGO2_GENERAL,
                                 algo3.ALGO3, algo3.ALGO3_PRINTED, algo3.ALGO3_GENERAL)}
 
 
