@@ -21,7 +21,7 @@ Witnesses, checked by the prover like loop invariants:
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 from typing import Any, Callable
 
@@ -223,11 +223,16 @@ def guarded(fn, what: str, returns: type | None = None):
 
 @dataclass(frozen=True)
 class Phase:
+    """A loop nest and its step. `relies_on` states, for each other phase whose formulas this
+    phase's witnesses assume, what they assume ({phase name: "what"}): a change to that phase
+    should be checked against it (`Schedule.derive` lists these, before any proof runs)."""
+
     name: str
     loops: tuple[Loop, ...]
     step: Callable[[Any, Any], Step]
     inverse: Callable[[Any, tuple], dict] | None = None
     doc: str = ""
+    relies_on: dict = field(default_factory=dict)
 
     def __post_init__(self):
         object.__setattr__(self, "step", guarded(self.step, f"the step of phase {self.name}", Step))
@@ -237,6 +242,36 @@ class Phase:
     @property
     def index_names(self) -> tuple[str, ...]:
         return tuple(lp.name for lp in self.loops) + ("l",)
+
+    def derive(self, name: str | None = None, *, bounds: dict | None = None, inverse=None,
+               relies_on: dict | None = None, doc: str | None = None, **fields) -> "Phase":
+        """This phase with some parts changed, without copying its step.
+
+        `fields`: Step fields (pe, op, target, operands, send, guard, first, prev, sources), each a
+        value or a function `(P, ix, step) -> value` of the parameters, the indices and the step
+        this phase computes; `bounds`: {loop name: (lo, hi)}; `inverse`, `relies_on`, `doc`:
+        replaced where given.
+        """
+        unknown = set(fields) - set(Step.__dataclass_fields__)
+        if unknown:
+            raise BadInput(f"phase {self.name}: derive got {sorted(unknown)}, not Step fields "
+                           f"({', '.join(Step.__dataclass_fields__)})")
+        names = [lp.name for lp in self.loops]
+        for loop in bounds or {}:
+            if loop not in names:
+                raise BadInput(f"phase {self.name} has no loop {loop!r} (loops: {', '.join(names)})")
+        base = getattr(self.step, "__wrapped__", self.step)
+        changes = {k: (v if callable(v) else (lambda P, ix, st, v=v: v)) for k, v in fields.items()}
+
+        def step(P, ix):
+            st = base(P, ix)
+            return replace(st, **{k: fn(P, ix, st) for k, fn in changes.items()})
+
+        loops = tuple(replace(lp, lo=bounds[lp.name][0], hi=bounds[lp.name][1])
+                      if lp.name in (bounds or {}) else lp for lp in self.loops)
+        return Phase(name or self.name, loops, step if changes else self.step,
+                     self.inverse if inverse is None else inverse, self.doc if doc is None else doc,
+                     self.relies_on if relies_on is None else relies_on)
 
 
 @dataclass(frozen=True)
@@ -309,6 +344,25 @@ class Schedule:
 
     def phase_index(self, name: str) -> int:
         return [p.name for p in self.phases].index(self.phase(name).name)
+
+    def dependents(self, name: str) -> list[str]:
+        """What other phases' witnesses assume about phase `name` (their `relies_on`)."""
+        return [f"{p.name} relies on {name}: {p.relies_on[name]}" for p in self.phases
+                if name in p.relies_on and p.name != name]
+
+    def derive(self, name: str, changes: dict, **fields) -> "Schedule":
+        """A schedule built from this one: `changes` maps a phase name to a Phase or to the keyword
+        arguments of `Phase.derive`; `fields` replace Schedule fields (problem, home, notes, ...).
+        `notes["look"]` lists, for each changed phase, the witnesses of other phases that rest on
+        it (`dependents`): where else to look before a refutation says so."""
+        for p in changes:
+            self.phase(p)
+        phases = tuple(p if p.name not in changes else
+                       (changes[p.name] if isinstance(changes[p.name], Phase) else p.derive(**changes[p.name]))
+                       for p in self.phases)
+        notes = dict(fields.pop("notes", self.notes))
+        notes["look"] = [line for p in changes for line in self.dependents(p)]
+        return replace(self, name=name, phases=phases, notes=notes, **fields)
 
     def __repr__(self):
         return f"Schedule({self.name!r}, problem={self.problem.name}, phases={[p.name for p in self.phases]})"
