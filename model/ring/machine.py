@@ -59,9 +59,9 @@ def describe(trace: Trace, phase_index: int, pos: int) -> dict:
 
 
 def run(schedule: Schedule, n: int, m: int, seed: int = 0, max_violations: int = 5,
-        d: int | None = None) -> RunResult:
+        d: int | None = None, scale: float = 1.0) -> RunResult:
     """Execute `schedule` on the ring for (n, m) and d (default n); report violations, counts and the
-    numeric error."""
+    numeric error (`scale`: see `execute`; 1, the paper's, by default)."""
     trace = build_trace(schedule, n, m, d)
     violations = check_machine(trace, max_violations)
     ops = {op.value: 0 for op in Op}
@@ -70,7 +70,7 @@ def run(schedule: Schedule, n: int, m: int, seed: int = 0, max_violations: int =
         ops["MOVE"] += int((pt.send & ~pt.active).sum())      # cycles that only forward
     arith = ops["MAC"] + ops["EAC"] + ops["DIV"]
     util = arith / (m * trace.cycles) if trace.cycles else 0.0
-    err = numeric_error(trace, seed) if not any(v.rule == "well-formed" for v in violations) else float("inf")
+    err = numeric_error(trace, seed, scale) if not any(v.rule == "well-formed" for v in violations) else float("inf")
     return RunResult(n, m, trace.cycles, ops, util, err, violations, trace)
 
 
@@ -225,10 +225,21 @@ def _transposed(trace: Trace, ids: np.ndarray) -> np.ndarray:
 # ----------------------------------------------------------------------------- numerics
 
 
-def numeric_error(trace: Trace, seed: int = 0) -> float:
+def numeric_error(trace: Trace, seed: int = 0, scale: float = 1.0) -> float:
     """Max |y - y_ref| / max |y_ref| for random inputs, executing the ops phase by phase."""
     problem = trace.schedule.problem
     inputs = random_inputs(problem.name, trace.n, trace.P.d, seed)
+    y = execute(trace, inputs, scale)
+    ref = reference_output(problem.name, inputs, scale)
+    err = np.abs(y - ref).max() / np.abs(ref).max()
+    return float(err) if np.isfinite(err) else float("inf")
+
+
+def execute(trace: Trace, inputs: dict, scale: float = 1.0) -> np.ndarray:
+    """The output the ring computes from `inputs` (name -> array), op by op in cycle order.
+    `scale` multiplies w1 where it is exponentiated (EAC, DIV): 1 is the paper's phase 1, 1/√d
+    the usual scaled dot product."""
+    problem = trace.schedule.problem
     val = np.full(trace.layout.size, np.nan)
     for name, arr in inputs.items():
         off = trace.layout.offset[name]
@@ -238,19 +249,16 @@ def numeric_error(trace: Trace, seed: int = 0) -> float:
         ops = [val[o[a]] for o in pt.operands]
         tgt = pt.target[a]
         if pt.op.accumulates:
-            term = ops[0] * ops[1] if pt.op is Op.MAC else np.exp(ops[0])
+            term = ops[0] * ops[1] if pt.op is Op.MAC else np.exp(scale * ops[0])
             first = pt.starts[a]
             _accumulate(val, tgt, pt.cycle[a], first, term)
         elif pt.op is Op.DIV:
-            val[tgt] = np.exp(ops[0]) / ops[1]
+            val[tgt] = np.exp(scale * ops[0]) / ops[1]
         s = pt.send & (pt.stored != pt.sent)
         val[pt.stored[s]] = val[pt.sent[s]]
     off = trace.layout.offset[problem.output.name]
     n, d = trace.n, trace.P.d
-    y = val[off:off + n * d].reshape(n, d)
-    ref = reference_output(problem.name, inputs)
-    err = np.abs(y - ref).max() / np.abs(ref).max()
-    return float(err) if np.isfinite(err) else float("inf")
+    return val[off:off + n * d].reshape(n, d)
 
 
 def _accumulate(val, tgt, t, first, term):

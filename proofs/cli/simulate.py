@@ -9,6 +9,7 @@ head's."""
 from __future__ import annotations
 
 import json
+import math
 
 from ringproof.model.ring.machine import run
 from ringproof.proofs.cli.argparsing import ArgumentParser
@@ -29,9 +30,23 @@ def parser() -> ArgumentParser:
                    "-general schedule)")
     p.add_argument("--heads", type=int, default=1, help="attention heads, run one after another")
     p.add_argument("--batch", type=int, default=1, help="batch size, run one after another")
+    p.add_argument("--scale", default="paper", help="factor on q·k before the softmax: 'paper' (1, "
+                   "the paper's phase 1, default), 'sdpa' (1/sqrt(d), scaled dot-product attention) "
+                   "or a number")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     p.add_argument("--json", action="store_true")
     return p
+
+
+def _scale(text: str, d: int) -> float:
+    if text == "paper":
+        return 1.0
+    if text == "sdpa":
+        return 1 / math.sqrt(d)
+    try:
+        return float(text)
+    except ValueError:
+        raise BadInput(f"--scale must be 'paper', 'sdpa' or a number, got {text!r}") from None
 
 
 def main(argv, stdout, stderr) -> int:
@@ -43,11 +58,12 @@ def main(argv, stdout, stderr) -> int:
         if getattr(args, name) < 1:
             raise BadInput(f"--{name} must be at least 1, got {getattr(args, name)}")
     schedule = resolve(args.target)
-    r = run(schedule, args.n, args.m, seed=args.seed, d=args.d)
     d = args.n if args.d is None else args.d
+    scale = _scale(args.scale, d)
+    r = run(schedule, args.n, args.m, seed=args.seed, d=args.d, scale=scale)
     copies = args.heads * args.batch
     data = {"target": args.target, "n": args.n, "m": args.m, "d": d, "heads": args.heads,
-            "batch": args.batch, "cycles": r.cycles * copies, "cycles_per_head": r.cycles,
+            "batch": args.batch, "scale": scale, "cycles": r.cycles * copies, "cycles_per_head": r.cycles,
             "ops": {k: v * copies for k, v in r.ops.items()}, "utilization": r.utilization,
             "max_rel_error": r.max_rel_error,
             "violations": [{"rule": v.rule, "message": v.message, "iterations": list(v.iterations)}
