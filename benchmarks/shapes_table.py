@@ -4,8 +4,8 @@
 
 Prints the Markdown table of docs/shapes.md: for each model shape (sequence length n, head
 dimension d, heads H) and ring of m PEs, the cycles of one attention layer (H heads run one after
-another) and the utilization, for plain (algo1-general), masked (algo3-general, a decoder's causal
-attention) and symmetric (algo2-general) attention. The figures are the closed forms that
+another) and the utilization, for plain (algo1-general) and masked (algo3-general, a decoder's
+causal attention) attention. The figures are the closed forms that
 `prove algo*-general --property counts` proves for all n, d, m, evaluated at the size; the rows
 small enough to simulate in seconds are also run on the ring model and must agree.
 """
@@ -17,12 +17,11 @@ import time
 from ringproof.model.ring.machine import run
 from ringproof.proofs.ring.counting import counts
 from ringproof.schedules.algo1 import ALGO1_GENERAL
-from ringproof.schedules.algo2 import ALGO2_GENERAL
 from ringproof.schedules.algo3 import ALGO3_GENERAL
 
 MODELS = (("BERT-base", 512, 64, 12), ("GPT-2 small", 1024, 64, 12), ("long-context decoder", 2048, 128, 1))
 RINGS = (8, 16, 64)
-SCHEDULES = (("plain", ALGO1_GENERAL), ("masked", ALGO3_GENERAL), ("symmetric", ALGO2_GENERAL))
+SCHEDULES = (("plain", ALGO1_GENERAL), ("masked", ALGO3_GENERAL))
 CROSS_CHECK = ((32, 8, 8), (16, 32, 8))     # (n, d, m) small enough to simulate: closed form = run
 
 
