@@ -140,6 +140,10 @@ def _phase2_AB(P, ix, defects):
     return A, B
 
 
+W1_LAST_RELIES = ("w1_last: phase 1 ends w1[A, B] at the last step of its loop j, on PE ≡ B "
+                  "(`_phase1_B`, `phase1_at`, the send `when`)")
+
+
 def w1_last(cols=PAPER):
     """Witness: the phase-1 iteration that finishes w1[A, B] (its last column step, on PE ≡ B).
     Rests on phase 1's B (`_phase1_B`, ≡ B on PE l at j ≡ 0 mod m) and its loop j ending at the
@@ -152,8 +156,9 @@ def w1_last(cols=PAPER):
 _w1_last = w1_last()
 
 
-def _phase2a(defects, w1_source=_w1_last):
-    """`w1_source(P, A, B)`: the witness of where phase 1 left w1[A, B] (Algorithm 2 passes its own)."""
+def _phase2a(defects, w1_source=_w1_last, relies=W1_LAST_RELIES):
+    """`w1_source(P, A, B)`: the witness of where phase 1 left w1[A, B] (Algorithm 2 passes its own),
+    `relies` what it assumes about phase 1."""
 
     def step(P, ix):
         i, j, l = ix.i, ix.j, ix.l
@@ -168,7 +173,8 @@ def _phase2a(defects, w1_source=_w1_last):
 
     return Phase("phase2a", (Loop("i", 1, "k"), Loop("j", 1, "n")), step,
                  inverse=lambda P, key: phase2_at(P, *key),
-                 doc="sum_A += exp(w'_AB); sum_A walks one PE per step")
+                 doc="sum_A += exp(w'_AB); sum_A walks one PE per step",
+                 relies_on={"phase1": relies})
 
 
 def sum_source(P, i, j, l):
@@ -191,7 +197,9 @@ def _phase2b(defects):
 
     return Phase("phase2b", (Loop("i", 1, "k"), Loop("j", 1, "n")), step,
                  inverse=lambda P, key: phase2_at(P, *key),
-                 doc="w_AB = exp(w'_AB) / sum_A; sum_A is copied along")
+                 doc="w_AB = exp(w'_AB) / sum_A; sum_A is copied along",
+                 relies_on={"phase2a": "sum_source: step 1 moves sum_A on every step and ends it at "
+                                       "j = n one PE back; w1[A, B] read where step 1 read it (same A, B)"})
 
 
 def _phase3(defects, vv=v, cols=PAPER):
@@ -220,7 +228,9 @@ def _phase3(defects, vv=v, cols=PAPER):
 
     return Phase("phase3", (Loop("h", 1, "n"), Loop("i", 1, "k"), Loop("j", 1, cols.extent)), step,
                  inverse=lambda P, key: phase3_at(P, *key, cols=cols),
-                 doc="y_A[C] += w_AB·v_B[C]; w_AB is copied along, y stays")
+                 doc="y_A[C] += w_AB·v_B[C]; w_AB is copied along, y stays",
+                 relies_on={"phase2b": "phase2_at: step 2 computes w[A, B] on PE ≡ B (block i = "
+                                       "(A−1) div m + 1, the diagonal of `_diagonal`)"})
 
 
 def home(P, ref):

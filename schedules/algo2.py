@@ -135,6 +135,10 @@ def _deliverer(defects, cols=PAPER):
     return at
 
 
+W1_SOURCE_RELIES = ("_w1_source: phase 1 ends a computed w1[A, B] at its last column step on PE ≡ B, "
+                    "and stores a mirror there hops(h) − 1 steps later (phase 1's `last`, `hops`, `extra`)")
+
+
 def _w1_source(defects, cols=PAPER):
     deliverer = _deliverer(defects, cols)
 
@@ -188,7 +192,7 @@ def variant(defects=()) -> Schedule:
     """Algorithm 2 with some of the printed text's defects put back (see PRINTED_DEFECTS)."""
     name = variant_name("algo2", defects, PRINTED_DEFECTS)
     c_mod = ("C-mod",) if "C-mod" in defects else ()
-    phases = (_phase1(defects), _phase2a((), _w1_source(defects)), _phase2b(()),
+    phases = (_phase1(defects), _phase2a((), _w1_source(defects), W1_SOURCE_RELIES), _phase2b(()),
               _phase3(c_mod, vv=x))
     return Schedule(name, SYMMETRIC, phases, home=home,
                     doc="Algorithm 2: symmetric self-attention on a ring of m PEs",
@@ -202,7 +206,7 @@ CLAIMS = {"MAC": "n**3 + Piecewise((n*n*(n+1)/2, Eq(Mod(n, 2), 1)), (n*n*(n+2)/2
 
 def general() -> Schedule:
     """Algorithm 2 for any n, d with m | n and m | d: phase 1 and phase 3 over d columns."""
-    phases = (_phase1((), GENERAL), _phase2a((), _w1_source((), GENERAL)), _phase2b(()),
+    phases = (_phase1((), GENERAL), _phase2a((), _w1_source((), GENERAL), W1_SOURCE_RELIES), _phase2b(()),
               _phase3((), vv=x, cols=GENERAL))
     return Schedule("algo2-general", SYMMETRIC, phases, home=home,
                     doc="Algorithm 2 for n ≠ d: symmetric self-attention, m | n, m | d",

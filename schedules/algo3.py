@@ -83,6 +83,10 @@ def phase2_at(P, A, B):
     return dict(i=i, j=jq * m + mod(l - A, m) + 1, l=l)
 
 
+W1_FINAL_RELIES = ("w1_final: phase 1 ends w1[A, B] at the last step of its loop j and moves it to "
+                   "PE ≡ Bo (`_chain`, `chain_column`, `group`)")
+
+
 def w1_final(cols=PAPER):
     """Witness: the phase-1 iteration that finishes w1[A, B] (the last column step of phase 1's
     loop j, a multiple of m) and moves it to PE ≡ Bo (`_chain`'s diagonal)."""
@@ -198,7 +202,8 @@ def _phase2a(defects, w1_source=w1_final()):
 
     return Phase("phase2a", (Loop("i", 1, "k"), Loop("j", 1, "n")), step,
                  inverse=lambda P, key: phase2_at(P, *key),
-                 doc="sum_A += exp(w'_AB) where B ≤ A, else forward sum_A; it walks one PE per step")
+                 doc="sum_A += exp(w'_AB) where B ≤ A, else forward sum_A; it walks one PE per step",
+                 relies_on={"phase1": W1_FINAL_RELIES})
 
 
 def _phase2b(defects, w1_source=w1_final()):
@@ -214,7 +219,9 @@ def _phase2b(defects, w1_source=w1_final()):
 
     return Phase("phase2b", (Loop("i", 1, "k"), Loop("j", 1, "n")), step,
                  inverse=lambda P, key: phase2_at(P, *key),
-                 doc="w_AB = exp(w'_AB) / sum_A where B ≤ A; sum_A is copied along")
+                 doc="w_AB = exp(w'_AB) / sum_A where B ≤ A; sum_A is copied along",
+                 relies_on={"phase1": W1_FINAL_RELIES,
+                            "phase2a": "sum_source: step 1 ends sum_A at j = n one PE back"})
 
 
 def _phase3(defects, cols=PAPER):
@@ -235,7 +242,8 @@ def _phase3(defects, cols=PAPER):
 
     return Phase("phase3", _group_loops(cols), step,
                  inverse=lambda P, key: phase1_at(P, key[0], key[2], key[1], cols),   # key (A, C, B)
-                 doc="y_A[C] += w_AB·v_B[C] for B ≤ A; w_AB is copied along, y stays")
+                 doc="y_A[C] += w_AB·v_B[C] for B ≤ A; w_AB is copied along, y stays",
+                 relies_on={"phase2b": "phase2_at: where step 2 computes w[A, B] (short rows shifted)"})
 
 
 

@@ -55,12 +55,16 @@ def main(argv, stdout, stderr) -> int:
     if args.n is not None or args.m is not None:
         raise BadInput("-n and -m name one size for --method bitlevel; the index proofs cover all "
                        "sizes (use --max-n / --max-m to bound them)")
+    look = schedule.notes.get("look", [])
+    if look and not args.json:      # a derived schedule: where else to look, before any proof
+        stdout.write("derived schedule; witnesses that rest on what changed:\n"
+                     + "".join(f"  {line}\n" for line in look) + "\n")
     results = verify(schedule, Options(props, args.tier, args.max_n, args.max_m, args.timeout,
                                        args.seed, args.jobs))
     verdict = Verdict.combine(r.verdict for r in results)
     if args.json:
         json.dump({"target": args.target, "schedule": schedule.name, "verdict": verdict.value,
-                   "results": [r.to_json() for r in results]}, stdout, indent=2)
+                   "look": look, "results": [r.to_json() for r in results]}, stdout, indent=2)
         stdout.write("\n")
     else:
         print_table(args.target, results, stdout)
