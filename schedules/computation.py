@@ -1,0 +1,108 @@
+"""Declaring a computation: arrays with their shapes and the terms each computed array needs.
+
+    MATVEC = computation("matvec", {"a": "n d", "x": "d", "y": "n"}, ["y[A] += a[A, C] * x[C]"])
+
+Arrays are named with their extents ("n", "d"; one per index). An equation is einsum-like, one of
+
+    t[I] += a[J] * b[K]          MAC: one term per value of the index not in I (the reduction)
+    t[I] += exp(a[J])            EAC: likewise
+    t[I] = exp(a[J]) / b[K]      DIV: one term per element of t
+    ... if X <= Y [and ...]      only the terms with X ≤ Y (a mask)
+
+Arrays that no equation computes are the inputs; the last equation's target is the output unless
+`output` says otherwise; `symmetric` names computed arrays with t[A, B] = t[B, A] (a copy may be
+stored transposed). The paper's three variants of attention are declared this way in
+`ringproof.schedules.problems`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ringproof.errors import BadInput
+from ringproof.schedules.dsl import DIV, EAC, MAC, Array, Equation, Problem
+from ringproof.schedules.expr import and_, le
+
+_REF = r"(\w+)\[([\w\s,]+)\]"
+_FORMS = (
+    (MAC, re.compile(rf"^{_REF}\s*\+=\s*{_REF}\s*\*\s*{_REF}$")),
+    (EAC, re.compile(rf"^{_REF}\s*\+=\s*exp\(\s*{_REF}\s*\)$")),
+    (DIV, re.compile(rf"^{_REF}\s*=\s*exp\(\s*{_REF}\s*\)\s*/\s*{_REF}$")),
+)
+_BOUND = re.compile(r"^(\w+)\s*<=\s*(\w+)$")
+
+
+def computation(name: str, arrays: dict, equations, output: str | None = None,
+                symmetric=()) -> Problem:
+    """The Problem declared by `arrays` ({name: "n d"}) and einsum-like `equations` (module doc)."""
+    shapes = {a: tuple(dims.split()) for a, dims in arrays.items()}
+    for a, dims in shapes.items():
+        if not set(dims) <= {"n", "d"}:
+            raise BadInput(f"{name}: array {a} has extents {dims}; each must be 'n' or 'd'")
+    parsed = [_parse(name, text, shapes) for text in equations]
+    targets = [p[0] for p in parsed]
+    made = {a: Array(a, shapes[a], is_input=a not in targets) for a in shapes}
+    eqs = tuple(_equation(made, *p) for p in parsed)
+    out = output or targets[-1]
+    if out not in targets:
+        raise BadInput(f"{name}: output {out} is not computed by any equation")
+    return Problem(name, tuple(made[a] for a in shapes if a not in targets), eqs, made[out],
+                   symmetric_pairs=tuple(made[a] for a in symmetric))
+
+
+def _parse(name, text, shapes):
+    body, _, mask = text.partition(" if ")
+    for op, form in _FORMS:
+        hit = form.match(body.strip())
+        if hit:
+            break
+    else:
+        raise BadInput(f"{name}: cannot read equation {text!r}: expected t[I] += a[J] * b[K], "
+                       "t[I] += exp(a[J]) or t[I] = exp(a[J]) / b[K], optionally 'if X <= Y'")
+    groups = hit.groups()
+    refs = [(groups[i], [x.strip() for x in groups[i + 1].split(",")]) for i in range(0, len(groups), 2)]
+    for array, idx in refs:
+        if array not in shapes:
+            raise BadInput(f"{name}: {text!r} uses array {array}, which is not declared")
+        if len(idx) != len(shapes[array]):
+            raise BadInput(f"{name}: {array} takes {len(shapes[array])} indices, {text!r} gives {len(idx)}")
+    (target, key), operands = refs[0], refs[1:]
+    extent = {}
+    for array, idx in refs:
+        for x, dim in zip(idx, shapes[array]):
+            if extent.setdefault(x, dim) != dim:
+                raise BadInput(f"{name}: index {x} of {text!r} ranges over both n and d")
+    free = [x for _, idx in operands for x in idx if x not in key]
+    if op is DIV and free:
+        raise BadInput(f"{name}: {text!r}: a division has no reduction index, got {free[0]}")
+    if op is not DIV and len(set(free)) != 1:
+        raise BadInput(f"{name}: {text!r} needs exactly one reduction index (one not in {target}'s)")
+    bounds = []
+    for part in filter(None, (p.strip() for p in mask.split(" and "))):
+        b = _BOUND.match(part)
+        if not b or not {b.group(1), b.group(2)} <= set(extent):
+            raise BadInput(f"{name}: cannot read mask {part!r} of {text!r}: expected X <= Y of its indices")
+        bounds.append((b.group(1), b.group(2)))
+    return target, key, op, operands, (free[0] if free else None), extent, bounds
+
+
+def _equation(made, target, key, op, operands, r, extent, bounds):
+    names = key + ([r] if r else [])
+
+    def ix(values, idx):
+        env = dict(zip(names, values))
+        return tuple(env[x] for x in idx)
+
+    def refs(P, *values):
+        return tuple(made[a][ix(values, idx)] for a, idx in operands)
+
+    def where(P, *values):
+        env = dict(zip(names, values))
+        conds = [le(env[x], env[y]) for x, y in bounds]
+        return conds[0] if len(conds) == 1 else and_(*conds)
+
+    reduce_at = None
+    if r:
+        reduce_at = next((i, idx.index(r)) for i, (_, idx) in enumerate(operands) if r in idx)
+    return Equation(made[target], op, refs, reduce=extent[r] if r else None, reduce_at=reduce_at,
+                    where=where if bounds else None)
