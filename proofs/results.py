@@ -40,15 +40,15 @@ class Counterexample:
     message: str
     iterations: tuple = ()
     replay: dict = field(default_factory=dict)   # what the concrete replay found
-    d: int | None = None                         # the head dimension where it is not n
+    d: int | None = None                         # d, for a schedule where d is not n
 
     def command(self, target: str) -> str:
-        shape = f" -d {self.d}" if self.d is not None and self.d != self.n else ""
+        shape = f" -d {self.d}" if self.d is not None else ""
         return f"prove simulate {target} -n {self.n}{shape} -m {self.m}"
 
     def sizes(self) -> str:
-        """`n=…, m=…` (with `d=…` where d ≠ n), as messages name an instance."""
-        shape = f", d={self.d}" if self.d is not None and self.d != self.n else ""
+        """`n=…, m=…` (with `d=…` for a schedule where d is a parameter), as messages name an instance."""
+        shape = f", d={self.d}" if self.d is not None else ""
         return f"n={self.n}{shape}, m={self.m}"
 
     def to_json(self) -> dict:

@@ -4,15 +4,17 @@ One import gives a schedule author everything:
 
     from ringproof import Schedule, Phase, Loop, Step, MAC, At, HOME, mod, div, eq, PLAIN
 
-The DSL (`ringproof.schedules`) is imported at once; the prover (`verify`, `Options`, `Result`,
-`Verdict`) only when first used, so that `import ringproof` stays light.
+The DSL (`ringproof.schedules`, with `computation` to declare a problem of one's own) is imported at
+once; the prover (`verify`, `Options`, `Result`, `Verdict`) and the ring model (`run`, `execute`)
+only when first used, so that `import ringproof` stays light.
 """
 
 from __future__ import annotations
 
 from ringproof.errors import BadInput, InternalError, Interrupted, OutsideFragment, RingproofError
-from ringproof.schedules.dsl import (DIV, EAC, HOME, MAC, Array, At, Copy, Either, Equation, Loop, Move,
-                                     Op, Phase, Problem, Ref, Schedule, Send, Step, check_size,
+from ringproof.schedules.computation import computation
+from ringproof.schedules.dsl import (DIV, EAC, HOME, MAC, MOVE, Array, At, Copy, Either, Equation, Loop,
+                                     Move, Op, Phase, Problem, Ref, Schedule, Send, Step, check_size,
                                      params, variant_name)
 from ringproof.schedules.expr import (and_, between, div, eq, ge, gt, ite, le, lt, mod, ne, not_, or_,
                                       var, wrap)
@@ -28,15 +30,20 @@ _LAZY = {
     "ALGO1": "ringproof.schedules.algo1",
     "ALGO2": "ringproof.schedules.algo2",
     "ALGO3": "ringproof.schedules.algo3",
+    "ALGO1_GENERAL": "ringproof.schedules.algo1",
+    "ALGO2_GENERAL": "ringproof.schedules.algo2",
+    "ALGO3_GENERAL": "ringproof.schedules.algo3",
+    "run": "ringproof.model.ring.machine",
+    "execute": "ringproof.model.ring.machine",
 }
 
 __all__ = [
     "RingproofError", "BadInput", "OutsideFragment", "InternalError", "Interrupted",
-    "Schedule", "Phase", "Loop", "Step", "Op", "MAC", "EAC", "DIV", "At", "HOME", "Either", "Send",
+    "Schedule", "Phase", "Loop", "Step", "Op", "MAC", "EAC", "DIV", "MOVE", "At", "HOME", "Either", "Send",
     "Move", "Copy", "Ref", "Array", "Equation", "Problem", "check_size", "params", "variant_name",
     "mod", "div", "ite", "eq", "ne", "lt", "le", "gt", "ge", "and_", "or_", "not_", "between", "wrap",
     "var",
-    "PLAIN", "SYMMETRIC", "MASKED", "PROBLEMS",
+    "PLAIN", "SYMMETRIC", "MASKED", "PROBLEMS", "computation",
     *_LAZY,
 ]
 

@@ -228,9 +228,9 @@ def _transposed(trace: Trace, ids: np.ndarray) -> np.ndarray:
 def numeric_error(trace: Trace, seed: int = 0, scale: float = 1.0) -> float:
     """Max |y - y_ref| / max |y_ref| for random inputs, executing the ops phase by phase."""
     problem = trace.schedule.problem
-    inputs = random_inputs(problem.name, trace.n, trace.P.d, seed)
+    inputs = random_inputs(problem, trace.n, trace.P.d, seed)
     y = execute(trace, inputs, scale)
-    ref = reference_output(problem.name, inputs, scale)
+    ref = reference_output(problem, inputs, scale)
     err = np.abs(y - ref).max() / np.abs(ref).max()
     return float(err) if np.isfinite(err) else float("inf")
 
@@ -257,8 +257,8 @@ def execute(trace: Trace, inputs: dict, scale: float = 1.0) -> np.ndarray:
         s = pt.send & (pt.stored != pt.sent)
         val[pt.stored[s]] = val[pt.sent[s]]
     off = trace.layout.offset[problem.output.name]
-    n, d = trace.n, trace.P.d
-    return val[off:off + n * d].reshape(n, d)
+    shape = trace.layout.extents[problem.output.name]
+    return val[off:off + int(np.prod(shape))].reshape(shape)
 
 
 def _accumulate(val, tgt, t, first, term):

@@ -1,8 +1,12 @@
-"""Ground truth: numpy self-attention in the paper's three variants (eqs. 1-3), float64."""
+"""Ground truth, float64: numpy self-attention in the paper's three variants (eqs. 1-3), and any
+other declared computation evaluated term by term from its equations."""
 
 from __future__ import annotations
 
 import numpy as np
+
+from ringproof.schedules.dsl import Op, Problem
+from ringproof.schedules.problems import MASKED, PLAIN, SYMMETRIC
 
 
 def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, masked: bool = False,
@@ -16,15 +20,41 @@ def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, masked: bool = False,
     return (e / e.sum(axis=1, keepdims=True)) @ v
 
 
-def random_inputs(problem_name: str, n: int, d: int, seed: int = 0) -> dict:
+def random_inputs(problem: Problem, n: int, d: int, seed: int = 0) -> dict:
     """Inputs of a problem with entries in [-1, 1), reproducible from `seed`."""
     rng = np.random.default_rng(seed)
-    names = ("x",) if problem_name == "symmetric" else ("q", "k", "v")
-    return {name: rng.uniform(-1, 1, size=(n, d)) for name in names}
+    ext = {"n": n, "d": d}
+    return {a.name: rng.uniform(-1, 1, size=tuple(ext[x] for x in a.dims)) for a in problem.inputs}
 
 
-def reference_output(problem_name: str, inputs: dict, scale: float = 1.0) -> np.ndarray:
-    if problem_name == "symmetric":
+def reference_output(problem: Problem, inputs: dict, scale: float = 1.0) -> np.ndarray:
+    """The problem's output: attention for the paper's three problems, else `evaluate`."""
+    if problem == SYMMETRIC:
         x = inputs["x"]
         return attention(x, x, x, scale=scale)
-    return attention(inputs["q"], inputs["k"], inputs["v"], masked=problem_name == "masked", scale=scale)
+    if problem in (PLAIN, MASKED):
+        return attention(inputs["q"], inputs["k"], inputs["v"], masked=problem == MASKED, scale=scale)
+    return evaluate(problem, inputs, scale)
+
+
+def evaluate(problem: Problem, inputs: dict, scale: float = 1.0) -> np.ndarray:
+    """Every equation in order, as a sum over index grids (exp takes `scale` times its operand)."""
+    val = dict(inputs)
+    ext = {}
+    for a in problem.inputs:
+        ext.update({dim: size for dim, size in zip(a.dims, np.shape(val[a.name]))})
+    for e in problem.equations:
+        dims = list(e.target.dims) + ([e.reduce] if e.reduce else [])
+        grid = np.meshgrid(*[np.arange(1, ext[x] + 1) for x in dims], indexing="ij")
+        refs = e.operands(None, *grid)
+        ops = [val[r.array.name][tuple(np.asarray(i) - 1 for i in r.idx)] for r in refs]
+        if e.op is Op.MAC:
+            term = ops[0] * ops[1]
+        elif e.op is Op.EAC:
+            term = np.exp(scale * ops[0])
+        else:
+            term = np.exp(scale * ops[0]) / ops[1]
+        if e.where is not None:
+            term = np.where(e.where(None, *grid), term, 0.0)
+        val[e.target.name] = term.sum(axis=-1) if e.reduce else term
+    return val[problem.output.name]

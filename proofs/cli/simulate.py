@@ -79,10 +79,10 @@ def main(argv, stdout, stderr) -> int:
                         "after another and share no data)" if copies > 1 else "") + "\n")
         stdout.write("ops           " + ", ".join(f"{k} {v}" for k, v in data["ops"].items()) + "\n")
         stdout.write(f"utilization   {r.utilization:.4f}\n")
-        stdout.write(f"max rel error {r.max_rel_error:.3g} (vs numpy attention)\n")
+        stdout.write(f"max rel error {r.max_rel_error:.3g} (vs numpy)\n")
         for v in r.violations:
             stdout.write(f"violation     {v}\n")
             for it in v.iterations:
                 stdout.write("              " + ", ".join(f"{k}={x}" for k, x in it.items()) + "\n")
-        stdout.write("result        " + ("valid run, y matches numpy\n" if r.ok else "FAILED\n"))
+        stdout.write("result        " + ("valid run, the output matches numpy\n" if r.ok else "FAILED\n"))
     return 0 if r.ok else 1

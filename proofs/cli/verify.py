@@ -124,7 +124,7 @@ def print_table(target, results, out) -> None:
         cex = r.counterexample
         if cex is None:
             continue
-        out.write(f"  counterexample: n={cex.n}, m={cex.m}: {cex.message}\n")
+        out.write(f"  counterexample: {cex.sizes()}: {cex.message}\n")
         for it in cex.iterations:
             out.write("    " + ", ".join(f"{k}={v}" for k, v in it.items()) + "\n")
         for v in cex.replay.get("ring_violations", [])[:3]:

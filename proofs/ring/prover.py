@@ -97,7 +97,7 @@ def _result(schedule, prop, phase, outs: list[Outcome], opts: Options) -> Result
         if cex is not None:
             return Result(prop, phase, Verdict.REFUTED, opts.tier, seconds,
                           f"{o.check.name}: fails at {cex.sizes()}", cex, len(outs))
-        where = Counterexample(o.n, o.m, "", "", d=o.d).sizes()
+        where = Counterexample(o.n, o.m, "", "", d=None if schedule.square else o.d).sizes()
         return Result(prop, phase, Verdict.UNKNOWN, opts.tier, seconds,
                       f"{o.check.name}: z3 found {where} but it did not replay concretely",
                       checks=len(outs))
@@ -132,7 +132,8 @@ def _replay(schedule, prop, phase, o: Outcome) -> Counterexample | None:
               "finding_iterations": list(found[0].iterations),
               "ring_violations": [str(v) for v in ring.violations],
               "max_rel_error": ring.max_rel_error}
-    return Counterexample(o.n, o.m, o.check.name, found[0].message, tuple(o.iterations), replay, o.d)
+    return Counterexample(o.n, o.m, o.check.name, found[0].message, tuple(o.iterations), replay,
+                          None if schedule.square else o.d)
 
 
 def _enumerated(schedule, n, m, f) -> Counterexample:
@@ -140,7 +141,7 @@ def _enumerated(schedule, n, m, f) -> Counterexample:
     ring = run(schedule, n, m, d=f.d)
     return Counterexample(n, m, f.check, f.message, f.iterations,
                           {"confirmed": True, "ring_violations": [str(v) for v in ring.violations],
-                           "max_rel_error": ring.max_rel_error}, f.d)
+                           "max_rel_error": ring.max_rel_error}, None if schedule.square else f.d)
 
 
 # ----------------------------------------------------------------------------- bounded tier
@@ -205,7 +206,8 @@ def _counts(schedule: Schedule, opts: Options, done: list) -> Result:
             verdict = Verdict.REFUTED
             reason = f"claim {what} = {claim} differs from the derived {derived}"
             if n is not None:
-                cex = Counterexample(n, m, f"claim {what}", f"derived {got}, claimed {want}", d=d)
+                cex = Counterexample(n, m, f"claim {what}", f"derived {got}, claimed {want}",
+                                     d=None if schedule.square else d)
             break
     if opts.tier == "bounded" and verdict is not Verdict.REFUTED:
         # An op count with no closed form (guarded phases) is compared with its claim, if any.
@@ -223,7 +225,8 @@ def _counts(schedule: Schedule, opts: Options, done: list) -> Result:
             gops = {k: v for k, v in got["ops"].items() if v and k in compared}
             if got["cycles"] != want["cycles"] or gops != wops:
                 verdict = Verdict.REFUTED
-                cex = Counterexample(n, m, "counts", f"enumerated {got}, closed form {want}", d=d)
+                cex = Counterexample(n, m, "counts", f"enumerated {got}, closed form {want}",
+                                     d=None if schedule.square else d)
                 reason = f"closed form or claim disagrees with enumeration at {cex.sizes()}"
                 break
         else:
