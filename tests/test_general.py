@@ -101,3 +101,15 @@ def test_simulate_reports_heads_and_shape():
     data = json.loads(out.getvalue())
     assert (data["d"], data["heads"]) == (4, 3)
     assert data["cycles"] == 3 * data["cycles_per_head"] == 3 * claim_at("(2*n**2*d + 2*n**2)/m", 8, 2, 4)
+
+
+def test_each_divisibility_condition_is_shown_necessary():
+    """The verifier names what it assumes (m | n, m | d) and shows a failure without each."""
+    from ringproof.proofs.ring.conditions import conditions
+
+    got = {c["condition"]: c["counterexample"] for c in conditions(ALGO1_GENERAL)}
+    assert set(got) == {"m | n", "m | d"}
+    n_cex, d_cex = got["m | n"], got["m | d"]
+    assert n_cex.n % n_cex.m != 0 and n_cex.d % n_cex.m == 0
+    assert d_cex.d % d_cex.m != 0 and d_cex.n % d_cex.m == 0
+    assert [c["condition"] for c in conditions(ALGO1)] == ["m | n"]

@@ -163,7 +163,13 @@ class Trace:
 def build_trace(schedule: Schedule, n: int, m: int, d: int | None = None) -> Trace:
     """Evaluate every phase of `schedule` for concrete n, m (and d; a square schedule has d = n)."""
     check_size(n, m)
-    P = params(n, m, d=check_shape(schedule, n, m, d))
+    return trace_of(schedule, params(n, m, d=check_shape(schedule, n, m, d)))
+
+
+def trace_of(schedule: Schedule, P) -> Trace:
+    """The trace for the parameters P as given, whether or not m divides n and d (k = n div m):
+    `build_trace` checks the sizes; this is also how a condition's necessity is shown."""
+    n, m = P.n, P.m
     layout = Layout(schedule.problem, n, P.d)
     phases, start = [], 0
     for phase in schedule.phases:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from ringproof.proofs.cli.argparsing import ArgumentParser
+from ringproof.proofs.ring.conditions import MAX_SIZE, conditions
 from ringproof.proofs.ring.prover import Options, verify
 from ringproof.proofs.results import PROPERTIES, TIERS, Verdict
 from ringproof.proofs.cli.targets import registry, resolve
@@ -62,12 +63,17 @@ def main(argv, stdout, stderr) -> int:
     results = verify(schedule, Options(props, args.tier, args.max_n, args.max_m, args.timeout,
                                        args.seed, args.jobs))
     verdict = Verdict.combine(r.verdict for r in results)
+    needed = conditions(schedule)
     if args.json:
         json.dump({"target": args.target, "schedule": schedule.name, "verdict": verdict.value,
-                   "look": look, "results": [r.to_json() for r in results]}, stdout, indent=2)
+                   "look": look, "results": [r.to_json() for r in results],
+                   "conditions": [{"condition": c["condition"], "counterexample":
+                                   c["counterexample"].to_json() if c["counterexample"] else None}
+                                  for c in needed]}, stdout, indent=2)
         stdout.write("\n")
     else:
         print_table(args.target, results, stdout)
+        print_conditions(needed, stdout)
     return verdict.exit_code
 
 
@@ -107,6 +113,17 @@ def _bitlevel(args, schedule, out) -> int:
         for v in violations[:5]:
             out.write(f"    {v}\n")
     return verdict.exit_code
+
+
+def print_conditions(needed, out) -> None:
+    """The size conditions every verdict assumes, with a failure without each."""
+    out.write("\nassumed: " + ", ".join(c["condition"] for c in needed) + "\n")
+    for c in needed:
+        cex = c["counterexample"]
+        if cex is None:
+            out.write(f"  without {c['condition']}: no failure found up to size {MAX_SIZE}\n")
+        else:
+            out.write(f"  without {c['condition']}: {cex.check} fails at {cex.sizes()} ({cex.message})\n")
 
 
 def print_table(target, results, out) -> None:
