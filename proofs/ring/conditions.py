@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ringproof.model.ring.trace import trace_of
-from ringproof.proofs.ring.bounded import check_trace
+from ringproof.proofs.ring.properties import check_trace
 from ringproof.proofs.results import Counterexample
 from ringproof.schedules.dsl import Schedule, params
 

@@ -16,7 +16,7 @@ from types import SimpleNamespace
 
 import sympy
 
-from ringproof.proofs.ring.induction import fold_guard, prove_through
+from ringproof.proofs.ring.induction import TIMEOUT_MS, fold_guard, prove_through
 from ringproof.proofs.ring.smt import small_sizes
 from ringproof.schedules.dsl import Op, Phase, Schedule, Step
 from ringproof.schedules.expr import var
@@ -69,13 +69,13 @@ def tidy(e: sympy.Expr) -> sympy.Expr:
     return e if e.has(sympy.Piecewise) else sympy.factor(sympy.simplify(e))
 
 
-def phase_ops(phase: Phase, P=SYM, hint: tuple | None = None) -> sympy.Expr | None:
+def phase_ops(phase: Phase, P=SYM, hint: tuple | None = None, timeout_ms: int = TIMEOUT_MS) -> sympy.Expr | None:
     """Ops of a phase: cycles · m, over the loop nest its guard selects (if proved to be one);
     None where a guard needs the coverage bijection."""
     guard = _shape(phase).guard
     if guard is True:
         return sympy.factor(phase_cycles(phase, P, hint) * P.m)
-    folded = (fold_guard(phase, guard, square=P is SYM)
+    folded = (fold_guard(phase, guard, timeout_ms=timeout_ms, square=P is SYM)
               if P in (SYM, SYM_D) and guard is not False else None)
     if folded is not None:
         return sympy.factor(phase_cycles(folded, P) * P.m)
@@ -128,12 +128,12 @@ def required_count(eqn, P=SYM) -> sympy.Expr | None:
     return sympy.factor(sympy.simplify(total))
 
 
-def counts(schedule: Schedule, seed: int = 0) -> Counts:
+def counts(schedule: Schedule, seed: int = 0, timeout_ms: int = TIMEOUT_MS) -> Counts:
     """Cycles and ops per kind. A guarded phase's ops are |terms| of its equation, valid only with
     that phase's coverage (a bijection onto the terms) proved: `bijections` lists those phases.
-    Counting hints are proved here (Z3 `seed`), once per call."""
+    Counting hints are proved here (Z3 `seed`, `timeout_ms` per query), once per call."""
     P = symbols(schedule)
-    hints = {p.name: prove_through(p, seed, square=schedule.square) for p in schedule.phases
+    hints = {p.name: prove_through(p, seed, timeout_ms, square=schedule.square) for p in schedule.phases
              if p.loops and p.loops[0].through is not None}
     per_phase = {p.name: phase_cycles(p, P, hint=hints.get(p.name)) for p in schedule.phases}
     ops: dict = {op.value: sympy.Integer(0) for op in Op}
@@ -142,7 +142,7 @@ def counts(schedule: Schedule, seed: int = 0) -> Counts:
     for p in schedule.phases:
         st = _shape(p)
         kind = st.op.value
-        c = phase_ops(p, P, hint=hints.get(p.name))
+        c = phase_ops(p, P, hint=hints.get(p.name), timeout_ms=timeout_ms)
         if (c is None and st.op is not Op.MOVE and st.target is not None
                 and st.target.array not in schedule.problem.symmetric_pairs):   # not a bijection there
             c = required_count(schedule.problem.equation_for(st.target.array), P)
