@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ringproof.errors import BadInput
 from ringproof.model.ring.trace import trace_of
 from ringproof.proofs.ring.properties import check_trace
 from ringproof.proofs.results import Counterexample
@@ -42,8 +43,11 @@ def _sizes(schedule: Schedule, which: str, max_size: int):
 
 def _without(schedule: Schedule, which: str, max_size: int) -> Counterexample | None:
     for n, d, m in _sizes(schedule, which, max_size):
-        with np.errstate(divide="ignore", invalid="ignore"):     # k or kd may be 0 here
-            found = [fs[0] for fs in check_trace(trace_of(schedule, params(n, m, d=d))).values() if fs]
+        try:
+            with np.errstate(divide="ignore", invalid="ignore"):     # k or kd may be 0 here
+                found = [fs[0] for fs in check_trace(trace_of(schedule, params(n, m, d=d))).values() if fs]
+        except BadInput:          # the schedule's functions are undefined at this size: try another
+            continue
         if found:
             f = found[0]
             return Counterexample(n, m, f"{f.property} / {f.phase}: {f.check}", f.message,
