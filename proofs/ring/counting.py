@@ -120,10 +120,20 @@ def required_count(eqn, P=SYM) -> sympy.Expr | None:
     return sympy.factor(sympy.simplify(total))
 
 
+_COUNTED: dict = {}   # (id(schedule), seed) -> (schedule, Counts): one derivation per process
+
+
 def counts(schedule: Schedule, seed: int = 0) -> Counts:
     """Cycles and ops per kind. A guarded phase's ops are |terms| of its equation, valid only with
     that phase's coverage (a bijection onto the terms) proved: `bijections` lists those phases.
-    Counting hints are proved here (Z3 `seed`), once per call."""
+    Counting hints are proved here (Z3 `seed`), once per schedule and seed in a process."""
+    hit = _COUNTED.get((id(schedule), seed))
+    if hit is None or hit[0] is not schedule:
+        hit = _COUNTED[(id(schedule), seed)] = (schedule, _derive(schedule, seed))
+    return hit[1]
+
+
+def _derive(schedule: Schedule, seed: int) -> Counts:
     hints = {p.name: prove_through(p, seed) for p in schedule.phases
              if p.loops and p.loops[0].through is not None}
     per_phase = {p.name: phase_cycles(p, hint=hints.get(p.name)) for p in schedule.phases}
