@@ -25,6 +25,7 @@ class Cell:
     cycle: int
     op: str          # MAC, EAC, DIV, MOVE, or "" (idle)
     indices: str     # "(A, B, C)" or the datum only forwarded
+    datum: str       # the op's target, or the datum forwarded, e.g. "w1[1, 2]"
     phase: str
     send: bool
 
@@ -71,9 +72,11 @@ def cells(trace: Trace, cycles) -> dict[tuple[int, int], Cell]:
                 idx = _unravel(trace, int(pt.target[i]))
                 idx += [_unravel(trace, int(pt.operands[o][i]))[q] for o, q in free]
                 op, what = pt.op.value, "(" + ", ".join(map(str, idx)) + ")"
+                datum = trace.layout.name(int(pt.target[i]))
             else:
                 op, what = "MOVE", trace.layout.name(int(pt.sent[i]))
-            out[(p, t)] = Cell(p, t, op, what, pt.phase.name, bool(pt.send[i]))
+                datum = what
+            out[(p, t)] = Cell(p, t, op, what, datum, pt.phase.name, bool(pt.send[i]))
     return out
 
 
@@ -145,8 +148,9 @@ def picture(trace: Trace, cycles=None, marked=(), title: str = "") -> str:
             bad = (p, t) in set(marked)
             fill = shade.get(phase_at.get(t, ""), "#fff") if c else "#fafafa"
             stroke = 'stroke="#c62828" stroke-width="3"' if bad else 'stroke="#999" stroke-width="0.6"'
+            tip = f"<title>{c.op} {escape(c.datum)}, PE {p}, cycle {t}</title>" if c else ""
             out.append(f'<rect class="cell{" failing" if bad else ""}" data-pe="{p}" data-cycle="{t}" '
-                       f'x="{x(t)}" y="{y(p)}" width="{CELL_W}" height="{CELL_H}" fill="{fill}" {stroke}/>')
+                       f'x="{x(t)}" y="{y(p)}" width="{CELL_W}" height="{CELL_H}" fill="{fill}" {stroke}>{tip}</rect>')
             if c:
                 out.append(f'<text x="{x(t) + 5}" y="{y(p) + 15}" font-weight="bold">{c.op}</text>')
                 out.append(f'<text x="{x(t) + 5}" y="{y(p) + 31}" font-size="10">{escape(c.indices)}</text>')
