@@ -123,7 +123,7 @@ def picture(trace: Trace, cycles=None, marked=(), title: str = "") -> str:
     names = [pt.phase.name for pt in trace.phases]
     shade = {p: SHADES[i % len(SHADES)] for i, p in enumerate(names)}
     col = {t: i for i, t in enumerate(cycles)}
-    width, height = LEFT + CELL_W * len(cycles) + 12, TOP + (CELL_H + GAP) * m + 30
+    width, height = max(LEFT + CELL_W * len(cycles) + 12, 600), TOP + (CELL_H + GAP) * m + 30
     x = lambda t: LEFT + CELL_W * col[t]
     y = lambda p: TOP + (CELL_H + GAP) * (p - 1)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="schedule" width="{width}" height="{height}" '
