@@ -31,8 +31,13 @@ class Cell:
 
 
 def default_cycles(trace: Trace, per_phase: int = 6) -> list[int]:
-    """The first `per_phase` cycles of every phase, so that every phase is seen."""
-    return [pt.start + t for pt in trace.phases for t in range(min(per_phase, pt.tuples))]
+    """`per_phase` cycles of every phase from its first busy one, so that every phase is seen."""
+    out = []
+    for pt in trace.phases:
+        busy = pt.cycle[pt.busy]
+        first = int(busy.min()) if busy.size else pt.start
+        out += range(first, min(first + per_phase, pt.start + pt.tuples))
+    return out
 
 
 def around(cycles, trace: Trace, context: int = 3) -> list[int]:
