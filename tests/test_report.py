@@ -196,3 +196,20 @@ def test_full_report_with_front_validates(tmp_path):
     doc = json.loads((tmp_path / "report.json").read_text())
     jsonschema.validate(doc, json.loads((ROOT / "docs" / "report.schema.json").read_text()))
     assert len(doc["targets"]) == 6 and doc["front"]["table_i"] and doc["front"]["cbmf"]
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_progress_goes_to_a_terminal_stderr(tmp_path):
+    err = _Terminal()
+    code = main(["report", "algo1", "--property", "no-conflict", "--format", "json", "-o",
+                 str(tmp_path / "r.json")], io.StringIO(), err)
+    assert code == 0 and "[1/1] algo1 ... proved" in err.getvalue()
+
+
+def test_several_targets_need_an_output_directory():
+    code, _, err = call("report", "algo1", "algo2")
+    assert code == 64 and "--out" in err and len(err.splitlines()) == 1

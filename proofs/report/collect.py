@@ -107,7 +107,8 @@ def _counts(results) -> dict | None:
     derived = {"cycles": d["cycles"], **d["ops"]}
     claims = d.get("claims", {})
     rows = [{"quantity": q, "derived": v, "per_residue": forms(v) if v and "Sum" not in v else None,
-             "claim": claims.get(q)} for q, v in derived.items() if v not in ("0",)]
+             "claim": claims.get(q), "claim_per_residue": forms(claims.get(q))}
+            for q, v in derived.items() if v not in ("0",)]
     return {"verdict": r.verdict.value, "reason": r.reason, "rows": rows,
             "phase_cycles": d.get("phase_cycles", {}), "utilization": d.get("utilization")}
 

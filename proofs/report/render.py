@@ -54,16 +54,15 @@ PROOF_HEAD = ["property", "phase", "verdict", "queries", "normalization lemmas",
 
 
 def _count_rows(c: dict) -> list[list[str]]:
-    rows = []
-    for r in c["rows"]:
-        per = "; ".join(f"{x['class']}: {x['formula']}" if x["class"] else x["formula"]
-                        for x in (r["per_residue"] or [])) or "(a sum: see the verdict)"
-        rows.append([r["quantity"], r["derived"] if r["derived"] is not None else "not derived", per,
-                     r["claim"] or "—"])
-    return rows
+    def per(forms):
+        return "; ".join(f"{x['class']}: {x['formula']}" if x["class"] else x["formula"] for x in forms or [])
+
+    return [[r["quantity"], r["derived"] if r["derived"] is not None else "not derived",
+             per(r["per_residue"]) or "(a sum: see the verdict)", per(r.get("claim_per_residue")) or "—"]
+            for r in c["rows"]]
 
 
-COUNT_HEAD = ["quantity", "derived", "closed form per residue class", "paper's claim"]
+COUNT_HEAD = ["quantity", "derived", "derived, per residue class", "paper's claim, per residue class"]
 
 
 def _table_i_rows(front: dict) -> list[list[str]]:
