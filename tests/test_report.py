@@ -14,7 +14,7 @@ import pytest
 import z3
 
 from ringproof.proofs.cli.main import main
-from ringproof.proofs.ring.obligations import derive
+from ringproof.proofs.ring.properties import derive
 from ringproof.proofs.ring.prover import Options, verify
 from ringproof.proofs.ring.smt import discharge
 from ringproof.proofs.results import Verdict
