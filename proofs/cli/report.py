@@ -11,10 +11,11 @@ from pathlib import Path
 
 from ringproof.errors import BadInput
 from ringproof.proofs.cli.argparsing import ArgumentParser
+from ringproof.proofs.cli.verify import add_solver_options, solver_options, warn_disagreements
 from ringproof.proofs.cli.targets import printed_defects, registry, resolve
 from ringproof.proofs.report import collect
 from ringproof.proofs.report.render import RENDER
-from ringproof.proofs.results import PROPERTIES, TIERS, Verdict
+from ringproof.proofs.results import Verdict
 from ringproof.schedules.dsl import check_size
 
 EPILOG = """With no TARGET: every registered algorithm and its printed variant. --out DIR writes
@@ -30,16 +31,7 @@ def parser() -> ArgumentParser:
     p.add_argument("--out", metavar="DIR", help="write report.md, report.html and report.json there")
     p.add_argument("--format", choices=sorted(RENDER), default="md", help="without --out: one format")
     p.add_argument("-o", "--output", help="without --out: the file to write (default: standard output)")
-    p.add_argument("--tier", choices=TIERS, default="parametric")
-    p.add_argument("--property", action="append", default=None, metavar="NAME")
-    p.add_argument("--max-n", type=int, default=24)
-    p.add_argument("--max-m", type=int, default=8)
-    p.add_argument("--timeout", type=float, default=10.0, help="seconds per solver query (default 10)")
-    p.add_argument("--seed", type=int, default=0, help="Z3 random seed")
-    p.add_argument("--jobs", type=int, default=0, help="worker processes (default: one per core)")
-    p.add_argument("--json", action="store_true", help="print a JSON summary on standard output")
-    p.add_argument("--cross-check", choices=("cvc5",), help="ask cvc5 every query Z3 answered unsat")
-    p.add_argument("--smt2", metavar="DIR", help="write every solver query as SMT-LIB 2 under DIR/TARGET/")
+    add_solver_options(p)
     p.add_argument("--front", choices=("auto", "yes", "no"), default="auto",
                    help="Tables I, II, ES minima, fair readings (auto: with --out)")
     p.add_argument("-n", type=int, default=4, help="size of the schedule picture (default 4)")
@@ -48,32 +40,16 @@ def parser() -> ArgumentParser:
     return p
 
 
-def _options(args):
-    from ringproof.proofs.ring.prover import Options
-
-    for name in ("max_n", "max_m", "cycles"):
-        if getattr(args, name) < 1:
-            raise BadInput(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
-    if args.timeout <= 0:
-        raise BadInput(f"--timeout must be positive, got {args.timeout}")
-    check_size(args.n, args.m)
-    if args.cross_check == "cvc5":
-        try:
-            import cvc5  # noqa: F401
-        except ImportError:
-            raise BadInput("--cross-check cvc5 needs the cvc5 package (pip install cvc5)") from None
-    props = tuple(p for arg in (args.property or list(PROPERTIES)) for p in arg.split(","))
-    return Options(props, args.tier, args.max_n, args.max_m, args.timeout, args.seed, args.jobs,
-                   args.cross_check)
-
-
 def main(argv, stdout, stderr) -> int:
     from ringproof.proofs.ring.prover import verify
 
     args = parser().parse(argv, stdout)
     if args is None:
         return 0
-    opts = _options(args)
+    opts = solver_options(args)
+    check_size(args.n, args.m)
+    if args.cycles < 1:
+        raise BadInput(f"--cycles must be at least 1, got {args.cycles}")
     names = args.targets or list(registry())
     if not args.out and len(names) != 1:
         raise BadInput("several targets need --out DIR (one report of all of them)")
@@ -82,14 +58,12 @@ def main(argv, stdout, stderr) -> int:
     sections = []
     for name, schedule in schedules:
         progress.start(name)
-        smt2 = str(Path(args.smt2) / schedule.name) if args.smt2 else None
-        results = verify(schedule, replace(opts, smt2_dir=smt2))
+        results = verify(schedule, replace(opts, smt2_dir=str(Path(args.smt2) / schedule.name))
+                         if args.smt2 else opts)
         sections.append(collect.target(name, schedule, results, opts, (args.n, args.m), args.cycles,
                                        printed_defects(name)))
         progress.done(name, sections[-1]["verdict"])
-        for r in results:
-            if r.solver.get("disagreements"):
-                stderr.write(f"prove report: SOLVERS DISAGREE on {name} {r.property}/{r.phase}: {r.reason}\n")
+        warn_disagreements(name, results, stderr)
     front = None
     if args.front == "yes" or (args.front == "auto" and args.out):
         from ringproof.proofs.report.front import front as build_front
