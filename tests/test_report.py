@@ -172,7 +172,7 @@ def test_cvc5_agrees_on_every_query(name):
     from ringproof.schedules import algo1, algo2, algo3
 
     schedule = {"ALGO1": algo1.ALGO1, "ALGO2": algo2.ALGO2, "ALGO3": algo3.ALGO3}[name]
-    results = verify(schedule, Options(SOLVER_PROPS, cross_check="cvc5"))
+    results = verify(schedule, Options(SOLVER_PROPS, cross_check="cvc5", cross_timeout=600))
     assert all(not r.solver.get("disagreements") for r in results)
     assert all(r.solver["cross_check"]["z3_unsat"] == r.solver["queries"] for r in results
                if r.verdict is Verdict.PROVED)

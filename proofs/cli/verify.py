@@ -44,6 +44,8 @@ def add_solver_options(p: ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--cross-check", choices=("cvc5",),
                    help="ask cvc5 every query Z3 answered unsat; a disagreement makes the verdict unknown")
+    p.add_argument("--cross-timeout", type=float, default=60.0,
+                   help="with --cross-check: seconds per query for the second solver (default 60)")
     p.add_argument("--smt2", metavar="DIR", help="write every solver query there as a standalone SMT-LIB 2 file")
 
 
@@ -52,8 +54,9 @@ def solver_options(args) -> Options:
     for name in ("max_n", "max_m"):
         if getattr(args, name) < 1:
             raise BadInput(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
-    if args.timeout <= 0:
-        raise BadInput(f"--timeout must be positive, got {args.timeout}")
+    for name in ("timeout", "cross_timeout"):
+        if getattr(args, name) <= 0:
+            raise BadInput(f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}")
     if args.cross_check == "cvc5":
         try:
             import cvc5  # noqa: F401
@@ -61,7 +64,7 @@ def solver_options(args) -> Options:
             raise BadInput("--cross-check cvc5 needs the cvc5 package (pip install cvc5)") from None
     props = tuple(p for arg in (args.property or list(PROPERTIES)) for p in arg.split(","))
     return Options(props, args.tier, args.max_n, args.max_m, args.timeout, args.seed, args.jobs,
-                   args.cross_check, args.smt2)
+                   args.cross_check, args.cross_timeout, args.smt2)
 
 
 def main(argv, stdout, stderr) -> int:

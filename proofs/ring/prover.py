@@ -34,6 +34,7 @@ class Options:
     seed: int = 0
     jobs: int = 0            # 0: one per core
     cross_check: str | None = None   # 'cvc5': a second solver re-checks every unsat query
+    cross_timeout: float = 60.0      # seconds per query for the second solver
     smt2_dir: str | None = None      # write every solver query there as SMT-LIB 2
 
 
@@ -59,14 +60,14 @@ def verify(schedule: Schedule, opts: Options = Options()) -> list[Result]:
 # ----------------------------------------------------------------------------- solver tiers
 
 def _run_one(checks, job):
-    i, m_value, timeout_ms, seed, cross, smt2 = job
-    return i, replace(discharge(checks[i], m_value, timeout_ms, seed, cross, smt2), check=None)
+    i, m_value, timeout_ms, seed, cross, smt2, cross_ms = job
+    return i, replace(discharge(checks[i], m_value, timeout_ms, seed, cross, smt2, cross_ms), check=None)
 
 
 def _solve(schedule: Schedule, checks: list[Check], opts: Options) -> list[Result]:
     ms = [None] if opts.tier == "parametric" else list(range(1, opts.max_m + 1))
-    jobs = [(i, mv, int(opts.timeout * 1000), opts.seed, opts.cross_check, opts.smt2_dir)
-            for i in range(len(checks)) for mv in ms]
+    jobs = [(i, mv, int(opts.timeout * 1000), opts.seed, opts.cross_check, opts.smt2_dir,
+             int(opts.cross_timeout * 1000)) for i in range(len(checks)) for mv in ms]
     raw = fork_map(_run_one, checks, jobs, opts.jobs)
     outcomes: dict = {}
     for i, o in raw:

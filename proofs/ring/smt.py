@@ -43,9 +43,10 @@ def _solver(ctx: Ctx) -> z3.Solver:
 
 
 def discharge(check: Check, m_value: int | None = None, timeout_ms: int = 10000,
-              seed: int = 0, cross_check: str | None = None, smt2_dir: str | None = None) -> Outcome:
+              seed: int = 0, cross_check: str | None = None, smt2_dir: str | None = None,
+              cross_timeout_ms: int = 60000) -> Outcome:
     """Decide one check; `smt2_dir` also writes the query as SMT-LIB 2, and `cross_check`
-    ('cvc5') asks a second solver about every query Z3 answers unsat."""
+    ('cvc5') asks a second solver, within `cross_timeout_ms`, about every query Z3 answers unsat."""
     t0 = time.perf_counter()
     ctx = Ctx(m_value, timeout_ms, seed)
     try:
@@ -72,7 +73,7 @@ def discharge(check: Check, m_value: int | None = None, timeout_ms: int = 10000,
     audit = {"side_conditions": ctx.side_conditions, "stats": smtlib.z3_statistics(s),
              "smt2": smtlib.write(smt2_dir, title, m_value, text) if smt2_dir else None}
     if r == z3.unsat:
-        cross = smtlib.check_with_cvc5(text, timeout_ms) if cross_check else None
+        cross = smtlib.check_with_cvc5(text, cross_timeout_ms) if cross_check else None
         return Outcome(check, Verdict.PROVED, time.perf_counter() - t0, lemmas=ctx.lemmas_used,
                        cross=cross, **audit)
     if r != z3.sat:
