@@ -78,7 +78,7 @@ def main(argv, stdout, stderr) -> int:
            "front": front, "targets": sections}
     verdict = Verdict.combine(Verdict(t["verdict"]) for t in sections)
     files = _write(doc, args, stdout)
-    if args.json:
+    if args.json and files:
         json.dump({"schema_version": collect.SCHEMA_VERSION, "verdict": verdict.value, "files": files,
                    "targets": [{"target": t["target"], "verdict": t["verdict"]} for t in sections]},
                   stdout, indent=2, allow_nan=False)
@@ -89,9 +89,8 @@ def main(argv, stdout, stderr) -> int:
 def _write(doc: dict, args, stdout) -> list[str]:
     outputs = [(Path(args.out) / f"report.{fmt}", fmt) for fmt in ("md", "html", "json")] if args.out \
         else [(Path(args.output), args.format)] if args.output else []
-    if not outputs:
-        if not args.json:
-            stdout.write(RENDER[args.format](doc))
+    if not outputs:                  # standard output: the document (--json: as JSON)
+        stdout.write(RENDER["json" if args.json else args.format](doc))
         return []
     for path, fmt in outputs:
         try:

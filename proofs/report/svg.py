@@ -76,11 +76,11 @@ def cells(trace: Trace, cycles) -> dict[tuple[int, int], Cell]:
             if pt.active[i]:
                 idx = _unravel(trace, int(pt.target[i]))
                 idx += [_unravel(trace, int(pt.operands[o][i]))[q] for o, q in free]
-                op, what = pt.op.value, "(" + ", ".join(map(str, idx)) + ")"
+                op, what = pt.op.value, "(" + ", ".join(map(str, idx)) + ")" if idx else "(?)"
                 datum = trace.layout.name(int(pt.target[i]))
             else:
-                op, what = "MOVE", trace.layout.name(int(pt.sent[i]))
-                datum = what
+                op, datum = "MOVE", trace.layout.name(int(pt.sent[i]))
+                what = datum if int(pt.sent[i]) >= 0 else "out of range"
             out[(p, t)] = Cell(p, t, op, what, datum, pt.phase.name, bool(pt.send[i]))
     return out
 
@@ -128,7 +128,7 @@ def picture(trace: Trace, cycles=None, marked=(), title: str = "") -> str:
     names = [pt.phase.name for pt in trace.phases]
     shade = {p: SHADES[i % len(SHADES)] for i, p in enumerate(names)}
     col = {t: i for i, t in enumerate(cycles)}
-    width, height = max(LEFT + CELL_W * len(cycles) + 12, 600), TOP + (CELL_H + GAP) * m + 30
+    width, height = max(LEFT + CELL_W * len(cycles) + 12, 520), TOP + (CELL_H + GAP) * m + 42
     x = lambda t: LEFT + CELL_W * col[t]
     y = lambda p: TOP + (CELL_H + GAP) * (p - 1)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="schedule" width="{width}" height="{height}" '
@@ -158,7 +158,8 @@ def picture(trace: Trace, cycles=None, marked=(), title: str = "") -> str:
                        f'x="{x(t)}" y="{y(p)}" width="{CELL_W}" height="{CELL_H}" fill="{fill}" {stroke}>{tip}</rect>')
             if c:
                 out.append(f'<text x="{x(t) + 5}" y="{y(p) + 15}" font-weight="bold">{c.op}</text>')
-                out.append(f'<text x="{x(t) + 5}" y="{y(p) + 31}" font-size="10">{escape(c.indices)}</text>')
+                text = c.indices if len(c.indices) <= 13 else c.indices[:12] + "…"
+                out.append(f'<text x="{x(t) + 5}" y="{y(p) + 31}" font-size="10">{escape(text)}</text>')
     for (p, t), c in busy.items():           # transfers: PE p at t to PE p mod m + 1 at t + 1
         if not c.send:
             continue
@@ -171,10 +172,11 @@ def picture(trace: Trace, cycles=None, marked=(), title: str = "") -> str:
                 out.append(f'<text x="{x1 + 3}" y="{y1 + 1}" font-size="11" fill="#333">↻</text>')
         out.append(f'<line class="send" x1="{x0}" y1="{y0}" x2="{x1}" y2="{y1}" stroke="#333" '
                    'stroke-width="1.2" marker-end="url(#arrow)"/>')
-    ly = y(m) + CELL_H + GAP + 10
-    legend = "arrow: send to the next PE, arriving next cycle; ↻ PE m → PE 1"
+    legend = ["arrow: a send to the next PE, arriving one cycle later; ↻ PE m → PE 1"]
     if marked:
-        legend += "; red: the iterations of the counterexample"
-    out.append(f'<text x="{LEFT}" y="{ly}" font-size="10" fill="#444">{escape(legend)}</text>')
+        legend.append("red: the iterations of the counterexample")
+    for i, line in enumerate(legend):
+        out.append(f'<text x="{LEFT}" y="{y(m) + CELL_H + GAP + 10 + 13 * i}" font-size="10" '
+                   f'fill="#444">{escape(line)}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
