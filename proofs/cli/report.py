@@ -69,7 +69,7 @@ def main(argv, stdout, stderr) -> int:
         from ringproof.proofs.report.front import front as build_front
 
         progress.start("front section (Tables I, II, ES, fair readings)")
-        front = build_front()
+        front = build_front(opts.seed, int(opts.timeout * 1000))
         progress.done("front section", "")
     doc = {"schema": "ringproof-report", "schema_version": collect.SCHEMA_VERSION,
            "generated": {"command": "prove report " + shlex.join(argv), "versions": collect.versions(args.cross_check),

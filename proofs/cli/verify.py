@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ringproof.proofs.cli.argparsing import ArgumentParser
+from ringproof.proofs.cli.argparsing import ArgumentParser, seconds
 from ringproof.proofs.ring.prover import Options, verify
 from ringproof.proofs.results import PROPERTIES, TIERS, Verdict
 from ringproof.proofs.cli.targets import registry, resolve
@@ -38,13 +38,13 @@ def add_solver_options(p: ArgumentParser) -> None:
                    help="parametric: all n, m; per-m: all n for each m ≤ --max-m; bounded: n ≤ --max-n")
     p.add_argument("--max-n", type=int, default=24, help="bounded tier: largest n (default 24)")
     p.add_argument("--max-m", type=int, default=8, help="per-m tier: largest m (default 8)")
-    p.add_argument("--timeout", type=float, default=10.0, help="seconds per solver query (default 10)")
+    p.add_argument("--timeout", type=seconds, default=10.0, help="seconds per solver query (default 10)")
     p.add_argument("--seed", type=int, default=0, help="Z3 random seed")
     p.add_argument("--jobs", type=int, default=0, help="worker processes (default: one per core)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--cross-check", choices=("cvc5",),
                    help="ask cvc5 every query Z3 answered unsat; a disagreement makes the verdict unknown")
-    p.add_argument("--cross-timeout", type=float, default=60.0,
+    p.add_argument("--cross-timeout", type=seconds, default=60.0,
                    help="with --cross-check: seconds per query for the second solver (default 60)")
     p.add_argument("--smt2", metavar="DIR", help="write every solver query there as a standalone SMT-LIB 2 file")
 
@@ -54,9 +54,6 @@ def solver_options(args) -> Options:
     for name in ("max_n", "max_m"):
         if getattr(args, name) < 1:
             raise BadInput(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
-    for name in ("timeout", "cross_timeout"):
-        if getattr(args, name) <= 0:
-            raise BadInput(f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}")
     if args.cross_check == "cvc5":
         try:
             import cvc5  # noqa: F401

@@ -16,7 +16,7 @@ from types import SimpleNamespace
 
 import sympy
 
-from ringproof.proofs.ring.induction import fold_guard, prove_through
+from ringproof.proofs.ring.induction import TIMEOUT_MS, fold_guard, prove_through
 from ringproof.schedules.dsl import Op, Phase, Schedule, Step
 from ringproof.schedules.expr import var
 
@@ -62,13 +62,13 @@ def tidy(e: sympy.Expr) -> sympy.Expr:
     return e if e.has(sympy.Piecewise) else sympy.factor(sympy.simplify(e))
 
 
-def phase_ops(phase: Phase, P=SYM, hint: tuple | None = None) -> sympy.Expr | None:
+def phase_ops(phase: Phase, P=SYM, hint: tuple | None = None, timeout_ms: int = TIMEOUT_MS) -> sympy.Expr | None:
     """Ops of a phase: cycles · m, over the loop nest its guard selects (if proved to be one);
     None where a guard needs the coverage bijection."""
     guard = _shape(phase).guard
     if guard is True:
         return sympy.factor(phase_cycles(phase, P, hint) * P.m)
-    folded = fold_guard(phase, guard) if P is SYM and guard is not False else None
+    folded = fold_guard(phase, guard, timeout_ms=timeout_ms) if P is SYM and guard is not False else None
     if folded is not None:
         return sympy.factor(phase_cycles(folded, P) * P.m)
     return None
@@ -120,21 +120,23 @@ def required_count(eqn, P=SYM) -> sympy.Expr | None:
     return sympy.factor(sympy.simplify(total))
 
 
-_COUNTED: dict = {}   # (id(schedule), seed) -> (schedule, Counts): one derivation per process
+_COUNTED: dict = {}   # (id(schedule), seed, timeout) -> (schedule, Counts): one derivation per process
 
 
-def counts(schedule: Schedule, seed: int = 0) -> Counts:
+def counts(schedule: Schedule, seed: int = 0, timeout_ms: int = TIMEOUT_MS) -> Counts:
     """Cycles and ops per kind. A guarded phase's ops are |terms| of its equation, valid only with
     that phase's coverage (a bijection onto the terms) proved: `bijections` lists those phases.
-    Counting hints are proved here (Z3 `seed`), once per schedule and seed in a process."""
-    hit = _COUNTED.get((id(schedule), seed))
+    Counting hints are proved here (Z3 `seed`, `timeout_ms` per query), once per schedule, seed
+    and timeout in a process."""
+    key = (id(schedule), seed, timeout_ms)
+    hit = _COUNTED.get(key)
     if hit is None or hit[0] is not schedule:
-        hit = _COUNTED[(id(schedule), seed)] = (schedule, _derive(schedule, seed))
+        hit = _COUNTED[key] = (schedule, _derive(schedule, seed, timeout_ms))
     return hit[1]
 
 
-def _derive(schedule: Schedule, seed: int) -> Counts:
-    hints = {p.name: prove_through(p, seed) for p in schedule.phases
+def _derive(schedule: Schedule, seed: int, timeout_ms: int) -> Counts:
+    hints = {p.name: prove_through(p, seed, timeout_ms) for p in schedule.phases
              if p.loops and p.loops[0].through is not None}
     per_phase = {p.name: phase_cycles(p, hint=hints.get(p.name)) for p in schedule.phases}
     ops: dict = {op.value: sympy.Integer(0) for op in Op}
@@ -143,7 +145,7 @@ def _derive(schedule: Schedule, seed: int) -> Counts:
     for p in schedule.phases:
         st = _shape(p)
         kind = st.op.value
-        c = phase_ops(p, hint=hints.get(p.name))
+        c = phase_ops(p, hint=hints.get(p.name), timeout_ms=timeout_ms)
         if (c is None and st.op is not Op.MOVE and st.target is not None
                 and st.target.array not in schedule.problem.symmetric_pairs):   # not a bijection there
             c = required_count(schedule.problem.equation_for(st.target.array))
