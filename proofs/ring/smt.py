@@ -73,9 +73,9 @@ def discharge(check: Check, m_value: int | None = None, timeout_ms: int = 10000,
     audit = {"side_conditions": ctx.side_conditions, "stats": smtlib.z3_statistics(s),
              "smt2": smtlib.write(smt2_dir, title, m_value, text) if smt2_dir else None}
     if r == z3.unsat:
+        seconds = time.perf_counter() - t0          # Z3's time; the second solver reports its own
         cross = smtlib.check_with_cvc5(text, cross_timeout_ms) if cross_check else None
-        return Outcome(check, Verdict.PROVED, time.perf_counter() - t0, lemmas=ctx.lemmas_used,
-                       cross=cross, **audit)
+        return Outcome(check, Verdict.PROVED, seconds, lemmas=ctx.lemmas_used, cross=cross, **audit)
     if r != z3.sat:
         return Outcome(check, Verdict.UNKNOWN, time.perf_counter() - t0,
                        f"z3 {r}: {s.reason_unknown()}", **audit)
