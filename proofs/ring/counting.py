@@ -127,12 +127,15 @@ def counts(schedule: Schedule, seed: int = 0, timeout_ms: int = TIMEOUT_MS) -> C
     """Cycles and ops per kind. A guarded phase's ops are |terms| of its equation, valid only with
     that phase's coverage (a bijection onto the terms) proved: `bijections` lists those phases.
     Counting hints are proved here (Z3 `seed`, `timeout_ms` per query), once per schedule, seed
-    and timeout in a process."""
+    and timeout in a process when they all hold."""
     key = (id(schedule), seed, timeout_ms)
     hit = _COUNTED.get(key)
-    if hit is None or hit[0] is not schedule:
-        hit = _COUNTED[key] = (schedule, _derive(schedule, seed, timeout_ms))
-    return hit[1]
+    if hit is not None and hit[0] is schedule:
+        return hit[1]
+    c = _derive(schedule, seed, timeout_ms)
+    if not any(c.hints.values()):      # a hint that failed (e.g. timed out) is tried again next time
+        _COUNTED[key] = (schedule, c)
+    return c
 
 
 def _derive(schedule: Schedule, seed: int, timeout_ms: int) -> Counts:
