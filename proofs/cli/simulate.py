@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 from ringproof.model.ring.machine import run
 from ringproof.proofs.cli.argparsing import ArgumentParser
@@ -35,6 +36,9 @@ def parser() -> ArgumentParser:
                    "or a number")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--picture", metavar="FILE.svg", help="write the schedule as an SVG PE × cycle grid; "
+                   "the iterations of a broken rule are marked, with the cycles around them")
+    p.add_argument("--cycles", type=int, default=6, help="with --picture: cycles shown per phase (default 6)")
     return p
 
 
@@ -61,6 +65,8 @@ def main(argv, stdout, stderr) -> int:
     d = args.n if args.d is None else args.d
     scale = _scale(args.scale, d)
     r = run(schedule, args.n, args.m, seed=args.seed, d=args.d, scale=scale)
+    if args.picture:
+        _picture(schedule, args, r.violations)
     copies = args.heads * args.batch
     data = {"target": args.target, "n": args.n, "m": args.m, "d": d, "heads": args.heads,
             "batch": args.batch, "scale": scale, "cycles": r.cycles * copies, "cycles_per_head": r.cycles,
@@ -86,3 +92,18 @@ def main(argv, stdout, stderr) -> int:
                 stdout.write("              " + ", ".join(f"{k}={x}" for k, x in it.items()) + "\n")
         stdout.write("result        " + ("valid run, the output matches numpy\n" if r.ok else "FAILED\n"))
     return 0 if r.ok else 1
+
+
+def _picture(schedule, args, violations) -> None:
+    from ringproof.model.ring.trace import build_trace
+    from ringproof.proofs.report import svg
+
+    if args.cycles < 1:
+        raise BadInput(f"--cycles must be at least 1, got {args.cycles}")
+    trace = build_trace(schedule, args.n, args.m, args.d)
+    marked = svg.failing_cells(trace, [it for v in violations for it in v.iterations])
+    cycles = svg.around({t for _, t in marked}, trace) if marked else svg.default_cycles(trace, args.cycles)
+    try:
+        Path(args.picture).write_text(svg.picture(trace, cycles, marked))
+    except OSError as err:
+        raise BadInput(f"cannot write {args.picture}: {err.strerror}") from None
