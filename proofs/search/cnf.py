@@ -67,11 +67,16 @@ class Encoding:
     fixes op placement {op key: (p, t)} and the sends {(t, p, datum)} (bounded check of a schedule);
     pin fixes the placement of some ops only; rotation=g keeps only runs equal to their rotation by
     g (model/bitlevel_rotation.py). Pin and rotation remove valid runs: for witness search only.
+    barriers is the machine's barrier mode (global, pe, none; a split needs global barriers); cube
+    {op key: PE} keeps the runs in which each named op runs on its PE (one cube of cubes.py).
     """
 
-    def __init__(self, prob: Problem, T: int, split=None, fixed=None, pin=None, rotation: int | None = None):
+    def __init__(self, prob: Problem, T: int, split=None, fixed=None, pin=None, rotation: int | None = None,
+                 barriers: str = "global", cube: dict | None = None):
         self.prob, self.T, self.m, self.split, self.rotation = prob, T, prob.m, split, rotation
+        self.barriers = barriers
         self.pin = pin or {}  # op key -> (p, t) for a subset of ops (staged witness search)
+        self.cube = cube or {}  # op key -> the PE it runs on
         self.cnf = Cnf()
         self.reason = ""
         self.fixed_ops, self.fixed_sends = fixed if fixed else (None, None)
@@ -92,9 +97,12 @@ class Encoding:
         if self.split:
             L1, L2, _ = self.split
             bounds = {1: (0, L1 - 1), 2: (L1, L1 + L2 - 1), 3: (L1 + L2, T - 1)}
-        else:
+        elif self.barriers == "global":
             m1, m2, m3 = prob.phase_minimum(spread=False) if self.fixed_ops is None else (1, 1, 1)
             bounds = {1: (0, T - m2 - m3 - 1), 2: (m1, T - m3 - 1), 3: (m1 + m2, T - 1)}
+        else:  # only operands order the ops: w' takes d cycles, then an EAC, a DIV, the MAC3s
+            d = prob.d
+            bounds = {1: (0, T - 4), 2: (d, T - 2), 3: (d + 2, T - 1)}
         out = []
         for s in prob.ops:
             lo, hi = bounds[s.phase]
@@ -123,7 +131,8 @@ class Encoding:
                 p, t = fixed[s.key]
                 self.opv.append({(q, t): (TRUE if q == p else FALSE) for q in range(m)})
                 continue
-            v = {(p, t): cnf.new() for t in range(lo, hi + 1) for p in range(m)}
+            pes = [self.cube[s.key]] if s.key in self.cube else range(m)
+            v = {(p, t): cnf.new() for t in range(lo, hi + 1) for p in pes}
             self.opv.append(v)
             cnf.add(list(v.values()))
             cnf.amo(list(v.values()))
@@ -176,28 +185,31 @@ class Encoding:
         return [] if None in ops else list(zip(ops, ops[1:]))
 
     def _barriers(self) -> None:
-        if self.split:
-            return  # the windows already separate the phases
-        cnf, T = self.cnf, self.T
-        b1 = [cnf.new() for _ in range(T)]
-        b2 = [cnf.new() for _ in range(T)]
-        for t in range(T - 1):
-            cnf.add([-b1[t], b1[t + 1]])
-            cnf.add([-b2[t], b2[t + 1]])
-        for t in range(T):
-            cnf.add([-b2[t], b1[t]])
-        for k, s in enumerate(self.prob.ops):
-            lo, hi = self.win[k]
-            for t in range(lo, hi + 1):
-                for p in range(self.m):
-                    x = self.op(k, p, t)
-                    if s.phase == 1:
-                        cnf.add([-x, -b1[t]])
-                    elif s.phase == 2:
-                        cnf.add([-x, b1[t]])
-                        cnf.add([-x, -b2[t]])
-                    else:
-                        cnf.add([-x, b2[t]])
+        """Barrier variables B1(t), B2(t) (cycle t after barrier 1 / 2), one pair for the whole ring
+        (global) or one per PE (pe); none without barriers, or when a split fixes the phases."""
+        if self.split or self.barriers == "none":
+            return
+        cnf, T, m = self.cnf, self.T, self.m
+        for scope in ([range(m)] if self.barriers == "global" else [[p] for p in range(m)]):
+            b1 = [cnf.new() for _ in range(T)]
+            b2 = [cnf.new() for _ in range(T)]
+            for t in range(T - 1):
+                cnf.add([-b1[t], b1[t + 1]])
+                cnf.add([-b2[t], b2[t + 1]])
+            for t in range(T):
+                cnf.add([-b2[t], b1[t]])
+            for k, s in enumerate(self.prob.ops):
+                lo, hi = self.win[k]
+                for t in range(lo, hi + 1):
+                    for p in scope:
+                        x = self.op(k, p, t)
+                        if s.phase == 1:
+                            cnf.add([-x, -b1[t]])
+                        elif s.phase == 2:
+                            cnf.add([-x, b1[t]])
+                            cnf.add([-x, -b2[t]])
+                        else:
+                            cnf.add([-x, b2[t]])
 
     def _slots(self) -> None:
         cnf, m, prob = self.cnf, self.m, self.prob
@@ -209,6 +221,10 @@ class Encoding:
                 per_phase_slot.setdefault((s.phase, p, t), []).append(x)
         for lits in per_slot.values():
             cnf.amo(lits)
+        if self.split is None and self.fixed_ops is None and len(prob.ops) == m * self.T:
+            for p in range(m):  # busy-slot clauses without phases: the ops fill every (p, t)
+                for t in range(self.T):
+                    cnf.add(per_slot.get((p, t), []))
         if self.split and self.fixed_ops is None:
             start = 0
             for ph, L in enumerate(self.split, start=1):
