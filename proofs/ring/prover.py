@@ -7,21 +7,19 @@ does not replay is reported as `unknown`, never as a refutation.
 
 from __future__ import annotations
 
-import multiprocessing as mp
-import os
 import time
 from dataclasses import dataclass, replace
 
-
+from ringproof.errors import BadInput
 from ringproof.model.ring.machine import run
 from ringproof.model.ring.trace import build_trace
-from ringproof.proofs.ring.bounded import check_sizes, check_trace, sizes
+from ringproof.proofs.ring.bounded import check_sizes, sizes
 from ringproof.proofs.ring.counting import check_claim, claim_at, closed, counts
-from ringproof.proofs.ring.obligations import Check, derive
-from ringproof.proofs.results import PROPERTIES, Counterexample, Result, Verdict
+from ringproof.proofs.ring.pool import fork_map
+from ringproof.proofs.ring.properties import Check, check_trace, derive
 from ringproof.proofs.ring.smt import Outcome, discharge
+from ringproof.proofs.results import PROPERTIES, Counterexample, Result, Verdict
 from ringproof.schedules.dsl import Schedule
-from ringproof.errors import BadInput
 
 REPLAY_MAX_N = 96
 
@@ -58,26 +56,16 @@ def verify(schedule: Schedule, opts: Options = Options()) -> list[Result]:
 
 # ----------------------------------------------------------------------------- solver tiers
 
-_CHECKS: list = []
-
-
-def _run_one(args):
-    i, m_value, timeout_ms, seed = args
-    o = discharge(_CHECKS[i], m_value, timeout_ms, seed)
+def _run_one(checks, job):
+    i, m_value, timeout_ms, seed = job
+    o = discharge(checks[i], m_value, timeout_ms, seed)
     return i, m_value, o.verdict, o.seconds, o.reason, o.n, o.m, o.iterations
 
 
 def _solve(schedule: Schedule, checks: list[Check], opts: Options) -> list[Result]:
-    global _CHECKS
-    _CHECKS = checks
     ms = [None] if opts.tier == "parametric" else list(range(1, opts.max_m + 1))
     jobs = [(i, mv, int(opts.timeout * 1000), opts.seed) for i in range(len(checks)) for mv in ms]
-    workers = opts.jobs or os.cpu_count() or 1
-    if workers > 1 and len(jobs) > 1 and "fork" in mp.get_all_start_methods():
-        with mp.get_context("fork").Pool(min(workers, len(jobs))) as pool:
-            raw = pool.map(_run_one, jobs, chunksize=1)
-    else:
-        raw = [_run_one(j) for j in jobs]
+    raw = fork_map(_run_one, checks, jobs, opts.jobs)
     outcomes: dict = {}
     for i, mv, verdict, secs, reason, n, m, its in raw:
         outcomes.setdefault(i, []).append(Outcome(checks[i], verdict, secs, reason, n, m, its))
@@ -104,7 +92,7 @@ def _result(schedule, prop, phase, outs: list[Outcome], opts: Options) -> Result
     if unknown:
         # No proof: look for a concrete counterexample by enumeration before saying `unknown`.
         t0 = time.perf_counter()
-        hit = check_sizes(schedule, opts.max_n, [prop]).get((prop, phase))
+        hit = check_sizes(schedule, opts.max_n, [prop], jobs=opts.jobs).get((prop, phase))
         seconds += time.perf_counter() - t0
         why = f"{unknown[0].check.name}: {unknown[0].reason}"
         if hit is not None:
@@ -130,12 +118,14 @@ def _replay(schedule, prop, phase, o: Outcome) -> Counterexample | None:
     found = check_trace(build_trace(schedule, o.n, o.m), [prop]).get((prop, phase), [])
     if not found:
         return None
+    twin = [f for f in found if f.check == o.check.name]     # the same check's concrete twin
+    f = (twin or found)[0]
     ring = run(schedule, o.n, o.m)
-    replay = {"confirmed": True, "finding": f"{found[0].check}: {found[0].message}",
-              "finding_iterations": list(found[0].iterations),
+    replay = {"confirmed": True, "finding": f"{f.check}: {f.message}", "same_check": bool(twin),
+              "finding_iterations": list(f.iterations),
               "ring_violations": [str(v) for v in ring.violations],
               "max_rel_error": ring.max_rel_error}
-    return Counterexample(o.n, o.m, o.check.name, found[0].message, tuple(o.iterations), replay)
+    return Counterexample(o.n, o.m, o.check.name, f.message, tuple(o.iterations), replay)
 
 
 # ----------------------------------------------------------------------------- bounded tier
@@ -143,7 +133,7 @@ def _replay(schedule, prop, phase, o: Outcome) -> Counterexample | None:
 
 def _bounded(schedule: Schedule, props, opts: Options) -> list[Result]:
     t0 = time.perf_counter()
-    found = check_sizes(schedule, opts.max_n, props)
+    found = check_sizes(schedule, opts.max_n, props, jobs=opts.jobs)
     secs = time.perf_counter() - t0
     out = []
     for (prop, phase), hit in found.items():
