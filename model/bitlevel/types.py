@@ -81,6 +81,7 @@ class Attempt:
     variables: int
     clauses: int
     stage: str = "full"  # "full", "phase-1 relaxation" or "phase 1 pinned" (", rotation-invariant")
+    # split is None without global barriers: there are no phase lengths then
 
 
 @dataclass(frozen=True)

@@ -100,15 +100,18 @@ class Encoding:
         elif self.barriers == "global":
             m1, m2, m3 = prob.phase_minimum(spread=False) if self.fixed_ops is None else (1, 1, 1)
             bounds = {1: (0, T - m2 - m3 - 1), 2: (m1, T - m3 - 1), 3: (m1 + m2, T - 1)}
-        else:  # only operands order the ops: w' takes d cycles, then an EAC, a DIV, the MAC3s
-            d = prob.d
-            bounds = {1: (0, T - 4), 2: (d, T - 2), 3: (d + 2, T - 1)}
+        else:
+            bounds = None
+        free = self._operand_windows() if bounds is None else {}
         out = []
         for s in prob.ops:
-            lo, hi = bounds[s.phase]
-            if s.key[0] == "EAC":
+            if bounds is None:
+                lo, hi = free[s.key]
+            else:
+                lo, hi = bounds[s.phase]
+            if bounds is not None and s.key[0] == "EAC":
                 hi -= 1  # the row's DIVs come later in the same phase
-            elif s.key[0] == "DIV":
+            elif bounds is not None and s.key[0] == "DIV":
                 lo += rows[s.key[1]]  # after the row's EACs, each in its own cycle
             if self.fixed_ops is not None:
                 where = self.fixed_ops.get(s.key)
@@ -119,6 +122,29 @@ class Encoding:
             if lo > hi or lo < 0 or hi >= T:
                 self.cnf.conflict = True
             out.append((lo, hi))
+        return out
+
+    def _operand_windows(self) -> dict[tuple, tuple[int, int]]:
+        """Op windows when only operands order the ops (pe and none barriers; lemma L5's chain): w'
+        takes d cycles; row i's r_i EACs into s_i run one per cycle, then its DIVs; each y_i[l] takes
+        r_i MAC3s, one per cycle, all after a DIV of row i. So an EAC of row i leaves r_i + 1 cycles
+        after it, a MAC1 one more than the earliest EAC reading its w'."""
+        prob, T, d = self.prob, self.T, self.prob.d
+        rows = prob.row_eacs()
+        last_use: dict = {}
+        out = {}
+        for s in prob.ops:
+            kind, i = s.key[0], s.key[1]
+            if kind == "EAC":
+                out[s.key] = (d, T - 2 - rows[i])
+                last_use[s.reads[0]] = min(last_use.get(s.reads[0], T), T - 3 - rows[i])
+            elif kind == "DIV":
+                out[s.key] = (d + rows[i], T - 2)
+            elif kind == "MAC3":
+                out[s.key] = (d + rows[i] + 1, T - 1)
+        for s in prob.ops:
+            if s.key[0] == "MAC1":
+                out[s.key] = (0, last_use.get(s.acc, T - 4))
         return out
 
     # ---- variables -----------------------------------------------------------------------------

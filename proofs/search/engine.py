@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Callable, Iterator
 
+from ringproof.errors import BadInput
+
 
 class InProcess:
     """Tasks one after another in this process (one worker, or a single cube)."""
@@ -35,10 +37,13 @@ class DaskEngine:
         self._cluster = None
         if address is None:
             self._cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                         dashboard_address=None, silence_logs=50)
+                                         dashboard_address=":0", silence_logs=50)
             self.client = Client(self._cluster)
         else:
-            self.client = Client(address)
+            try:
+                self.client = Client(address, timeout=15)
+            except (OSError, ValueError, TypeError) as e:
+                raise BadInput(f"search: cannot reach the Dask scheduler at {address!r} ({e})") from None
         self.workers = max(1, len(self.client.scheduler_info().get("workers", {})) or workers)
 
     def imap(self, fn: Callable, args: list[tuple]) -> Iterator[tuple[int, object]]:

@@ -207,7 +207,7 @@ def search(variant: str, n: int, m: int, d: int | None = None, max_T: int | None
            "placement": None if placement is None else repr(sorted(placement.items()))}
     saved = SearchState(state, key, placement)
     per_T = len(cubes(prob, lb, depth))
-    runner = engine(workers, cluster, per_T)
+    runner = None  # started when a cube is to be solved: a resumed search may need none
     splitters: dict = {}  # in-process cubes keep their splitter (relaxation cache) across T
     attempts: list[Attempt] = []
     n_cubes = n_done = 0
@@ -229,6 +229,7 @@ def search(variant: str, n: int, m: int, d: int | None = None, max_T: int | None
                     n_done += 1
                     found = found or run
             if found is None and pending:
+                runner = runner or engine(workers, cluster, per_T)
                 if isinstance(runner, InProcess):
                     args = [(query, c, deadline, splitters.setdefault(c.choice, _Splitter(
                         prob, solver, None if timeout is None else start + timeout, progress, barriers, c.pes)))
@@ -262,7 +263,8 @@ def search(variant: str, n: int, m: int, d: int | None = None, max_T: int | None
             if timeout is not None and time.perf_counter() - start >= timeout:
                 break
     finally:
-        runner.close()
+        if runner is not None:
+            runner.close()
     reason = "timeout" if timeout is not None and time.perf_counter() - start >= timeout else \
         f"no schedule up to max_T={max_T}"
     return SearchResult(variant, n, m, prob.d, None, unsat_below, unsat_seconds, None,

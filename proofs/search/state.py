@@ -33,6 +33,8 @@ class SearchState:
     def __init__(self, path: str | None, query: dict, placement: dict | None = None):
         self.path, self.query, self.placement = (pathlib.Path(path) if path else None), query, placement
         self.done: dict[str, tuple[Verdict, Run | None]] = {}
+        if self.path is not None and not self.path.parent.is_dir():
+            raise BadInput(f"--state {self.path}: folder {self.path.parent} does not exist")
         if self.path is None or not self.path.exists():
             return
         try:
