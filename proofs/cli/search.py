@@ -14,7 +14,7 @@ from ringproof.model.bitlevel import Run
 from ringproof.proofs.search.minimum import search
 from ringproof.model.bitlevel.types import BARRIERS, VARIANTS
 from ringproof.errors import BadInput
-from ringproof.proofs.cli.argparsing import ArgumentParser
+from ringproof.proofs.cli.argparsing import ArgumentParser, seconds
 
 EXIT_OK, EXIT_UNKNOWN = 0, 2
 
@@ -26,7 +26,7 @@ def _parser() -> ArgumentParser:
     p.add_argument("-n", type=int, required=True, help="number of vectors")
     p.add_argument("-m", type=int, required=True, help="number of PEs")
     p.add_argument("-d", type=int, default=None, help="vector length (default n)")
-    p.add_argument("--timeout", type=float, default=600.0, help="seconds for the whole search (default 600)")
+    p.add_argument("--timeout", type=seconds, default=600.0, help="seconds for the whole search (default 600)")
     p.add_argument("--max-T", type=int, default=None, help="give up above this many cycles")
     p.add_argument("--solver", default="portfolio",
                    help="portfolio (Kissat and CaDiCaL raced), a pysat solver name, or z3")
@@ -55,8 +55,8 @@ def _progress(stderr):
         split = "" if a.split is None else f" split {a.split[0]}/{a.split[1]}/{a.split[2]}"
         print(f"  T={a.T}{split} {a.stage}: {a.verdict.value} in {a.seconds:.1f} s", file=stderr, flush=True)
 
-    def cube(c, verdict, seconds, done, total):
-        print(f"cube {c.name}: {verdict.value} in {seconds:.1f} s ({done}/{total} cubes done)", file=stderr,
+    def cube(c, verdict, secs, done, total):
+        print(f"cube {c.name}: {verdict.value} in {secs:.1f} s ({done}/{total} cubes done)", file=stderr,
               flush=True)
 
     return call, cube
@@ -98,8 +98,9 @@ def main(argv, stdout, stderr) -> int:
             "best_sat": r.best_sat, "lower_bound": r.lower_bound, "seconds": round(r.seconds, 3),
             "solver": args.solver, "reason": r.reason, "barriers": r.barriers, "cubes": r.cubes,
             "cubes_done": r.cubes_done,
-            "attempts": [{"T": a.T, "split": None if a.split is None else list(a.split), "stage": a.stage, "verdict": a.verdict.value,
-                          "seconds": round(a.seconds, 3), "variables": a.variables, "clauses": a.clauses}
+            "attempts": [{"T": a.T, "split": None if a.split is None else list(a.split), "stage": a.stage,
+                          "verdict": a.verdict.value, "seconds": round(a.seconds, 3), "variables": a.variables,
+                          "clauses": a.clauses}
                          for a in r.attempts],
             "schedule": None if r.schedule is None else {
                 "ops": [[o.t, o.p, o.kind, o.i, o.j, o.l] for o in r.schedule.ops],

@@ -154,9 +154,18 @@ def _bounded(schedule: Schedule, props, opts: Options) -> list[Result]:
 # ----------------------------------------------------------------------------- counts
 
 
+def _enumerated_counts(schedule, nm) -> dict:
+    """Cycles and active ops per kind of one (n, m), enumerated."""
+    tr = build_trace(schedule, *nm)
+    got = {"cycles": tr.cycles, "ops": {}}
+    for pt in tr.phases:
+        got["ops"][pt.op.value] = got["ops"].get(pt.op.value, 0) + int(pt.active.sum())
+    return got
+
+
 def _counts(schedule: Schedule, opts: Options, done: list) -> Result:
     t0 = time.perf_counter()
-    c = counts(schedule, opts.seed)
+    c = counts(schedule, opts.seed, int(opts.timeout * 1000))
     details = {"cycles": str(c.cycles), "ops": {k: (str(v) if v is not None else None) for k, v in c.ops.items()},
                "phase_cycles": {k: str(v) for k, v in c.phase_cycles.items()},
                "utilization": str(c.utilization) if c.utilization is not None else None,
@@ -201,11 +210,9 @@ def _counts(schedule: Schedule, opts: Options, done: list) -> Result:
         claims = schedule.notes.get("claims", {})
         open_ops = {k for k, v in c.ops.items() if v is None}
         compared = set(c.ops) - (open_ops - set(claims))
-        for n, m in sizes(opts.max_n):
-            tr = build_trace(schedule, n, m)
-            got = {"cycles": tr.cycles, "ops": {}}
-            for pt in tr.phases:
-                got["ops"][pt.op.value] = got["ops"].get(pt.op.value, 0) + int(pt.active.sum())
+        todo = sizes(opts.max_n)
+        for (n, m), got in zip(todo, fork_map(_enumerated_counts, schedule, todo, opts.jobs, chunksize=4,
+                                              min_items=9)):
             want = c.at(n, m)
             want["ops"].update({k: claim_at(claims[k], n, m) for k in open_ops & set(claims)})
             wops = {k: v for k, v in want["ops"].items() if v and k in compared}

@@ -59,18 +59,22 @@ def prev_concrete(trace, k, pt, limit):
 # ------------------------------------------------------------------------------- one first term
 
 
-def first_symbolic(S, P):
+def _never_together(S, P, kind, hypotheses):
+    """For each phase Q adding to P's array: no a in P and b in Q (a ≠ b) satisfy hypotheses(a, b)."""
     if not _accumulating(P):
         return []
     out = []
     for Q in _partners(S, P):
         def build(ctx, Q=Q):
             a, b = fresh(ctx, S, P, "a"), fresh(ctx, S, Q, "b")
-            hyp = [starts(a), starts(b), not_(same_iteration(a, b)), ref_eq(a.step.target, b.step.target)]
-            return {"a": a, "b": b}, hyp, lift(False)
+            return {"a": a, "b": b}, [not_(same_iteration(a, b))] + hypotheses(a, b), lift(False)
 
-        out.append(FIRST.check(P.name, build, other=Q.name))
+        out.append(kind.check(P.name, build, other=Q.name))
     return out
+
+
+def first_symbolic(S, P):
+    return _never_together(S, P, FIRST, lambda a, b: [starts(a), starts(b), ref_eq(a.step.target, b.step.target)])
 
 
 def _partner_traces(trace, pt):
@@ -102,18 +106,8 @@ def _shared_values(mine, theirs):
 
 
 def fork_symbolic(S, P):
-    if not _accumulating(P):
-        return []
-    out = []
-    for Q in _partners(S, P):
-        def build(ctx, Q=Q):
-            a, b = fresh(ctx, S, P, "a"), fresh(ctx, S, Q, "b")
-            hyp = [node(a), node(b), not_(starts(a)), not_(starts(b)), not_(same_iteration(a, b)),
-                   same_iteration(at(S, a.step.prev), at(S, b.step.prev))]
-            return {"a": a, "b": b}, hyp, lift(False)
-
-        out.append(FORK.check(P.name, build, other=Q.name))
-    return out
+    return _never_together(S, P, FORK, lambda a, b: [
+        node(a), node(b), not_(starts(a)), not_(starts(b)), same_iteration(at(S, a.step.prev), at(S, b.step.prev))])
 
 
 def _prev_ids(trace, qt):
