@@ -78,7 +78,13 @@ class _Splitter:
             self.progress(self.attempts[-1])
         return verdict, model
 
+    def _out_of_time(self) -> bool:
+        """No time left: a CNF is not even built (building a large one takes seconds)."""
+        return self.deadline is not None and self.deadline <= time.perf_counter()
+
     def _full(self, T, split, budget, pin=None, rotation=None, stage="full"):
+        if self._out_of_time():
+            return Verdict.UNKNOWN, None
         enc = Encoding(self.prob, T, split=split, pin=pin, rotation=rotation, barriers=self.barriers, cube=self.cube)
         verdict, model = self._call(enc, T, split, stage, budget)
         return verdict, self._run(enc, T, model) if verdict is Verdict.SAT else None
@@ -92,7 +98,7 @@ class _Splitter:
         found = self.pins.setdefault((L1, rotation), [])
         if k < len(found):
             return found[k]
-        if k > len(found) or (found and found[-1][1] is None):
+        if k > len(found) or (found and found[-1][1] is None) or self._out_of_time():
             return Verdict.UNKNOWN, None
         one = self.prob.phase_one()
         enc = Encoding(one, L1, split=(L1, 0, 0), rotation=rotation,
@@ -120,6 +126,8 @@ class _Splitter:
         return (Verdict.UNKNOWN if unknown else Verdict.UNSAT), None
 
     def decide(self, T: int, split: tuple[int, int, int]) -> tuple[Verdict, Run | None]:
+        if self._out_of_time():
+            return Verdict.UNKNOWN, None
         enc = Encoding(self.prob, T, split=split, cube=self.cube)
         if enc.cnf.nv <= self.QUICK_VARS:
             verdict, model = self._call(enc, T, split, "full", self._left(0.5, self.QUICK))
