@@ -114,7 +114,7 @@ class _Splitter:
         """T in this splitter's cube: SAT with a witness if some split is, UNSAT if every split is.
         Without global barriers there are no phase lengths: one CNF with the time left."""
         if self.barriers != "global":
-            return self._full(T, None, self._left())
+            return self._weaker(T)
         splits = _splits(mins, T)
         split_cover(mins, T, splits)
         unknown = False
@@ -124,6 +124,22 @@ class _Splitter:
                 return verdict, run
             unknown |= verdict is Verdict.UNKNOWN
         return (Verdict.UNKNOWN if unknown else Verdict.UNSAT), None
+
+    def _weaker(self, T: int) -> tuple[Verdict, Run | None]:
+        """T with per-PE or no barriers. A run with global barriers is a run of these machines too,
+        so the global splits of T are tried first, with half the time left, for a witness only (their
+        UNSAT proves nothing here); then the CNF of this mode decides T."""
+        deadline = self.deadline
+        if deadline is not None:
+            self.deadline = time.perf_counter() + self._left(0.5)
+        try:
+            for split in _splits(self.prob.phase_minimum(), T):
+                verdict, run = self.decide(T, split)
+                if verdict is Verdict.SAT:
+                    return verdict, run
+        finally:
+            self.deadline = deadline
+        return self._full(T, None, self._left())
 
     def decide(self, T: int, split: tuple[int, int, int]) -> tuple[Verdict, Run | None]:
         if self._out_of_time():
