@@ -263,6 +263,9 @@ def search(variant: str, n: int, m: int, d: int | None = None, max_T: int | None
                 results = runner.imap(solve_cube, args)
                 for k, (verdict, run, calls) in results:
                     attempts += calls
+                    if progress and not isinstance(runner, InProcess):  # a worker's calls, once its cube is done
+                        for a in calls:
+                            progress(a)
                     saved.record(pending[k].name, verdict, run)
                     n_done += verdict is not Verdict.UNKNOWN
                     unknown |= verdict is Verdict.UNKNOWN
