@@ -56,12 +56,22 @@ def test_split_search_matches_unsplit_masked_4(workers):
     assert (split.min_cycles, split.unsat_below) == (whole.min_cycles, whole.unsat_below) == (26, 25)
 
 
-def test_split_search_with_two_workers_and_resume(tmp_path):
-    """One Dask run: masked n=3 split into cubes on 2 local workers gives the unsplit minimum; its
-    state file then answers a second search without a solver call, and a half-kept state resumes."""
+@pytest.fixture(scope="module")
+def cluster():
+    """One local Dask cluster of 2 workers for the module, reached by its address like --cluster."""
+    eng = DaskEngine(workers=2)
+    yield eng
+    eng.close()
+
+
+def test_split_search_on_two_workers_and_resume(tmp_path, cluster):
+    """masked n=3 split into cubes on 2 Dask workers (by the cluster's address) gives the unsplit
+    minimum; its state file then answers a second search without a solver call, and a half-kept
+    state resumes."""
     state = tmp_path / "state.json"
     whole = search("masked", 3, 3, lemmas=False, timeout=120)
-    two = search("masked", 3, 3, lemmas=False, depth=1, workers=2, timeout=120, state=str(state))
+    two = search("masked", 3, 3, lemmas=False, depth=1, timeout=120, state=str(state),
+                 cluster=cluster.client.scheduler.address)
     assert two.proven and (two.min_cycles, two.unsat_below) == (whole.min_cycles, whole.unsat_below)
     again = search("masked", 3, 3, lemmas=False, depth=1, timeout=120, state=str(state))
     assert (again.min_cycles, again.unsat_below) == (two.min_cycles, two.unsat_below) and again.attempts == ()
@@ -73,7 +83,7 @@ def test_split_search_with_two_workers_and_resume(tmp_path):
     assert resumed.attempts and all(a.T == 17 for a in resumed.attempts)  # T=16's cubes were not re-run
 
 
-def test_dead_worker_task_is_rerun(tmp_path):
+def test_dead_worker_task_is_rerun(tmp_path, cluster):
     marker = str(tmp_path / "died")
 
     def dies_once(x):
@@ -82,11 +92,7 @@ def test_dead_worker_task_is_rerun(tmp_path):
             os._exit(1)  # the worker process dies in the middle of its task
         return x * x
 
-    eng = DaskEngine(workers=2)
-    try:
-        assert sorted(r for _, r in eng.imap(dies_once, [(k,) for k in range(4)])) == [0, 1, 4, 9]
-    finally:
-        eng.close()
+    assert sorted(r for _, r in cluster.imap(dies_once, [(k,) for k in range(4)])) == [0, 1, 4, 9]
     assert os.path.exists(marker)
 
 

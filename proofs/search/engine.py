@@ -59,9 +59,9 @@ class DaskEngine:
             self.client.cancel([f for f in futures if not f.done()])
 
     def close(self) -> None:
-        self.client.close(timeout=10)
+        self.client.close()
         if self._cluster is not None:
-            self._cluster.close(timeout=10)
+            self._cluster.close()
 
 
 def engine(workers: int, address: str | None, tasks: int):
