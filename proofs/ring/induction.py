@@ -25,7 +25,7 @@ from ringproof.schedules.dsl import Loop, Phase
 from ringproof.schedules.expr import Term, eq, evaluate, le, lift, var
 
 TIMEOUT_MS = 10000
-TRY_MS = 500           # per seed (see _holds)
+TRY_MS = 500           # the first try's budget; each next seed gets twice as much (see _holds)
 
 
 class Unsupported(Exception):
@@ -57,11 +57,12 @@ def _holds(ctx: Ctx, claim: z3.BoolRef, seed: int, timeout_ms: int):
     """(True | False | None, model) for: claim follows from ctx's assumptions.
 
     Z3's nonlinear core is bimodal on these identities (a fraction of a second, or several seconds
-    on an unlucky seed), so the query runs under successive seeds with a short budget each."""
-    tries = max(1, timeout_ms // TRY_MS)
-    for attempt in range(tries):
+    on an unlucky seed), so the query runs under successive seeds, each try with twice the budget
+    of the one before (a loaded machine stretches every try), all within timeout_ms."""
+    left, budget, attempt = timeout_ms, TRY_MS, 0
+    while left > 0:
         s = z3.SolverFor("QF_NIA")
-        s.set("timeout", TRY_MS if attempt < tries - 1 else timeout_ms - TRY_MS * (tries - 1))
+        s.set("timeout", min(budget, left))
         s.set("random_seed", seed + attempt)
         s.add(*ctx.assumptions)
         s.add(z3.Not(claim))
@@ -70,6 +71,7 @@ def _holds(ctx: Ctx, claim: z3.BoolRef, seed: int, timeout_ms: int):
             return True, None
         if r == z3.sat:
             return False, s.model()
+        left, budget, attempt = left - budget, 2 * budget, attempt + 1
     return None, None
 
 

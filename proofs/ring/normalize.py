@@ -133,7 +133,7 @@ class Ctx:
     def _z3_proves(self, fact, group: tuple, relevant: list) -> bool:
         s = self._solvers.get(group)
         if s is None:
-            s = self._solvers[group] = z3.SolverFor("QF_LIA")
+            s = self._solvers[group] = z3.Solver() if self.nonlinear else z3.SolverFor("QF_LIA")
             s.set("timeout", self.timeout_ms)
             s.set("random_seed", self.seed)
             s.add(*relevant)

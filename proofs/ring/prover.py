@@ -7,10 +7,9 @@ does not replay is reported as `unknown`, never as a refutation.
 
 from __future__ import annotations
 
-import multiprocessing as mp
-import os
 import time
 from dataclasses import dataclass, replace
+from functools import partial
 
 
 from ringproof.model.ring.machine import run
@@ -18,6 +17,7 @@ from ringproof.model.ring.trace import build_trace
 from ringproof.proofs.ring.bounded import check_sizes, check_trace, sizes
 from ringproof.proofs.ring.counting import check_claim, claim_at, closed, counts
 from ringproof.proofs.ring.obligations import Check, derive
+from ringproof.proofs.ring.pool import run_all
 from ringproof.proofs.results import PROPERTIES, Counterexample, Result, Verdict
 from ringproof.proofs.ring.smt import Outcome, discharge
 from ringproof.schedules.dsl import Schedule
@@ -43,14 +43,15 @@ def verify(schedule: Schedule, opts: Options = Options()) -> list[Result]:
         raise BadInput(f"unknown property {sorted(unknown)[0]!r}; known: {', '.join(PROPERTIES)}")
     results: list[Result] = []
     solver_props = [p for p in opts.properties if p != "counts"]
-    if solver_props:
-        if opts.tier == "bounded":
-            results += _bounded(schedule, solver_props, opts)
-        else:
-            checks = [c for c in derive(schedule) if c.property in solver_props]
-            results += _solve(schedule, checks, opts)
+    derived = None
+    if solver_props and opts.tier == "bounded":
+        results += _bounded(schedule, solver_props, opts)
+    elif solver_props:
+        checks = [c for c in derive(schedule) if c.property in solver_props]
+        solved, derived = _solve(schedule, checks, opts, with_counts="counts" in opts.properties)
+        results += solved
     if "counts" in opts.properties:
-        results.append(_counts(schedule, opts, results))
+        results.append(_counts(schedule, opts, results, derived))
     order = {p: i for i, p in enumerate(PROPERTIES)}
     phases = {p.name: i for i, p in enumerate(schedule.phases)}
     return sorted(results, key=lambda r: (phases.get(r.phase, len(phases)), order[r.property]))
@@ -58,33 +59,35 @@ def verify(schedule: Schedule, opts: Options = Options()) -> list[Result]:
 
 # ----------------------------------------------------------------------------- solver tiers
 
-_CHECKS: list = []
+
+def _discharged(check: Check, m_value, timeout_ms: int, seed: int) -> tuple:
+    """A check's outcome as plain data (it travels back from a worker process)."""
+    o = discharge(check, m_value, timeout_ms, seed)
+    return o.verdict, o.seconds, o.reason, o.n, o.m, o.iterations
 
 
-def _run_one(args):
-    i, m_value, timeout_ms, seed = args
-    o = discharge(_CHECKS[i], m_value, timeout_ms, seed)
-    return i, m_value, o.verdict, o.seconds, o.reason, o.n, o.m, o.iterations
+def _timed_counts(schedule: Schedule, seed: int) -> tuple:
+    t0 = time.perf_counter()
+    return counts(schedule, seed), time.perf_counter() - t0
 
 
-def _solve(schedule: Schedule, checks: list[Check], opts: Options) -> list[Result]:
-    global _CHECKS
-    _CHECKS = checks
+def _solve(schedule: Schedule, checks: list[Check], opts: Options, with_counts: bool = False):
+    """Results of the checks, and the schedule's counts if asked (computed in the same pool, first,
+    since it is the longest task)."""
     ms = [None] if opts.tier == "parametric" else list(range(1, opts.max_m + 1))
-    jobs = [(i, mv, int(opts.timeout * 1000), opts.seed) for i in range(len(checks)) for mv in ms]
-    workers = opts.jobs or os.cpu_count() or 1
-    if workers > 1 and len(jobs) > 1 and "fork" in mp.get_all_start_methods():
-        with mp.get_context("fork").Pool(min(workers, len(jobs))) as pool:
-            raw = pool.map(_run_one, jobs, chunksize=1)
-    else:
-        raw = [_run_one(j) for j in jobs]
+    keys = [(i, mv) for i in range(len(checks)) for mv in ms]
+    tasks = [partial(_discharged, checks[i], mv, int(opts.timeout * 1000), opts.seed) for i, mv in keys]
+    if with_counts:
+        tasks.insert(0, partial(_timed_counts, schedule, opts.seed))
+    raw = run_all(tasks, opts.jobs)
+    derived = raw.pop(0) if with_counts else None
     outcomes: dict = {}
-    for i, mv, verdict, secs, reason, n, m, its in raw:
+    for (i, _), (verdict, secs, reason, n, m, its) in zip(keys, raw):
         outcomes.setdefault(i, []).append(Outcome(checks[i], verdict, secs, reason, n, m, its))
     groups: dict = {}
     for i, c in enumerate(checks):
         groups.setdefault((c.property, c.phase), []).extend(outcomes[i])
-    return [_result(schedule, prop, phase, outs, opts) for (prop, phase), outs in groups.items()]
+    return [_result(schedule, prop, phase, outs, opts) for (prop, phase), outs in groups.items()], derived
 
 
 def _result(schedule, prop, phase, outs: list[Outcome], opts: Options) -> Result:
@@ -164,9 +167,10 @@ def _bounded(schedule: Schedule, props, opts: Options) -> list[Result]:
 # ----------------------------------------------------------------------------- counts
 
 
-def _counts(schedule: Schedule, opts: Options, done: list) -> Result:
-    t0 = time.perf_counter()
-    c = counts(schedule, opts.seed)
+def _counts(schedule: Schedule, opts: Options, done: list, timed=None) -> Result:
+    """The counts result; `timed` is `_timed_counts(schedule)` if already computed."""
+    c, before = timed if timed is not None else _timed_counts(schedule, opts.seed)
+    t0 = time.perf_counter() - before
     details = {"cycles": str(c.cycles), "ops": {k: (str(v) if v is not None else None) for k, v in c.ops.items()},
                "phase_cycles": {k: str(v) for k, v in c.phase_cycles.items()},
                "utilization": str(c.utilization) if c.utilization is not None else None,

@@ -1,0 +1,70 @@
+"""Run independent tasks in forked worker processes.
+
+A task is any zero-argument callable, closures over schedules included: workers are forked, so they
+inherit the task list and receive only indices; only results travel back (pickled). Tasks are handed
+out one at a time in list order (put the long ones first); a task's exception is raised in the parent.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import pickle
+import queue
+import traceback
+
+
+def workers_for(jobs: int) -> int:
+    """Worker processes for `--jobs` (0: one per core)."""
+    return jobs or os.cpu_count() or 1
+
+
+def run_all(tasks: list, jobs: int = 0) -> list:
+    """Each task's result, in task order."""
+    workers = min(workers_for(jobs), len(tasks))
+    if workers <= 1 or "fork" not in mp.get_all_start_methods():
+        return [task() for task in tasks]
+    ctx = mp.get_context("fork")
+    todo, done = ctx.SimpleQueue(), ctx.Queue()
+    for i in range(len(tasks)):
+        todo.put(i)
+    for _ in range(workers):
+        todo.put(None)
+    procs = [ctx.Process(target=_work, args=(tasks, todo, done), daemon=True) for _ in range(workers)]
+    for p in procs:
+        p.start()
+    try:
+        results: dict = {}
+        while len(results) < len(tasks):
+            try:
+                i, ok, value = done.get(timeout=1.0)
+            except queue.Empty:
+                if not any(p.is_alive() for p in procs):
+                    raise RuntimeError("the worker processes ended before finishing their tasks") from None
+                continue
+            if not ok:
+                raise value
+            results[i] = value
+        return [results[i] for i in range(len(tasks))]
+    finally:
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
+            p.join()
+
+
+def _work(tasks, todo, done):
+    while (i := todo.get()) is not None:
+        try:
+            done.put((i, True, tasks[i]()))
+        except Exception as err:  # raised again in the parent
+            done.put((i, False, _portable(err)))
+
+
+def _portable(err: Exception) -> Exception:
+    """err itself if it survives pickling, else a RuntimeError carrying its traceback."""
+    try:
+        pickle.loads(pickle.dumps(err))
+        return err
+    except Exception:
+        return RuntimeError("".join(traceback.format_exception(err)))
