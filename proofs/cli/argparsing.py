@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 
 from ringproof.errors import BadInput
 
@@ -39,3 +40,14 @@ class ArgumentParser(argparse.ArgumentParser):
 
 class _HelpShown(Exception):
     pass
+
+
+def seconds(text: str) -> float:
+    """argparse type of every `--timeout`: a positive, finite number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, but got {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a positive, finite number of seconds, but got {text!r}")
+    return value

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ringproof.proofs.cli.argparsing import ArgumentParser
+from ringproof.proofs.cli.argparsing import ArgumentParser, seconds
 from ringproof.proofs.ring.prover import Options, verify
 from ringproof.proofs.report.render import RENDER, grid
 from ringproof.proofs.results import PROPERTIES, TIERS, Verdict
@@ -24,7 +24,7 @@ def parser() -> ArgumentParser:
     p.add_argument("--property", action="append", default=None, metavar="NAME")
     p.add_argument("--max-n", type=int, default=24)
     p.add_argument("--max-m", type=int, default=8)
-    p.add_argument("--timeout", type=float, default=10.0)
+    p.add_argument("--timeout", type=seconds, default=10.0)
     p.add_argument("-n", type=int, default=4, help="size of the schedule picture (default 4)")
     p.add_argument("-m", type=int, default=2, help="PEs of the schedule picture (default 2)")
     p.add_argument("--cycles", type=int, default=24, help="cycles shown in the picture (default 24)")

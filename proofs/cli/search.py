@@ -12,7 +12,7 @@ import json
 from ringproof.model.bitlevel import Run
 from ringproof.proofs.search.minimum import search
 from ringproof.model.bitlevel.types import VARIANTS
-from ringproof.proofs.cli.argparsing import ArgumentParser
+from ringproof.proofs.cli.argparsing import ArgumentParser, seconds
 
 EXIT_OK, EXIT_UNKNOWN = 0, 2
 
@@ -24,7 +24,7 @@ def _parser() -> ArgumentParser:
     p.add_argument("-n", type=int, required=True, help="number of vectors")
     p.add_argument("-m", type=int, required=True, help="number of PEs")
     p.add_argument("-d", type=int, default=None, help="vector length (default n)")
-    p.add_argument("--timeout", type=float, default=600.0, help="seconds for the whole search (default 600)")
+    p.add_argument("--timeout", type=seconds, default=600.0, help="seconds for the whole search (default 600)")
     p.add_argument("--max-T", type=int, default=None, help="give up above this many cycles")
     p.add_argument("--solver", default="portfolio",
                    help="portfolio (Kissat and CaDiCaL raced), a pysat solver name, or z3")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ringproof.proofs.cli.argparsing import ArgumentParser
+from ringproof.proofs.cli.argparsing import ArgumentParser, seconds
 from ringproof.proofs.ring.prover import Options, verify
 from ringproof.proofs.results import PROPERTIES, TIERS, Verdict
 from ringproof.proofs.cli.targets import registry, resolve
@@ -27,7 +27,7 @@ def parser() -> ArgumentParser:
                    help="parametric: all n, m; per-m: all n for each m ≤ --max-m; bounded: n ≤ --max-n")
     p.add_argument("--max-n", type=int, default=24, help="bounded tier: largest n (default 24)")
     p.add_argument("--max-m", type=int, default=8, help="per-m tier: largest m (default 8)")
-    p.add_argument("--timeout", type=float, default=10.0, help="seconds per solver query (default 10)")
+    p.add_argument("--timeout", type=seconds, default=10.0, help="seconds per solver query (default 10)")
     p.add_argument("--seed", type=int, default=0, help="Z3 random seed")
     p.add_argument("--jobs", type=int, default=0, help="worker processes (default: one per core)")
     p.add_argument("--method", choices=("index", "bitlevel"), default="index",

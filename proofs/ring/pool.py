@@ -1,12 +1,14 @@
-"""Run independent tasks in forked worker processes.
+"""Run independent tasks in forked worker processes, with no global state in parent or worker.
 
 A task is any zero-argument callable, closures over schedules included: workers are forked, so they
 inherit the task list and receive only indices; only results travel back (pickled). Tasks are handed
-out one at a time in list order (put the long ones first); a task's exception is raised in the parent.
+out one at a time in list order (put the long ones first); a task's exception is raised in the parent,
+and on any exception (Ctrl-C included) the workers are terminated, so none outlives the call.
 """
 
 from __future__ import annotations
 
+from functools import partial
 import multiprocessing as mp
 import os
 import pickle
@@ -14,23 +16,23 @@ import queue
 import traceback
 
 
-def workers_for(jobs: int) -> int:
+def workers(jobs: int) -> int:
     """Worker processes for `--jobs` (0: one per core)."""
     return jobs or os.cpu_count() or 1
 
 
 def run_all(tasks: list, jobs: int = 0) -> list:
     """Each task's result, in task order."""
-    workers = min(workers_for(jobs), len(tasks))
-    if workers <= 1 or "fork" not in mp.get_all_start_methods():
+    n = min(workers(jobs), len(tasks))
+    if n <= 1 or "fork" not in mp.get_all_start_methods():
         return [task() for task in tasks]
     ctx = mp.get_context("fork")
     todo, done = ctx.SimpleQueue(), ctx.Queue()
     for i in range(len(tasks)):
         todo.put(i)
-    for _ in range(workers):
+    for _ in range(n):
         todo.put(None)
-    procs = [ctx.Process(target=_work, args=(tasks, todo, done), daemon=True) for _ in range(workers)]
+    procs = [ctx.Process(target=_work, args=(tasks, todo, done), daemon=True) for _ in range(n)]
     for p in procs:
         p.start()
     try:
@@ -51,6 +53,19 @@ def run_all(tasks: list, jobs: int = 0) -> list:
             if p.is_alive():
                 p.terminate()
             p.join()
+
+
+def fork_map(fn, shared, items: list, jobs: int = 0, chunksize: int = 1, min_items: int = 2) -> list:
+    """[fn(shared, item) for item in items], in order, on up to `jobs` forked workers, `chunksize`
+    items per task; serially when there are fewer than `min_items`."""
+    if len(items) < min_items:
+        return [fn(shared, item) for item in items]
+    chunks = [items[i:i + chunksize] for i in range(0, len(items), chunksize)]
+    return [r for part in run_all([partial(_map, fn, shared, c) for c in chunks], jobs) for r in part]
+
+
+def _map(fn, shared, chunk: list) -> list:
+    return [fn(shared, item) for item in chunk]
 
 
 def _work(tasks, todo, done):

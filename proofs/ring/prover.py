@@ -11,17 +11,16 @@ import time
 from dataclasses import dataclass, replace
 from functools import partial
 
-
+from ringproof.errors import BadInput
 from ringproof.model.ring.machine import run
 from ringproof.model.ring.trace import build_trace
-from ringproof.proofs.ring.bounded import check_sizes, check_trace, sizes
+from ringproof.proofs.ring.bounded import check_sizes, sizes
 from ringproof.proofs.ring.counting import check_claim, claim_at, closed, counts
-from ringproof.proofs.ring.obligations import Check, derive
-from ringproof.proofs.ring.pool import run_all
-from ringproof.proofs.results import PROPERTIES, Counterexample, Result, Verdict
+from ringproof.proofs.ring.pool import fork_map, run_all
+from ringproof.proofs.ring.properties import Check, check_trace, derive
 from ringproof.proofs.ring.smt import Outcome, discharge
+from ringproof.proofs.results import PROPERTIES, Counterexample, Result, Verdict
 from ringproof.schedules.dsl import Schedule
-from ringproof.errors import BadInput
 
 REPLAY_MAX_N = 96
 
@@ -66,9 +65,9 @@ def _discharged(check: Check, m_value, timeout_ms: int, seed: int) -> tuple:
     return o.verdict, o.seconds, o.reason, o.n, o.m, o.iterations
 
 
-def _timed_counts(schedule: Schedule, seed: int) -> tuple:
+def _timed_counts(schedule: Schedule, opts: Options) -> tuple:
     t0 = time.perf_counter()
-    return counts(schedule, seed), time.perf_counter() - t0
+    return counts(schedule, opts.seed, int(opts.timeout * 1000)), time.perf_counter() - t0
 
 
 def _solve(schedule: Schedule, checks: list[Check], opts: Options, with_counts: bool = False):
@@ -78,7 +77,7 @@ def _solve(schedule: Schedule, checks: list[Check], opts: Options, with_counts: 
     keys = [(i, mv) for i in range(len(checks)) for mv in ms]
     tasks = [partial(_discharged, checks[i], mv, int(opts.timeout * 1000), opts.seed) for i, mv in keys]
     if with_counts:
-        tasks.insert(0, partial(_timed_counts, schedule, opts.seed))
+        tasks.insert(0, partial(_timed_counts, schedule, opts))
     raw = run_all(tasks, opts.jobs)
     derived = raw.pop(0) if with_counts else None
     outcomes: dict = {}
@@ -107,7 +106,7 @@ def _result(schedule, prop, phase, outs: list[Outcome], opts: Options) -> Result
     if unknown:
         # No proof: look for a concrete counterexample by enumeration before saying `unknown`.
         t0 = time.perf_counter()
-        hit = check_sizes(schedule, opts.max_n, [prop]).get((prop, phase))
+        hit = check_sizes(schedule, opts.max_n, [prop], jobs=opts.jobs).get((prop, phase))
         seconds += time.perf_counter() - t0
         why = f"{unknown[0].check.name}: {unknown[0].reason}"
         if hit is not None:
@@ -133,12 +132,14 @@ def _replay(schedule, prop, phase, o: Outcome) -> Counterexample | None:
     found = check_trace(build_trace(schedule, o.n, o.m), [prop]).get((prop, phase), [])
     if not found:
         return None
+    twin = [f for f in found if f.check == o.check.name]     # the same check's concrete twin
+    f = (twin or found)[0]
     ring = run(schedule, o.n, o.m)
-    replay = {"confirmed": True, "finding": f"{found[0].check}: {found[0].message}",
-              "finding_iterations": list(found[0].iterations),
+    replay = {"confirmed": True, "finding": f"{f.check}: {f.message}", "same_check": bool(twin),
+              "finding_iterations": list(f.iterations),
               "ring_violations": [str(v) for v in ring.violations],
               "max_rel_error": ring.max_rel_error}
-    return Counterexample(o.n, o.m, o.check.name, found[0].message, tuple(o.iterations), replay)
+    return Counterexample(o.n, o.m, o.check.name, f.message, tuple(o.iterations), replay)
 
 
 # ----------------------------------------------------------------------------- bounded tier
@@ -146,7 +147,7 @@ def _replay(schedule, prop, phase, o: Outcome) -> Counterexample | None:
 
 def _bounded(schedule: Schedule, props, opts: Options) -> list[Result]:
     t0 = time.perf_counter()
-    found = check_sizes(schedule, opts.max_n, props)
+    found = check_sizes(schedule, opts.max_n, props, jobs=opts.jobs)
     secs = time.perf_counter() - t0
     out = []
     for (prop, phase), hit in found.items():
@@ -167,9 +168,18 @@ def _bounded(schedule: Schedule, props, opts: Options) -> list[Result]:
 # ----------------------------------------------------------------------------- counts
 
 
+def _enumerated_counts(schedule, nm) -> dict:
+    """Cycles and active ops per kind of one (n, m), enumerated."""
+    tr = build_trace(schedule, *nm)
+    got = {"cycles": tr.cycles, "ops": {}}
+    for pt in tr.phases:
+        got["ops"][pt.op.value] = got["ops"].get(pt.op.value, 0) + int(pt.active.sum())
+    return got
+
+
 def _counts(schedule: Schedule, opts: Options, done: list, timed=None) -> Result:
     """The counts result; `timed` is `_timed_counts(schedule)` if already computed."""
-    c, before = timed if timed is not None else _timed_counts(schedule, opts.seed)
+    c, before = timed if timed is not None else _timed_counts(schedule, opts)
     t0 = time.perf_counter() - before
     details = {"cycles": str(c.cycles), "ops": {k: (str(v) if v is not None else None) for k, v in c.ops.items()},
                "phase_cycles": {k: str(v) for k, v in c.phase_cycles.items()},
@@ -215,11 +225,9 @@ def _counts(schedule: Schedule, opts: Options, done: list, timed=None) -> Result
         claims = schedule.notes.get("claims", {})
         open_ops = {k for k, v in c.ops.items() if v is None}
         compared = set(c.ops) - (open_ops - set(claims))
-        for n, m in sizes(opts.max_n):
-            tr = build_trace(schedule, n, m)
-            got = {"cycles": tr.cycles, "ops": {}}
-            for pt in tr.phases:
-                got["ops"][pt.op.value] = got["ops"].get(pt.op.value, 0) + int(pt.active.sum())
+        todo = sizes(opts.max_n)
+        for (n, m), got in zip(todo, fork_map(_enumerated_counts, schedule, todo, opts.jobs, chunksize=4,
+                                              min_items=9)):
             want = c.at(n, m)
             want["ops"].update({k: claim_at(claims[k], n, m) for k in open_ops & set(claims)})
             wops = {k: v for k, v in want["ops"].items() if v and k in compared}
