@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from ringproof.proofs.cli.argparsing import ArgumentParser, seconds
-from ringproof.proofs.ring.prover import Options, verify
 from ringproof.proofs.report.render import RENDER, grid
 from ringproof.proofs.results import PROPERTIES, TIERS, Verdict
 from ringproof.proofs.cli.targets import resolve
@@ -40,6 +39,8 @@ def main(argv, stdout, stderr) -> int:
         raise BadInput(f"--cycles must be at least 1, got {args.cycles}")
     props = tuple(p for arg in (args.property or list(PROPERTIES)) for p in arg.split(","))
     schedule = resolve(args.target)
+    from ringproof.proofs.ring.prover import Options, verify   # heavy: not for --help
+
     results = verify(schedule, Options(props, args.tier, args.max_n, args.max_m, args.timeout))
     text = RENDER[args.format](args.target, schedule, results, grid(schedule, args.n, args.m, args.cycles))
     if args.output:

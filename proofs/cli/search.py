@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 
 from ringproof.model.bitlevel import Run
-from ringproof.proofs.search.minimum import search
 from ringproof.model.bitlevel.types import VARIANTS
 from ringproof.proofs.cli.argparsing import ArgumentParser, seconds
 
@@ -56,6 +55,8 @@ def main(argv, stdout, stderr) -> int:
     args = _parser().parse(argv, stdout)
     if args is None:
         return EXIT_OK
+    from ringproof.proofs.search.minimum import search   # heavy (SAT solvers): not for --help
+
     r = search(args.variant, args.n, args.m, args.d, max_T=args.max_T, timeout=args.timeout,
                solver=args.solver, lemmas=not args.no_lemmas)
     if args.json:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 from ringproof.proofs.cli.argparsing import ArgumentParser, seconds
-from ringproof.proofs.ring.prover import Options, verify
 from ringproof.proofs.results import PROPERTIES, TIERS, Verdict
 from ringproof.proofs.cli.targets import registry, resolve
 from ringproof.schedules.dsl import check_size
@@ -55,6 +54,8 @@ def main(argv, stdout, stderr) -> int:
     if args.n is not None or args.m is not None:
         raise BadInput("-n and -m name one size for --method bitlevel; the index proofs cover all "
                        "sizes (use --max-n / --max-m to bound them)")
+    from ringproof.proofs.ring.prover import Options, verify   # heavy (z3, sympy): not for --help
+
     results = verify(schedule, Options(props, args.tier, args.max_n, args.max_m, args.timeout,
                                        args.seed, args.jobs))
     verdict = Verdict.combine(r.verdict for r in results)
