@@ -82,8 +82,11 @@ def _bitlevel(args, schedule, out) -> int:
     run = to_run(schedule, args.n, args.m)
     violations = check_run(run)
     sat = sat_check_run(run, timeout=args.timeout)
+    reason = sat.reason
     if sat.valid is None:
         verdict = Verdict.UNKNOWN
+        reason = reason or (f"no SAT answer within --timeout {args.timeout:g} s: raise --timeout "
+                            "(this size may need minutes)")
     else:
         verdict = Verdict.PROVED if sat.valid and not violations else Verdict.REFUTED
         if sat.valid != (not violations):      # the two methods disagree: say so, claim nothing
@@ -91,7 +94,7 @@ def _bitlevel(args, schedule, out) -> int:
     data = {"target": args.target, "method": "bitlevel", "tier": "bounded", "n": args.n, "m": args.m,
             "verdict": verdict.value, "cycles": run.T, "ops": len(run.ops), "sends": len(run.sends),
             "checker_violations": violations, "sat": sat.verdict.value, "seconds": round(sat.seconds, 4),
-            "variables": sat.variables, "clauses": sat.clauses, "solver": sat.solver, "reason": sat.reason}
+            "variables": sat.variables, "clauses": sat.clauses, "solver": sat.solver, "reason": reason}
     if args.json:
         json.dump(data, out, indent=2)
         out.write("\n")
@@ -99,7 +102,7 @@ def _bitlevel(args, schedule, out) -> int:
         out.write(f"{schedule.name}, n={args.n}, m={args.m}, bit-level machine: {verdict.value}\n")
         out.write(f"  run: {run.T} cycles, {len(run.ops)} ops, {len(run.sends)} sends\n")
         out.write(f"  SAT encoding ({sat.solver}): {sat.verdict.value} in {sat.seconds:.2f} s, "
-                  f"{sat.variables} variables, {sat.clauses} clauses {sat.reason}\n")
+                  f"{sat.variables} variables, {sat.clauses} clauses" + (f"; {reason}" if reason else "") + "\n")
         out.write(f"  cycle-by-cycle checker: {'valid' if not violations else 'invalid'}\n")
         for v in violations[:5]:
             out.write(f"    {v}\n")
