@@ -34,6 +34,9 @@ class Options:
     timeout: float = 10.0    # seconds per query
     seed: int = 0
     jobs: int = 0            # 0: one per core
+    cross_check: str | None = None   # 'cvc5': a second solver re-checks every unsat query
+    cross_timeout: float = 60.0      # seconds per query for the second solver
+    smt2_dir: str | None = None      # write every solver query there as SMT-LIB 2
 
 
 def verify(schedule: Schedule, opts: Options = Options()) -> list[Result]:
@@ -59,10 +62,11 @@ def verify(schedule: Schedule, opts: Options = Options()) -> list[Result]:
 # ----------------------------------------------------------------------------- solver tiers
 
 
-def _discharged(check: Check, m_value, timeout_ms: int, seed: int) -> tuple:
-    """A check's outcome as plain data (it travels back from a worker process)."""
-    o = discharge(check, m_value, timeout_ms, seed)
-    return o.verdict, o.seconds, o.reason, o.n, o.m, o.iterations
+def _discharged(check: Check, m_value, opts: Options):
+    """A check's outcome, without the check (it travels back from a worker process)."""
+    o = discharge(check, m_value, int(opts.timeout * 1000), opts.seed, opts.cross_check, opts.smt2_dir,
+                  int(opts.cross_timeout * 1000))
+    return replace(o, check=None)
 
 
 def _timed_counts(schedule: Schedule, opts: Options) -> tuple:
@@ -75,14 +79,14 @@ def _solve(schedule: Schedule, checks: list[Check], opts: Options, with_counts: 
     since it is the longest task)."""
     ms = [None] if opts.tier == "parametric" else list(range(1, opts.max_m + 1))
     keys = [(i, mv) for i in range(len(checks)) for mv in ms]
-    tasks = [partial(_discharged, checks[i], mv, int(opts.timeout * 1000), opts.seed) for i, mv in keys]
+    tasks = [partial(_discharged, checks[i], mv, opts) for i, mv in keys]
     if with_counts:
         tasks.insert(0, partial(_timed_counts, schedule, opts))
     raw = run_all(tasks, opts.jobs)
     derived = raw.pop(0) if with_counts else None
     outcomes: dict = {}
-    for (i, _), (verdict, secs, reason, n, m, its) in zip(keys, raw):
-        outcomes.setdefault(i, []).append(Outcome(checks[i], verdict, secs, reason, n, m, its))
+    for (i, _), o in zip(keys, raw):
+        outcomes.setdefault(i, []).append(replace(o, check=checks[i]))
     groups: dict = {}
     for i, c in enumerate(checks):
         groups.setdefault((c.property, c.phase), []).extend(outcomes[i])
@@ -90,6 +94,42 @@ def _solve(schedule: Schedule, checks: list[Check], opts: Options, with_counts: 
 
 
 def _result(schedule, prop, phase, outs: list[Outcome], opts: Options) -> Result:
+    result = _verdict(schedule, prop, phase, outs, opts)
+    evidence = audit(outs)
+    if evidence.get("disagreements"):
+        first = evidence["disagreements"][0]
+        what = "SOLVERS DISAGREE" if first["answer"] == "sat" else "SECOND SOLVER DID NOT CONFIRM"
+        result = replace(result, verdict=Verdict.UNKNOWN,
+                         reason=f"{what} on {first['check']}: z3 unsat, {first['solver']} "
+                                f"{first['answer']}" + (f"; {result.reason}" if result.reason else ""))
+    return replace(result, solver=evidence)
+
+
+def audit(outs: list[Outcome]) -> dict:
+    """What the verdicts rested on: lemmas, side conditions, Z3 statistics, a second solver."""
+    stats: dict = {}
+    for o in outs:
+        for k, v in o.stats.items():
+            stats[k] = max(stats.get(k, 0), v) if k == "max memory" else stats.get(k, 0) + v
+    out = {"queries": len(outs), "lemmas": sorted(set().union(*[o.lemmas for o in outs])),
+           "side_conditions": sum(o.side_conditions for o in outs), "z3": stats}
+    cross = [(o, o.cross) for o in outs if o.cross]
+    if cross:
+        answers: dict = {}
+        for _, c in cross:
+            answers[c["answer"]] = answers.get(c["answer"], 0) + 1
+        out["cross_check"] = {"solver": cross[0][1]["solver"], "version": cross[0][1]["version"],
+                              "z3_unsat": len(cross), "answers": answers,
+                              "seconds": round(sum(c["seconds"] for _, c in cross), 4)}
+        out["disagreements"] = [{"check": o.check.name, "solver": c["solver"], "answer": c["answer"]}
+                                for o, c in cross if c["answer"] != "unsat"]
+    files = [o.smt2 for o in outs if o.smt2]
+    if files:
+        out["smt2"] = files
+    return out
+
+
+def _verdict(schedule, prop, phase, outs: list[Outcome], opts: Options) -> Result:
     seconds = sum(o.seconds for o in outs)
     refuted = [o for o in outs if o.verdict is Verdict.REFUTED]
     refuted.sort(key=lambda o: (o.n, o.m))

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import z3
 
+from ringproof.proofs.ring import smtlib
 from ringproof.proofs.ring.iterations import It
 from ringproof.proofs.ring.normalize import Ctx, NormalizationError, new_solver
 from ringproof.proofs.ring.properties.base import Check
@@ -31,6 +32,10 @@ class Outcome:
     m: int | None = None
     iterations: list = field(default_factory=list)
     lemmas: set = field(default_factory=set)
+    side_conditions: int = 0                     # range facts proven to apply the lemmas
+    stats: dict = field(default_factory=dict)    # Z3 statistics of the query
+    cross: dict | None = None                    # a second solver's answer (on an unsat query)
+    smt2: str | None = None                      # where the query was written as SMT-LIB 2
 
 
 def _solver(ctx: Ctx) -> z3.Solver:
@@ -38,7 +43,10 @@ def _solver(ctx: Ctx) -> z3.Solver:
 
 
 def discharge(check: Check, m_value: int | None = None, timeout_ms: int = 10000,
-              seed: int = 0) -> Outcome:
+              seed: int = 0, cross_check: str | None = None, smt2_dir: str | None = None,
+              cross_timeout_ms: int = 60000) -> Outcome:
+    """Decide one check; `smt2_dir` also writes the query as SMT-LIB 2, and `cross_check`
+    ('cvc5') asks a second solver, within `cross_timeout_ms`, about every query Z3 answers unsat."""
     t0 = time.perf_counter()
     ctx = Ctx(m_value, timeout_ms, seed)
     try:
@@ -59,16 +67,23 @@ def discharge(check: Check, m_value: int | None = None, timeout_ms: int = 10000,
     s.add(*hyps)
     s.add(z3.Not(g))
     r = s.check()
+    title = f"{check.phase}.{check.property}.{check.name}"
+    text = smtlib.script(title, ctx.assumptions, hyps, z3.Not(g), ctx.instances) \
+        if (smt2_dir or cross_check) else None
+    audit = {"side_conditions": ctx.side_conditions, "stats": smtlib.z3_statistics(s),
+             "smt2": smtlib.write(smt2_dir, title, m_value, text) if smt2_dir else None}
     if r == z3.unsat:
-        return Outcome(check, Verdict.PROVED, time.perf_counter() - t0, lemmas=ctx.lemmas_used)
+        seconds = time.perf_counter() - t0          # Z3's time; the second solver reports its own
+        cross = smtlib.check_with_cvc5(text, cross_timeout_ms) if cross_check else None
+        return Outcome(check, Verdict.PROVED, seconds, lemmas=ctx.lemmas_used, cross=cross, **audit)
     if r != z3.sat:
         return Outcome(check, Verdict.UNKNOWN, time.perf_counter() - t0,
-                       f"z3 {r}: {s.reason_unknown()}")
+                       f"z3 {r}: {s.reason_unknown()}", **audit)
     model = _smallest(s, ctx, m_value) or s.model()
     n = model.eval(ctx.k * ctx.m, model_completion=True).as_long()
     m = model.eval(ctx.m, model_completion=True).as_long()
     return Outcome(check, Verdict.REFUTED, time.perf_counter() - t0, n=n, m=m,
-                   iterations=_decode(ctx, its, model))
+                   iterations=_decode(ctx, its, model), **audit)
 
 
 def _smallest(s: z3.Solver, ctx: Ctx, m_value):
