@@ -12,10 +12,9 @@ prover's own syntax, which `ringproof.proofs.ring.normalize` rewrites into linea
 from __future__ import annotations
 
 import operator
+import sys
 from dataclasses import dataclass
 from typing import Any, Callable
-
-import numpy as np
 
 
 # --------------------------------------------------------------------------- Term trees
@@ -68,12 +67,19 @@ def const(value: int) -> Term:
     return Term("const", (int(value),))
 
 
+def _numpy_scalar(x, kind: str) -> bool:
+    """Is x a numpy scalar of `kind` ("bool_" or "integer")? (numpy is never imported for this:
+    without it loaded there are no numpy values.)"""
+    np = sys.modules.get("numpy")
+    return np is not None and isinstance(x, getattr(np, kind))
+
+
 def lift(x) -> Term:
     if isinstance(x, Term):
         return x
-    if isinstance(x, (bool, np.bool_)):
+    if isinstance(x, bool) or _numpy_scalar(x, "bool_"):
         return Term("bool", (bool(x),))
-    if isinstance(x, (int, np.integer)):
+    if isinstance(x, int) or _numpy_scalar(x, "integer"):
         return const(int(x))
     raise TypeError(f"cannot mix {type(x).__name__} with a Term")
 
@@ -166,29 +172,31 @@ _TERM = Backend(
 )
 
 
-def _np_all(*xs):
-    out = np.asarray(xs[0], dtype=bool)
-    for x in xs[1:]:
-        out = np.logical_and(out, x)
-    return out
+def _numpy_backend() -> Backend:
+    import numpy as np
 
+    def every(*xs):
+        out = np.asarray(xs[0], dtype=bool)
+        for x in xs[1:]:
+            out = np.logical_and(out, x)
+        return out
 
-def _np_any(*xs):
-    out = np.asarray(xs[0], dtype=bool)
-    for x in xs[1:]:
-        out = np.logical_or(out, x)
-    return out
+    def some(*xs):
+        out = np.asarray(xs[0], dtype=bool)
+        for x in xs[1:]:
+            out = np.logical_or(out, x)
+        return out
 
+    return Backend(
+        "numpy", lambda x: isinstance(x, np.ndarray),
+        mod=np.mod, div=np.floor_divide, ite=np.where,
+        eq=operator.eq, lt=operator.lt, le=operator.le,
+        and_=every, or_=some, not_=np.logical_not,
+    )
 
-_NUMPY = Backend(
-    "numpy", lambda x: isinstance(x, np.ndarray),
-    mod=np.mod, div=np.floor_divide, ite=np.where,
-    eq=operator.eq, lt=operator.lt, le=operator.le,
-    and_=_np_all, or_=_np_any, not_=np.logical_not,
-)
 
 _INT = Backend(
-    "int", lambda x: isinstance(x, (int, bool, np.integer, np.bool_)),
+    "int", lambda x: isinstance(x, (int, bool)) or _numpy_scalar(x, "integer") or _numpy_scalar(x, "bool_"),
     mod=operator.mod, div=operator.floordiv,
     ite=lambda c, a, b: a if c else b,
     eq=operator.eq, lt=operator.lt, le=operator.le,
@@ -218,8 +226,10 @@ def _sympy_backend() -> Backend:
 
 
 # Checked in order: the first backend that handles any argument wins, so a Term mixed with ints is
-# a Term and a numpy array mixed with ints is an array.
-_BACKENDS: list[Backend | Callable[[], Backend]] = [_TERM, _sympy_backend, _NUMPY, _INT]
+# a Term and a numpy array mixed with ints is an array. A (module, factory) entry is built on first
+# use once its module is loaded (before that no value of it can exist), so using the DSL imports
+# neither sympy nor numpy.
+_BACKENDS: list = [_TERM, ("sympy", _sympy_backend), ("numpy", _numpy_backend), _INT]
 
 
 def register_backend(backend: Backend) -> None:
@@ -230,10 +240,10 @@ def register_backend(backend: Backend) -> None:
 def backend_of(*args) -> Backend:
     for i, b in enumerate(_BACKENDS):
         if not isinstance(b, Backend):
-            try:
-                b = _BACKENDS[i] = b()
-            except ImportError:
+            module, factory = b
+            if module not in sys.modules:
                 continue
+            b = _BACKENDS[i] = factory()
         if any(b.handles(a) for a in args):
             return b
     raise TypeError(f"no backend for {[type(a).__name__ for a in args]}")

@@ -57,3 +57,17 @@ def test_cli_method_bitlevel():
     err = io.StringIO()
     assert main(["algo1", "--method", "bitlevel", "-n", "6", "-m", "3"], io.StringIO(), err) == 64
     assert "--tier bounded" in err.getvalue()
+
+
+def test_cli_method_bitlevel_names_the_limit_when_sat_gives_no_answer(monkeypatch):
+    import ringproof.proofs.search.sat_check as sat_check
+    from ringproof.model.bitlevel.types import CheckResult, Verdict
+
+    monkeypatch.setattr(sat_check, "sat_check_run",
+                        lambda run, timeout=None: CheckResult(Verdict.UNKNOWN, timeout, "portfolio"))
+    out = io.StringIO()
+    code = main(["algo1", "--tier", "bounded", "--method", "bitlevel", "-n", "4", "-m", "2",
+                 "--timeout", "3", "--json"], out, io.StringIO())
+    data = json.loads(out.getvalue())
+    assert code == 2 and data["verdict"] == "unknown"
+    assert "raise --timeout" in data["reason"] and "3 s" in data["reason"]

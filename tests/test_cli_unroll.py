@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-import ringproof.proofs.cli.unroll as cli_unroll
+import ringproof.proofs.unrolling.facts as unrolling_facts
 from ringproof.proofs.cli import main
 from ringproof.proofs.unrolling.facts import FactResult, Verdict
 
@@ -65,7 +65,7 @@ def fake(verdict):
 
 @pytest.mark.parametrize("verdict,code", [(Verdict.PROVED, 0), (Verdict.REFUTED, 1), (Verdict.UNKNOWN, 2)])
 def test_facts_exit_code_follows_the_verdicts(monkeypatch, verdict, code):
-    monkeypatch.setattr(cli_unroll, "prove_all", fake(verdict))
+    monkeypatch.setattr(unrolling_facts, "prove_all", fake(verdict))   # the CLI imports it when run
     assert run("--facts")[0] == code
     assert json.loads(run("--facts", "--json")[1])["facts"][0]["verdict"] == verdict.value
 

@@ -8,7 +8,6 @@ from fractions import Fraction
 
 from ringproof.model.device.instances import TOPOLOGIES, generate, load
 from ringproof.proofs.cli.argparsing import ArgumentParser, seconds
-from ringproof.proofs.balance.minimax import solve
 from ringproof.model.device.batch import HEURISTICS, evaluate
 from ringproof.errors import BadInput
 
@@ -57,6 +56,8 @@ def main(argv: list[str], stdout, stderr) -> int:
         problem = load(args.file, banks=None, clusters=args.clusters, seed=args.seed, **device)
     else:
         problem = generate(args.patches, args.banks, args.clusters, args.skew, args.overlap, args.seed, **device)
+    from ringproof.proofs.balance.minimax import solve   # heavy (z3): not for --help
+
     best = solve(problem, time_limit=args.timeout)
     schedules = {name: evaluate(problem, name, make(problem)) for name, make in HEURISTICS.items()}
 

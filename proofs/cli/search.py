@@ -11,7 +11,6 @@ import json
 import os
 
 from ringproof.model.bitlevel import Run
-from ringproof.proofs.search.minimum import search
 from ringproof.model.bitlevel.types import BARRIERS, VARIANTS
 from ringproof.errors import BadInput
 from ringproof.proofs.cli.argparsing import ArgumentParser, seconds
@@ -87,6 +86,8 @@ def main(argv, stdout, stderr) -> int:
     if args.workers < 1:
         raise BadInput(f"search: --workers must be at least 1, got {args.workers}")
     call, cube = _progress(stderr)
+    from ringproof.proofs.search.minimum import search   # heavy (SAT solvers): not for --help
+
     r = search(args.variant, args.n, args.m, args.d, max_T=args.max_T, timeout=args.timeout,
                solver=args.solver, lemmas=not args.no_lemmas, barriers=args.barriers, depth=args.cube_depth,
                workers=args.workers, cluster=args.cluster, state=args.state, progress=call, on_cube=cube)

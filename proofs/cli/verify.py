@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from ringproof.proofs.cli.argparsing import ArgumentParser, seconds
-from ringproof.proofs.ring.conditions import MAX_SIZE, conditions
-from ringproof.proofs.ring.prover import Options, verify
 from ringproof.proofs.results import PROPERTIES, TIERS, Verdict
 from ringproof.proofs.cli.targets import registry, resolve
 from ringproof.schedules.dsl import check_size
 from ringproof.errors import BadInput
+
+if TYPE_CHECKING:
+    from ringproof.proofs.ring.prover import Options
 
 EPILOG = """exit codes: 0 every property proved, 1 a property refuted, 2 a verdict unknown
 (timeout, solver unknown, or a formula the normalization does not handle), 64 bad input.
@@ -61,6 +63,8 @@ def solver_options(args) -> Options:
         except ImportError:
             raise BadInput("--cross-check cvc5 needs the cvc5 package (pip install cvc5)") from None
     props = tuple(p for arg in (args.property or list(PROPERTIES)) for p in arg.split(","))
+    from ringproof.proofs.ring.prover import Options   # heavy (z3, sympy): not for --help
+
     return Options(props, args.tier, args.max_n, args.max_m, args.timeout, args.seed, args.jobs,
                    args.cross_check, args.cross_timeout, args.smt2)
 
@@ -80,6 +84,9 @@ def main(argv, stdout, stderr) -> int:
     if look and not args.json:      # a derived schedule: where else to look, before any proof
         stdout.write("derived schedule; witnesses that rest on what changed:\n"
                      + "".join(f"  {line}\n" for line in look) + "\n")
+    from ringproof.proofs.ring.conditions import conditions   # heavy (z3, sympy): not for --help
+    from ringproof.proofs.ring.prover import verify
+
     results = verify(schedule, opts)
     warn_disagreements(args.target, results, stderr)
     verdict = Verdict.combine(r.verdict for r in results)
@@ -118,8 +125,11 @@ def _bitlevel(args, schedule, out) -> int:
     run = to_run(schedule, args.n, args.m)
     violations = check_run(run)
     sat = sat_check_run(run, timeout=args.timeout)
+    reason = sat.reason
     if sat.valid is None:
         verdict = Verdict.UNKNOWN
+        reason = reason or (f"no SAT answer within --timeout {args.timeout:g} s: raise --timeout "
+                            "(this size may need minutes)")
     else:
         verdict = Verdict.PROVED if sat.valid and not violations else Verdict.REFUTED
         if sat.valid != (not violations):      # the two methods disagree: say so, claim nothing
@@ -127,7 +137,7 @@ def _bitlevel(args, schedule, out) -> int:
     data = {"target": args.target, "method": "bitlevel", "tier": "bounded", "n": args.n, "m": args.m,
             "verdict": verdict.value, "cycles": run.T, "ops": len(run.ops), "sends": len(run.sends),
             "checker_violations": violations, "sat": sat.verdict.value, "seconds": round(sat.seconds, 4),
-            "variables": sat.variables, "clauses": sat.clauses, "solver": sat.solver, "reason": sat.reason}
+            "variables": sat.variables, "clauses": sat.clauses, "solver": sat.solver, "reason": reason}
     if args.json:
         json.dump(data, out, indent=2)
         out.write("\n")
@@ -135,7 +145,7 @@ def _bitlevel(args, schedule, out) -> int:
         out.write(f"{schedule.name}, n={args.n}, m={args.m}, bit-level machine: {verdict.value}\n")
         out.write(f"  run: {run.T} cycles, {len(run.ops)} ops, {len(run.sends)} sends\n")
         out.write(f"  SAT encoding ({sat.solver}): {sat.verdict.value} in {sat.seconds:.2f} s, "
-                  f"{sat.variables} variables, {sat.clauses} clauses {sat.reason}\n")
+                  f"{sat.variables} variables, {sat.clauses} clauses" + (f"; {reason}" if reason else "") + "\n")
         out.write(f"  cycle-by-cycle checker: {'valid' if not violations else 'invalid'}\n")
         for v in violations[:5]:
             out.write(f"    {v}\n")
@@ -144,6 +154,8 @@ def _bitlevel(args, schedule, out) -> int:
 
 def print_conditions(needed, out) -> None:
     """The size conditions every verdict assumes, with a failure without each."""
+    from ringproof.proofs.ring.conditions import MAX_SIZE
+
     out.write("\nassumed: " + ", ".join(c["condition"] for c in needed) + "\n")
     for c in needed:
         cex = c["counterexample"]

@@ -22,6 +22,7 @@ from types import SimpleNamespace
 import z3
 
 from ringproof.errors import OutsideFragment
+from ringproof.proofs.ring.intervals import decide
 from ringproof.proofs.ring.lemmas import (BLOCK_WINDOWS, CONST_DIVISORS, MOD_WINDOWS, carry, div_const_cases,
                            library_status)
 from ringproof.schedules.expr import Term, var
@@ -112,6 +113,7 @@ class Ctx:
         self.side_conditions = 0
         self._windows: dict = {}
         self._divs: dict = {}
+        self._solvers: dict = {}     # ids of a subset of the assumptions -> its incremental solver
         self._memo: dict = {}    # ("v"|"c", id(Term)) -> (Term, result); the Term is kept alive
 
     # ------------------------------------------------------------------ side conditions
@@ -119,17 +121,33 @@ class Ctx:
         """Does `fact` follow from the assumptions? (A side condition, not a verdict.)
 
         Proven from the assumptions that share variables with `fact` (transitively): a fact that
-        follows from a subset follows from all, and the answer is cached by that subset.
+        follows from a subset follows from all, and the answer is cached by that subset. Interval
+        reasoning (`intervals.decide`) settles what it can; the rest goes to one incremental Z3
+        solver per subset, the fact's negation pushed and popped.
         """
         relevant = self._relevant(fact)
-        key = (fact.get_id(), tuple(a.get_id() for a in relevant))
+        group = tuple(a.get_id() for a in relevant)
+        key = (fact.get_id(), group)
         if key not in _PROVEN:
-            s = new_solver(self.timeout_ms, self.seed)
-            s.add(*relevant)
-            s.add(z3.Not(fact))
-            self.side_conditions += 1
-            _PROVEN[key] = (s.check() == z3.unsat, fact, relevant)
+            verdict = decide(fact, relevant)
+            if verdict is None:
+                verdict = self._z3_proves(fact, group, relevant)
+            _PROVEN[key] = (verdict, fact, relevant)
         return _PROVEN[key][0]
+
+    def _z3_proves(self, fact, group: tuple, relevant: list) -> bool:
+        s = self._solvers.get(group)
+        if s is None:
+            s = self._solvers[group] = z3.Solver() if self.nonlinear else z3.SolverFor("QF_LIA")
+            s.set("timeout", self.timeout_ms)
+            s.set("random_seed", self.seed)
+            s.add(*relevant)
+        s.push()
+        s.add(z3.Not(fact))
+        self.side_conditions += 1
+        proved = s.check() == z3.unsat
+        s.pop()
+        return proved
 
     def _relevant(self, fact) -> list:
         base = {"m", "k", "kd"}

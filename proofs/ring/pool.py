@@ -1,47 +1,85 @@
-"""Fan work out to forked worker processes, with no global state in the parent.
+"""Run independent tasks in forked worker processes, with no global state in parent or worker.
 
-`fork_map(fn, shared, items)` calls `fn(shared, item)` for each item. `shared` (a schedule, its
-checks: closures that cannot be pickled) reaches the workers by fork, through the pool's
-initializer; only items and results are pickled. Workers are daemons and the pool is terminated on
-any exception, Ctrl-C included, so none outlives the call.
+A task is any zero-argument callable, closures over schedules included: workers are forked, so they
+inherit the task list and receive only indices; only results travel back (pickled). Tasks are handed
+out one at a time in list order (put the long ones first); a task's exception is raised in the parent,
+and on any exception (Ctrl-C included) the workers are terminated, so none outlives the call.
 """
 
 from __future__ import annotations
 
+from functools import partial
 import multiprocessing as mp
 import os
-
-_shared = None   # set in each worker by _init, never in the parent
-
-
-def _init(shared):
-    global _shared
-    _shared = shared
-
-
-def _call(args):
-    fn, item = args
-    return fn(_shared, item)
+import pickle
+import queue
+import traceback
 
 
 def workers(jobs: int) -> int:
-    """The number of workers `--jobs` asks for (0: one per core)."""
+    """Worker processes for `--jobs` (0: one per core)."""
     return jobs or os.cpu_count() or 1
 
 
-def fork_map(fn, shared, items: list, jobs: int = 0, chunksize: int = 1, min_items: int = 2) -> list:
-    """[fn(shared, item) for item in items], in order, on up to `jobs` forked workers."""
-    n = min(workers(jobs), len(items))
-    if n < 2 or len(items) < min_items or "fork" not in mp.get_all_start_methods():
-        return [fn(shared, item) for item in items]
-    pool = mp.get_context("fork").Pool(n, initializer=_init, initargs=(shared,))
+def run_all(tasks: list, jobs: int = 0) -> list:
+    """Each task's result, in task order."""
+    n = min(workers(jobs), len(tasks))
+    if n <= 1 or "fork" not in mp.get_all_start_methods():
+        return [task() for task in tasks]
+    ctx = mp.get_context("fork")
+    todo, done = ctx.SimpleQueue(), ctx.Queue()
+    for i in range(len(tasks)):
+        todo.put(i)
+    for _ in range(n):
+        todo.put(None)
+    procs = [ctx.Process(target=_work, args=(tasks, todo, done), daemon=True) for _ in range(n)]
+    for p in procs:
+        p.start()
     try:
-        out = pool.map(_call, [(fn, item) for item in items], chunksize=chunksize)
-    except BaseException:
-        pool.terminate()
-        raise
-    else:
-        pool.close()
+        results: dict = {}
+        while len(results) < len(tasks):
+            try:
+                i, ok, value = done.get(timeout=1.0)
+            except queue.Empty:
+                if not any(p.is_alive() for p in procs):
+                    raise RuntimeError("the worker processes ended before finishing their tasks") from None
+                continue
+            if not ok:
+                raise value
+            results[i] = value
+        return [results[i] for i in range(len(tasks))]
     finally:
-        pool.join()
-    return out
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
+            p.join()
+
+
+def fork_map(fn, shared, items: list, jobs: int = 0, chunksize: int = 1, min_items: int = 2) -> list:
+    """[fn(shared, item) for item in items], in order, on up to `jobs` forked workers, `chunksize`
+    items per task; serially when there are fewer than `min_items`."""
+    if len(items) < min_items:
+        return [fn(shared, item) for item in items]
+    chunks = [items[i:i + chunksize] for i in range(0, len(items), chunksize)]
+    return [r for part in run_all([partial(_map, fn, shared, c) for c in chunks], jobs) for r in part]
+
+
+def _map(fn, shared, chunk: list) -> list:
+    return [fn(shared, item) for item in chunk]
+
+
+def _work(tasks, todo, done):
+    while (i := todo.get()) is not None:
+        try:
+            done.put((i, True, tasks[i]()))
+        except Exception as err:  # raised again in the parent
+            done.put((i, False, _portable(err)))
+
+
+def _portable(err: Exception) -> Exception:
+    """err itself if it survives pickling, else a RuntimeError carrying its traceback."""
+    try:
+        pickle.loads(pickle.dumps(err))
+        return err
+    except Exception:
+        return RuntimeError("".join(traceback.format_exception(err)))

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
+from functools import partial
 
 from ringproof.errors import BadInput
 from ringproof.model.ring.machine import run
 from ringproof.model.ring.trace import build_trace
 from ringproof.proofs.ring.bounded import check_sizes, shapes
 from ringproof.proofs.ring.counting import check_claim, claim_at, closed, counts
-from ringproof.proofs.ring.pool import fork_map
+from ringproof.proofs.ring.pool import fork_map, run_all
 from ringproof.proofs.ring.properties import Check, check_trace, derive
 from ringproof.proofs.ring.smt import Outcome, discharge
 from ringproof.proofs.results import PROPERTIES, Counterexample, Result, Verdict
@@ -44,14 +45,15 @@ def verify(schedule: Schedule, opts: Options = Options()) -> list[Result]:
         raise BadInput(f"unknown property {sorted(unknown)[0]!r}; known: {', '.join(PROPERTIES)}")
     results: list[Result] = []
     solver_props = [p for p in opts.properties if p != "counts"]
-    if solver_props:
-        if opts.tier == "bounded":
-            results += _bounded(schedule, solver_props, opts)
-        else:
-            checks = [c for c in derive(schedule) if c.property in solver_props]
-            results += _solve(schedule, checks, opts)
+    derived = None
+    if solver_props and opts.tier == "bounded":
+        results += _bounded(schedule, solver_props, opts)
+    elif solver_props:
+        checks = [c for c in derive(schedule) if c.property in solver_props]
+        solved, derived = _solve(schedule, checks, opts, with_counts="counts" in opts.properties)
+        results += solved
     if "counts" in opts.properties:
-        results.append(_counts(schedule, opts, results))
+        results.append(_counts(schedule, opts, results, derived))
     order = {p: i for i, p in enumerate(PROPERTIES)}
     phases = {p.name: i for i, p in enumerate(schedule.phases)}
     return sorted(results, key=lambda r: (phases.get(r.phase, len(phases)), order[r.property]))
@@ -59,23 +61,36 @@ def verify(schedule: Schedule, opts: Options = Options()) -> list[Result]:
 
 # ----------------------------------------------------------------------------- solver tiers
 
-def _run_one(checks, job):
-    i, m_value, timeout_ms, seed, cross, smt2, cross_ms = job
-    return i, replace(discharge(checks[i], m_value, timeout_ms, seed, cross, smt2, cross_ms), check=None)
+
+def _discharged(check: Check, m_value, opts: Options):
+    """A check's outcome, without the check (it travels back from a worker process)."""
+    o = discharge(check, m_value, int(opts.timeout * 1000), opts.seed, opts.cross_check, opts.smt2_dir,
+                  int(opts.cross_timeout * 1000))
+    return replace(o, check=None)
 
 
-def _solve(schedule: Schedule, checks: list[Check], opts: Options) -> list[Result]:
+def _timed_counts(schedule: Schedule, opts: Options) -> tuple:
+    t0 = time.perf_counter()
+    return counts(schedule, opts.seed, int(opts.timeout * 1000)), time.perf_counter() - t0
+
+
+def _solve(schedule: Schedule, checks: list[Check], opts: Options, with_counts: bool = False):
+    """Results of the checks, and the schedule's counts if asked (computed in the same pool, first,
+    since it is the longest task)."""
     ms = [None] if opts.tier == "parametric" else list(range(1, opts.max_m + 1))
-    jobs = [(i, mv, int(opts.timeout * 1000), opts.seed, opts.cross_check, opts.smt2_dir,
-             int(opts.cross_timeout * 1000)) for i in range(len(checks)) for mv in ms]
-    raw = fork_map(_run_one, checks, jobs, opts.jobs)
+    keys = [(i, mv) for i in range(len(checks)) for mv in ms]
+    tasks = [partial(_discharged, checks[i], mv, opts) for i, mv in keys]
+    if with_counts:
+        tasks.insert(0, partial(_timed_counts, schedule, opts))
+    raw = run_all(tasks, opts.jobs)
+    derived = raw.pop(0) if with_counts else None
     outcomes: dict = {}
-    for i, o in raw:
+    for (i, _), o in zip(keys, raw):
         outcomes.setdefault(i, []).append(replace(o, check=checks[i]))
     groups: dict = {}
     for i, c in enumerate(checks):
         groups.setdefault((c.property, c.phase), []).extend(outcomes[i])
-    return [_result(schedule, prop, phase, outs, opts) for (prop, phase), outs in groups.items()]
+    return [_result(schedule, prop, phase, outs, opts) for (prop, phase), outs in groups.items()], derived
 
 
 def _result(schedule, prop, phase, outs: list[Outcome], opts: Options) -> Result:
@@ -204,9 +219,10 @@ def _enumerated_counts(schedule, nmd) -> dict:
     return got
 
 
-def _counts(schedule: Schedule, opts: Options, done: list) -> Result:
-    t0 = time.perf_counter()
-    c = counts(schedule, opts.seed, int(opts.timeout * 1000))
+def _counts(schedule: Schedule, opts: Options, done: list, timed=None) -> Result:
+    """The counts result; `timed` is `_timed_counts(schedule)` if already computed."""
+    c, before = timed if timed is not None else _timed_counts(schedule, opts)
+    t0 = time.perf_counter() - before
     details = {"cycles": str(c.cycles), "ops": {k: (str(v) if v is not None else None) for k, v in c.ops.items()},
                "phase_cycles": {k: str(v) for k, v in c.phase_cycles.items()},
                "utilization": str(c.utilization) if c.utilization is not None else None,

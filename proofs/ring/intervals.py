@@ -1,0 +1,246 @@
+"""Side conditions that interval reasoning settles without Z3.
+
+A side condition of the normalization is a conjunction of linear comparisons over integer digit
+variables, under assumptions that mostly box each variable between linear forms of the parameters m
+and k (`0 ≤ j.r < m`, `0 ≤ j.q < k`). When every relevant assumption is such a box or a bound on m, k
+alone, and the condition has no If-terms, a comparison `g ≥ 0` is
+
+- proved when g's minimum over the box, a linear form α·m + β·k + γ, is ≥ 0 wherever the parameter
+  bounds allow (a lower bound on the minimum: choosing one of several bounds only weakens it);
+- refuted when a small (m, k) gives a non-empty box whose exact minimum of g is < 0 (a concrete
+  witness).
+
+Anything else answers None and goes to Z3. `decide` is tested against Z3 on random instances.
+"""
+
+from __future__ import annotations
+
+from itertools import product
+
+import z3
+
+PARAMS = ("m", "k")
+WITNESS_GRID = range(1, 7)      # (m, k) tried for a refuting witness
+MAX_CHOICES = 16                # combinations of alternative bounds tried for a proof
+
+_OPS = {z3.Z3_OP_ADD, z3.Z3_OP_SUB, z3.Z3_OP_MUL, z3.Z3_OP_UMINUS}
+
+
+_LINEAR: dict = {}    # AST id -> (AST, its linear form or None), the AST kept alive
+
+
+def linear(e) -> dict | None:
+    """e as {variable name: coefficient, "": constant}, or None if e is not linear and If-free
+    (memoized: formulas share sub-terms)."""
+    i = e.get_id()
+    if i not in _LINEAR:
+        _LINEAR[i] = (e, _linear(e))
+    return _LINEAR[i][1]
+
+
+def _linear(e) -> dict | None:
+    if z3.is_int_value(e):
+        return {"": e.as_long()}
+    if not z3.is_int(e):
+        return None
+    if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+        return {e.decl().name(): 1}
+    kind = e.decl().kind() if z3.is_app(e) else None
+    if kind not in _OPS:
+        return None
+    parts = [linear(c) for c in e.children()]
+    if any(p is None for p in parts):
+        return None
+    if kind == z3.Z3_OP_UMINUS:
+        return _scale(parts[0], -1)
+    if kind == z3.Z3_OP_ADD:
+        return _sum(parts)
+    if kind == z3.Z3_OP_SUB:
+        return _sum([parts[0]] + [_scale(p, -1) for p in parts[1:]])
+    out = {"": 1}
+    for p in parts:                                   # a product: all factors but one constant
+        if set(out) == {""}:
+            out = _scale(p, out[""])
+        elif set(p) <= {""}:
+            out = _scale(out, p.get("", 0))
+        else:
+            return None
+    return out
+
+
+def _sum(parts) -> dict:
+    out: dict = {}
+    for p in parts:
+        for v, c in p.items():
+            out[v] = out.get(v, 0) + c
+    return {v: c for v, c in out.items() if c or v == ""}
+
+
+def _scale(p: dict, c: int) -> dict:
+    return {v: c * x for v, x in p.items()}
+
+
+def nonnegatives(e) -> list | None:
+    """e (a comparison, or a conjunction of them) as linear forms that must all be ≥ 0."""
+    if z3.is_and(e):
+        out = []
+        for c in e.children():
+            part = nonnegatives(c)
+            if part is None:
+                return None
+            out += part
+        return out
+    if not z3.is_app(e) or e.num_args() != 2:
+        return None
+    kind = e.decl().kind()
+    a, b = linear(e.arg(0)), linear(e.arg(1))
+    if a is None or b is None:
+        return None
+    diff = _sum([b, _scale(a, -1)])                       # b − a
+    if kind == z3.Z3_OP_LE:
+        return [diff]
+    if kind == z3.Z3_OP_GE:
+        return [_scale(diff, -1)]
+    if kind == z3.Z3_OP_LT:
+        return [_sum([diff, {"": -1}])]                 # integers: a < b ⇔ b − a − 1 ≥ 0
+    if kind == z3.Z3_OP_GT:
+        return [_sum([_scale(diff, -1), {"": -1}])]
+    if kind == z3.Z3_OP_EQ:
+        return [diff, _scale(diff, -1)]
+    return None
+
+
+class Box:
+    """Relevant assumptions read as bounds: per variable, lower and upper linear forms in m, k;
+    the parameters' own constraints kept as forms ≥ 0 over m, k."""
+
+    def __init__(self):
+        self.lo: dict = {}
+        self.hi: dict = {}
+        self.params: list = []
+
+    @classmethod
+    def of(cls, assumptions) -> Box | None:
+        box = cls()
+        for a in assumptions:
+            forms = nonnegatives(a)
+            if forms is None:
+                return None
+            for f in forms:
+                if not box._add(f):
+                    return None
+        return box
+
+    def _add(self, f: dict) -> bool:
+        own = [v for v in f if v and v not in PARAMS]
+        if not own:
+            self.params.append(f)
+            return True
+        if len(own) != 1 or abs(f[own[0]]) != 1:
+            return False
+        v, c = own[0], f[own[0]]
+        rest = {x: y for x, y in f.items() if x != v}
+        if c == 1:          # v + rest ≥ 0  ⇒  v ≥ −rest
+            self.lo.setdefault(v, []).append(_scale(rest, -1))
+        else:               # rest − v ≥ 0  ⇒  v ≤ rest
+            self.hi.setdefault(v, []).append(rest)
+        return True
+
+    def variables(self) -> set:
+        return set(self.lo) | set(self.hi)
+
+
+def _at(f: dict, point: dict) -> int:
+    return sum(c * (point[v] if v else 1) for v, c in f.items())
+
+
+def _param_range(box: Box, name: str):
+    """[lo, hi] of one parameter from the constraints on it alone (hi None: unbounded); None if
+    some constraint ties m and k together."""
+    lo, hi = None, None
+    for f in box.params:
+        vs = [v for v in f if v]
+        if len(vs) != 1:
+            return None                   # ties m and k together, or a constant fact
+        if vs[0] != name:
+            continue
+        c, r = f[name], f.get("", 0)      # c·x + r ≥ 0
+        if c > 0:
+            bound = -(r // c)             # x ≥ ⌈−r/c⌉
+            lo = bound if lo is None else max(lo, bound)
+        else:
+            bound = r // (-c)             # x ≤ ⌊r/−c⌋
+            hi = bound if hi is None else min(hi, bound)
+    return lo, hi
+
+
+def _proves(g: dict, box: Box, ranges) -> bool:
+    """Is g ≥ 0 wherever the box is non-empty? (Sound, not complete.)"""
+    terms = [v for v in g if v and v not in PARAMS]
+    options = []
+    for v in terms:
+        bounds = box.lo.get(v) if g[v] > 0 else box.hi.get(v)
+        if not bounds:
+            return False
+        options.append(bounds)
+    for k, choice in enumerate(product(*options)):
+        if k >= MAX_CHOICES:
+            return False
+        low = _sum([{x: c for x, c in g.items() if not x or x in PARAMS}] +
+                   [_scale(b, g[v]) for v, b in zip(terms, choice)])
+        if _min_over(low, ranges) >= 0:
+            return True
+    return False
+
+
+def _min_over(f: dict, ranges) -> float:
+    """Minimum of a linear form in m, k over the parameter ranges (−inf if unbounded below)."""
+    total = f.get("", 0)
+    for name, (lo, hi) in zip(PARAMS, ranges):
+        c = f.get(name, 0)
+        if c and (lo if c > 0 else hi) is None:
+            return float("-inf")
+        total += c * (lo if c > 0 else hi) if c else 0
+    return total
+
+
+def _witness(forms: list, box: Box, ranges) -> bool:
+    """Is there a small (m, k) with a non-empty box where some form's exact minimum is < 0?"""
+    names = box.variables() | {v for g in forms for v in g if v and v not in PARAMS}
+    if any(v not in box.lo or v not in box.hi for v in names):
+        return False                                  # unbounded: no exact minimum
+    grid = [[x for x in WITNESS_GRID if (lo is None or lo <= x) and (hi is None or x <= hi)]
+            for lo, hi in ranges]
+    for m, k in product(*grid):
+        point = {"m": m, "k": k}
+        if any(_at(f, point) < 0 for f in box.params):
+            continue
+        span = {v: (max(_at(b, point) for b in box.lo[v]), min(_at(b, point) for b in box.hi[v]))
+                for v in names}
+        if any(lo > hi for lo, hi in span.values()):
+            continue
+        for g in forms:
+            low = sum(c * (point[v] if v in PARAMS else span[v][0] if c > 0 else span[v][1])
+                      for v, c in g.items() if v) + g.get("", 0)
+            if low < 0:
+                return True
+    return False
+
+
+def decide(fact, assumptions) -> bool | None:
+    """True: `fact` follows from `assumptions`; False: it does not (a concrete witness exists);
+    None: not settled by intervals."""
+    forms = nonnegatives(fact)
+    if forms is None:
+        return None
+    box = Box.of(assumptions)
+    if box is None:
+        return None
+    ranges = [_param_range(box, p) for p in PARAMS]
+    if None in ranges:
+        return None
+    if all(_proves(g, box, ranges) for g in forms):
+        return True
+    if _witness(forms, box, ranges):
+        return False
+    return None
