@@ -15,7 +15,7 @@ from ringproof.schedules.dsl import (DIV, EAC, HOME, MAC, Array, At, Copy, Eithe
                                      Op, Phase, Problem, Ref, Schedule, Send, Step, check_size,
                                      params, variant_name)
 from ringproof.schedules.expr import (and_, between, div, eq, ge, gt, ite, le, lt, mod, ne, not_, or_,
-                                      var, wrap)
+                                      same, var, wrap)
 from ringproof.schedules.problems import MASKED, PLAIN, PROBLEMS, SYMMETRIC
 
 # name -> module, imported on first access (PEP 562)
@@ -35,7 +35,7 @@ __all__ = [
     "Schedule", "Phase", "Loop", "Step", "Op", "MAC", "EAC", "DIV", "At", "HOME", "Either", "Send",
     "Move", "Copy", "Ref", "Array", "Equation", "Problem", "check_size", "params", "variant_name",
     "mod", "div", "ite", "eq", "ne", "lt", "le", "gt", "ge", "and_", "or_", "not_", "between", "wrap",
-    "var",
+    "var", "same",
     "PLAIN", "SYMMETRIC", "MASKED", "PROBLEMS",
     *_LAZY,
 ]

@@ -210,7 +210,9 @@ def guarded(fn, what: str, returns: type | None = None):
                 if code is not None and tb.tb_frame.f_code.co_filename == code.co_filename:
                     line = f"{code.co_filename}:{tb.tb_lineno}"
                 tb = tb.tb_next
-            raise BadInput(f"{line}: {what} raised {type(err).__name__}: {err}") from None
+            hint = (" (Python `if`/`and`/`or` on index values: use ite, and_, or_, not_ from ringproof)"
+                    if "truth value of an array" in str(err) else "")
+            raise BadInput(f"{line}: {what} raised {type(err).__name__}: {err}{hint}") from None
         if returns is not None and not isinstance(out, returns):
             raise BadInput(f"{where(fn)}: {what} must return a {returns.__name__}, got {type(out).__name__}")
         return out

@@ -12,25 +12,107 @@ prover's own syntax, which `ringproof.proofs.ring.normalize` rewrites into linea
 from __future__ import annotations
 
 import operator
+import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 
+from ringproof.errors import BadInput
+
 
 # --------------------------------------------------------------------------- Term trees
 
 
-@dataclass(frozen=True)
+def _refuse(what: str, use: str):
+    """Refuse a Python operation on a symbolic value, naming the line of the caller that wrote it.
+
+    Python would answer it from the Term's fields (`j == 1` is False for every j), so the prover
+    would check a formula other than the one that runs: bad input, never a silent proof.
+    """
+    frame = sys._getframe(2)
+    while frame is not None and (frame.f_code.co_filename == __file__
+                                 or frame.f_code.co_filename.startswith("<")):
+        frame = frame.f_back
+    line = f"{frame.f_code.co_filename}:{frame.f_lineno}: " if frame is not None else ""
+    raise BadInput(f"{line}Python's {what} on a symbolic index value would not be what the prover "
+                   f"checks: use {use}")
+
+
+@dataclass(frozen=True, eq=False)
 class Term:
     """A node of the prover's expression syntax: `op` applied to `args`.
 
     Leaves are ('var', name) and ('const', value). Arithmetic operators build nodes; logic and
-    comparisons are built by the helpers of this module.
+    comparisons are built by the helpers of this module. Python's comparisons, truth value, `%`,
+    `//`, `/` and conversions to numbers are refused (BadInput naming the line): they would be
+    decided on the tree, not on the value. `same(a, b)` compares two trees; a Term hashes by
+    identity.
     """
 
     op: str
     args: tuple
+
+    __hash__ = object.__hash__
+
+    def __eq__(self, other):
+        _refuse("==", "eq(a, b)")
+
+    def __ne__(self, other):
+        _refuse("!=", "ne(a, b)")
+
+    def __lt__(self, other):
+        _refuse("<", "lt(a, b)")
+
+    def __le__(self, other):
+        _refuse("<=", "le(a, b)")
+
+    def __gt__(self, other):
+        _refuse(">", "gt(a, b)")
+
+    def __ge__(self, other):
+        _refuse(">=", "ge(a, b)")
+
+    def __bool__(self):
+        _refuse("truth value (`if`, `and`, `or`, `not`)",
+                "ite(c, a, b) for values, and_/or_/not_ for conditions, guard= for a Step")
+
+    def __mod__(self, other):
+        _refuse("%", "mod(a, b)")
+
+    __rmod__ = __mod__
+
+    def __floordiv__(self, other):
+        _refuse("//", "div(a, b)")
+
+    __rfloordiv__ = __floordiv__
+
+    def __truediv__(self, other):
+        _refuse("/", "div(a, b) (floor division)")
+
+    __rtruediv__ = __truediv__
+
+    def __divmod__(self, other):
+        _refuse("divmod()", "div(a, b) and mod(a, b)")
+
+    __rdivmod__ = __divmod__
+
+    def __pow__(self, other):
+        _refuse("**", "a * a")
+
+    __rpow__ = __pow__
+
+    def __abs__(self):
+        _refuse("abs()", "ite(lt(a, 0), -a, a)")
+
+    def __float__(self):
+        _refuse("float()", "integer index formulas only")
+
+    def __int__(self):
+        _refuse("int()", "the formula itself (it is already an integer expression)")
+
+    def __index__(self):
+        _refuse("use as a Python index or range bound", "the formula itself, or a Loop bound")
 
     def __add__(self, other):
         return Term("add", (self, lift(other)))
@@ -53,11 +135,27 @@ class Term:
     def __rmul__(self, other):
         return Term("mul", (lift(other), self))
 
-    def __bool__(self):
-        raise TypeError("a Term has no truth value: use ite()/eq()/lt() instead of `if`/`==`")
-
     def __repr__(self):
         return render(self)
+
+
+def same(a, b) -> bool:
+    """Structural equality of two Terms (or of plain values): the same tree, leaf for leaf."""
+    todo = [(a, b)]
+    while todo:
+        x, y = todo.pop()
+        if x is y:
+            continue
+        if isinstance(x, Term) != isinstance(y, Term):
+            return False
+        if not isinstance(x, Term):
+            if type(x) is not type(y) or x != y:
+                return False
+            continue
+        if x.op != y.op or len(x.args) != len(y.args):
+            return False
+        todo.extend(zip(x.args, y.args))
+    return True
 
 
 def var(name: str) -> Term:

@@ -17,6 +17,7 @@ from ringproof.model.ring.machine import run
 from ringproof.model.ring.trace import build_trace
 from ringproof.proofs.ring.bounded import check_sizes, check_trace, sizes
 from ringproof.proofs.ring.counting import check_claim, claim_at, closed, counts
+from ringproof.proofs.ring.formulas import check_formulas
 from ringproof.proofs.ring.obligations import Check, derive
 from ringproof.proofs.results import PROPERTIES, Counterexample, Result, Verdict
 from ringproof.proofs.ring.smt import Outcome, discharge
@@ -41,6 +42,7 @@ def verify(schedule: Schedule, opts: Options = Options()) -> list[Result]:
     unknown = set(opts.properties) - set(PROPERTIES)
     if unknown:
         raise BadInput(f"unknown property {sorted(unknown)[0]!r}; known: {', '.join(PROPERTIES)}")
+    check_formulas(schedule)
     results: list[Result] = []
     solver_props = [p for p in opts.properties if p != "counts"]
     if solver_props:
