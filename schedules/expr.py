@@ -24,19 +24,25 @@ from ringproof.errors import BadInput
 # --------------------------------------------------------------------------- Term trees
 
 
+def user_line(*internal: str) -> str:
+    """`file:line: ` of the innermost caller outside this module and the files `internal` (the
+    schedule author's line that made the call), or "" if there is none."""
+    skip = {__file__, *internal}
+    frame = sys._getframe(1)
+    while frame is not None and (frame.f_code.co_filename in skip
+                                 or frame.f_code.co_filename.startswith("<")):
+        frame = frame.f_back
+    return f"{frame.f_code.co_filename}:{frame.f_lineno}: " if frame is not None else ""
+
+
 def _refuse(what: str, use: str):
     """Refuse a Python operation on a symbolic value, naming the line of the caller that wrote it.
 
     Python would answer it from the Term's fields (`j == 1` is False for every j), so the prover
     would check a formula other than the one that runs: bad input, never a silent proof.
     """
-    frame = sys._getframe(2)
-    while frame is not None and (frame.f_code.co_filename == __file__
-                                 or frame.f_code.co_filename.startswith("<")):
-        frame = frame.f_back
-    line = f"{frame.f_code.co_filename}:{frame.f_lineno}: " if frame is not None else ""
-    raise BadInput(f"{line}Python's {what} on a symbolic index value would not be what the prover "
-                   f"checks: use {use}")
+    raise BadInput(f"{user_line()}Python's {what} on a symbolic index value would not be what the "
+                   f"prover checks: use {use}")
 
 
 @dataclass(frozen=True, eq=False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 
 from ringproof.errors import BadInput
 
@@ -39,3 +40,29 @@ class ArgumentParser(argparse.ArgumentParser):
 
 class _HelpShown(Exception):
     pass
+
+
+def seconds(text: str) -> float:
+    """argparse type: a finite positive number of seconds (nan and inf are not durations)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a finite positive number of seconds, got {text!r}")
+    return value
+
+
+def bounded_int(lo: int, hi: int | None = None, what: str = "an integer"):
+    """argparse type: an int in [lo, hi], the limit named in the message."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if value < lo or (hi is not None and value > hi):
+            limit = f"at least {lo}" if hi is None else f"between {lo} and {hi}"
+            raise argparse.ArgumentTypeError(f"expected {what} {limit}, got {value}")
+        return value
+    parse.__name__ = what
+    return parse

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ringproof.proofs.cli.argparsing import ArgumentParser
+from ringproof.model.ring.limits import check_traceable
+from ringproof.proofs.cli.argparsing import ArgumentParser, bounded_int, seconds
 from ringproof.proofs.ring.prover import Options, verify
 from ringproof.proofs.report.render import RENDER, grid
 from ringproof.proofs.results import PROPERTIES, TIERS, Verdict
@@ -22,9 +23,9 @@ def parser() -> ArgumentParser:
     p.add_argument("-o", "--output", help="file to write (default: standard output)")
     p.add_argument("--tier", choices=TIERS, default="parametric")
     p.add_argument("--property", action="append", default=None, metavar="NAME")
-    p.add_argument("--max-n", type=int, default=24)
-    p.add_argument("--max-m", type=int, default=8)
-    p.add_argument("--timeout", type=float, default=10.0)
+    p.add_argument("--max-n", type=bounded_int(1, what="a size"), default=24)
+    p.add_argument("--max-m", type=bounded_int(1, what="a size"), default=8)
+    p.add_argument("--timeout", type=seconds, default=10.0)
     p.add_argument("-n", type=int, default=4, help="size of the schedule picture (default 4)")
     p.add_argument("-m", type=int, default=2, help="PEs of the schedule picture (default 2)")
     p.add_argument("--cycles", type=int, default=24, help="cycles shown in the picture (default 24)")
@@ -36,6 +37,9 @@ def main(argv, stdout, stderr) -> int:
     if args is None:
         return 0
     check_size(args.n, args.m)
+    check_traceable(args.n)
+    if args.tier == "bounded":
+        check_traceable(args.max_n, "--max-n")
     if args.cycles < 1:
         raise BadInput(f"--cycles must be at least 1, got {args.cycles}")
     props = tuple(p for arg in (args.property or list(PROPERTIES)) for p in arg.split(","))

@@ -12,7 +12,9 @@ import json
 from ringproof.model.bitlevel import Run
 from ringproof.proofs.search.minimum import search
 from ringproof.model.bitlevel.types import VARIANTS
-from ringproof.proofs.cli.argparsing import ArgumentParser
+from ringproof.errors import BadInput
+from ringproof.proofs.cli.argparsing import ArgumentParser, seconds
+from ringproof.proofs.search.portfolio import SOLVERS
 
 EXIT_OK, EXIT_UNKNOWN = 0, 2
 
@@ -24,9 +26,9 @@ def _parser() -> ArgumentParser:
     p.add_argument("-n", type=int, required=True, help="number of vectors")
     p.add_argument("-m", type=int, required=True, help="number of PEs")
     p.add_argument("-d", type=int, default=None, help="vector length (default n)")
-    p.add_argument("--timeout", type=float, default=600.0, help="seconds for the whole search (default 600)")
+    p.add_argument("--timeout", type=seconds, default=600.0, help="seconds for the whole search (default 600)")
     p.add_argument("--max-T", type=int, default=None, help="give up above this many cycles")
-    p.add_argument("--solver", default="portfolio",
+    p.add_argument("--solver", default="portfolio", choices=SOLVERS, metavar="SOLVER",
                    help="portfolio (Kissat and CaDiCaL raced), a pysat solver name, or z3")
     p.add_argument("--no-lemmas", action="store_true",
                    help="start at the slot-counting bound: the solver refutes what lemma L2b would")
@@ -56,6 +58,9 @@ def main(argv, stdout, stderr) -> int:
     args = _parser().parse(argv, stdout)
     if args is None:
         return EXIT_OK
+    if args.n % args.m:
+        raise BadInput(f"search: m must divide n (the ring schedules and the lower bounds assume "
+                       f"m | n), got n={args.n}, m={args.m}")
     r = search(args.variant, args.n, args.m, args.d, max_T=args.max_T, timeout=args.timeout,
                solver=args.solver, lemmas=not args.no_lemmas)
     if args.json:

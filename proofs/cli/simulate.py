@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 
+from ringproof.model.ring.limits import check_traceable
 from ringproof.model.ring.machine import run
-from ringproof.proofs.cli.argparsing import ArgumentParser
+from ringproof.proofs.cli.argparsing import ArgumentParser, bounded_int
 from ringproof.proofs.cli.targets import resolve
 from ringproof.schedules.dsl import check_size
 
@@ -18,7 +19,7 @@ def parser() -> ArgumentParser:
     p.add_argument("target")
     p.add_argument("-n", type=int, required=True, help="number of vectors (= d)")
     p.add_argument("-m", type=int, required=True, help="number of PEs; m must divide n")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    p.add_argument("--seed", type=bounded_int(0, 2**32 - 1, "a seed"), default=0, help="seed of the random inputs")
     p.add_argument("--json", action="store_true")
     return p
 
@@ -28,6 +29,7 @@ def main(argv, stdout, stderr) -> int:
     if args is None:
         return 0
     check_size(args.n, args.m)
+    check_traceable(args.n)
     schedule = resolve(args.target)
     r = run(schedule, args.n, args.m, seed=args.seed)
     data = {"target": args.target, "n": args.n, "m": args.m, "cycles": r.cycles,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from ringproof.proofs.cli.argparsing import ArgumentParser
+from ringproof.model.ring.limits import check_traceable
+from ringproof.proofs.cli.argparsing import ArgumentParser, bounded_int, seconds
 from ringproof.proofs.ring.prover import Options, verify
 from ringproof.proofs.results import PROPERTIES, TIERS, Verdict
 from ringproof.proofs.cli.targets import registry, resolve
@@ -27,9 +28,9 @@ def parser() -> ArgumentParser:
                    help="parametric: all n, m; per-m: all n for each m ≤ --max-m; bounded: n ≤ --max-n")
     p.add_argument("--max-n", type=int, default=24, help="bounded tier: largest n (default 24)")
     p.add_argument("--max-m", type=int, default=8, help="per-m tier: largest m (default 8)")
-    p.add_argument("--timeout", type=float, default=10.0, help="seconds per solver query (default 10)")
-    p.add_argument("--seed", type=int, default=0, help="Z3 random seed")
-    p.add_argument("--jobs", type=int, default=0, help="worker processes (default: one per core)")
+    p.add_argument("--timeout", type=seconds, default=10.0, help="seconds per solver query (default 10)")
+    p.add_argument("--seed", type=bounded_int(0, 2**32 - 1, "a seed"), default=0, help="Z3 random seed")
+    p.add_argument("--jobs", type=bounded_int(0, 256, "a number of processes"), default=0, help="worker processes (default: one per core)")
     p.add_argument("--method", choices=("index", "bitlevel"), default="index",
                    help="index: the index-formula proofs (default); bitlevel: check the run for one "
                    "(-n, -m) on the paper's Boolean ring model (SAT) and its cycle-by-cycle checker")
@@ -46,8 +47,8 @@ def main(argv, stdout, stderr) -> int:
     for name in ("max_n", "max_m"):
         if getattr(args, name) < 1:
             raise BadInput(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
-    if args.timeout <= 0:
-        raise BadInput(f"--timeout must be positive, got {args.timeout}")
+    if args.tier == "bounded":
+        check_traceable(args.max_n, "--max-n")
     props = tuple(p for arg in (args.property or list(PROPERTIES)) for p in arg.split(","))
     schedule = resolve(args.target)
     if args.method == "bitlevel":

@@ -15,6 +15,9 @@ from ringproof.model.bitlevel.types import Verdict
 
 DEFAULT_SOLVER = "portfolio"
 PORTFOLIO = ("kissat404", "cadical195")  # raced in two processes; the first verdict wins
+SOLVERS = ("portfolio", "z3", "cadical103", "cadical153", "cadical195", "gluecard3", "gluecard4",
+           "glucose3", "glucose4", "glucose42", "kissat404", "lingeling", "maplechrono", "maplecm",
+           "maplesat", "mergesat3", "minicard", "minisat22")   # names `solve` accepts
 
 
 def _pysat(name: str, clauses: list[list[int]]):
