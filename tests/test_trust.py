@@ -199,3 +199,39 @@ def test_broken_pipe_is_quiet():
     proc = subprocess.run(f"{prove} unroll --pes 256 | head -1",
                           shell=True, capture_output=True, text=True, timeout=120)
     assert proc.stdout.startswith("PE array of 256") and proc.stderr == "", proc.stderr
+
+
+# ----------------------------------------------------------------------------- Ctrl-C
+
+def _live(group: int) -> list[str]:
+    import subprocess
+
+    ps = subprocess.run(["ps", "-o", "pid=,stat=", "-g", str(group)], capture_output=True, text=True)
+    return [line for line in ps.stdout.splitlines() if line.split()[1][0] != "Z"]
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_ctrl_c_stops_within_a_second_and_leaves_no_worker(jobs):
+    """SIGINT to the whole process group, as a terminal's Ctrl-C sends it, in the middle of the
+    parametric proofs (in-process Z3 with --jobs 1, a pool of workers with --jobs 2)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    prove = Path(sys.executable).parent / "prove"
+    proc = subprocess.Popen([str(prove), "algo2", "--jobs", jobs], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(6)
+    assert proc.poll() is None, "finished before the interrupt: the test would prove nothing"
+    start = time.perf_counter()
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    stopped = time.perf_counter() - start
+    assert proc.returncode == 130 and err.strip() == "prove: interrupted", err
+    assert stopped < 3.0, stopped          # a second idle; some slack for a loaded machine
+    time.sleep(0.5)
+    assert _live(proc.pid) == []

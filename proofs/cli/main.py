@@ -37,6 +37,9 @@ def main(argv: list[str] | None = None, stdout=None, stderr=None) -> int:
     stderr = stderr or sys.stderr
     debug = "--debug" in argv
     argv = [a for a in argv if a != "--debug"]
+    from ringproof.proofs import interrupts
+
+    interrupts.install()
     if argv and argv[0] in SUBCOMMANDS:
         module, rest = SUBCOMMANDS[argv[0]], argv[1:]
     else:

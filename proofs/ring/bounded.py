@@ -7,11 +7,11 @@ counterexample.
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
 
 import numpy as np
 
+from ringproof.proofs.workers import can_fork, pool_map, worker_pool
 from ringproof.model.ring.trace import PhaseTrace, Trace, build_trace
 from ringproof.model.ring.machine import describe
 from ringproof.schedules.dsl import Op, Schedule
@@ -333,9 +333,9 @@ def check_sizes(schedule: Schedule, max_n: int, properties=None, max_m=None, job
     _SWEEP = (schedule, properties)
     todo = sizes(max_n, max_m)
     workers = jobs or os.cpu_count() or 1
-    if workers > 1 and len(todo) > 8 and "fork" in mp.get_all_start_methods():
-        with mp.get_context("fork").Pool(workers) as pool:
-            raw = pool.map(_check_one, sorted(todo, reverse=True), chunksize=4)
+    if workers > 1 and len(todo) > 8 and can_fork():
+        with worker_pool(workers) as pool:
+            raw = pool_map(pool, _check_one, sorted(todo, reverse=True), chunksize=4)
     else:
         raw = [_check_one(nm) for nm in todo]
     verdicts: dict = {}

@@ -7,7 +7,6 @@ does not replay is reported as `unknown`, never as a refutation.
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
 import time
 from dataclasses import dataclass, replace
@@ -19,6 +18,7 @@ from ringproof.proofs.ring.bounded import check_sizes, check_trace, sizes
 from ringproof.proofs.ring.counting import check_claim, claim_at, closed, counts
 from ringproof.proofs.ring.formulas import check_formulas
 from ringproof.proofs.ring.obligations import Check, derive
+from ringproof.proofs.workers import can_fork, pool_map, worker_pool
 from ringproof.proofs.results import PROPERTIES, Counterexample, Result, Verdict
 from ringproof.proofs.ring.smt import Outcome, discharge
 from ringproof.schedules.dsl import Schedule
@@ -75,9 +75,9 @@ def _solve(schedule: Schedule, checks: list[Check], opts: Options) -> list[Resul
     ms = [None] if opts.tier == "parametric" else list(range(1, opts.max_m + 1))
     jobs = [(i, mv, int(opts.timeout * 1000), opts.seed) for i in range(len(checks)) for mv in ms]
     workers = opts.jobs or os.cpu_count() or 1
-    if workers > 1 and len(jobs) > 1 and "fork" in mp.get_all_start_methods():
-        with mp.get_context("fork").Pool(min(workers, len(jobs))) as pool:
-            raw = pool.map(_run_one, jobs, chunksize=1)
+    if workers > 1 and len(jobs) > 1 and can_fork():
+        with worker_pool(min(workers, len(jobs))) as pool:
+            raw = pool_map(pool, _run_one, jobs)
     else:
         raw = [_run_one(j) for j in jobs]
     outcomes: dict = {}
