@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from fractions import Fraction
 
 from ringproof.model.device.instances import TOPOLOGIES, generate, load
+from ringproof.proofs import jsonout
 from ringproof.proofs.cli.argparsing import ArgumentParser
 from ringproof.proofs.balance.minimax import solve
 from ringproof.model.device.batch import HEURISTICS, evaluate
@@ -66,7 +66,7 @@ def main(argv: list[str], stdout, stderr) -> int:
         return float(span / best.makespan) if best.makespan else 1.0
 
     if args.json:
-        json.dump({
+        jsonout.write("balance", {
             "instance": {"patches": problem.patches, "banks": problem.banks, "clusters": problem.clusters,
                          "topology": args.topology, "seed": args.seed,
                          **({"file": args.file} if args.file else {"skew": args.skew, "overlap": args.overlap})},
@@ -76,8 +76,7 @@ def main(argv: list[str], stdout, stderr) -> int:
                         "utilization": problem.utilization(best.assignment)},
             "schedules": {name: {"makespan": float(s.makespan), "ratio": ratio(s.makespan),
                                  "utilization": s.utilization} for name, s in schedules.items()},
-        }, stdout, indent=2)
-        stdout.write("\n")
+        }, stdout)
     else:
         where = f"file {args.file}" if args.file else f"skew {args.skew}, overlap {args.overlap}, seed {args.seed}"
         stdout.write(f"instance: {problem.patches} patches, {problem.banks} banks ({args.topology}), "

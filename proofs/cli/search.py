@@ -7,12 +7,11 @@ claimed), 64 bad input.
 
 from __future__ import annotations
 
-import json
-
 from ringproof.model.bitlevel import Run
 from ringproof.proofs.search.minimum import search
 from ringproof.model.bitlevel.types import VARIANTS
 from ringproof.errors import BadInput
+from ringproof.proofs import jsonout
 from ringproof.proofs.cli.argparsing import ArgumentParser, seconds
 from ringproof.proofs.search.portfolio import SOLVERS
 
@@ -77,7 +76,7 @@ def main(argv, stdout, stderr) -> int:
                 "ops": [[o.t, o.p, o.kind, o.i, o.j, o.l] for o in r.schedule.ops],
                 "sends": [[s.t, s.p, list(s.datum)] for s in r.schedule.sends]},
         }
-        print(json.dumps(doc), file=stdout)
+        jsonout.write("search", doc, stdout, indent=None)
     else:
         name = f"{r.variant} attention, n={r.n}, d={r.d}, m={r.m}"
         if r.proven:

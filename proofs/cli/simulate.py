@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 from ringproof.model.ring.limits import check_traceable
 from ringproof.model.ring.machine import run
+from ringproof.proofs import jsonout
 from ringproof.proofs.cli.argparsing import ArgumentParser, bounded_int
 from ringproof.proofs.cli.targets import resolve
 from ringproof.schedules.dsl import check_size
@@ -38,8 +37,7 @@ def main(argv, stdout, stderr) -> int:
             "violations": [{"rule": v.rule, "message": v.message, "iterations": list(v.iterations)}
                            for v in r.violations]}
     if args.json:
-        json.dump(data, stdout, indent=2)
-        stdout.write("\n")
+        jsonout.write("simulate", data, stdout)
     else:
         stdout.write(f"{schedule.name}: n={args.n}, m={args.m}\n")
         stdout.write(f"cycles        {r.cycles}\n")

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 
 from ringproof.model.unrolling.mobilevit import mobilevit_s
 from ringproof.model.unrolling.utilization import LOOPS, LayerResult, Memory, Plan, network_macs, plan
 from ringproof.errors import BadInput
+from ringproof.proofs import jsonout
 from ringproof.proofs.cli.argparsing import ArgumentParser
 from ringproof.proofs.unrolling.facts import FACTS, MISREADINGS, Verdict, prove_all
 
@@ -69,7 +69,7 @@ def main(argv, stdout, stderr) -> int:
     if args.json:
         docs = [_plan_json(p, layers, memory, args.prune) for p in plans]
         out = docs[0] if args.pes else {"arrays": docs}
-        stdout.write(json.dumps(out, indent=2) + "\n")
+        jsonout.write("unroll", out, stdout)
         return EXIT_OK
     for p in plans:
         _print_plan(p, layers, stdout)
@@ -101,8 +101,8 @@ def _check_array(pes: int) -> None:
 def _facts(args, stdout) -> int:
     facts, misreadings = prove_all(FACTS, args.timeout), prove_all(MISREADINGS, args.timeout)
     if args.json:
-        stdout.write(json.dumps({"facts": [r.as_dict() for r in facts],
-                                 "misreadings": [r.as_dict() for r in misreadings]}, indent=2) + "\n")
+        jsonout.write("unroll-facts", {"facts": [r.as_dict() for r in facts],
+                                       "misreadings": [r.as_dict() for r in misreadings]}, stdout)
     else:
         stdout.write(f"{'fact':34} {'verdict':8} {'s':>6}  statement\n")
         for r in facts:

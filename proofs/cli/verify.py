@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
-
 from ringproof.model.ring.limits import check_traceable
+from ringproof.proofs import jsonout
 from ringproof.proofs.cli.argparsing import ArgumentParser, bounded_int, seconds
 from ringproof.proofs.ring.prover import Options, verify
 from ringproof.proofs.results import PROPERTIES, TIERS, Verdict
@@ -60,9 +59,9 @@ def main(argv, stdout, stderr) -> int:
                                        args.seed, args.jobs))
     verdict = Verdict.combine(r.verdict for r in results)
     if args.json:
-        json.dump({"target": args.target, "schedule": schedule.name, "verdict": verdict.value,
-                   "results": [r.to_json() for r in results]}, stdout, indent=2)
-        stdout.write("\n")
+        jsonout.write("prove", {"target": args.target, "schedule": schedule.name,
+                                "verdict": verdict.value, "results": [r.to_json() for r in results]},
+                      stdout)
     else:
         print_table(args.target, results, stdout)
     return verdict.exit_code
@@ -93,8 +92,7 @@ def _bitlevel(args, schedule, out) -> int:
             "checker_violations": violations, "sat": sat.verdict.value, "seconds": round(sat.seconds, 4),
             "variables": sat.variables, "clauses": sat.clauses, "solver": sat.solver, "reason": sat.reason}
     if args.json:
-        json.dump(data, out, indent=2)
-        out.write("\n")
+        jsonout.write("bitlevel", data, out)
     else:
         out.write(f"{schedule.name}, n={args.n}, m={args.m}, bit-level machine: {verdict.value}\n")
         out.write(f"  run: {run.T} cycles, {len(run.ops)} ops, {len(run.sends)} sends\n")

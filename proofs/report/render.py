@@ -4,7 +4,7 @@ counts, and the schedule as a PE × cycle grid (like Fig. 2 of the paper)."""
 from __future__ import annotations
 
 import html
-import json
+from ringproof.proofs.jsonout import dumps
 
 import numpy as np
 
@@ -37,9 +37,9 @@ def grid(schedule: Schedule, n: int, m: int, max_cycles: int = 24) -> dict:
 
 
 def to_json(target: str, schedule: Schedule, results, picture: dict | None) -> str:
-    return json.dumps({"target": target, "schedule": schedule.name,
-                       "verdict": Verdict.combine(r.verdict for r in results).value,
-                       "results": [r.to_json() for r in results], "grid": picture}, indent=2)
+    return dumps("report", {"target": target, "schedule": schedule.name,
+                            "verdict": Verdict.combine(r.verdict for r in results).value,
+                            "results": [r.to_json() for r in results], "grid": picture})
 
 
 def _counts_line(results) -> str:
