@@ -10,10 +10,8 @@ Table I).
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from collections import Counter
-from pathlib import Path
 
 
 from ringproof.model.ring.trace import build_trace  # noqa: E402

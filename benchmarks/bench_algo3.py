@@ -10,10 +10,8 @@ m ≤ 6, once; the bounded sweep n ≤ 24; one instance n = 17, m = 17 against t
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from collections import Counter
-from pathlib import Path
 
 
 from ringproof.model.ring.trace import build_trace  # noqa: E402

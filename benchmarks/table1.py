@@ -9,8 +9,6 @@ for any difference from the paper.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 
 from ringproof.model.ring.trace import build_trace  # noqa: E402

@@ -9,9 +9,7 @@ the ES values can be read as.
 
 from __future__ import annotations
 
-import sys
 from fractions import Fraction
-from pathlib import Path
 
 
 from ringproof.model.ring.machine import run  # noqa: E402

@@ -21,6 +21,7 @@ Witnesses, checked by the prover like loop invariants:
 from __future__ import annotations
 
 import enum
+import functools
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any, Callable
@@ -242,10 +243,8 @@ def guarded(fn, what: str, returns: type | None = None):
             raise BadInput(f"{where(fn)}: {what} must return a {returns.__name__}, got {type(out).__name__}")
         return out
 
+    functools.update_wrapper(call, fn)    # name, module, doc: the wrapper reads as the user's function
     call.__ringproof_guarded__ = True
-    call.__wrapped__ = fn
-    call.__name__ = getattr(fn, "__name__", "call")
-    call.__module__ = getattr(fn, "__module__", call.__module__)
     return call
 
 

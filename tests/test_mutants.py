@@ -2,10 +2,10 @@
 
 import pytest
 
+from twins import assert_same_check_replays
+
 from ringproof.model.ring.machine import run
 from mutants import LEGAL, REFUTED
-from ringproof.proofs.ring.bounded import check_trace
-from ringproof.model.ring.trace import build_trace
 from ringproof.proofs.ring.prover import verify
 from ringproof.proofs.results import Verdict
 
@@ -18,9 +18,8 @@ def test_mutant_is_refuted_and_replays(name):
     for r in refuted:
         cex = r.counterexample
         assert cex is not None and cex.replay.get("confirmed")
-        # replay independently: the same property fails when that (n, m) is enumerated
-        found = check_trace(build_trace(REFUTED[name], cex.n, cex.m), [r.property])
-        assert found[(r.property, r.phase)], (name, r.property, r.phase)
+        # replay independently: the same check fails when that (n, m) is enumerated
+        assert_same_check_replays(REFUTED[name], r)
 
 
 @pytest.mark.parametrize("name", [k for k in REFUTED if "witness" not in k])

@@ -2,10 +2,10 @@
 
 import pytest
 
+from twins import assert_same_check_replays
+
 from ringproof.model.ring.machine import run
-from ringproof.model.ring.trace import build_trace
 from mutants_algo2 import REFUTED
-from ringproof.proofs.ring.bounded import check_trace
 from ringproof.proofs.ring.prover import Options, verify
 from ringproof.proofs.results import Verdict
 
@@ -30,8 +30,7 @@ def test_mutant_is_refuted_and_replays(name):
     for r in refuted:
         cex = r.counterexample
         assert cex is not None and cex.replay.get("confirmed")
-        found = check_trace(build_trace(s, cex.n, cex.m), [r.property])
-        assert found[(r.property, r.phase)], (name, r.property, r.phase)
+        assert_same_check_replays(s, r)
     first = min(refuted, key=lambda r: (r.counterexample.n, r.counterexample.m, r.phase != "phase1"))
     assert (first.property, first.phase, first.counterexample.n, first.counterexample.m) == want
     assert not run(s, *ring_size).ok

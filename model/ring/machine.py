@@ -114,7 +114,7 @@ def check_machine(trace: Trace, limit: int = 5) -> list:
         renamed = r["send"] & (r["sent"] != r["stored"]) & ~bad
         if renamed.any():
             ok = np.isin(trace.layout.array_of(r["sent"][renamed]), sym)
-            ok &= _transposed(trace, r["sent"][renamed]) == r["stored"][renamed]
+            ok &= transposed(trace, r["sent"][renamed]) == r["stored"][renamed]
             bad[np.nonzero(renamed)[0][~ok]] = True
         for i in np.nonzero(bad)[0][:1]:
             add("well-formed", "a PE or an array index is out of range, or a copy is renamed "
@@ -204,7 +204,7 @@ def check_machine(trace: Trace, limit: int = 5) -> list:
     return out
 
 
-def _transposed(trace: Trace, ids: np.ndarray) -> np.ndarray:
+def transposed(trace: Trace, ids: np.ndarray) -> np.ndarray:
     """Ids of the transposes of 2-d array elements (a[i, j] -> a[j, i])."""
     arr = trace.layout.array_of(ids)
     out = np.full(ids.size, -1)

@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from ringproof.model.ring import vocabulary
 from ringproof.model.ring.layout import Layout
 from ringproof.schedules.dsl import HOME, At, Either, Op, Phase, Schedule, Step, check_size, params
 
@@ -90,20 +91,19 @@ class PhaseTrace:
     def size(self) -> int:
         return self.cycle.size
 
+    # the trace vocabulary (model/ring/vocabulary.py), one element per iteration
+
     @property
     def busy(self) -> np.ndarray:
-        """The PE works in this iteration: an op, or only forwarding a datum."""
-        return self.active | self.send
+        return vocabulary.busy(self.active, self.send)
 
     @property
     def node(self) -> np.ndarray:
-        """The iteration touches its running sum: adds a term, or forwards the partial sum."""
-        return (self.active | self.moves) if self.op.accumulates else np.zeros(self.size, bool)
+        return vocabulary.node(self.active, self.moves) if self.op.accumulates else np.zeros(self.size, bool)
 
     @property
     def starts(self) -> np.ndarray:
-        """The iteration starts its sum from 0."""
-        return self.active & self.first if self.first is not None else np.zeros(self.size, bool)
+        return vocabulary.starts(self.active, self.first) if self.first is not None else np.zeros(self.size, bool)
 
     def locate(self, idx: dict) -> np.ndarray:
         """Positions of the iterations with indices `idx` (arrays); -1 where none exists."""
@@ -199,7 +199,7 @@ def _phase_trace(phase, P, m, layout, start) -> PhaseTrace:
         sent = layout.ids(step.send.datum, size)
         stored = layout.ids(step.send.stored, size)
         copy = _vec(step.send.copy, size, bool)
-        moves = send & ~copy & (sent == target) if step.op.accumulates else np.zeros(size, bool)
+        moves = vocabulary.moves(send, copy, sent == target) if step.op.accumulates else np.zeros(size, bool)
         send_source = eval_witness(step.send.source, size) if step.send.source is not None else None
     else:
         send = np.zeros(size, dtype=bool)

@@ -43,13 +43,13 @@ class _HelpShown(Exception):
 
 
 def seconds(text: str) -> float:
-    """argparse type: a finite positive number of seconds (nan and inf are not durations)."""
+    """argparse type of every `--timeout`: a positive, finite number of seconds."""
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a finite positive number of seconds, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, but got {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a positive, finite number of seconds, but got {text!r}")
     return value
 
 

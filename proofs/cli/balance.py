@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import math
 from fractions import Fraction
 
 from ringproof.model.device.instances import TOPOLOGIES, generate, load
 from ringproof.proofs import jsonout
-from ringproof.proofs.cli.argparsing import ArgumentParser
+from ringproof.proofs.cli.argparsing import ArgumentParser, seconds
 from ringproof.proofs.balance.minimax import solve
 from ringproof.model.device.batch import HEURISTICS, evaluate
 from ringproof.errors import BadInput
@@ -39,7 +38,8 @@ def _parser() -> ArgumentParser:
     p.add_argument("--topology", choices=TOPOLOGIES, default="ring", help="bank topology (default ring)")
     p.add_argument("--base", type=Fraction, default=Fraction(1), help="latency to the near bank (default 1)")
     p.add_argument("--per-hop", type=Fraction, default=Fraction(1), help="extra latency per hop (default 1)")
-    p.add_argument("--time-limit", type=float, default=None, help="seconds for the exact solver (default none)")
+    p.add_argument("--timeout", "--time-limit", dest="timeout", type=seconds, default=None,
+                   help="seconds for the exact solver (default none; --time-limit is the old name)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     return p
 
@@ -48,8 +48,6 @@ def main(argv: list[str], stdout, stderr) -> int:
     args = _parser().parse(argv, stdout)
     if args is None:
         return EXIT_PROVEN
-    if args.time_limit is not None and not (math.isfinite(args.time_limit) and args.time_limit > 0):
-        raise BadInput(f"--time-limit must be a positive number of seconds, got --time-limit={args.time_limit}")
     for name in ("skew", "overlap"):
         value = getattr(args, name)
         if not 0 <= value <= 1:
@@ -59,7 +57,7 @@ def main(argv: list[str], stdout, stderr) -> int:
         problem = load(args.file, banks=None, clusters=args.clusters, seed=args.seed, **device)
     else:
         problem = generate(args.patches, args.banks, args.clusters, args.skew, args.overlap, args.seed, **device)
-    best = solve(problem, time_limit=args.time_limit)
+    best = solve(problem, time_limit=args.timeout)
     schedules = {name: evaluate(problem, name, make(problem)) for name, make in HEURISTICS.items()}
 
     def ratio(span: Fraction) -> float:

@@ -9,7 +9,7 @@ from ringproof.model.unrolling.mobilevit import mobilevit_s
 from ringproof.model.unrolling.utilization import LOOPS, LayerResult, Memory, Plan, network_macs, plan
 from ringproof.errors import BadInput
 from ringproof.proofs import jsonout
-from ringproof.proofs.cli.argparsing import ArgumentParser
+from ringproof.proofs.cli.argparsing import ArgumentParser, seconds
 from ringproof.proofs.unrolling.facts import FACTS, MISREADINGS, Verdict, prove_all
 
 EXIT_OK, EXIT_REFUTED, EXIT_UNKNOWN = 0, 1, 2
@@ -37,6 +37,9 @@ def _positive(text: str) -> int:
     return value
 
 
+OLD_MS = 1000   # --timeout took milliseconds before; no fact needs 1000 s
+
+
 def _parser() -> ArgumentParser:
     p = ArgumentParser(prog="prove unroll", description=__doc__, epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -51,7 +54,10 @@ def _parser() -> ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
     p.add_argument("--facts", action="store_true",
                    help="prove the formula facts in Z3 and check the literal readings of the paper")
-    p.add_argument("--timeout", type=_positive, default=20000, help="Z3 timeout per fact, ms (20000)")
+    p.add_argument("--timeout", type=seconds, default=20.0,
+                   help=f"seconds per Z3 fact (20); a value of {OLD_MS} or more is read as the "
+                        "milliseconds this option used to take, with a note")
+    p.add_argument("--timeout-ms", type=_positive, help="the same limit in milliseconds")
     return p
 
 
@@ -60,7 +66,7 @@ def main(argv, stdout, stderr) -> int:
     if args is None:
         return EXIT_OK
     if args.facts:
-        return _facts(args, stdout)
+        return _facts(args, stdout, _timeout_ms(args, stderr))
     memory = Memory(args.bw_w or args.bw, args.bw_i or args.bw, args.bw_o or args.bw, args.precision)
     layers = mobilevit_s()
     if args.pes:
@@ -98,8 +104,18 @@ def _check_array(pes: int) -> None:
                        "factorizations into 7 loop factors; the paper's arrays have 256 and 8192 PEs)")
 
 
-def _facts(args, stdout) -> int:
-    facts, misreadings = prove_all(FACTS, args.timeout), prove_all(MISREADINGS, args.timeout)
+def _timeout_ms(args, stderr) -> int:
+    if args.timeout_ms is not None:
+        return args.timeout_ms
+    if args.timeout >= OLD_MS:
+        stderr.write(f"prove unroll: note: --timeout is in seconds now; {args.timeout:g} is read as "
+                     f"milliseconds ({args.timeout / 1000:g} s) as before\n")
+        return int(args.timeout)
+    return int(args.timeout * 1000)
+
+
+def _facts(args, stdout, timeout_ms: int) -> int:
+    facts, misreadings = prove_all(FACTS, timeout_ms), prove_all(MISREADINGS, timeout_ms)
     if args.json:
         jsonout.write("unroll-facts", {"facts": [r.as_dict() for r in facts],
                                        "misreadings": [r.as_dict() for r in misreadings]}, stdout)

@@ -16,7 +16,7 @@ from types import SimpleNamespace
 
 import sympy
 
-from ringproof.proofs.ring.induction import fold_guard, prove_through
+from ringproof.proofs.ring.induction import TIMEOUT_MS, fold_guard, prove_through
 from ringproof.schedules.dsl import Op, Phase, Schedule, Step
 from ringproof.schedules.expr import var
 
@@ -62,13 +62,13 @@ def tidy(e: sympy.Expr) -> sympy.Expr:
     return e if e.has(sympy.Piecewise) else sympy.factor(sympy.simplify(e))
 
 
-def phase_ops(phase: Phase, P=SYM, hint: tuple | None = None) -> sympy.Expr | None:
+def phase_ops(phase: Phase, P=SYM, hint: tuple | None = None, timeout_ms: int = TIMEOUT_MS) -> sympy.Expr | None:
     """Ops of a phase: cycles · m, over the loop nest its guard selects (if proved to be one);
     None where a guard needs the coverage bijection."""
     guard = _shape(phase).guard
     if guard is True:
         return sympy.factor(phase_cycles(phase, P, hint) * P.m)
-    folded = fold_guard(phase, guard) if P is SYM and guard is not False else None
+    folded = fold_guard(phase, guard, timeout_ms=timeout_ms) if P is SYM and guard is not False else None
     if folded is not None:
         return sympy.factor(phase_cycles(folded, P) * P.m)
     return None
@@ -120,11 +120,11 @@ def required_count(eqn, P=SYM) -> sympy.Expr | None:
     return sympy.factor(sympy.simplify(total))
 
 
-def counts(schedule: Schedule, seed: int = 0) -> Counts:
+def counts(schedule: Schedule, seed: int = 0, timeout_ms: int = TIMEOUT_MS) -> Counts:
     """Cycles and ops per kind. A guarded phase's ops are |terms| of its equation, valid only with
     that phase's coverage (a bijection onto the terms) proved: `bijections` lists those phases.
-    Counting hints are proved here (Z3 `seed`), once per call."""
-    hints = {p.name: prove_through(p, seed) for p in schedule.phases
+    Counting hints are proved here (Z3 `seed`, `timeout_ms` per query), once per call."""
+    hints = {p.name: prove_through(p, seed, timeout_ms) for p in schedule.phases
              if p.loops and p.loops[0].through is not None}
     per_phase = {p.name: phase_cycles(p, hint=hints.get(p.name)) for p in schedule.phases}
     ops: dict = {op.value: sympy.Integer(0) for op in Op}
@@ -133,7 +133,7 @@ def counts(schedule: Schedule, seed: int = 0) -> Counts:
     for p in schedule.phases:
         st = _shape(p)
         kind = st.op.value
-        c = phase_ops(p, hint=hints.get(p.name))
+        c = phase_ops(p, hint=hints.get(p.name), timeout_ms=timeout_ms)
         if (c is None and st.op is not Op.MOVE and st.target is not None
                 and st.target.array not in schedule.problem.symmetric_pairs):   # not a bijection there
             c = required_count(schedule.problem.equation_for(st.target.array))

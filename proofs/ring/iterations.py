@@ -7,6 +7,7 @@ from types import SimpleNamespace
 
 import z3
 
+from ringproof.model.ring import vocabulary
 from ringproof.proofs.ring.normalize import PARAMS, Ctx, DVal, NormalizationError
 from ringproof.schedules.dsl import HOME, At, Either, Phase, Ref, Schedule, Step
 from ringproof.schedules.expr import and_, between, eq, le, lift, lt, mod, not_, or_, var
@@ -112,7 +113,7 @@ def sending(it: It):
 
 
 def busy(it: It):
-    return or_(active(it), sending(it))
+    return vocabulary.busy(active(it), sending(it))
 
 
 def moves(it: It):
@@ -120,18 +121,18 @@ def moves(it: It):
     st = it.step
     if st.send is None or not st.op.accumulates or st.target is None:
         return lift(False)
-    return and_(sending(it), not_(lift(st.send.copy)), ref_eq(st.send.datum, st.target))
+    return vocabulary.moves(sending(it), lift(st.send.copy), ref_eq(st.send.datum, st.target))
 
 
 def node(it: It):
     """Term: the iteration touches its running sum (adds a term or forwards the partial sum)."""
-    return or_(active(it), moves(it)) if it.step.op.accumulates else lift(False)
+    return vocabulary.node(active(it), moves(it)) if it.step.op.accumulates else lift(False)
 
 
 def starts(it: It):
     """Term: the iteration starts its sum from 0."""
     st = it.step
-    return lift(False) if st.first is None else and_(active(it), lift(st.first))
+    return lift(False) if st.first is None else vocabulary.starts(active(it), lift(st.first))
 
 
 def same_iteration(a: It, b: It):

@@ -7,22 +7,20 @@ does not replay is reported as `unknown`, never as a refutation.
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, replace
 
-
+from ringproof.errors import BadInput
 from ringproof.model.ring.machine import run
 from ringproof.model.ring.trace import build_trace
-from ringproof.proofs.ring.bounded import check_sizes, check_trace, sizes
+from ringproof.proofs.ring.bounded import check_sizes, sizes
 from ringproof.proofs.ring.counting import check_claim, claim_at, closed, counts
 from ringproof.proofs.ring.formulas import check_formulas
-from ringproof.proofs.ring.obligations import Check, derive
-from ringproof.proofs.workers import can_fork, pool_map, worker_pool
-from ringproof.proofs.results import PROPERTIES, Counterexample, Result, Verdict
+from ringproof.proofs.ring.pool import fork_map
+from ringproof.proofs.ring.properties import Check, check_trace, derive
 from ringproof.proofs.ring.smt import Outcome, discharge
+from ringproof.proofs.results import PROPERTIES, Counterexample, Result, Verdict
 from ringproof.schedules.dsl import Schedule
-from ringproof.errors import BadInput
 
 REPLAY_MAX_N = 96
 
@@ -60,26 +58,16 @@ def verify(schedule: Schedule, opts: Options = Options()) -> list[Result]:
 
 # ----------------------------------------------------------------------------- solver tiers
 
-_CHECKS: list = []
-
-
-def _run_one(args):
-    i, m_value, timeout_ms, seed = args
-    o = discharge(_CHECKS[i], m_value, timeout_ms, seed)
+def _run_one(checks, job):
+    i, m_value, timeout_ms, seed = job
+    o = discharge(checks[i], m_value, timeout_ms, seed)
     return i, m_value, o.verdict, o.seconds, o.reason, o.n, o.m, o.iterations
 
 
 def _solve(schedule: Schedule, checks: list[Check], opts: Options) -> list[Result]:
-    global _CHECKS
-    _CHECKS = checks
     ms = [None] if opts.tier == "parametric" else list(range(1, opts.max_m + 1))
     jobs = [(i, mv, int(opts.timeout * 1000), opts.seed) for i in range(len(checks)) for mv in ms]
-    workers = opts.jobs or os.cpu_count() or 1
-    if workers > 1 and len(jobs) > 1 and can_fork():
-        with worker_pool(min(workers, len(jobs))) as pool:
-            raw = pool_map(pool, _run_one, jobs)
-    else:
-        raw = [_run_one(j) for j in jobs]
+    raw = fork_map(_run_one, checks, jobs, opts.jobs)
     outcomes: dict = {}
     for i, mv, verdict, secs, reason, n, m, its in raw:
         outcomes.setdefault(i, []).append(Outcome(checks[i], verdict, secs, reason, n, m, its))
@@ -106,7 +94,7 @@ def _result(schedule, prop, phase, outs: list[Outcome], opts: Options) -> Result
     if unknown:
         # No proof: look for a concrete counterexample by enumeration before saying `unknown`.
         t0 = time.perf_counter()
-        hit = check_sizes(schedule, opts.max_n, [prop]).get((prop, phase))
+        hit = check_sizes(schedule, opts.max_n, [prop], jobs=opts.jobs).get((prop, phase))
         seconds += time.perf_counter() - t0
         why = f"{unknown[0].check.name}: {unknown[0].reason}"
         if hit is not None:
@@ -132,12 +120,14 @@ def _replay(schedule, prop, phase, o: Outcome) -> Counterexample | None:
     found = check_trace(build_trace(schedule, o.n, o.m), [prop]).get((prop, phase), [])
     if not found:
         return None
+    twin = [f for f in found if f.check == o.check.name]     # the same check's concrete twin
+    f = (twin or found)[0]
     ring = run(schedule, o.n, o.m)
-    replay = {"confirmed": True, "finding": f"{found[0].check}: {found[0].message}",
-              "finding_iterations": list(found[0].iterations),
+    replay = {"confirmed": True, "finding": f"{f.check}: {f.message}", "same_check": bool(twin),
+              "finding_iterations": list(f.iterations),
               "ring_violations": [str(v) for v in ring.violations],
               "max_rel_error": ring.max_rel_error}
-    return Counterexample(o.n, o.m, o.check.name, found[0].message, tuple(o.iterations), replay)
+    return Counterexample(o.n, o.m, o.check.name, f.message, tuple(o.iterations), replay)
 
 
 # ----------------------------------------------------------------------------- bounded tier
@@ -145,7 +135,7 @@ def _replay(schedule, prop, phase, o: Outcome) -> Counterexample | None:
 
 def _bounded(schedule: Schedule, props, opts: Options) -> list[Result]:
     t0 = time.perf_counter()
-    found = check_sizes(schedule, opts.max_n, props)
+    found = check_sizes(schedule, opts.max_n, props, jobs=opts.jobs)
     secs = time.perf_counter() - t0
     out = []
     for (prop, phase), hit in found.items():
@@ -166,9 +156,18 @@ def _bounded(schedule: Schedule, props, opts: Options) -> list[Result]:
 # ----------------------------------------------------------------------------- counts
 
 
+def _enumerated_counts(schedule, nm) -> dict:
+    """Cycles and active ops per kind of one (n, m), enumerated."""
+    tr = build_trace(schedule, *nm)
+    got = {"cycles": tr.cycles, "ops": {}}
+    for pt in tr.phases:
+        got["ops"][pt.op.value] = got["ops"].get(pt.op.value, 0) + int(pt.active.sum())
+    return got
+
+
 def _counts(schedule: Schedule, opts: Options, done: list) -> Result:
     t0 = time.perf_counter()
-    c = counts(schedule, opts.seed)
+    c = counts(schedule, opts.seed, int(opts.timeout * 1000))
     details = {"cycles": str(c.cycles), "ops": {k: (str(v) if v is not None else None) for k, v in c.ops.items()},
                "phase_cycles": {k: str(v) for k, v in c.phase_cycles.items()},
                "utilization": str(c.utilization) if c.utilization is not None else None,
@@ -213,11 +212,9 @@ def _counts(schedule: Schedule, opts: Options, done: list) -> Result:
         claims = schedule.notes.get("claims", {})
         open_ops = {k for k, v in c.ops.items() if v is None}
         compared = set(c.ops) - (open_ops - set(claims))
-        for n, m in sizes(opts.max_n):
-            tr = build_trace(schedule, n, m)
-            got = {"cycles": tr.cycles, "ops": {}}
-            for pt in tr.phases:
-                got["ops"][pt.op.value] = got["ops"].get(pt.op.value, 0) + int(pt.active.sum())
+        todo = sizes(opts.max_n)
+        for (n, m), got in zip(todo, fork_map(_enumerated_counts, schedule, todo, opts.jobs, chunksize=4,
+                                              min_items=9)):
             want = c.at(n, m)
             want["ops"].update({k: claim_at(claims[k], n, m) for k in open_ops & set(claims)})
             wops = {k: v for k, v in want["ops"].items() if v and k in compared}

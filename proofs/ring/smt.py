@@ -14,7 +14,7 @@ import z3
 
 from ringproof.proofs.ring.iterations import It
 from ringproof.proofs.ring.normalize import Ctx, NormalizationError, new_solver
-from ringproof.proofs.ring.obligations import Check
+from ringproof.proofs.ring.properties.base import Check
 from ringproof.proofs.results import Verdict
 from ringproof.schedules.expr import Term
 

@@ -1,0 +1,71 @@
+"""The registry of properties: every kind of check, declared once with both twins side by side.
+
+    property        kinds (module)
+    well-formed     well-formed.ranges                                   (well_formed.py)
+    coverage        coverage.terms, .one-phase, .injective, .onto,
+                    .computed                                            (coverage.py)
+    no-conflict     no-conflict.slots                                    (no_conflict.py)
+    ring-locality   running-sums.prev, .first, .fork                     (running_sums.py)
+    ring-locality / operands.source, .final (local witness: ring-locality,
+    data-flow       earlier phase: data-flow), operands.forwarded        (operands.py)
+
+`derive` gives the symbolic checks of a schedule (discharged by Z3 for all n, m); `check_trace`
+runs their concrete twins on one trace (the bounded tier, and the replay of every Z3
+counterexample). A new kind of check is one `Kind` in a module here and one line in `KINDS`.
+"""
+
+from __future__ import annotations
+
+from ringproof.errors import BadInput
+from ringproof.model.ring.trace import Trace
+from ringproof.proofs.ring.properties import coverage, no_conflict, operands, running_sums, well_formed
+from ringproof.proofs.ring.properties.base import Check, Finding, Kind, generic_step
+from ringproof.schedules.dsl import Op, Schedule
+
+KINDS: tuple[Kind, ...] = (well_formed.KINDS + coverage.KINDS + no_conflict.KINDS + running_sums.KINDS
+                           + operands.KINDS)
+SOLVER_PROPERTIES = ("well-formed", "coverage", "no-conflict", "ring-locality", "data-flow")
+
+__all__ = ["KINDS", "SOLVER_PROPERTIES", "Check", "Finding", "Kind", "derive", "check_trace"]
+
+
+def derive(schedule: Schedule) -> list[Check]:
+    """Every check of every property for every phase of `schedule`."""
+    _validate(schedule)
+    phase_kinds = [k for k in KINDS if not k.schedule_level]
+    checks = [c for phase in schedule.phases for kind in phase_kinds for c in kind.symbolic(schedule, phase)]
+    return checks + [c for kind in KINDS if kind.schedule_level for c in kind.symbolic(schedule)]
+
+
+def check_trace(trace: Trace, properties=None, limit: int = 1) -> dict:
+    """(property, phase) -> list of Findings (empty: holds for this n, m)."""
+    wanted = set(properties or SOLVER_PROPERTIES)
+    out: dict = {}
+    for k, pt in enumerate(trace.phases):
+        for prop in SOLVER_PROPERTIES:
+            if prop in wanted:
+                out.setdefault((prop, pt.phase.name), [])
+        for kind in KINDS:
+            if kind.schedule_level or (kind.prop is not None and kind.prop not in wanted):
+                continue
+            for f in kind.concrete(trace, k, pt, limit):
+                if f.property in wanted:
+                    out.setdefault((f.property, f.phase), []).append(f)
+    for kind in KINDS:
+        if kind.schedule_level and kind.prop in wanted:
+            for f in kind.concrete(trace, limit):
+                out.setdefault((f.property, f.phase), []).append(f)
+    return out
+
+
+def _validate(schedule: Schedule) -> None:
+    """Structural checks that need no solver: a malformed schedule is bad input, not a verdict."""
+    for phase in schedule.phases:
+        st = generic_step(phase)
+        if len(st.sources) != len(st.operands):
+            raise BadInput(f"phase {phase.name}: {len(st.operands)} operands but "
+                           f"{len(st.sources)} source witnesses")
+        if st.op.accumulates and (st.first is None or st.prev is None):
+            raise BadInput(f"phase {phase.name}: an accumulating step must give `first` and `prev`")
+        if st.op is not Op.MOVE and st.target is None:
+            raise BadInput(f"phase {phase.name}: a {st.op.value} step needs a target")

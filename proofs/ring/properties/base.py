@@ -1,0 +1,131 @@
+"""The records and building blocks both twins of a check use.
+
+A *check kind* is declared once (`Kind`): its property, its name template, its symbolic generator
+(obligations discharged by Z3 for all n, m) and its concrete twin (the same definition enumerated
+on one numpy trace, used by the bounded tier and to replay every Z3 counterexample). Both twins
+name what they report through the kind, so their names cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Callable
+
+import numpy as np
+
+from ringproof.model.ring.machine import describe
+from ringproof.model.ring.trace import PhaseTrace
+from ringproof.proofs.ring.normalize import PARAMS, Ctx
+from ringproof.schedules.dsl import Op, Phase, Ref, Schedule
+from ringproof.schedules.expr import and_, between, lift, not_, or_, var
+
+# --------------------------------------------------------------------------------- records
+
+
+@dataclass(frozen=True)
+class Check:
+    """One symbolic query: `build(ctx)` -> (iterations {role: It}, hypotheses [Term], goal Term);
+    the goal holds for every (n, m) of the tier iff assumptions ∧ hypotheses ∧ ¬goal is unsat."""
+
+    property: str
+    phase: str
+    name: str
+    build: Callable[[Ctx], tuple]
+    kind: str = ""
+
+
+class Finding:
+    """A violation found by enumeration: which check, a message, the iterations involved."""
+
+    def __init__(self, prop, phase, check, message, iterations=(), kind: str = ""):
+        self.property, self.phase, self.check, self.message = prop, phase, check, message
+        self.iterations = tuple(iterations)
+        self.kind = kind
+
+    def __repr__(self):
+        return f"{self.property}/{self.phase}: {self.check}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of check, both twins side by side.
+
+    `symbolic(S, P)` gives the Checks of phase P (`Phase` None: schedule-level kinds);
+    `concrete(trace, k, pt, limit)` the Findings on phase number k of a trace (schedule-level:
+    `concrete(trace, limit)`). `prop` is the property, or None where each site decides between
+    ring-locality and data-flow (the generators pass it to `check`/`finding`).
+    """
+
+    key: str
+    prop: str | None
+    template: str
+    symbolic: Callable
+    concrete: Callable
+    schedule_level: bool = False
+
+    def name(self, **kw) -> str:
+        return self.template.format(**kw)
+
+    def check(self, phase: str, build, prop: str | None = None, **kw) -> Check:
+        return Check(prop or self.prop, phase, self.name(**kw), build, self.key)
+
+    def finding(self, phase: str, message: str, iterations=(), prop: str | None = None, **kw) -> Finding:
+        return Finding(prop or self.prop, phase, self.name(**kw), message, iterations, self.key)
+
+
+# --------------------------------------------------------------------------------- symbolic helpers
+
+
+def implies(a, b):
+    return or_(not_(a), b)
+
+
+def in_range(ref: Ref | None):
+    if ref is None:
+        return lift(True)
+    ext = {"n": PARAMS.n, "d": PARAMS.d}
+    return and_(*[between(1, x, ext[d]) for x, d in zip(ref.idx, ref.array.dims)])
+
+
+def generic_step(phase: Phase):
+    """The step of `phase` at symbolic indices (one variable per index name)."""
+    return phase.step(PARAMS, SimpleNamespace(**{name: var(name) for name in phase.index_names}))
+
+
+def phases_computing(schedule: Schedule, array) -> list[Phase]:
+    out = []
+    for p in schedule.phases:
+        st = generic_step(p)
+        if st.target is not None and st.target.array == array and st.op is not Op.MOVE:
+            out.append(p)
+    return out
+
+
+def term_key(eqn, st):
+    """The key of the term a step does: its target's indices and the reduction index."""
+    key = list(st.target.idx)
+    if eqn.reduce:
+        o, pos = eqn.reduce_at
+        key.append(st.operands[o].idx[pos])
+    return key
+
+
+# --------------------------------------------------------------------------------- concrete helpers
+
+
+def computes(pt: PhaseTrace, array) -> bool:
+    return pt.step.target is not None and pt.step.target.array == array and pt.op is not Op.MOVE
+
+
+def first_bad(trace, k, bad, limit):
+    return [describe(trace, k, int(p)) for p in np.nonzero(bad)[0][:limit]]
+
+
+def locate(trace, phase_name, idx, size):
+    """The phase a witness names and the positions of the witnessed iterations (-1: none)."""
+    q = trace.phase(phase_name)
+    if q.size == 0:
+        return q, np.full(size, -1)
+    full = {n_: np.broadcast_to(np.asarray(idx[n_], dtype=np.int32), (size,)) for n_ in q.phase.index_names}
+    return q, q.locate(full)

@@ -1,0 +1,45 @@
+"""no-conflict: two busy iterations of one cycle use different PEs, and two active ones write
+different targets."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ringproof.model.ring.machine import describe
+from ringproof.proofs.ring.iterations import active, busy, fresh, ref_eq
+from ringproof.proofs.ring.properties.base import Kind, implies, in_range
+from ringproof.schedules.expr import and_, eq, not_
+
+
+def symbolic(S, P):
+    def build(ctx):
+        a = fresh(ctx, S, P, "a")
+        b = fresh(ctx, S, P, "b", share=a)
+        hyp = [busy(a), busy(b), not_(eq(a.idx["l"], b.idx["l"]))]
+        goal = and_(not_(eq(a.step.pe, b.step.pe)),
+                    implies(and_(active(a), active(b), in_range(a.step.target)),   # else: well-formed
+                            not_(ref_eq(a.step.target, b.step.target))))
+        return {"a": a, "b": b}, hyp, goal
+
+    return [SLOTS.check(P.name, build)]
+
+
+def concrete(trace, k, pt, limit):
+    out = []
+    in_range_ = pt.target >= 0               # an index out of range is well-formed's finding
+    for what, col, sel in (("PE", pt.pe, pt.busy), ("target", pt.target, pt.active & in_range_)):
+        if what == "target" and pt.step.target is None:
+            continue
+        a = np.nonzero(sel)[0]
+        key = pt.cycle[a] * (trace.layout.size + trace.m + 2) + col[a]
+        order = a[np.argsort(key, kind="stable")]
+        kk = pt.cycle[order] * (trace.layout.size + trace.m + 2) + col[order]
+        dup = np.nonzero(kk[1:] == kk[:-1])[0]
+        for i in dup[:limit]:
+            out.append(SLOTS.finding(pt.phase.name, f"two iterations share a {what} in one cycle",
+                                     [describe(trace, k, int(order[i])), describe(trace, k, int(order[i + 1]))]))
+    return out
+
+
+SLOTS = Kind("no-conflict.slots", "no-conflict", "one op per PE per cycle, no write clash", symbolic, concrete)
+KINDS = (SLOTS,)
