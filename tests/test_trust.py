@@ -155,11 +155,11 @@ def test_malformed_steps_are_one_line_exit_64(tmp_path, body, extra, needle, com
     (["README.md"], "not a schedule file"),
     (["a" * 5000 + ".py"], "cannot read schedule file"),
     (["a" * 5000], "unknown target"),
-    (["algo1", "--timeout", "nan"], "finite positive"),
-    (["algo1", "--timeout", "inf"], "finite positive"),
+    (["algo1", "--timeout", "nan"], "positive, finite"),
+    (["algo1", "--timeout", "inf"], "positive, finite"),
     (["algo1", "--jobs", "-3"], "--jobs"),
     (["search", "plain", "-n", "4", "-m", "2", "--solver", "bogus"], "invalid choice"),
-    (["search", "plain", "-n", "4", "-m", "2", "--timeout", "nan"], "finite positive"),
+    (["search", "plain", "-n", "4", "-m", "2", "--timeout", "nan"], "positive, finite"),
     (["search", "plain", "-n", "5", "-m", "2"], "m must divide n"),
     (["simulate", "algo1", "-n", "4", "-m", "2", "--seed", "-1"], "--seed"),
     (["report", "algo1", "--tier", "per-m", "--max-m", "-2"], "--max-m"),
@@ -287,3 +287,21 @@ def test_every_schema_is_a_valid_schema():
 
     for path in SCHEMAS.glob("*.json"):
         jsonschema.Draft202012Validator.check_schema(json.loads(path.read_text()))
+
+
+# ----------------------------------------------------------------------------- lemma cache
+
+@pytest.mark.parametrize("content", ["[1, 2, 3]", "7", '{"abc": true}', '{"' + "0" * 64 + '": "yes"}',
+                                     "not json", ""])
+def test_a_lemma_cache_of_the_wrong_shape_is_rebuilt(tmp_path, monkeypatch, content):
+    import json
+
+    from ringproof.proofs.ring import lemmas
+
+    monkeypatch.setenv("RINGPROOF_CACHE", str(tmp_path))
+    (tmp_path / "lemmas.json").write_text(content)
+    results = lemmas.prove_library(timeout_ms=60000)
+    assert all(r.proved and not r.cached for r in results)
+    cache = json.loads((tmp_path / "lemmas.json").read_text())
+    assert isinstance(cache, dict) and len(cache) == len(results) and set(cache.values()) == {True}
+    assert all(r.cached for r in lemmas.prove_library(timeout_ms=60000))

@@ -19,6 +19,7 @@ from types import SimpleNamespace
 
 import z3
 
+from ringproof.proofs.ring import budgets
 from ringproof.proofs.ring.iterations import new_var
 from ringproof.proofs.ring.normalize import PARAMS, Ctx, NormalizationError
 from ringproof.schedules.dsl import Loop, Phase
@@ -57,11 +58,13 @@ def _holds(ctx: Ctx, claim: z3.BoolRef, seed: int, timeout_ms: int):
     """(True | False | None, model) for: claim follows from ctx's assumptions.
 
     Z3's nonlinear core is bimodal on these identities (a fraction of a second, or several seconds
-    on an unlucky seed), so the query runs under successive seeds with a short budget each."""
+    on an unlucky seed), so the query runs under successive seeds with a short budget each: a
+    resource limit, so that which seed answers does not depend on the load (budgets)."""
     tries = max(1, timeout_ms // TRY_MS)
     for attempt in range(tries):
         s = z3.SolverFor("QF_NIA")
-        s.set("timeout", TRY_MS if attempt < tries - 1 else timeout_ms - TRY_MS * (tries - 1))
+        s.set("rlimit", budgets.INDUCTION_TRY)
+        s.set("timeout", 4 * TRY_MS)             # backstop only
         s.set("random_seed", seed + attempt)
         s.add(*ctx.assumptions)
         s.add(z3.Not(claim))

@@ -22,6 +22,7 @@ from types import SimpleNamespace
 import z3
 
 from ringproof.errors import OutsideFragment
+from ringproof.proofs.ring import budgets
 from ringproof.proofs.ring.lemmas import (BLOCK_WINDOWS, CONST_DIVISORS, MOD_WINDOWS, carry, div_const_cases,
                            library_status)
 from ringproof.schedules.expr import Term, var
@@ -53,10 +54,12 @@ def _vars(e) -> frozenset:
     return _VARS[e.get_id()][1]
 
 
-def new_solver(timeout_ms: int, seed: int) -> z3.Solver:
+def new_solver(timeout_ms: int, seed: int, rlimit: int = budgets.SIDE_CONDITION) -> z3.Solver:
     """A fresh solver for linear integer queries: Z3's simplify / propagate-values / solve-eqs
-    preprocessing before its SMT core (several times faster here than the default strategy)."""
+    preprocessing before its SMT core (several times faster here than the default strategy).
+    `rlimit` decides when it gives up; the wall-clock timeout is only a backstop (see budgets)."""
     s = z3.Then("simplify", "propagate-values", "solve-eqs", "smt").solver()
+    s.set("rlimit", rlimit)
     s.set("timeout", timeout_ms)
     s.set("random_seed", seed)
     return s

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import z3
 
 from ringproof.proofs.ring.iterations import It
+from ringproof.proofs.ring import budgets
 from ringproof.proofs.ring.normalize import Ctx, NormalizationError, new_solver
 from ringproof.proofs.ring.properties.base import Check
 from ringproof.proofs.results import Verdict
@@ -34,7 +35,7 @@ class Outcome:
 
 
 def _solver(ctx: Ctx) -> z3.Solver:
-    return new_solver(ctx.timeout_ms, ctx.seed)
+    return new_solver(ctx.timeout_ms, ctx.seed, budgets.QUERY)
 
 
 def discharge(check: Check, m_value: int | None = None, timeout_ms: int = 10000,
