@@ -41,7 +41,11 @@ class Counterexample:
     iterations: tuple = ()
     replay: dict = field(default_factory=dict)   # what the concrete replay found
 
-    def command(self, target: str) -> str:
+    def command(self, target: str, prop: str | None = None) -> str:
+        """The command that re-runs the failing check `prop` at this size (with no property: the
+        ring model's run of this size)."""
+        if prop is not None:
+            return f"prove {target} --tier bounded --property {prop} -n {self.n} -m {self.m}"
         return f"prove simulate {target} -n {self.n} -m {self.m}"
 
     def to_json(self) -> dict:

@@ -8,7 +8,7 @@ from ringproof.proofs.cli.argparsing import ArgumentParser, bounded_int, seconds
 from ringproof.proofs.ring.prover import Options, verify
 from ringproof.proofs.results import PROPERTIES, TIERS, Verdict
 from ringproof.proofs.cli.targets import registry, resolve
-from ringproof.schedules.dsl import check_size
+from ringproof.schedules.dsl import check_size, where
 from ringproof.errors import BadInput
 
 EPILOG = """exit codes: 0 every property proved, 1 a property refuted, 2 a verdict unknown
@@ -33,8 +33,9 @@ def parser() -> ArgumentParser:
     p.add_argument("--method", choices=("index", "bitlevel"), default="index",
                    help="index: the index-formula proofs (default); bitlevel: check the run for one "
                    "(-n, -m) on the paper's Boolean ring model (SAT) and its cycle-by-cycle checker")
-    p.add_argument("-n", type=int, help="with --method bitlevel: number of vectors")
-    p.add_argument("-m", type=int, help="with --method bitlevel: number of PEs")
+    p.add_argument("-n", type=int, help="with --method bitlevel or --tier bounded: check this one "
+                   "size only: number of vectors")
+    p.add_argument("-m", type=int, help="with --method bitlevel or --tier bounded: number of PEs")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     return p
 
@@ -52,18 +53,23 @@ def main(argv, stdout, stderr) -> int:
     schedule = resolve(args.target)
     if args.method == "bitlevel":
         return _bitlevel(args, schedule, stdout)
+    size = None
     if args.n is not None or args.m is not None:
-        raise BadInput("-n and -m name one size for --method bitlevel; the index proofs cover all "
-                       "sizes (use --max-n / --max-m to bound them)")
+        if args.tier != "bounded" or args.n is None or args.m is None:
+            raise BadInput("-n and -m name one size for --method bitlevel or --tier bounded; the "
+                           "index proofs cover all sizes (use --max-n / --max-m to bound them)")
+        check_size(args.n, args.m)
+        check_traceable(args.n)
+        size = (args.n, args.m)
     results = verify(schedule, Options(props, args.tier, args.max_n, args.max_m, args.timeout,
-                                       args.seed, args.jobs))
+                                       args.seed, args.jobs, size))
     verdict = Verdict.combine(r.verdict for r in results)
     if args.json:
         jsonout.write("prove", {"target": args.target, "schedule": schedule.name,
                                 "verdict": verdict.value, "results": [r.to_json() for r in results]},
                       stdout)
     else:
-        print_table(args.target, results, stdout)
+        print_table(args.target, schedule, results, stdout)
     return verdict.exit_code
 
 
@@ -104,7 +110,7 @@ def _bitlevel(args, schedule, out) -> int:
     return verdict.exit_code
 
 
-def print_table(target, results, out) -> None:
+def print_table(target, schedule, results, out) -> None:
     rows = [("property", "phase", "verdict", "tier", "seconds")]
     rows += [(r.property, r.phase, r.verdict.value, r.tier, f"{r.seconds:.2f}") for r in results]
     widths = [max(len(row[i]) for row in rows) for i in range(5)]
@@ -115,8 +121,9 @@ def print_table(target, results, out) -> None:
     for r in results:
         if r.verdict is Verdict.PROVED:
             continue
-        out.write(f"\n{r.verdict.value}: {r.property} / {r.phase}: {r.reason}\n")
         cex = r.counterexample
+        at = f" at n={cex.n}, m={cex.m}" if cex is not None else ""
+        out.write(f"\n{_where(schedule, r.phase)}{r.verdict.value} {r.property}/{r.phase}{at}: {r.reason}\n")
         if cex is None:
             continue
         out.write(f"  counterexample: n={cex.n}, m={cex.m}: {cex.message}\n")
@@ -127,10 +134,24 @@ def print_table(target, results, out) -> None:
         err = cex.replay.get("max_rel_error")
         if err is not None:
             out.write(f"  ring model: max relative error vs numpy = {err:.3g}\n")
-        out.write(f"  replay: {cex.command(target)}\n")
+        if cex.replay.get("witness_only"):
+            out.write(f"  the schedule computes the right result at n={cex.n}, m={cex.m} (the ring "
+                      f"model's run is valid and y matches numpy): only a witness is wrong, the one "
+                      f"checked by “{cex.check}”\n")
+        if r.property != "counts":
+            out.write(f"  replay: {cex.command(target, r.property)}\n")
+        out.write(f"  run: {cex.command(target)}\n")
     if any(r.property == "counts" for r in results):
-        c = next(r for r in results if r.property == "counts").details
+        c = next(r for r in results if r.property == "counts").details.get("readable")
         if c:
             out.write(f"\ncycles = {c['cycles']}; ops = "
-                      + ", ".join(f"{k}: {v}" for k, v in c["ops"].items() if v not in (None, "0"))
+                      + ", ".join(f"{k}: {v}" for k, v in c["ops"].items() if v not in ("not derived", "0"))
                       + f"; utilization = {c['utilization']}\n")
+
+
+def _where(schedule, phase: str) -> str:
+    """`file:line: ` of a phase's step function ("" for results about no single phase)."""
+    if phase not in [p.name for p in schedule.phases]:
+        return ""
+    step = schedule.phase(phase).step
+    return f"{where(getattr(step, '__wrapped__', step))}: "

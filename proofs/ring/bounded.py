@@ -26,10 +26,11 @@ def _check_one(job, nm):
     return n, m, {key: (fs[0] if fs else None) for key, fs in found.items()}
 
 
-def check_sizes(schedule: Schedule, max_n: int, properties=None, max_m=None, jobs: int = 0):
-    """Enumerate every (n, m) up to max_n: (property, phase) -> smallest failing (n, m, Finding) or None.
-    `jobs`: worker processes (0: one per core)."""
-    todo = sorted(sizes(max_n, max_m), reverse=True)     # largest first: they take longest
+def check_sizes(schedule: Schedule, max_n: int, properties=None, max_m=None, jobs: int = 0,
+                only: tuple | None = None):
+    """Enumerate every (n, m) up to max_n (or the one size `only`): (property, phase) -> smallest
+    failing (n, m, Finding) or None. `jobs`: worker processes (0: one per core)."""
+    todo = [only] if only else sorted(sizes(max_n, max_m), reverse=True)   # largest first: slowest
     raw = fork_map(_check_one, (schedule, properties), todo, jobs, chunksize=4, min_items=9)
     verdicts: dict = {}
     for n, m, found in sorted(raw, key=lambda r: (r[0], r[1])):

@@ -17,6 +17,7 @@ from ringproof.proofs.ring.bounded import check_sizes, sizes
 from ringproof.proofs.ring.counting import check_claim, claim_at, closed, counts
 from ringproof.proofs.ring.formulas import check_formulas
 from ringproof.proofs.ring.pool import fork_map
+from ringproof.proofs.ring.readable import readable
 from ringproof.proofs.ring.properties import Check, check_trace, derive
 from ringproof.proofs.ring.smt import Outcome, discharge
 from ringproof.proofs.results import PROPERTIES, Counterexample, Result, Verdict
@@ -34,6 +35,7 @@ class Options:
     timeout: float = 10.0    # seconds per query
     seed: int = 0
     jobs: int = 0            # 0: one per core
+    size: tuple | None = None  # bounded tier: this one (n, m) only
 
 
 def verify(schedule: Schedule, opts: Options = Options()) -> list[Result]:
@@ -102,7 +104,7 @@ def _result(schedule, prop, phase, outs: list[Outcome], opts: Options) -> Result
             ring = run(schedule, n, m)
             cex = Counterexample(n, m, f.check, f.message, f.iterations,
                                  {"confirmed": True, "ring_violations": [str(v) for v in ring.violations],
-                                  "max_rel_error": ring.max_rel_error})
+                                  "max_rel_error": ring.max_rel_error, "witness_only": ring.ok})
             return Result(prop, phase, Verdict.REFUTED, "bounded", seconds,
                           f"{f.check}: fails at n={n}, m={m} (found by enumeration; {why})", cex, len(outs))
         return Result(prop, phase, Verdict.UNKNOWN, opts.tier, seconds,
@@ -126,7 +128,7 @@ def _replay(schedule, prop, phase, o: Outcome) -> Counterexample | None:
     replay = {"confirmed": True, "finding": f"{f.check}: {f.message}", "same_check": bool(twin),
               "finding_iterations": list(f.iterations),
               "ring_violations": [str(v) for v in ring.violations],
-              "max_rel_error": ring.max_rel_error}
+              "max_rel_error": ring.max_rel_error, "witness_only": ring.ok}
     return Counterexample(o.n, o.m, o.check.name, f.message, tuple(o.iterations), replay)
 
 
@@ -135,19 +137,20 @@ def _replay(schedule, prop, phase, o: Outcome) -> Counterexample | None:
 
 def _bounded(schedule: Schedule, props, opts: Options) -> list[Result]:
     t0 = time.perf_counter()
-    found = check_sizes(schedule, opts.max_n, props, jobs=opts.jobs)
+    found = check_sizes(schedule, opts.max_n, props, jobs=opts.jobs, only=opts.size)
     secs = time.perf_counter() - t0
     out = []
     for (prop, phase), hit in found.items():
         if hit is None:
             out.append(Result(prop, phase, Verdict.PROVED, "bounded", secs / max(len(found), 1),
-                              details={"max_n": opts.max_n, "sizes": len(sizes(opts.max_n))}))
+                              details=({"n": opts.size[0], "m": opts.size[1]} if opts.size else
+                                       {"max_n": opts.max_n, "sizes": len(sizes(opts.max_n))})))
             continue
         n, m, f = hit
         ring = run(schedule, n, m)
         cex = Counterexample(n, m, f.check, f.message, f.iterations,
                              {"confirmed": True, "ring_violations": [str(v) for v in ring.violations],
-                              "max_rel_error": ring.max_rel_error})
+                              "max_rel_error": ring.max_rel_error, "witness_only": ring.ok})
         out.append(Result(prop, phase, Verdict.REFUTED, "bounded", secs / max(len(found), 1),
                           f"{f.check}: fails at n={n}, m={m}", cex))
     return out
@@ -171,7 +174,9 @@ def _counts(schedule: Schedule, opts: Options, done: list) -> Result:
     details = {"cycles": str(c.cycles), "ops": {k: (str(v) if v is not None else None) for k, v in c.ops.items()},
                "phase_cycles": {k: str(v) for k, v in c.phase_cycles.items()},
                "utilization": str(c.utilization) if c.utilization is not None else None,
-               "phase_utilization": {k: str(v) for k, v in (c.phase_utilization or {}).items()}}
+               "phase_utilization": {k: str(v) for k, v in (c.phase_utilization or {}).items()},
+               "readable": {"cycles": readable(c.cycles), "utilization": readable(c.utilization),
+                            "ops": {k: readable(v) for k, v in c.ops.items()}}}
     verdict, reason, cex = Verdict.PROVED, "", None
     details["hints"] = c.hints
     if any(c.ops[k] is None for k in ("MAC", "EAC", "DIV")):
