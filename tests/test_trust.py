@@ -352,3 +352,21 @@ def test_counts_print_readably_and_keep_the_full_form_in_json():
     code, out, _ = call("algo2", "--property", "counts", "--json")
     details = json.loads(out)["results"][0]["details"]
     assert "Piecewise" in details["cycles"] and details["readable"]["cycles"] in line
+
+
+# ----------------------------------------------------------------------------- progress
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+@pytest.mark.parametrize("flags,shown", [((), True), (("--quiet",), False), (("--json",), False)])
+def test_progress_only_on_a_terminal_and_not_with_json_or_quiet(flags, shown):
+    out, err = io.StringIO(), _Terminal()
+    code = main(["algo1", "--tier", "bounded", "--max-n", "4", "--property", "coverage", *flags], out, err)
+    assert code == 0
+    assert ("\r" in err.getvalue() and "enumerating" in err.getvalue()) == shown
+    assert err.getvalue().split("\r")[-1].strip() == ""    # the line is cleared when the work is done
+    _, _, plain = call("algo1", "--tier", "bounded", "--max-n", "4", "--property", "coverage")
+    assert plain == ""                           # not a terminal: nothing

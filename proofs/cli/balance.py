@@ -7,6 +7,7 @@ from fractions import Fraction
 
 from ringproof.model.device.instances import TOPOLOGIES, generate, load
 from ringproof.proofs import jsonout
+from ringproof.proofs.progress import Progress
 from ringproof.proofs.cli.argparsing import ArgumentParser, seconds
 from ringproof.proofs.balance.minimax import solve
 from ringproof.model.device.batch import HEURISTICS, evaluate
@@ -41,6 +42,7 @@ def _parser() -> ArgumentParser:
     p.add_argument("--timeout", "--time-limit", dest="timeout", type=seconds, default=None,
                    help="seconds for the exact solver (default none; --time-limit is the old name)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
     return p
 
 
@@ -57,7 +59,9 @@ def main(argv: list[str], stdout, stderr) -> int:
         problem = load(args.file, banks=None, clusters=args.clusters, seed=args.seed, **device)
     else:
         problem = generate(args.patches, args.banks, args.clusters, args.skew, args.overlap, args.seed, **device)
-    best = solve(problem, time_limit=args.timeout)
+    with Progress(stderr, not (args.json or args.quiet)) as progress:
+        progress(f"balancing {problem.patches} patches on {problem.clusters} clusters: the MINIMAX optimum")
+        best = solve(problem, time_limit=args.timeout)
     schedules = {name: evaluate(problem, name, make(problem)) for name, make in HEURISTICS.items()}
 
     def ratio(span: Fraction) -> float:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from ringproof.model.ring.limits import check_traceable
 from ringproof.proofs.cli.argparsing import ArgumentParser, bounded_int, seconds
+from ringproof.proofs.progress import Progress
 from ringproof.proofs.ring.prover import Options, verify
 from ringproof.proofs.report.render import RENDER, grid
 from ringproof.proofs.results import PROPERTIES, TIERS, Verdict
@@ -28,6 +29,7 @@ def parser() -> ArgumentParser:
     p.add_argument("--timeout", type=seconds, default=10.0)
     p.add_argument("-n", type=int, default=4, help="size of the schedule picture (default 4)")
     p.add_argument("-m", type=int, default=2, help="PEs of the schedule picture (default 2)")
+    p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
     p.add_argument("--cycles", type=int, default=24, help="cycles shown in the picture (default 24)")
     return p
 
@@ -44,7 +46,9 @@ def main(argv, stdout, stderr) -> int:
         raise BadInput(f"--cycles must be at least 1, got {args.cycles}")
     props = tuple(p for arg in (args.property or list(PROPERTIES)) for p in arg.split(","))
     schedule = resolve(args.target)
-    results = verify(schedule, Options(props, args.tier, args.max_n, args.max_m, args.timeout))
+    with Progress(stderr, not args.quiet) as progress:
+        results = verify(schedule, Options(props, args.tier, args.max_n, args.max_m, args.timeout,
+                                           progress=progress))
     text = RENDER[args.format](args.target, schedule, results, grid(schedule, args.n, args.m, args.cycles))
     if args.output:
         try:

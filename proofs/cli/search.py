@@ -12,6 +12,7 @@ from ringproof.proofs.search.minimum import search
 from ringproof.model.bitlevel.types import VARIANTS
 from ringproof.errors import BadInput
 from ringproof.proofs import jsonout
+from ringproof.proofs.progress import Progress
 from ringproof.proofs.cli.argparsing import ArgumentParser, seconds
 from ringproof.proofs.search.portfolio import SOLVERS
 
@@ -32,6 +33,7 @@ def _parser() -> ArgumentParser:
     p.add_argument("--no-lemmas", action="store_true",
                    help="start at the slot-counting bound: the solver refutes what lemma L2b would")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
     return p
 
 
@@ -60,8 +62,12 @@ def main(argv, stdout, stderr) -> int:
     if args.n % args.m:
         raise BadInput(f"search: m must divide n (the ring schedules and the lower bounds assume "
                        f"m | n), got n={args.n}, m={args.m}")
-    r = search(args.variant, args.n, args.m, args.d, max_T=args.max_T, timeout=args.timeout,
-               solver=args.solver, lemmas=not args.no_lemmas)
+    with Progress(stderr, not (args.json or args.quiet)) as progress:
+        progress(f"search {args.variant}, n={args.n}, m={args.m}: lower bounds")
+        r = search(args.variant, args.n, args.m, args.d, max_T=args.max_T, timeout=args.timeout,
+                   solver=args.solver, lemmas=not args.no_lemmas,
+                   progress=lambda a: progress(f"search {args.variant}: T={a.T}, split {a.split}, "
+                                               f"{a.stage}: {a.verdict.value}"))
     if args.json:
         doc = {
             "variant": r.variant, "n": r.n, "m": r.m, "d": r.d, "proven": r.proven,

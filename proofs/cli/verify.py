@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ringproof.model.ring.limits import check_traceable
 from ringproof.proofs import jsonout
+from ringproof.proofs.progress import Progress
 from ringproof.proofs.cli.argparsing import ArgumentParser, bounded_int, seconds
 from ringproof.proofs.ring.prover import Options, verify
 from ringproof.proofs.results import PROPERTIES, TIERS, Verdict
@@ -37,6 +38,7 @@ def parser() -> ArgumentParser:
                    "size only: number of vectors")
     p.add_argument("-m", type=int, help="with --method bitlevel or --tier bounded: number of PEs")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
     return p
 
 
@@ -61,8 +63,9 @@ def main(argv, stdout, stderr) -> int:
         check_size(args.n, args.m)
         check_traceable(args.n)
         size = (args.n, args.m)
-    results = verify(schedule, Options(props, args.tier, args.max_n, args.max_m, args.timeout,
-                                       args.seed, args.jobs, size))
+    with Progress(stderr, not (args.json or args.quiet)) as progress:
+        results = verify(schedule, Options(props, args.tier, args.max_n, args.max_m, args.timeout,
+                                           args.seed, args.jobs, size, progress))
     verdict = Verdict.combine(r.verdict for r in results)
     if args.json:
         jsonout.write("prove", {"target": args.target, "schedule": schedule.name,

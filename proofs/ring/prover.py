@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
+from typing import Callable
 
 from ringproof.errors import BadInput
 from ringproof.model.ring.machine import run
@@ -16,6 +17,7 @@ from ringproof.model.ring.trace import build_trace
 from ringproof.proofs.ring.bounded import check_sizes, sizes
 from ringproof.proofs.ring.counting import check_claim, claim_at, closed, counts
 from ringproof.proofs.ring.formulas import check_formulas
+from ringproof.proofs.progress import silent
 from ringproof.proofs.ring.pool import fork_map
 from ringproof.proofs.ring.readable import readable
 from ringproof.proofs.ring.properties import Check, check_trace, derive
@@ -36,22 +38,28 @@ class Options:
     seed: int = 0
     jobs: int = 0            # 0: one per core
     size: tuple | None = None  # bounded tier: this one (n, m) only
+    progress: Callable = silent  # told what runs now (the CLI's stderr line)
 
 
 def verify(schedule: Schedule, opts: Options = Options()) -> list[Result]:
     unknown = set(opts.properties) - set(PROPERTIES)
     if unknown:
         raise BadInput(f"unknown property {sorted(unknown)[0]!r}; known: {', '.join(PROPERTIES)}")
+    opts.progress(f"{schedule.name}: its steps on ints against their formulas")
     check_formulas(schedule)
     results: list[Result] = []
     solver_props = [p for p in opts.properties if p != "counts"]
     if solver_props:
         if opts.tier == "bounded":
+            opts.progress(f"{schedule.name}: enumerating " + (f"n={opts.size[0]}, m={opts.size[1]}"
+                          if opts.size else f"{len(sizes(opts.max_n))} sizes with n ≤ {opts.max_n}"))
             results += _bounded(schedule, solver_props, opts)
         else:
             checks = [c for c in derive(schedule) if c.property in solver_props]
+            opts.progress(f"{schedule.name}: {len(checks)} checks at tier {opts.tier}")
             results += _solve(schedule, checks, opts)
     if "counts" in opts.properties:
+        opts.progress(f"{schedule.name}: counting cycles and ops")
         results.append(_counts(schedule, opts, results))
     order = {p: i for i, p in enumerate(PROPERTIES)}
     phases = {p.name: i for i, p in enumerate(schedule.phases)}
