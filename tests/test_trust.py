@@ -370,3 +370,40 @@ def test_progress_only_on_a_terminal_and_not_with_json_or_quiet(flags, shown):
     assert err.getvalue().split("\r")[-1].strip() == ""    # the line is cleared when the work is done
     _, _, plain = call("algo1", "--tier", "bounded", "--max-n", "4", "--property", "coverage")
     assert plain == ""                           # not a terminal: nothing
+
+
+# ----------------------------------------------------------------------------- determinism
+
+def _spin(stop):
+    while not stop.is_set():
+        sum(i * i for i in range(10_000))
+
+
+@pytest.mark.slow
+def test_verdicts_do_not_depend_on_the_load():
+    """The same verdicts for algo1-3 alone and beside two CPU-bound processes: Z3 stops on its
+    resource limits (deterministic), the wall-clock timeout is only a backstop."""
+    import json
+    import multiprocessing as mp
+
+    def verdicts():
+        out = {}
+        for target in ("algo1", "algo2", "algo3"):
+            code, text, err = call(target, "--json", "--jobs", "1")
+            out[target] = (code, sorted((r["property"], r["phase"], r["verdict"])
+                                        for r in json.loads(text)["results"]))
+        return out
+
+    alone = verdicts()
+    stop = mp.Event()
+    spinners = [mp.Process(target=_spin, args=(stop,), daemon=True) for _ in range(2)]
+    for p in spinners:
+        p.start()
+    try:
+        loaded = verdicts()
+    finally:
+        stop.set()
+        for p in spinners:
+            p.join(timeout=10)
+    assert loaded == alone
+    assert all(code == 0 for code, _ in alone.values()), alone
