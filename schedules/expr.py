@@ -61,65 +61,6 @@ class Term:
 
     __hash__ = object.__hash__
 
-    def __eq__(self, other):
-        _refuse("==", "eq(a, b)")
-
-    def __ne__(self, other):
-        _refuse("!=", "ne(a, b)")
-
-    def __lt__(self, other):
-        _refuse("<", "lt(a, b)")
-
-    def __le__(self, other):
-        _refuse("<=", "le(a, b)")
-
-    def __gt__(self, other):
-        _refuse(">", "gt(a, b)")
-
-    def __ge__(self, other):
-        _refuse(">=", "ge(a, b)")
-
-    def __bool__(self):
-        _refuse("truth value (`if`, `and`, `or`, `not`)",
-                "ite(c, a, b) for values, and_/or_/not_ for conditions, guard= for a Step")
-
-    def __mod__(self, other):
-        _refuse("%", "mod(a, b)")
-
-    __rmod__ = __mod__
-
-    def __floordiv__(self, other):
-        _refuse("//", "div(a, b)")
-
-    __rfloordiv__ = __floordiv__
-
-    def __truediv__(self, other):
-        _refuse("/", "div(a, b) (floor division)")
-
-    __rtruediv__ = __truediv__
-
-    def __divmod__(self, other):
-        _refuse("divmod()", "div(a, b) and mod(a, b)")
-
-    __rdivmod__ = __divmod__
-
-    def __pow__(self, other):
-        _refuse("**", "a * a")
-
-    __rpow__ = __pow__
-
-    def __abs__(self):
-        _refuse("abs()", "ite(lt(a, 0), -a, a)")
-
-    def __float__(self):
-        _refuse("float()", "integer index formulas only")
-
-    def __int__(self):
-        _refuse("int()", "the formula itself (it is already an integer expression)")
-
-    def __index__(self):
-        _refuse("use as a Python index or range bound", "the formula itself, or a Loop bound")
-
     def __add__(self, other):
         return Term("add", (self, lift(other)))
 
@@ -143,6 +84,33 @@ class Term:
 
     def __repr__(self):
         return render(self)
+
+
+# Python operations a Term refuses: the operation named in the message, the DSL helper to use.
+_REFUSED = {
+    "__eq__": ("==", "eq(a, b)"), "__ne__": ("!=", "ne(a, b)"), "__lt__": ("<", "lt(a, b)"),
+    "__le__": ("<=", "le(a, b)"), "__gt__": (">", "gt(a, b)"), "__ge__": (">=", "ge(a, b)"),
+    "__bool__": ("truth value (`if`, `and`, `or`, `not`)",
+                 "ite(c, a, b) for values, and_/or_/not_ for conditions, guard= for a Step"),
+    "__mod__": ("%", "mod(a, b)"), "__rmod__": ("%", "mod(a, b)"),
+    "__floordiv__": ("//", "div(a, b)"), "__rfloordiv__": ("//", "div(a, b)"),
+    "__truediv__": ("/", "div(a, b) (floor division)"), "__rtruediv__": ("/", "div(a, b) (floor division)"),
+    "__divmod__": ("divmod()", "div(a, b) and mod(a, b)"), "__rdivmod__": ("divmod()", "div(a, b) and mod(a, b)"),
+    "__pow__": ("**", "a * a"), "__rpow__": ("**", "a * a"), "__abs__": ("abs()", "ite(lt(a, 0), -a, a)"),
+    "__float__": ("float()", "integer index formulas only"),
+    "__int__": ("int()", "the formula itself (it is already an integer expression)"),
+    "__index__": ("use as a Python index or range bound", "the formula itself, or a Loop bound"),
+}
+
+
+def _refusal(what: str, use: str):
+    def refused(self, *args):
+        _refuse(what, use)
+    return refused
+
+
+for _name, (_what, _use) in _REFUSED.items():
+    setattr(Term, _name, _refusal(_what, _use))
 
 
 def same(a, b) -> bool:
