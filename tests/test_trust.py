@@ -402,3 +402,47 @@ def test_verdicts_do_not_depend_on_the_load():
             p.join(timeout=10)
     assert loaded == alone
     assert all(code == 0 for code, _ in alone.values()), alone
+
+
+# ----------------------------------------------------------------------------- literal sizes
+
+LITERAL_GUARD = textwrap.dedent('''\
+    from dataclasses import replace
+    from ringproof import ALGO1, ge, ite
+    from ringproof.schedules import algo1
+    _o = ALGO1.phases[0]
+    def step(P, ix):
+        st = _o.step.__wrapped__(P, ix)
+        C = st.operands[0].idx[1]
+        C = ite(ge(P.n, {literal}), {then}, C)
+        return replace(st, operands=(algo1.q[st.target.idx[0], C], algo1.k[st.target.idx[1], C]))
+    SCHEDULE = replace(ALGO1, name="guarded", phases=(replace(_o, step=step),) + ALGO1.phases[1:])
+    ''')
+
+
+def _literal_guard(tmp_path, literal, bug):
+    path = tmp_path / f"guard{literal}{'bug' if bug else ''}.py"
+    path.write_text(LITERAL_GUARD.format(literal=literal, then="1" if bug else "C"))
+    return call(str(path), "--property", "coverage", "--json")
+
+
+def _check_literal_guard(tmp_path, literal):
+    import json
+
+    code, out, err = _literal_guard(tmp_path, literal, bug=True)
+    assert code == 1, err
+    (phase1,) = [r for r in json.loads(out)["results"] if r["phase"] == "phase1"]
+    cex = phase1["counterexample"]
+    assert phase1["verdict"] == "refuted" and phase1["tier"] == "parametric"
+    assert (cex["n"], cex["m"]) == (literal, 1) and not cex["replay"]["witness_only"]
+    code, out, err = _literal_guard(tmp_path, literal, bug=False)
+    assert code == 0, out + err
+
+
+def test_a_bug_behind_a_literal_size_is_refuted_at_its_smallest_n(tmp_path):
+    _check_literal_guard(tmp_path, 12)
+
+
+@pytest.mark.slow
+def test_a_bug_behind_n_at_least_40_is_refuted_at_n_40(tmp_path):
+    _check_literal_guard(tmp_path, 40)

@@ -69,6 +69,28 @@ class NormalizationError(OutsideFragment):
     """A formula is outside what the normalization handles; the verdict becomes `unknown`."""
 
 
+MAX_LITERAL = 10_000   # a literal up to this size in a comparison is decided by a split on m
+
+
+class LiteralBound(NormalizationError):
+    """A window failed only because of an integer literal c: it holds once m > |c|. The caller
+    decides the query for m ≥ `limit` and for each m < `limit` with m fixed (smt.discharge)."""
+
+    def __init__(self, message: str, limit: int):
+        super().__init__(message)
+        self.limit = limit
+
+
+def _literal(x) -> int:
+    """The constant summand of the linear term x (0 if none)."""
+    x = z3.simplify(x)
+    if z3.is_int_value(x):
+        return x.as_long()
+    if z3.is_add(x):
+        return sum(c.as_long() for c in x.children() if z3.is_int_value(c))
+    return 0
+
+
 @dataclass(frozen=True)
 class DVal:
     """The integer q·m + r; `canon` records a proof that 0 ≤ r < m."""
@@ -97,10 +119,11 @@ class Ctx:
     """One query's world: the symbolic parameters, the assumptions so far, the variable map."""
 
     def __init__(self, m_value: int | None = None, timeout_ms: int = 10000, seed: int = 0,
-                 nonlinear: bool = False):
+                 nonlinear: bool = False, min_m: int = 1):
         self.nonlinear = nonlinear     # allow products of values (counting identities, not indices)
         self.m, self.k = z3.Int("m"), z3.Int("k")
-        self.assumptions: list = [self.m >= 1, self.k >= 1]
+        self.m_value, self.min_m = m_value, min_m
+        self.assumptions: list = [self.m >= min_m, self.k >= 1]
         if m_value is not None:
             self.assumptions.append(self.m == m_value)
         self.env = {"m": DVal(z3.IntVal(1), z3.IntVal(0)), "k": DVal(z3.IntVal(0), self.k),
@@ -159,14 +182,24 @@ class Ctx:
             self._windows[key] = (a, b, x)
         a, b, _ = self._windows[key]
         if a is None or b is None:
-            raise NormalizationError(f"cannot bound {z3.simplify(x)} within a few multiples of {unit} ({what})")
+            why = f"cannot bound {z3.simplify(x)} within a few multiples of {unit} ({what})"
+            c = _literal(x)
+            if unit is self.m and self.m_value is None and self.min_m == 1 and 0 < abs(c) <= MAX_LITERAL:
+                raise LiteralBound(why, abs(c) + 1)
+            raise NormalizationError(why)
         return a, b
 
     # ------------------------------------------------------------------ digit arithmetic
     def canonical(self, x: DVal) -> DVal:
         if x.canon:
             return x
-        a, b = self._window(x.r, self.m, MOD_WINDOWS, "carry")
+        try:
+            a, b = self._window(x.r, self.m, MOD_WINDOWS, "carry")
+        except NormalizationError:
+            if self.m_value is None:
+                raise
+            c = x.r / self.m_value        # m fixed: Z3's division by a positive numeral is floor, linear
+            return DVal(z3.simplify(x.q + c), z3.simplify(x.r - c * self.m_value), True)
         if (a, b) == (0, 1):
             return DVal(x.q, x.r, True)
         self._use(f"mod-window[{a},{b}]")

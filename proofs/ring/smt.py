@@ -8,13 +8,13 @@ A satisfiable query yields the smallest counterexample found by trying n = 1, 2,
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import z3
 
 from ringproof.proofs.ring.iterations import It
 from ringproof.proofs.ring import budgets
-from ringproof.proofs.ring.normalize import Ctx, NormalizationError, new_solver
+from ringproof.proofs.ring.normalize import Ctx, LiteralBound, NormalizationError, new_solver
 from ringproof.proofs.ring.properties.base import Check
 from ringproof.proofs.results import Verdict
 from ringproof.schedules.expr import Term
@@ -39,13 +39,15 @@ def _solver(ctx: Ctx) -> z3.Solver:
 
 
 def discharge(check: Check, m_value: int | None = None, timeout_ms: int = 10000,
-              seed: int = 0) -> Outcome:
+              seed: int = 0, min_m: int = 1) -> Outcome:
     t0 = time.perf_counter()
-    ctx = Ctx(m_value, timeout_ms, seed)
+    ctx = Ctx(m_value, timeout_ms, seed, min_m=min_m)
     try:
         its, hyp, goal = check.build(ctx)
         hyps = [ctx.cond(h) for h in hyp]
         g = ctx.cond(goal)
+    except LiteralBound as err:
+        return _split(check, err.limit, timeout_ms, seed, t0)
     except NormalizationError as err:
         return Outcome(check, Verdict.UNKNOWN, time.perf_counter() - t0, f"not normalized: {err}")
     s = _solver(ctx)
@@ -72,20 +74,53 @@ def discharge(check: Check, m_value: int | None = None, timeout_ms: int = 10000,
                    iterations=_decode(ctx, its, model))
 
 
+def _split(check: Check, limit: int, timeout_ms: int, seed: int, t0: float) -> Outcome:
+    """A check whose formulas compare with a literal below `limit`: decided for m ≥ limit (where
+    the literal lies within m of 0) and for each m < limit exactly (m fixed: plain linear
+    arithmetic); refuted at the smallest (n, m) of any part, proved only if every part is."""
+    parts = [discharge(check, None, timeout_ms, seed, min_m=limit)]
+    parts += [discharge(check, m, timeout_ms, seed) for m in range(1, limit)]
+    seconds = time.perf_counter() - t0
+    refuted = sorted((o for o in parts if o.verdict is Verdict.REFUTED), key=lambda o: (o.n, o.m))
+    if refuted:
+        return replace(refuted[0], seconds=seconds)
+    unknown = [o for o in parts if o.verdict is not Verdict.PROVED]
+    if unknown:
+        return replace(unknown[0], seconds=seconds, reason=f"split at m < {limit}: {unknown[0].reason}")
+    return Outcome(check, Verdict.PROVED, seconds, lemmas=set().union(*(o.lemmas for o in parts)))
+
+
+def _sat(s: z3.Solver, *extra):
+    s.push()
+    s.add(*extra)
+    r = s.check()
+    model = s.model() if r == z3.sat else None
+    s.pop()
+    return r, model
+
+
 def _smallest(s: z3.Solver, ctx: Ctx, m_value):
-    """A model with the smallest n (then m) up to SMALL_N, if there is one."""
+    """A model with the smallest n (then m) up to SMALL_N, if there is one; with m fixed, the
+    smallest k at any size (galloping, then bisection on k)."""
     for n in range(1, SMALL_N + 1):
         for m in range(1, n + 1):
             if n % m or (m_value is not None and m != m_value):
                 continue
-            s.push()
-            s.add(ctx.m == m, ctx.k == n // m)
-            found = s.check() == z3.sat
-            model = s.model() if found else None
-            s.pop()
-            if found:
+            r, model = _sat(s, ctx.m == m, ctx.k == n // m)
+            if model is not None:
                 return model
-    return None
+    if m_value is None:
+        return None
+    lo, hi = SMALL_N // m_value + 1, 2 * (SMALL_N // m_value + 1)
+    while _sat(s, ctx.k <= hi)[0] == z3.unsat and hi < 2 ** 40:
+        lo, hi = hi + 1, 2 * hi
+    while lo < hi:
+        mid = (lo + hi) // 2
+        r, _ = _sat(s, ctx.k <= mid)
+        if r == z3.unknown:
+            return None
+        lo, hi = (lo, mid) if r == z3.sat else (mid + 1, hi)
+    return _sat(s, ctx.k == lo)[1]
 
 
 def _decode(ctx: Ctx, its: dict, model) -> list:
