@@ -35,14 +35,19 @@ def user_line(*internal: str) -> str:
     return f"{frame.f_code.co_filename}:{frame.f_lineno}: " if frame is not None else ""
 
 
+class SymbolicMisuse(BadInput, TypeError):
+    """Python's own operation on a symbolic value: bad input (exit 64); also a TypeError, which is
+    what Python code probing a value (`operator.index`, `bool`) expects from an unsupported type."""
+
+
 def _refuse(what: str, use: str):
     """Refuse a Python operation on a symbolic value, naming the line of the caller that wrote it.
 
     Python would answer it from the Term's fields (`j == 1` is False for every j), so the prover
     would check a formula other than the one that runs: bad input, never a silent proof.
     """
-    raise BadInput(f"{user_line()}Python's {what} on a symbolic index value would not be what the "
-                   f"prover checks: use {use}")
+    raise SymbolicMisuse(f"{user_line()}Python's {what} on a symbolic index value would not be what "
+                         f"the prover checks: use {use}")
 
 
 @dataclass(frozen=True, eq=False)

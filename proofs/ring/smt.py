@@ -67,7 +67,10 @@ def discharge(check: Check, m_value: int | None = None, timeout_ms: int = 10000,
     if r != z3.sat:
         return Outcome(check, Verdict.UNKNOWN, time.perf_counter() - t0,
                        f"z3 {r}: {s.reason_unknown()}")
-    model = _smallest(s, ctx, m_value) or s.model()
+    model = _smallest(s, ctx, m_value) or _sat(s)[1]    # its checks replaced the first model
+    if model is None:
+        return Outcome(check, Verdict.UNKNOWN, time.perf_counter() - t0,
+                       f"z3 found a counterexample but not again: {s.reason_unknown()}")
     n = model.eval(ctx.k * ctx.m, model_completion=True).as_long()
     m = model.eval(ctx.m, model_completion=True).as_long()
     return Outcome(check, Verdict.REFUTED, time.perf_counter() - t0, n=n, m=m,
