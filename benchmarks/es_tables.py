@@ -13,15 +13,9 @@ import datetime
 import pathlib
 import platform
 
+from ringproof.proofs.report.paper import ES_PAPER as PAPER
 from ringproof.proofs.search.minimum import search
 
-# (variant, n = m): paper's ES cycles (None = time-out; "*" marks its ops/PEs estimates) and seconds
-PAPER = {
-    ("symmetric", 3): ("21", "0.31"), ("symmetric", 4): ("35", "2.73"), ("symmetric", 5): ("50", "14.27"),
-    ("symmetric", 6): ("71* (TO)", "TO"),
-    ("masked", 3): ("17 (16 unachievable)", "3.94"), ("masked", 4): ("26 (25 unachievable)", "27.40"),
-    ("masked", 5): ("36* (TO)", "TO"),
-}
 OUT = pathlib.Path(__file__).resolve().parent.parent / "docs" / "es_tables.md"
 
 

@@ -65,6 +65,7 @@ class Result:
     counterexample: Counterexample | None = None
     checks: int = 0
     details: dict = field(default_factory=dict)
+    solver: dict = field(default_factory=dict)   # what it rested on: lemmas, Z3 statistics, cvc5
 
     def to_json(self) -> dict:
         return {
@@ -72,5 +73,5 @@ class Result:
             "tier": self.tier, "seconds": round(self.seconds, 4), "reason": self.reason,
             "checks": self.checks,
             "counterexample": self.counterexample.to_json() if self.counterexample else None,
-            "details": self.details,
+            "details": self.details, "solver": self.solver,
         }

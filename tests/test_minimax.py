@@ -125,3 +125,28 @@ def test_line_topology_changes_the_optimum():
     ring = Device(3, (0, 1, 2)).problem(shares)
     line = Device(3, (0, 1, 2), topology="line").problem(shares)
     assert (solve(ring).makespan, solve(line).makespan) == (4, 5)
+
+
+def _fair_claim():
+    from ringproof.proofs.balance.minimax import Claim
+
+    return Claim("cbmf-weighted", "CBMF with the paper's (weighted) load balancing is optimal", "weighted", "always")
+
+
+@pytest.mark.slow
+def test_cbmf_with_load_balancing_fails_on_overlapping_patches_as_the_report_shows():
+    from ringproof.proofs.balance.minimax import check_claim
+    from ringproof.proofs.report.front import CBMF_CASES
+
+    found = check_claim(_fair_claim(), overlap=True)
+    _, heuristic, shares, near = CBMF_CASES[1]
+    assert heuristic == "weighted" and found.counterexample is not None
+    assert found.counterexample.shares == tuple(tuple(Fraction(x) for x in row) for row in shares)
+    assert found.counterexample.near == near and found.heuristic_makespan > found.optimum
+
+
+@pytest.mark.slow
+def test_cbmf_with_load_balancing_holds_on_small_pure_instances():
+    from ringproof.proofs.balance.minimax import check_claim
+
+    assert check_claim(_fair_claim(), overlap=False).counterexample is None

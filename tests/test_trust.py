@@ -251,8 +251,8 @@ def strict_json(text: str):
     ("prove", ["algo1", "--property", "coverage", "--json", "--tier", "bounded", "--max-n", "4"]),
     ("simulate", ["simulate", "algo1-printed", "-n", "4", "-m", "2", "--json"]),
     ("simulate", ["simulate", "algo1", "-n", "4", "-m", "2", "--json"]),
-    ("report", ["report", "algo1", "--format", "json", "--tier", "bounded", "--max-n", "4",
-                "--property", "coverage"]),
+    ("../report.schema", ["report", "algo1", "--format", "json", "--tier", "bounded", "--max-n", "4",
+                          "--property", "coverage"]),
     ("search", ["search", "plain", "-n", "2", "-m", "1", "--json"]),
     ("balance", ["balance", "--patches", "8", "--clusters", "4", "--json"]),
     ("unroll", ["unroll", "--pes", "256", "--json"]),
@@ -296,7 +296,7 @@ def test_a_lemma_cache_of_the_wrong_shape_is_rebuilt(tmp_path, monkeypatch, cont
     monkeypatch.setenv("RINGPROOF_CACHE", str(tmp_path))
     (tmp_path / "lemmas.json").write_text(content)
     results = lemmas.prove_library(timeout_ms=60000)
-    assert all(r.proved and not r.cached for r in results)
+    assert all(r.proved and not r.cached for r in results), [r for r in results if not r.proved or r.cached]
     cache = json.loads((tmp_path / "lemmas.json").read_text())
     assert isinstance(cache, dict) and len(cache) == len(results) and set(cache.values()) == {True}
     assert all(r.cached for r in lemmas.prove_library(timeout_ms=60000))

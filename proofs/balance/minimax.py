@@ -291,14 +291,19 @@ def patch_shapes(banks: int, overlap: bool) -> list[tuple[Fraction, ...]]:
     return shapes
 
 
+def ring_latency(banks: int) -> tuple[tuple[Fraction, ...], ...]:
+    """Latency 1 + hops between the banks of a ring."""
+    return tuple(tuple(Fraction(1 + min(abs(i - j), banks - abs(i - j))) for j in range(banks))
+                 for i in range(banks))
+
+
 def small_instances(max_patches: int, max_clusters: int, max_banks: int, overlap: bool):
     """Every instance in minimality order: patches N, then clusters Q, then banks B (ring, latency
     1 + hops), then the near map and the patch sequence lexicographically."""
     for n in range(1, max_patches + 1):
         for q in range(1, max_clusters + 1):
             for b in range(1, min(q, max_banks) + 1):
-                latency = tuple(tuple(Fraction(1 + min(abs(i - j), b - abs(i - j))) for j in range(b))
-                                for i in range(b))
+                latency = ring_latency(b)
                 shapes = patch_shapes(b, overlap)
                 for near in itertools.product(range(b), repeat=q):
                     if len(set(near)) < b:

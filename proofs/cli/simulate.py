@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from ringproof.model.ring.limits import check_traceable
 from ringproof.model.ring.machine import run
 from ringproof.proofs import jsonout
 from ringproof.proofs.cli.argparsing import ArgumentParser, bounded_int
 from ringproof.proofs.cli.targets import resolve
+from ringproof.errors import BadInput
 from ringproof.schedules.dsl import check_size
 
 
@@ -20,6 +24,9 @@ def parser() -> ArgumentParser:
     p.add_argument("-m", type=int, required=True, help="number of PEs; m must divide n")
     p.add_argument("--seed", type=bounded_int(0, 2**32 - 1, "a seed"), default=0, help="seed of the random inputs")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--picture", metavar="FILE.svg", help="write the schedule as an SVG PE × cycle grid; "
+                   "the iterations of a broken rule are marked, with the cycles around them")
+    p.add_argument("--cycles", type=int, default=6, help="with --picture: cycles shown per phase (default 6)")
     return p
 
 
@@ -31,6 +38,8 @@ def main(argv, stdout, stderr) -> int:
     check_traceable(args.n)
     schedule = resolve(args.target)
     r = run(schedule, args.n, args.m, seed=args.seed)
+    if args.picture:
+        _picture(schedule, args, r.violations)
     data = {"target": args.target, "n": args.n, "m": args.m, "cycles": r.cycles,
             "ops": {k: v for k, v in r.ops.items()}, "utilization": r.utilization,
             "max_rel_error": r.max_rel_error,
@@ -50,3 +59,18 @@ def main(argv, stdout, stderr) -> int:
                 stdout.write("              " + ", ".join(f"{k}={x}" for k, x in it.items()) + "\n")
         stdout.write("result        " + ("valid run, y matches numpy\n" if r.ok else "FAILED\n"))
     return 0 if r.ok else 1
+
+
+def _picture(schedule, args, violations) -> None:
+    from ringproof.model.ring.trace import build_trace
+    from ringproof.proofs.report import svg
+
+    if args.cycles < 1:
+        raise BadInput(f"--cycles must be at least 1, got {args.cycles}")
+    trace = build_trace(schedule, args.n, args.m)
+    marked = svg.failing_cells(trace, [it for v in violations for it in v.iterations])
+    cycles = svg.around({t for _, t in marked}, trace) if marked else svg.default_cycles(trace, args.cycles)
+    try:
+        Path(args.picture).write_text(svg.picture(trace, cycles, marked))
+    except OSError as err:
+        raise BadInput(f"cannot write {args.picture}: {err.strerror}") from None

@@ -17,6 +17,15 @@ def registry() -> dict:
                                 algo3.ALGO3, algo3.ALGO3_PRINTED)}
 
 
+def printed_defects(target: str):
+    """(variant, defect names) of a registered printed variant, for its formula differences; else None."""
+    from ringproof.schedules import algo1, algo2, algo3
+
+    mods = {f"{mod.__name__.rsplit('.', 1)[-1]}-printed": mod for mod in (algo1, algo2, algo3)}
+    mod = mods.get(target)
+    return (mod.variant, mod.PRINTED_DEFECTS) if mod else None
+
+
 def resolve(target: str) -> Schedule:
     reg = registry()
     if target in reg:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ringproof.model.ring.limits import check_traceable
 from ringproof.proofs import jsonout
 from ringproof.proofs.progress import Progress
@@ -22,6 +24,19 @@ def parser() -> ArgumentParser:
                        "for every n with m | n, or show a counterexample.", epilog=EPILOG)
     p.add_argument("target", help=f"{', '.join(sorted(registry()))}, or the path of a schedule "
                    "file (.py); subcommands: simulate, report, search, balance, unroll")
+    add_solver_options(p)
+    p.add_argument("--method", choices=("index", "bitlevel"), default="index",
+                   help="index: the index-formula proofs (default); bitlevel: check the run for one "
+                   "(-n, -m) on the paper's Boolean ring model (SAT) and its cycle-by-cycle checker")
+    p.add_argument("-n", type=int, help="with --method bitlevel or --tier bounded: check this one "
+                   "size only: number of vectors")
+    p.add_argument("-m", type=int, help="with --method bitlevel or --tier bounded: number of PEs")
+    p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
+    return p
+
+
+def add_solver_options(p: ArgumentParser) -> None:
+    """The options of `prove TARGET` that `prove report` shares."""
     p.add_argument("--property", action="append", default=None, metavar="NAME",
                    help=f"check only this property (repeatable): {', '.join(PROPERTIES)}")
     p.add_argument("--tier", default="parametric", choices=TIERS,
@@ -30,28 +45,38 @@ def parser() -> ArgumentParser:
     p.add_argument("--max-m", type=int, default=8, help="per-m tier: largest m (default 8)")
     p.add_argument("--timeout", type=seconds, default=10.0, help="seconds per solver query (default 10)")
     p.add_argument("--seed", type=bounded_int(0, 2**32 - 1, "a seed"), default=0, help="Z3 random seed")
-    p.add_argument("--jobs", type=bounded_int(0, 256, "a number of processes"), default=0, help="worker processes (default: one per core)")
-    p.add_argument("--method", choices=("index", "bitlevel"), default="index",
-                   help="index: the index-formula proofs (default); bitlevel: check the run for one "
-                   "(-n, -m) on the paper's Boolean ring model (SAT) and its cycle-by-cycle checker")
-    p.add_argument("-n", type=int, help="with --method bitlevel or --tier bounded: check this one "
-                   "size only: number of vectors")
-    p.add_argument("-m", type=int, help="with --method bitlevel or --tier bounded: number of PEs")
+    p.add_argument("--jobs", type=bounded_int(0, 256, "a number of processes"), default=0,
+                   help="worker processes (default: one per core)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
-    return p
+    p.add_argument("--cross-check", choices=("cvc5",),
+                   help="ask cvc5 every query Z3 answered unsat; a disagreement makes the verdict unknown")
+    p.add_argument("--cross-timeout", type=seconds, default=60.0,
+                   help="with --cross-check: seconds per query for the second solver (default 60)")
+    p.add_argument("--smt2", metavar="DIR", help="write every solver query there as a standalone SMT-LIB 2 file")
+
+
+def solver_options(args) -> Options:
+    """Options from the shared arguments, each checked (bad input: one line, exit 64)."""
+    for name in ("max_n", "max_m"):
+        if getattr(args, name) < 1:
+            raise BadInput(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
+    if args.tier == "bounded":
+        check_traceable(args.max_n, "--max-n")
+    if args.cross_check == "cvc5":
+        try:
+            import cvc5  # noqa: F401
+        except ImportError:
+            raise BadInput("--cross-check cvc5 needs the cvc5 package (pip install cvc5)") from None
+    props = tuple(p for arg in (args.property or list(PROPERTIES)) for p in arg.split(","))
+    return Options(props, args.tier, args.max_n, args.max_m, args.timeout, args.seed, args.jobs,
+                   args.cross_check, args.cross_timeout, args.smt2)
 
 
 def main(argv, stdout, stderr) -> int:
     args = parser().parse(argv, stdout)
     if args is None:
         return 0
-    for name in ("max_n", "max_m"):
-        if getattr(args, name) < 1:
-            raise BadInput(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
-    if args.tier == "bounded":
-        check_traceable(args.max_n, "--max-n")
-    props = tuple(p for arg in (args.property or list(PROPERTIES)) for p in arg.split(","))
+    opts = solver_options(args)
     schedule = resolve(args.target)
     if args.method == "bitlevel":
         return _bitlevel(args, schedule, stdout)
@@ -64,8 +89,8 @@ def main(argv, stdout, stderr) -> int:
         check_traceable(args.n)
         size = (args.n, args.m)
     with Progress(stderr, not (args.json or args.quiet)) as progress:
-        results = verify(schedule, Options(props, args.tier, args.max_n, args.max_m, args.timeout,
-                                           args.seed, args.jobs, size, progress))
+        results = verify(schedule, replace(opts, size=size, progress=progress))
+    warn_disagreements(args.target, results, stderr)
     verdict = Verdict.combine(r.verdict for r in results)
     if args.json:
         jsonout.write("prove", {"target": args.target, "schedule": schedule.name,
@@ -74,6 +99,13 @@ def main(argv, stdout, stderr) -> int:
     else:
         print_table(args.target, schedule, results, stdout)
     return verdict.exit_code
+
+
+def warn_disagreements(target: str, results, stderr) -> None:
+    """A second solver that contradicts Z3 is said loudly on stderr (the verdict is already unknown)."""
+    for r in results:
+        if r.solver.get("disagreements"):
+            stderr.write(f"prove: warning: {target} {r.property}/{r.phase}: {r.reason}\n")
 
 
 def _bitlevel(args, schedule, out) -> int:

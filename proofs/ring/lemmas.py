@@ -143,10 +143,11 @@ def prove_library(timeout_ms: int = 30000, use_cache: bool = True) -> list[Lemma
         if cache.get(key) is True:
             results.append(LemmaResult(lemma.name, True, 0.0, True))
             continue
-        s = z3.Solver()
+        fresh = z3.Context()        # a lemma's proof never depends on what the process did before
+        s = z3.Solver(ctx=fresh)
         s.set("rlimit", budgets.LEMMA)
         s.set("timeout", timeout_ms)
-        s.add(z3.Not(lemma.statement))
+        s.add(z3.Not(lemma.statement).translate(fresh))
         t0 = time.perf_counter()
         verdict = s.check()
         ok = verdict == z3.unsat

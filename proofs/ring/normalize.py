@@ -130,6 +130,7 @@ class Ctx:
                     "n": DVal(self.k, z3.IntVal(0)), "d": DVal(self.k, z3.IntVal(0))}
         self.timeout_ms, self.seed = timeout_ms, seed
         self.lemmas_used: set[str] = set()
+        self.instances: list = []      # (lemma name, its instance here: a valid formula)
         self.side_conditions = 0
         self._windows: dict = {}
         self._divs: dict = {}
@@ -167,10 +168,17 @@ class Ctx:
                     grew = True
         return [a for a, c in zip(self.assumptions, chosen) if c]
 
-    def _use(self, lemma: str):
+    def _use(self, lemma: str, instance=None):
         if not library_status().get(lemma, False):
             raise NormalizationError(f"lemma {lemma} is not proven")
         self.lemmas_used.add(lemma)
+        if instance is not None:
+            self.instances.append((lemma, instance))
+
+    def _window_instance(self, x, unit, a: int, b: int, c):
+        """The mod-window lemma at x: x ∈ [a·unit, b·unit) ⇒ x mod unit = x − c·unit ∧ x div unit = c."""
+        return z3.Implies(z3.And(unit > 0, a * unit <= x, x < b * unit),
+                          z3.And(x % unit == x - c * unit, x / unit == c))
 
     def _window(self, x, unit, windows, what):
         key = (x.get_id(), unit.get_id(), len(self.assumptions))
@@ -202,16 +210,20 @@ class Ctx:
             return DVal(z3.simplify(x.q + c), z3.simplify(x.r - c * self.m_value), True)
         if (a, b) == (0, 1):
             return DVal(x.q, x.r, True)
-        self._use(f"mod-window[{a},{b}]")
-        self._use("carry")
         c = carry(x.r, self.m, a, b)
+        self._use(f"mod-window[{a},{b}]", self._window_instance(x.r, self.m, a, b, c))
+        self._use("carry")
         return DVal(z3.simplify(x.q + c), z3.simplify(x.r - _times(c, self.m)), True)
 
     def _block(self, x: DVal):
         x = self.canonical(x)
         a, b = self._window(x.q, self.k, BLOCK_WINDOWS, "mod n")
-        self._use(f"block-window[{a},{b}]")
-        return x, carry(x.q, self.k, a, b)
+        c = carry(x.q, self.k, a, b)
+        m, k, v = self.m, self.k, x.q * self.m + x.r
+        self._use(f"block-window[{a},{b}]", z3.Implies(
+            z3.And(k > 0, m > 0, 0 <= x.r, x.r < m, a * k <= x.q, x.q < b * k),
+            z3.And(v % (k * m) == (x.q - c * k) * m + x.r, v / (k * m) == c)))
+        return x, c
 
     def compare(self, x: DVal, y: DVal, op: str):
         q, r = z3.simplify(x.q - y.q), z3.simplify(x.r - y.r)
@@ -290,8 +302,8 @@ class Ctx:
             return DVal(zero, z3.simplify(c))
         if self.is_k(b) and _is_const(a.q, 0):
             lo, hi = self._window(a.r, self.k, MOD_WINDOWS, "mod k")
-            self._use(f"mod-window[{lo},{hi}]")
             c = carry(a.r, self.k, lo, hi)
+            self._use(f"mod-window[{lo},{hi}]", self._window_instance(a.r, self.k, lo, hi, c))
             if op == "mod":
                 return DVal(zero, z3.simplify(a.r - _times(c, self.k)))
             return DVal(zero, z3.simplify(c))

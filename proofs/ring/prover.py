@@ -37,6 +37,9 @@ class Options:
     timeout: float = 10.0    # seconds per query
     seed: int = 0
     jobs: int = 0            # 0: one per core
+    cross_check: str | None = None   # 'cvc5': a second solver re-checks every unsat query
+    cross_timeout: float = 60.0      # seconds per query for the second solver
+    smt2_dir: str | None = None      # write every solver query there as SMT-LIB 2
     size: tuple | None = None  # bounded tier: this one (n, m) only
     progress: Callable = silent  # told what runs now (the CLI's stderr line)
 
@@ -69,18 +72,18 @@ def verify(schedule: Schedule, opts: Options = Options()) -> list[Result]:
 # ----------------------------------------------------------------------------- solver tiers
 
 def _run_one(checks, job):
-    i, m_value, timeout_ms, seed = job
-    o = discharge(checks[i], m_value, timeout_ms, seed)
-    return i, m_value, o.verdict, o.seconds, o.reason, o.n, o.m, o.iterations
+    i, m_value, timeout_ms, seed, cross, smt2, cross_ms = job
+    return i, replace(discharge(checks[i], m_value, timeout_ms, seed, cross, smt2, cross_ms), check=None)
 
 
 def _solve(schedule: Schedule, checks: list[Check], opts: Options) -> list[Result]:
     ms = [None] if opts.tier == "parametric" else list(range(1, opts.max_m + 1))
-    jobs = [(i, mv, int(opts.timeout * 1000), opts.seed) for i in range(len(checks)) for mv in ms]
+    jobs = [(i, mv, int(opts.timeout * 1000), opts.seed, opts.cross_check, opts.smt2_dir,
+             int(opts.cross_timeout * 1000)) for i in range(len(checks)) for mv in ms]
     raw = fork_map(_run_one, checks, jobs, opts.jobs)
     outcomes: dict = {}
-    for i, mv, verdict, secs, reason, n, m, its in raw:
-        outcomes.setdefault(i, []).append(Outcome(checks[i], verdict, secs, reason, n, m, its))
+    for i, o in raw:
+        outcomes.setdefault(i, []).append(replace(o, check=checks[i]))
     groups: dict = {}
     for i, c in enumerate(checks):
         groups.setdefault((c.property, c.phase), []).extend(outcomes[i])
@@ -88,6 +91,42 @@ def _solve(schedule: Schedule, checks: list[Check], opts: Options) -> list[Resul
 
 
 def _result(schedule, prop, phase, outs: list[Outcome], opts: Options) -> Result:
+    result = _verdict(schedule, prop, phase, outs, opts)
+    evidence = audit(outs)
+    if evidence.get("disagreements"):
+        first = evidence["disagreements"][0]
+        what = "SOLVERS DISAGREE" if first["answer"] == "sat" else "SECOND SOLVER DID NOT CONFIRM"
+        result = replace(result, verdict=Verdict.UNKNOWN,
+                         reason=f"{what} on {first['check']}: z3 unsat, {first['solver']} "
+                                f"{first['answer']}" + (f"; {result.reason}" if result.reason else ""))
+    return replace(result, solver=evidence)
+
+
+def audit(outs: list[Outcome]) -> dict:
+    """What the verdicts rested on: lemmas, side conditions, Z3 statistics, a second solver."""
+    stats: dict = {}
+    for o in outs:
+        for k, v in o.stats.items():
+            stats[k] = max(stats.get(k, 0), v) if k == "max memory" else stats.get(k, 0) + v
+    out = {"queries": len(outs), "lemmas": sorted(set().union(*[o.lemmas for o in outs])),
+           "side_conditions": sum(o.side_conditions for o in outs), "z3": stats}
+    cross = [(o, o.cross) for o in outs if o.cross]
+    if cross:
+        answers: dict = {}
+        for _, c in cross:
+            answers[c["answer"]] = answers.get(c["answer"], 0) + 1
+        out["cross_check"] = {"solver": cross[0][1]["solver"], "version": cross[0][1]["version"],
+                              "z3_unsat": len(cross), "answers": answers,
+                              "seconds": round(sum(c["seconds"] for _, c in cross), 4)}
+        out["disagreements"] = [{"check": o.check.name, "solver": c["solver"], "answer": c["answer"]}
+                                for o, c in cross if c["answer"] != "unsat"]
+    files = [o.smt2 for o in outs if o.smt2]
+    if files:
+        out["smt2"] = files
+    return out
+
+
+def _verdict(schedule, prop, phase, outs: list[Outcome], opts: Options) -> Result:
     seconds = sum(o.seconds for o in outs)
     refuted = [o for o in outs if o.verdict is Verdict.REFUTED]
     refuted.sort(key=lambda o: (o.n, o.m))

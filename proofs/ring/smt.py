@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 
 import z3
 
+from ringproof.proofs.ring import smtlib
 from ringproof.proofs.ring.iterations import It
 from ringproof.proofs.ring import budgets
 from ringproof.proofs.ring.normalize import Ctx, LiteralBound, NormalizationError, new_solver
@@ -32,6 +33,10 @@ class Outcome:
     m: int | None = None
     iterations: list = field(default_factory=list)
     lemmas: set = field(default_factory=set)
+    side_conditions: int = 0                     # range facts proven to apply the lemmas
+    stats: dict = field(default_factory=dict)    # Z3 statistics of the query
+    cross: dict | None = None                    # a second solver's answer (on an unsat query)
+    smt2: str | None = None                      # where the query was written as SMT-LIB 2
 
 
 def _solver(ctx: Ctx) -> z3.Solver:
@@ -39,7 +44,10 @@ def _solver(ctx: Ctx) -> z3.Solver:
 
 
 def discharge(check: Check, m_value: int | None = None, timeout_ms: int = 10000,
-              seed: int = 0, min_m: int = 1) -> Outcome:
+              seed: int = 0, cross_check: str | None = None, smt2_dir: str | None = None,
+              cross_timeout_ms: int = 60000, min_m: int = 1) -> Outcome:
+    """Decide one check; `smt2_dir` also writes the query as SMT-LIB 2, and `cross_check`
+    ('cvc5') asks a second solver, within `cross_timeout_ms`, about every query Z3 answers unsat."""
     t0 = time.perf_counter()
     ctx = Ctx(m_value, timeout_ms, seed, min_m=min_m)
     try:
@@ -47,7 +55,8 @@ def discharge(check: Check, m_value: int | None = None, timeout_ms: int = 10000,
         hyps = [ctx.cond(h) for h in hyp]
         g = ctx.cond(goal)
     except LiteralBound as err:
-        return _split(check, err.limit, timeout_ms, seed, t0)
+        return _split(check, err.limit, t0, dict(timeout_ms=timeout_ms, seed=seed, cross_check=cross_check,
+                                                 smt2_dir=smt2_dir, cross_timeout_ms=cross_timeout_ms))
     except NormalizationError as err:
         return Outcome(check, Verdict.UNKNOWN, time.perf_counter() - t0, f"not normalized: {err}")
     s = _solver(ctx)
@@ -62,11 +71,18 @@ def discharge(check: Check, m_value: int | None = None, timeout_ms: int = 10000,
     s.add(*hyps)
     s.add(z3.Not(g))
     r = s.check()
+    title = f"{check.phase}.{check.property}.{check.name}"
+    text = smtlib.script(title, ctx.assumptions, hyps, z3.Not(g), ctx.instances) \
+        if (smt2_dir or cross_check) else None
+    audit = {"side_conditions": ctx.side_conditions, "stats": smtlib.z3_statistics(s),
+             "smt2": smtlib.write(smt2_dir, title, m_value, text) if smt2_dir else None}
     if r == z3.unsat:
-        return Outcome(check, Verdict.PROVED, time.perf_counter() - t0, lemmas=ctx.lemmas_used)
+        seconds = time.perf_counter() - t0          # Z3's time; the second solver reports its own
+        cross = smtlib.check_with_cvc5(text, cross_timeout_ms) if cross_check else None
+        return Outcome(check, Verdict.PROVED, seconds, lemmas=ctx.lemmas_used, cross=cross, **audit)
     if r != z3.sat:
         return Outcome(check, Verdict.UNKNOWN, time.perf_counter() - t0,
-                       f"z3 {r}: {s.reason_unknown()}")
+                       f"z3 {r}: {s.reason_unknown()}", **audit)
     model = _smallest(s, ctx, m_value) or _sat(s)[1]    # its checks replaced the first model
     if model is None:
         return Outcome(check, Verdict.UNKNOWN, time.perf_counter() - t0,
@@ -74,15 +90,15 @@ def discharge(check: Check, m_value: int | None = None, timeout_ms: int = 10000,
     n = model.eval(ctx.k * ctx.m, model_completion=True).as_long()
     m = model.eval(ctx.m, model_completion=True).as_long()
     return Outcome(check, Verdict.REFUTED, time.perf_counter() - t0, n=n, m=m,
-                   iterations=_decode(ctx, its, model))
+                   iterations=_decode(ctx, its, model), **audit)
 
 
-def _split(check: Check, limit: int, timeout_ms: int, seed: int, t0: float) -> Outcome:
+def _split(check: Check, limit: int, t0: float, options: dict) -> Outcome:
     """A check whose formulas compare with a literal below `limit`: decided for m ≥ limit (where
     the literal lies within m of 0) and for each m < limit exactly (m fixed: plain linear
     arithmetic); refuted at the smallest (n, m) of any part, proved only if every part is."""
-    parts = [discharge(check, None, timeout_ms, seed, min_m=limit)]
-    parts += [discharge(check, m, timeout_ms, seed) for m in range(1, limit)]
+    parts = [discharge(check, None, min_m=limit, **options)]
+    parts += [discharge(check, m, **options) for m in range(1, limit)]
     seconds = time.perf_counter() - t0
     refuted = sorted((o for o in parts if o.verdict is Verdict.REFUTED), key=lambda o: (o.n, o.m))
     if refuted:
@@ -90,7 +106,8 @@ def _split(check: Check, limit: int, timeout_ms: int, seed: int, t0: float) -> O
     unknown = [o for o in parts if o.verdict is not Verdict.PROVED]
     if unknown:
         return replace(unknown[0], seconds=seconds, reason=f"split at m < {limit}: {unknown[0].reason}")
-    return Outcome(check, Verdict.PROVED, seconds, lemmas=set().union(*(o.lemmas for o in parts)))
+    return Outcome(check, Verdict.PROVED, seconds, lemmas=set().union(*(o.lemmas for o in parts)),
+                   side_conditions=sum(o.side_conditions for o in parts))
 
 
 def _sat(s: z3.Solver, *extra):

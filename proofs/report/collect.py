@@ -1,0 +1,145 @@
+"""What a report says about one target, as JSON-ready data (report.json is this; Markdown and HTML
+render it): verdicts, what each proof rested on, refutations with their replay and picture, the
+printed-versus-repaired formulas, the closed-form counts beside the paper's claims."""
+
+from __future__ import annotations
+
+import platform
+from importlib import metadata
+from types import SimpleNamespace
+
+import sympy
+
+from ringproof.model.ring.trace import build_trace
+from ringproof.proofs.report import svg
+from ringproof.proofs.results import Verdict
+from ringproof.schedules.expr import var
+
+SCHEMA_VERSION = 1
+PICTURE_MAX_N = 24     # a counterexample larger than this gets no picture
+
+
+def versions(cross_check: str | None = None) -> dict:
+    """Python, the solvers and the libraries the verdicts came from."""
+    import z3
+
+    out = {"python": platform.python_version(), "platform": platform.platform(),
+           "z3": z3.get_version_string()}
+    for dist in ("ringproof", "sympy", "numpy", "python-sat", "cvc5"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = None
+    out["cross_check"] = cross_check
+    return out
+
+
+def command(target: str, opts) -> str:
+    """The `prove` command that reproduces the verdicts of one target."""
+    parts = ["prove", target, "--tier", opts.tier, "--timeout", f"{opts.timeout:g}", "--seed", str(opts.seed)]
+    if opts.tier == "bounded":
+        parts += ["--max-n", str(opts.max_n)]
+    if opts.tier == "per-m":
+        parts += ["--max-m", str(opts.max_m)]
+    return " ".join(parts + [f"--property {p}" for p in opts.properties if len(opts.properties) < 6])
+
+
+def target(name: str, schedule, results, opts, size=(4, 2), per_phase: int = 6, defects=None) -> dict:
+    """The report's section for one target; `defects` = (variant, names) for a printed variant."""
+    trace = build_trace(schedule, *size)
+    cycles = svg.default_cycles(trace, per_phase)
+    return {"target": name, "schedule": schedule.name, "doc": schedule.doc,
+            "verdict": Verdict.combine(r.verdict for r in results).value, "command": command(name, opts),
+            "results": [r.to_json() for r in results],
+            "proofs": [_proof(r) for r in results if r.solver],
+            "refutations": [_refutation(name, schedule, r) for r in results if r.verdict is not Verdict.PROVED],
+            "counts": _counts(results), "defects": formula_differences(*defects) if defects else [],
+            "grid": grid(trace, cycles),
+            "picture": {"n": size[0], "m": size[1], "cycles": cycles, "cycles_total": trace.cycles,
+                        "svg": svg.picture(trace, cycles)}}
+
+
+def grid(trace, cycles) -> dict:
+    """The picture's cells as text: rows PEs 1..m, one column per cycle shown."""
+    cells = svg.cells(trace, cycles)
+    rows = [[(f"{c.op} {c.datum}" + (" →" if c.send else "")) if (c := cells.get((p, t))) else ""
+             for t in cycles] for p in range(1, trace.m + 1)]
+    phase = {t: pt.phase.name for pt in trace.phases for t in range(pt.start, pt.start + pt.tuples)}
+    return {"n": trace.n, "m": trace.m, "cycles": list(cycles), "cycles_total": trace.cycles,
+            "phases": [phase.get(t, "") for t in cycles], "cells": rows}
+
+
+def _proof(r) -> dict:
+    return {"property": r.property, "phase": r.phase, "verdict": r.verdict.value, **r.solver}
+
+
+def _refutation(name: str, schedule, r) -> dict:
+    out = {"property": r.property, "phase": r.phase, "verdict": r.verdict.value, "reason": r.reason,
+           "counterexample": None, "replay": None, "picture": None}
+    cex = r.counterexample
+    if cex is None:
+        return out
+    out["counterexample"] = cex.to_json()
+    out["replay"] = cex.command(name)
+    if cex.n <= PICTURE_MAX_N:
+        trace = build_trace(schedule, cex.n, cex.m)
+        marked = svg.failing_cells(trace, cex.iterations)
+        if marked:
+            cycles = svg.around({t for _, t in marked}, trace)
+            out["picture"] = {"n": cex.n, "m": cex.m, "cycles": cycles, "marked": sorted(marked),
+                              "svg": svg.picture(trace, cycles, marked)}
+    return out
+
+
+def _counts(results) -> dict | None:
+    r = next((r for r in results if r.property == "counts"), None)
+    if r is None or not r.details:
+        return None
+    from ringproof.proofs.ring.counting import M, N, per_residue
+
+    def forms(text):
+        if text is None:
+            return None
+        e = sympy.sympify(text, locals={"n": N, "m": M})
+        return [{"class": c, "formula": str(f)} for c, f in per_residue(e)]
+
+    d = r.details
+    derived = {"cycles": d["cycles"], **d["ops"]}
+    claims = d.get("claims", {})
+    rows = [{"quantity": q, "derived": v, "per_residue": forms(v) if v and "Sum" not in v else None,
+             "claim": claims.get(q), "claim_per_residue": forms(claims.get(q))}
+            for q, v in derived.items() if v not in ("0",)]
+    return {"verdict": r.verdict.value, "reason": r.reason, "rows": rows,
+            "phase_cycles": d.get("phase_cycles", {}), "utilization": d.get("utilization")}
+
+
+def formula_differences(variant, defects) -> list[dict]:
+    """Per printed defect: the step fields and loop bounds where the printed form differs from the
+    repaired one, both rendered from the schedule code with symbolic indices."""
+    from ringproof.proofs.ring.normalize import PARAMS
+
+    repaired = {p.name: p for p in variant(()).phases}
+    out = []
+    for d in defects:
+        for ph in variant((d,)).phases:
+            good = repaired.get(ph.name)
+            if good is None:
+                out.append({"defect": d, "phase": ph.name, "field": "phase", "printed": "present",
+                            "repaired": "absent"})
+                continue
+            for fld, printed, fixed in _fields(ph, good, PARAMS):
+                if printed != fixed:
+                    out.append({"defect": d, "phase": ph.name, "field": fld, "printed": printed,
+                                "repaired": fixed})
+    return out
+
+
+def _fields(printed, repaired, P):
+    ix = SimpleNamespace(**{name: var(name) for name in
+                            dict.fromkeys(printed.index_names + repaired.index_names)})
+    a, b = printed.step(P, ix), repaired.step(P, ix)
+    for fld in ("pe", "op", "target", "operands", "send", "guard", "first", "prev", "sources"):
+        yield fld, repr(getattr(a, fld)), repr(getattr(b, fld))
+    la = [(lp.name, repr(lp.bounds(P, ix))) for lp in printed.loops]
+    lb = [(lp.name, repr(lp.bounds(P, ix))) for lp in repaired.loops]
+    yield "loops", repr(la), repr(lb)

@@ -1,0 +1,215 @@
+"""Reports: the JSON against its schema, the HTML in a real browser, the pictures, the exported
+SMT-LIB queries re-checked by two solvers, and cvc5 as a second opinion on every unsat."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import z3
+
+from ringproof.proofs.cli.main import main
+from ringproof.proofs.ring.properties import derive
+from ringproof.proofs.ring.prover import Options, verify
+from ringproof.proofs.ring.smt import discharge
+from ringproof.proofs.results import Verdict
+
+ROOT = Path(__file__).resolve().parent.parent
+SOLVER_PROPS = ("well-formed", "coverage", "no-conflict", "ring-locality", "data-flow")
+
+
+def call(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    return main(list(argv), out, err), out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def report_dir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("report")
+    code, out, err = call("report", "algo1", "algo1-printed", "--property", "ring-locality",
+                          "--out", str(d), "--front", "no", "--json")
+    assert code == 1, err                        # the printed variant is refuted
+    assert json.loads(out)["verdict"] == "refuted" and err == ""   # no progress on a non-terminal
+    return d
+
+
+def test_report_json_validates_against_its_schema(report_dir):
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((ROOT / "docs" / "report.schema.json").read_text())
+    doc = json.loads((report_dir / "report.json").read_text())
+    jsonschema.validate(doc, schema)
+    broken = dict(doc, targets=[dict(doc["targets"][0], verdict="maybe")])
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, schema)
+
+
+def test_report_says_what_proofs_rested_on_and_replays_refutations(report_dir):
+    doc = json.loads((report_dir / "report.json").read_text())
+    algo1, printed = doc["targets"]
+    proof = algo1["proofs"][0]
+    assert proof["lemmas"] and proof["side_conditions"] > 0 and proof["z3"]
+    ref = printed["refutations"][0]
+    assert ref["replay"].startswith("prove simulate algo1-printed")
+    assert ref["picture"] and "cell failing" in ref["picture"]["svg"]
+    assert {d["defect"] for d in printed["defects"]} == {"C-mod", "phase1-assign", "phase2-B-mod", "phase3-assign"}
+    md = (report_dir / "report.md").read_text()
+    assert "Printed versus repaired formulas" in md and printed["command"] in md
+
+
+def _chromium():
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def _open_in_browser(page: Path) -> tuple[str, list[str]]:
+    """The DOM after loading `page` in headless Chromium, and the console messages it logged."""
+    browser = _chromium()
+    if browser is None:
+        pytest.skip("no Chromium on this machine (.ci/run installs Debian's chromium package)")
+    run = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr",
+                          "--v=0", "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
+    return run.stdout, [ln for ln in run.stderr.splitlines() if "CONSOLE" in ln]
+
+
+def test_the_browser_check_sees_console_errors(tmp_path):
+    page = tmp_path / "bad.html"
+    page.write_text("<!doctype html><script>console.error('broken page')</script>")
+    _, console = _open_in_browser(page)
+    assert any("broken page" in ln for ln in console)
+
+
+def test_html_opens_in_a_browser_with_one_cell_per_pe_and_cycle(report_dir):
+    dom, console = _open_in_browser(report_dir / "report.html")
+    assert console == []
+    doc = json.loads((report_dir / "report.json").read_text())
+    pic = doc["targets"][0]["picture"]
+    svgs = re.findall(r"<svg.*?</svg>", dom, re.S)
+    main_svg = next(s for s in svgs if f'data-n="{pic["n"]}" data-m="{pic["m"]}"' in s)
+    cells = set(re.findall(r'class="cell[^"]*" data-pe="(\d+)" data-cycle="(\d+)"', main_svg))
+    assert cells == {(str(p), str(t)) for p in range(1, pic["m"] + 1) for t in pic["cycles"]}
+
+
+def test_picture_of_a_refuted_instance_marks_the_failing_cell(tmp_path):
+    from ringproof.model.ring.machine import run
+    from ringproof.schedules.algo1 import ALGO1_PRINTED
+
+    out = tmp_path / "cex.svg"
+    code, _, err = call("simulate", "algo1-printed", "-n", "4", "-m", "2", "--picture", str(out))
+    assert code == 1, err
+    broken = {(it["pe"], it["cycle"]) for v in run(ALGO1_PRINTED, 4, 2).violations for it in v.iterations}
+    marked = {(int(p), int(t)) for p, t in
+              re.findall(r'class="cell failing" data-pe="(\d+)" data-cycle="(\d+)"', out.read_text())}
+    assert marked and marked == broken
+
+
+def test_picture_of_a_valid_instance_marks_nothing(tmp_path):
+    out = tmp_path / "ok.svg"
+    code, _, err = call("simulate", "algo1", "-n", "12", "-m", "4", "--picture", str(out))
+    assert code == 0, err
+    text = out.read_text()
+    assert "failing" not in text and text.count('class="cell"') == 4 * int(re.search(r'data-cycles="(\d+)"', text)[1])
+
+
+def _query(schedule, tmp_path, verdict):
+    """Export the first parametric check of `schedule` that Z3 decides as `verdict`."""
+    for check in derive(schedule):
+        o = discharge(check, smt2_dir=str(tmp_path))
+        if o.verdict is verdict:
+            return Path(o.smt2).read_text()
+    raise AssertionError(f"no {verdict} check")
+
+
+def _cvc5(text: str) -> str:
+    cvc5 = pytest.importorskip("cvc5")
+    solver = cvc5.Solver()
+    symbols = cvc5.SymbolManager(solver.getTermManager())
+    parser = cvc5.InputParser(solver, symbols)
+    parser.setStringInput(cvc5.InputLanguage.SMT_LIB_2_6, text, "q")
+    answer = ""
+    while not (cmd := parser.nextCommand()).isNull():
+        answer = cmd.invoke(solver, symbols).strip() or answer
+    return answer
+
+
+def _z3(text: str) -> str:
+    s = z3.Solver()
+    s.from_string(text)
+    return str(s.check())
+
+
+def test_exported_query_is_unsat_in_z3_and_cvc5(tmp_path):
+    from ringproof.schedules.algo1 import ALGO1
+
+    text = _query(ALGO1, tmp_path, Verdict.PROVED)
+    assert ":named negated-goal" in text and ":named lemma." in text
+    assert _z3(text) == "unsat" and _cvc5(text) == "unsat"
+
+
+def test_wrong_query_is_sat_in_z3_and_cvc5(tmp_path):
+    from ringproof.schedules.algo1 import ALGO1_PRINTED
+
+    text = _query(ALGO1_PRINTED, tmp_path, Verdict.REFUTED)
+    assert _z3(text) == "sat" and _cvc5(text) == "sat"
+
+
+def test_cvc5_agrees_on_algorithm_1_coverage():
+    pytest.importorskip("cvc5")
+    from ringproof.schedules.algo1 import ALGO1
+
+    results = verify(ALGO1, Options(("coverage",), cross_check="cvc5"))
+    assert results and all(r.verdict is Verdict.PROVED for r in results)
+    assert all(r.solver["cross_check"]["answers"] == {"unsat": r.solver["queries"]} for r in results)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["ALGO1", "ALGO2", "ALGO3"])
+def test_cvc5_agrees_on_every_query(name):
+    pytest.importorskip("cvc5")
+    from ringproof.schedules import algo1, algo2, algo3
+
+    schedule = {"ALGO1": algo1.ALGO1, "ALGO2": algo2.ALGO2, "ALGO3": algo3.ALGO3}[name]
+    results = verify(schedule, Options(SOLVER_PROPS, cross_check="cvc5", cross_timeout=600))
+    assert all(not r.solver.get("disagreements") for r in results)
+    assert all(r.solver["cross_check"]["z3_unsat"] == r.solver["queries"] for r in results
+               if r.verdict is Verdict.PROVED)
+
+
+def test_a_disagreement_makes_the_verdict_unknown(monkeypatch):
+    from ringproof.proofs.ring import smtlib
+    from ringproof.schedules.algo1 import ALGO1
+
+    monkeypatch.setattr(smtlib, "check_with_cvc5", lambda text, ms: {"solver": "cvc5", "version": "x",
+                                                                    "answer": "sat", "seconds": 0.0})
+    results = verify(ALGO1, Options(("no-conflict",), cross_check="cvc5", jobs=1))
+    assert results and all(r.verdict is Verdict.UNKNOWN and "SOLVERS DISAGREE" in r.reason for r in results)
+
+
+@pytest.mark.slow
+def test_full_report_with_front_validates(tmp_path):
+    jsonschema = pytest.importorskip("jsonschema")
+    code, _, err = call("report", "--out", str(tmp_path))
+    assert code in (0, 1, 2), err
+    doc = json.loads((tmp_path / "report.json").read_text())
+    jsonschema.validate(doc, json.loads((ROOT / "docs" / "report.schema.json").read_text()))
+    assert len(doc["targets"]) == 6 and doc["front"]["table_i"] and doc["front"]["cbmf"]
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_progress_goes_to_a_terminal_stderr(tmp_path):
+    err = _Terminal()
+    code = main(["report", "algo1", "--property", "no-conflict", "--format", "json", "-o",
+                 str(tmp_path / "r.json")], io.StringIO(), err)
+    assert code == 0 and "[1/1] algo1 ... proved" in err.getvalue()
+
+
+def test_several_targets_need_an_output_directory():
+    code, _, err = call("report", "algo1", "algo2")
+    assert code == 64 and "--out" in err and len(err.splitlines()) == 1
