@@ -54,3 +54,29 @@ def test_bad_input_exits_64_with_one_line(argv):
 def test_help_exits_0():
     code, out, _ = run("--help")
     assert code == 0 and "exit codes" in out
+
+
+def test_json_has_barriers_and_cubes():
+    code, out, _ = run("masked", "-n", "2", "-m", "2", "--json", "--barriers", "none", "--cube-depth", "1",
+                       "--workers", "1")
+    doc = json.loads(out)
+    assert code == 0 and doc["barriers"] == "none" and doc["cubes"] >= 2 and 1 <= doc["cubes_done"] <= doc["cubes"]
+    assert doc["proven"] is True
+
+
+def test_progress_only_on_a_terminal():
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    out, err = io.StringIO(), Tty()
+    assert main(["search", "masked", "-n", "2", "-m", "2", "--cube-depth", "1", "--workers", "1"], out, err) == 0
+    assert "cube T=" in err.getvalue() and " full: " in err.getvalue()
+    assert run("masked", "-n", "2", "-m", "2", "--cube-depth", "1", "--workers", "1")[2] == ""
+
+
+@pytest.mark.parametrize("argv", [("--barriers", "some"), ("--workers", "0"), ("--cube-depth", "9"),
+                                  ("--state", "/nonexistent-folder/s.json")])
+def test_bad_search_options_exit_64(argv):
+    code, out, err = run("plain", "-n", "2", "-m", "2", *argv)
+    assert code == 64 and out == "" and len(err.strip().splitlines()) == 1

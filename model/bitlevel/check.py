@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from ringproof.model.bitlevel.types import KINDS, PHASE_OF, VARIANTS, Op, Run
+from ringproof.model.bitlevel.types import BARRIERS, KINDS, PHASE_OF, VARIANTS, Op, Run
 
 
 def required_ops(variant: str, n: int, d: int) -> Counter:
@@ -77,6 +77,8 @@ def _structure(run: Run) -> list[str]:
     bad = []
     if run.variant not in VARIANTS:
         return [f"unknown variant {run.variant!r}"]
+    if run.barriers not in BARRIERS:
+        return [f"unknown barrier mode {run.barriers!r}"]
     if min(run.n, run.m, run.d) < 1 or run.T < 0:
         return [f"sizes must be positive: n={run.n}, m={run.m}, d={run.d}, T={run.T}"]
     for op in run.ops:
@@ -104,14 +106,20 @@ def _coverage(run: Run) -> list[str]:
 
 
 def _barriers(run: Run) -> list[str]:
-    times = defaultdict(list)
+    """Global barriers: every op of a phase before every op of a later phase. Per-PE barriers: the
+    same on each PE alone. None: only the operands order the ops."""
+    if run.barriers == "none":
+        return []
+    groups = defaultdict(lambda: defaultdict(list))  # scope -> phase -> cycles
     for op in run.ops:
-        times[PHASE_OF[op.kind]].append(op.t)
+        groups[None if run.barriers == "global" else op.p][PHASE_OF[op.kind]].append(op.t)
     bad = []
-    for a, b in ((1, 2), (2, 3), (1, 3)):
-        if times[a] and times[b] and max(times[a]) >= min(times[b]):
-            bad.append(f"barrier violated: a phase-{a} op in cycle {max(times[a])} "
-                       f"but a phase-{b} op in cycle {min(times[b])}")
+    for scope, times in sorted(groups.items(), key=lambda kv: -1 if kv[0] is None else kv[0]):
+        where = "" if scope is None else f" on PE {scope}"
+        for a, b in ((1, 2), (2, 3), (1, 3)):
+            if times[a] and times[b] and max(times[a]) >= min(times[b]):
+                bad.append(f"barrier violated{where}: a phase-{a} op in cycle {max(times[a])} "
+                           f"but a phase-{b} op in cycle {min(times[b])}")
     return bad
 
 

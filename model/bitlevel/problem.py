@@ -113,3 +113,10 @@ class Problem:
         p2 = max([math.ceil(self.count(2) / m)] + [r + after(r) for r in self.row_eacs().values()])
         p3 = max(math.ceil(self.count(3) / m), max(len(v) for a, v in self.acc_ops.items() if a[0] == "y"))
         return p1, p2, p3
+
+    def free_minimum(self) -> int:
+        """A lower bound on T that needs no barrier (docs/bitlevel.md, lemmas L1' and L5): every op
+        takes a slot, and row i's chain — w' (d MAC1s), its r_i EACs into s_i, a DIV, then the r_i
+        MAC3s into each y_i[l], each accumulator one op per cycle — lasts d + 2 r_i + 1 cycles."""
+        chain = max(self.d + 2 * r + 1 for r in self.row_eacs().values())
+        return max(math.ceil(len(self.ops) / self.m), chain)

@@ -7,6 +7,7 @@ from enum import Enum
 
 KINDS = ("MAC1", "EAC", "DIV", "MAC3")
 VARIANTS = ("plain", "symmetric", "masked")
+BARRIERS = ("global", "pe", "none")  # every op of a phase before the next phase: everywhere, per PE, never
 PHASE_OF = {"MAC1": 1, "EAC": 2, "DIV": 2, "MAC3": 3}
 
 
@@ -33,7 +34,8 @@ class Send:
 
 @dataclass(frozen=True)
 class Run:
-    """A complete schedule of one attention variant on the ring, for concrete sizes."""
+    """A complete schedule of one attention variant on the ring, for concrete sizes, on the machine
+    whose phases are separated by `barriers` (one of BARRIERS)."""
 
     variant: str
     n: int
@@ -43,6 +45,7 @@ class Run:
     ops: tuple[Op, ...]
     sends: tuple[Send, ...]
     placement: dict | None = None
+    barriers: str = "global"
 
 
 class Verdict(Enum):
@@ -78,6 +81,7 @@ class Attempt:
     variables: int
     clauses: int
     stage: str = "full"  # "full", "phase-1 relaxation" or "phase 1 pinned" (", rotation-invariant")
+    # split is None without global barriers: there are no phase lengths then
 
 
 @dataclass(frozen=True)
@@ -107,6 +111,9 @@ class SearchResult:
     reason: str = ""
     unsat_by: str = "slot counting"  # how unsat_below was refuted: "slot counting", "lemma L2b" or "SAT solver"
     lemma_below: int | None = None
+    barriers: str = "global"
+    cubes: int = 0  # cubes of the search (every horizon decided), and how many of them are finished
+    cubes_done: int = 0
 
     @property
     def proven(self) -> bool:

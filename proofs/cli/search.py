@@ -7,12 +7,13 @@ claimed), 64 bad input.
 
 from __future__ import annotations
 
+import os
+
 from ringproof.model.bitlevel import Run
 from ringproof.proofs.search.minimum import search
-from ringproof.model.bitlevel.types import VARIANTS
+from ringproof.model.bitlevel.types import BARRIERS, VARIANTS
 from ringproof.errors import BadInput
 from ringproof.proofs import jsonout
-from ringproof.proofs.progress import Progress
 from ringproof.proofs.cli.argparsing import ArgumentParser, seconds
 from ringproof.proofs.search.portfolio import SOLVERS
 
@@ -32,9 +33,35 @@ def _parser() -> ArgumentParser:
                    help="portfolio (Kissat and CaDiCaL raced), a pysat solver name, or z3")
     p.add_argument("--no-lemmas", action="store_true",
                    help="start at the slot-counting bound: the solver refutes what lemma L2b would")
+    p.add_argument("--barriers", choices=BARRIERS, default="global",
+                   help="phases separated everywhere (global, default), on each PE (pe), or not at all (none)")
+    p.add_argument("--cube-depth", type=int, default=0,
+                   help="split each T into m^K cubes by the PEs of K decisive ops (default 0: one cube)")
+    p.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                   help="local worker processes for the cubes (default: the machine's cores)")
+    p.add_argument("--cluster", default=None, metavar="ADDRESS",
+                   help="run the cubes on the Dask scheduler at ADDRESS (e.g. tcp://host:8786)")
+    p.add_argument("--state", default=None, metavar="FILE",
+                   help="record finished cubes in FILE and resume from it")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
     return p
+
+
+def _progress(stderr):
+    """Per solver call and per cube, one line on a terminal; nothing otherwise."""
+    if not getattr(stderr, "isatty", lambda: False)():
+        return None, None
+
+    def call(a):
+        split = "" if a.split is None else f" split {a.split[0]}/{a.split[1]}/{a.split[2]}"
+        print(f"  T={a.T}{split} {a.stage}: {a.verdict.value} in {a.seconds:.1f} s", file=stderr, flush=True)
+
+    def cube(c, verdict, secs, done, total):
+        print(f"cube {c.name}: {verdict.value} in {secs:.1f} s ({done}/{total} cubes done)", file=stderr,
+              flush=True)
+
+    return call, cube
 
 
 def _cell(run: Run, p: int, t: int, ops: dict, sends: dict) -> str:
@@ -62,21 +89,23 @@ def main(argv, stdout, stderr) -> int:
     if args.n % args.m:
         raise BadInput(f"search: m must divide n (the ring schedules and the lower bounds assume "
                        f"m | n), got n={args.n}, m={args.m}")
-    with Progress(stderr, not (args.json or args.quiet)) as progress:
-        progress(f"search {args.variant}, n={args.n}, m={args.m}: lower bounds")
-        r = search(args.variant, args.n, args.m, args.d, max_T=args.max_T, timeout=args.timeout,
-                   solver=args.solver, lemmas=not args.no_lemmas,
-                   progress=lambda a: progress(f"search {args.variant}: T={a.T}, split {a.split}, "
-                                               f"{a.stage}: {a.verdict.value}"))
+    if args.workers < 1:
+        raise BadInput(f"search: --workers must be at least 1, got {args.workers}")
+    call, cube = (None, None) if args.json or args.quiet else _progress(stderr)
+    r = search(args.variant, args.n, args.m, args.d, max_T=args.max_T, timeout=args.timeout,
+               solver=args.solver, lemmas=not args.no_lemmas, barriers=args.barriers, depth=args.cube_depth,
+               workers=args.workers, cluster=args.cluster, state=args.state, progress=call, on_cube=cube)
     if args.json:
         doc = {
             "variant": r.variant, "n": r.n, "m": r.m, "d": r.d, "proven": r.proven,
             "min_cycles": r.min_cycles, "unsat_below": r.unsat_below, "unsat_seconds": r.unsat_seconds,
             "unsat_by": r.unsat_by, "lemma_below": r.lemma_below,
             "best_sat": r.best_sat, "lower_bound": r.lower_bound, "seconds": round(r.seconds, 3),
-            "solver": args.solver, "reason": r.reason,
-            "attempts": [{"T": a.T, "split": list(a.split), "stage": a.stage, "verdict": a.verdict.value,
-                          "seconds": round(a.seconds, 3), "variables": a.variables, "clauses": a.clauses}
+            "solver": args.solver, "reason": r.reason, "barriers": r.barriers, "cubes": r.cubes,
+            "cubes_done": r.cubes_done,
+            "attempts": [{"T": a.T, "split": None if a.split is None else list(a.split), "stage": a.stage,
+                          "verdict": a.verdict.value, "seconds": round(a.seconds, 3), "variables": a.variables,
+                          "clauses": a.clauses}
                          for a in r.attempts],
             "schedule": None if r.schedule is None else {
                 "ops": [[o.t, o.p, o.kind, o.i, o.j, o.l] for o in r.schedule.ops],
@@ -84,15 +113,17 @@ def main(argv, stdout, stderr) -> int:
         }
         jsonout.write("search", doc, stdout, indent=None)
     else:
-        name = f"{r.variant} attention, n={r.n}, d={r.d}, m={r.m}"
+        name = f"{r.variant} attention, n={r.n}, d={r.d}, m={r.m}, {r.barriers} barriers"
         if r.proven:
             print(f"{name}: minimum {r.min_cycles} cycles (proven)", file=stdout)
         else:
             best = "none found" if r.best_sat is None else f"{r.best_sat} cycles"
             print(f"{name}: minimum NOT proven ({r.reason}); best schedule: {best}", file=stdout)
         how = {"SAT solver": f"SAT solver, {r.unsat_seconds:.2f} s",
-               "lemma L2b": "lemmas L1, L2b, L3, no solver call needed"}.get(
-            r.unsat_by, "slot counting (L1, L2a, L3), no solver call needed")
+               "lemma L2b": "lemmas L1, L2b, L3, no solver call needed",
+               "lemma L5": "lemma L5 (row chain), no solver call needed"}.get(
+            r.unsat_by, "slot counting (L1, L2a, L3), no solver call needed" if r.barriers == "global" else
+            "slot counting (L1'), no solver call needed")
         print(f"  T={r.unsat_below} unsatisfiable ({how}); lemma bound {r.lower_bound}; "
               f"total {r.seconds:.2f} s", file=stdout)
         if r.schedule is not None:

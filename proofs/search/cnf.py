@@ -67,11 +67,16 @@ class Encoding:
     fixes op placement {op key: (p, t)} and the sends {(t, p, datum)} (bounded check of a schedule);
     pin fixes the placement of some ops only; rotation=g keeps only runs equal to their rotation by
     g (model/bitlevel_rotation.py). Pin and rotation remove valid runs: for witness search only.
+    barriers is the machine's barrier mode (global, pe, none; a split needs global barriers); cube
+    {op key: PE} keeps the runs in which each named op runs on its PE (one cube of cubes.py).
     """
 
-    def __init__(self, prob: Problem, T: int, split=None, fixed=None, pin=None, rotation: int | None = None):
+    def __init__(self, prob: Problem, T: int, split=None, fixed=None, pin=None, rotation: int | None = None,
+                 barriers: str = "global", cube: dict | None = None):
         self.prob, self.T, self.m, self.split, self.rotation = prob, T, prob.m, split, rotation
+        self.barriers = barriers
         self.pin = pin or {}  # op key -> (p, t) for a subset of ops (staged witness search)
+        self.cube = cube or {}  # op key -> the PE it runs on
         self.cnf = Cnf()
         self.reason = ""
         self.fixed_ops, self.fixed_sends = fixed if fixed else (None, None)
@@ -92,15 +97,21 @@ class Encoding:
         if self.split:
             L1, L2, _ = self.split
             bounds = {1: (0, L1 - 1), 2: (L1, L1 + L2 - 1), 3: (L1 + L2, T - 1)}
-        else:
+        elif self.barriers == "global":
             m1, m2, m3 = prob.phase_minimum(spread=False) if self.fixed_ops is None else (1, 1, 1)
             bounds = {1: (0, T - m2 - m3 - 1), 2: (m1, T - m3 - 1), 3: (m1 + m2, T - 1)}
+        else:
+            bounds = None
+        free = self._operand_windows() if bounds is None else {}
         out = []
         for s in prob.ops:
-            lo, hi = bounds[s.phase]
-            if s.key[0] == "EAC":
+            if bounds is None:
+                lo, hi = free[s.key]
+            else:
+                lo, hi = bounds[s.phase]
+            if bounds is not None and s.key[0] == "EAC":
                 hi -= 1  # the row's DIVs come later in the same phase
-            elif s.key[0] == "DIV":
+            elif bounds is not None and s.key[0] == "DIV":
                 lo += rows[s.key[1]]  # after the row's EACs, each in its own cycle
             if self.fixed_ops is not None:
                 where = self.fixed_ops.get(s.key)
@@ -113,6 +124,29 @@ class Encoding:
             out.append((lo, hi))
         return out
 
+    def _operand_windows(self) -> dict[tuple, tuple[int, int]]:
+        """Op windows when only operands order the ops (pe and none barriers; lemma L5's chain): w'
+        takes d cycles; row i's r_i EACs into s_i run one per cycle, then its DIVs; each y_i[l] takes
+        r_i MAC3s, one per cycle, all after a DIV of row i. So an EAC of row i leaves r_i + 1 cycles
+        after it, a MAC1 one more than the earliest EAC reading its w'."""
+        prob, T, d = self.prob, self.T, self.prob.d
+        rows = prob.row_eacs()
+        last_use: dict = {}
+        out = {}
+        for s in prob.ops:
+            kind, i = s.key[0], s.key[1]
+            if kind == "EAC":
+                out[s.key] = (d, T - 2 - rows[i])
+                last_use[s.reads[0]] = min(last_use.get(s.reads[0], T), T - 3 - rows[i])
+            elif kind == "DIV":
+                out[s.key] = (d + rows[i], T - 2)
+            elif kind == "MAC3":
+                out[s.key] = (d + rows[i] + 1, T - 1)
+        for s in prob.ops:
+            if s.key[0] == "MAC1":
+                out[s.key] = (0, last_use.get(s.acc, T - 4))
+        return out
+
     # ---- variables -----------------------------------------------------------------------------
     def _op_vars(self) -> None:
         cnf, m = self.cnf, self.m
@@ -123,7 +157,8 @@ class Encoding:
                 p, t = fixed[s.key]
                 self.opv.append({(q, t): (TRUE if q == p else FALSE) for q in range(m)})
                 continue
-            v = {(p, t): cnf.new() for t in range(lo, hi + 1) for p in range(m)}
+            pes = [self.cube[s.key]] if s.key in self.cube else range(m)
+            v = {(p, t): cnf.new() for t in range(lo, hi + 1) for p in pes}
             self.opv.append(v)
             cnf.add(list(v.values()))
             cnf.amo(list(v.values()))
@@ -176,28 +211,31 @@ class Encoding:
         return [] if None in ops else list(zip(ops, ops[1:]))
 
     def _barriers(self) -> None:
-        if self.split:
-            return  # the windows already separate the phases
-        cnf, T = self.cnf, self.T
-        b1 = [cnf.new() for _ in range(T)]
-        b2 = [cnf.new() for _ in range(T)]
-        for t in range(T - 1):
-            cnf.add([-b1[t], b1[t + 1]])
-            cnf.add([-b2[t], b2[t + 1]])
-        for t in range(T):
-            cnf.add([-b2[t], b1[t]])
-        for k, s in enumerate(self.prob.ops):
-            lo, hi = self.win[k]
-            for t in range(lo, hi + 1):
-                for p in range(self.m):
-                    x = self.op(k, p, t)
-                    if s.phase == 1:
-                        cnf.add([-x, -b1[t]])
-                    elif s.phase == 2:
-                        cnf.add([-x, b1[t]])
-                        cnf.add([-x, -b2[t]])
-                    else:
-                        cnf.add([-x, b2[t]])
+        """Barrier variables B1(t), B2(t) (cycle t after barrier 1 / 2), one pair for the whole ring
+        (global) or one per PE (pe); none without barriers, or when a split fixes the phases."""
+        if self.split or self.barriers == "none":
+            return
+        cnf, T, m = self.cnf, self.T, self.m
+        for scope in ([range(m)] if self.barriers == "global" else [[p] for p in range(m)]):
+            b1 = [cnf.new() for _ in range(T)]
+            b2 = [cnf.new() for _ in range(T)]
+            for t in range(T - 1):
+                cnf.add([-b1[t], b1[t + 1]])
+                cnf.add([-b2[t], b2[t + 1]])
+            for t in range(T):
+                cnf.add([-b2[t], b1[t]])
+            for k, s in enumerate(self.prob.ops):
+                lo, hi = self.win[k]
+                for t in range(lo, hi + 1):
+                    for p in scope:
+                        x = self.op(k, p, t)
+                        if s.phase == 1:
+                            cnf.add([-x, -b1[t]])
+                        elif s.phase == 2:
+                            cnf.add([-x, b1[t]])
+                            cnf.add([-x, -b2[t]])
+                        else:
+                            cnf.add([-x, b2[t]])
 
     def _slots(self) -> None:
         cnf, m, prob = self.cnf, self.m, self.prob
@@ -209,6 +247,10 @@ class Encoding:
                 per_phase_slot.setdefault((s.phase, p, t), []).append(x)
         for lits in per_slot.values():
             cnf.amo(lits)
+        if self.split is None and self.fixed_ops is None and len(prob.ops) == m * self.T:
+            for p in range(m):  # busy-slot clauses without phases: the ops fill every (p, t)
+                for t in range(self.T):
+                    cnf.add(per_slot.get((p, t), []))
         if self.split and self.fixed_ops is None:
             start = 0
             for ph, L in enumerate(self.split, start=1):

@@ -1,21 +1,28 @@
 """The optimal-schedule search (the paper's ES, docs/bitlevel.md): the minimum cycles of any run.
 
-`search` decides horizons T upward from the proven lemma bound; each T is split into phase lengths
-(L1, L2, L3), each split decided in stages by `_Splitter`. A SAT answer is a witness checked by the
-independent checker; T is refuted only when every split is UNSAT.
+`search` decides horizons T upward from the proven lemma bound. Each T is split into cubes
+(cubes.py: the PEs of a few decisive ops; one cube at depth 0) that run as independent tasks
+(engine.py: in this process or on Dask); in each cube every phase split (L1, L2, L3) is decided in
+stages by `_Splitter`. A SAT answer is a witness checked by the independent checker; T is refuted
+only when every cube is UNSAT. Finished cubes are recorded in a state file (state.py) when asked.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
+from ringproof.errors import BadInput
 from ringproof.model.bitlevel.check import check_run
 from ringproof.model.bitlevel.problem import Problem
-from ringproof.model.bitlevel.types import Attempt, Run, SearchResult, Verdict
+from ringproof.model.bitlevel.types import BARRIERS, Attempt, Run, SearchResult, Verdict
 from ringproof.proofs.search.cnf import Encoding
+from ringproof.proofs.search.cubes import Cube, check_coverage, cubes, split_cover
+from ringproof.proofs.search.engine import InProcess, engine
 from ringproof.proofs.search.portfolio import DEFAULT_SOLVER, solve
 from ringproof.proofs.search.rotation import rotation_step
 from ringproof.proofs.search.sat_check import to_run
+from ringproof.proofs.search.state import SearchState
 
 
 def _splits(mins: tuple[int, int, int], T: int):
@@ -29,7 +36,7 @@ class _Splitter:
     """Decides one split (L1, L2, L3) of a horizon T, in stages:
 
     1. the full CNF with a short budget, if it has at most QUICK_VARS variables;
-    2. plain and symmetric only, when a rotation step g exists (model/bitlevel_rotation.py): the
+    2. plain and symmetric only, when a rotation step g exists (rotation.py): the
        phase-1 relaxation and then the full CNF with its phase 1 pinned, both restricted to runs
        invariant under rotation by g — SAT is a witness, UNSAT proves nothing;
     3. the phase-1 relaxation (MAC1 ops only, L1 cycles): UNSAT refutes the split, since any run's
@@ -46,8 +53,10 @@ class _Splitter:
     QUICK, QUICK_VARS = 30.0, 60_000  # the short full call: measured to pay off on small CNFs only
     PINS, PIN_SHARE = 4, 1 / 3
 
-    def __init__(self, prob: Problem, solver: str, deadline: float | None, progress):
+    def __init__(self, prob: Problem, solver: str, deadline: float | None, progress, barriers: str = "global",
+                 cube: dict | None = None):
         self.prob, self.solver, self.deadline, self.progress = prob, solver, deadline, progress
+        self.barriers, self.cube = barriers, cube or {}
         self.attempts: list[Attempt] = []
         self.pins: dict[tuple, list] = {}  # (L1, rotation) -> [(relaxation verdict, placement or None)]
         self.rotation = rotation_step(prob)
@@ -69,10 +78,19 @@ class _Splitter:
             self.progress(self.attempts[-1])
         return verdict, model
 
+    def _out_of_time(self) -> bool:
+        """No time left: a CNF is not even built (building a large one takes seconds)."""
+        return self.deadline is not None and self.deadline <= time.perf_counter()
+
     def _full(self, T, split, budget, pin=None, rotation=None, stage="full"):
-        enc = Encoding(self.prob, T, split=split, pin=pin, rotation=rotation)
+        if self._out_of_time():
+            return Verdict.UNKNOWN, None
+        enc = Encoding(self.prob, T, split=split, pin=pin, rotation=rotation, barriers=self.barriers, cube=self.cube)
         verdict, model = self._call(enc, T, split, stage, budget)
-        return verdict, (to_run(self.prob, T, *enc.decode(model)) if verdict is Verdict.SAT else None)
+        return verdict, self._run(enc, T, model) if verdict is Verdict.SAT else None
+
+    def _run(self, enc: Encoding, T: int, model) -> Run:
+        return to_run(self.prob, T, *enc.decode(model), barriers=self.barriers)
 
     def _pin(self, L1: int, rotation: int | None, k: int) -> tuple[Verdict, dict | None]:
         """The k-th phase-1 placement of L1 cycles (cached): the relaxation with placements 0..k-1
@@ -80,9 +98,11 @@ class _Splitter:
         found = self.pins.setdefault((L1, rotation), [])
         if k < len(found):
             return found[k]
-        if k > len(found) or (found and found[-1][1] is None):
+        if k > len(found) or (found and found[-1][1] is None) or self._out_of_time():
             return Verdict.UNKNOWN, None
-        enc = Encoding(self.prob.phase_one(), L1, split=(L1, 0, 0), rotation=rotation)
+        one = self.prob.phase_one()
+        enc = Encoding(one, L1, split=(L1, 0, 0), rotation=rotation,
+                       cube={k: p for k, p in self.cube.items() if k in one.index})
         for _, place in found:
             enc.forbid(place)
         stage = "phase-1 relaxation" + (", rotation-invariant" if rotation else "")
@@ -90,12 +110,45 @@ class _Splitter:
         found.append((verdict, enc.decode(model)[0] if verdict is Verdict.SAT else None))
         return found[-1]
 
+    def horizon(self, T: int, mins: tuple[int, int, int]) -> tuple[Verdict, Run | None]:
+        """T in this splitter's cube: SAT with a witness if some split is, UNSAT if every split is.
+        Without global barriers there are no phase lengths: one CNF with the time left."""
+        if self.barriers != "global":
+            return self._weaker(T)
+        splits = _splits(mins, T)
+        split_cover(mins, T, splits)
+        unknown = False
+        for split in splits:
+            verdict, run = self.decide(T, split)
+            if verdict is Verdict.SAT:
+                return verdict, run
+            unknown |= verdict is Verdict.UNKNOWN
+        return (Verdict.UNKNOWN if unknown else Verdict.UNSAT), None
+
+    def _weaker(self, T: int) -> tuple[Verdict, Run | None]:
+        """T with per-PE or no barriers. A run with global barriers is a run of these machines too,
+        so the global splits of T are tried first, with half the time left, for a witness only (their
+        UNSAT proves nothing here); then the CNF of this mode decides T."""
+        deadline = self.deadline
+        if deadline is not None:
+            self.deadline = time.perf_counter() + self._left(0.5)
+        try:
+            for split in _splits(self.prob.phase_minimum(), T):
+                verdict, run = self.decide(T, split)
+                if verdict is Verdict.SAT:
+                    return verdict, run
+        finally:
+            self.deadline = deadline
+        return self._full(T, None, self._left())
+
     def decide(self, T: int, split: tuple[int, int, int]) -> tuple[Verdict, Run | None]:
-        enc = Encoding(self.prob, T, split=split)
+        if self._out_of_time():
+            return Verdict.UNKNOWN, None
+        enc = Encoding(self.prob, T, split=split, cube=self.cube)
         if enc.cnf.nv <= self.QUICK_VARS:
             verdict, model = self._call(enc, T, split, "full", self._left(0.5, self.QUICK))
             if verdict is not Verdict.UNKNOWN:
-                return verdict, (to_run(self.prob, T, *enc.decode(model)) if verdict is Verdict.SAT else None)
+                return verdict, self._run(enc, T, model) if verdict is Verdict.SAT else None
         for rotation in ([self.rotation] if self.rotation else []) + [None]:
             stage = "phase 1 pinned" + (", rotation-invariant" if rotation else "")
             for k in range(self.PINS):
@@ -112,56 +165,135 @@ class _Splitter:
         return self._full(T, split, self._left())
 
 
+@dataclasses.dataclass(frozen=True)
+class _Query:
+    """What a cube task needs to rebuild the problem in a worker process (picklable)."""
+
+    variant: str
+    n: int
+    m: int
+    d: int | None
+    placement: dict | None
+    barriers: str
+    solver: str
+    mins: tuple[int, int, int]
+
+
+def solve_cube(q: _Query, cube: Cube, deadline: float | None, splitter: _Splitter | None = None):
+    """Decide one cube (a task; `deadline` in epoch seconds): (verdict, witness or None, attempts)."""
+    if splitter is None:
+        left = None if deadline is None else time.perf_counter() + deadline - time.time()
+        splitter = _Splitter(Problem(q.variant, q.n, q.m, q.d, q.placement), q.solver, left, None, q.barriers,
+                             cube.pes)
+    first = len(splitter.attempts)
+    verdict, run = splitter.horizon(cube.T, q.mins)
+    if run is not None:
+        run = dataclasses.replace(run, placement=q.placement)
+    return verdict, run, splitter.attempts[first:]
+
+
 def search(variant: str, n: int, m: int, d: int | None = None, max_T: int | None = None,
            timeout: float | None = None, solver: str = DEFAULT_SOLVER, placement: dict | None = None,
-           progress=None, lemmas: bool = True) -> SearchResult:
-    """Minimum cycles of `variant` attention on m PEs.
+           progress=None, lemmas: bool = True, barriers: str = "global", depth: int = 0, workers: int = 1,
+           cluster: str | None = None, state: str | None = None, on_cube=None) -> SearchResult:
+    """Minimum cycles of `variant` attention on m PEs, with `barriers` (global, pe or none).
 
-    T rises from the lemma bound L1 + L2b + L3 (with `lemmas=False`, from the slot-counting bound
-    L1 + L2a + L3, so that the solver refutes the T in between itself); each T is split into every
-    admissible phase-length triple (L1, L2, L3) and is SAT iff some split is (each split decided by
-    `_Splitter`). A split left undecided leaves T unresolved; the search then goes on looking for a
-    witness at larger T, so a timeout still reports the best schedule found and the largest T proven
-    impossible. Every witness is replayed by `check_run`; one it rejects raises, as the encoding
-    would then be wrong.
+    With global barriers T rises from the lemma bound L1 + L2b + L3 (with `lemmas=False`, from the
+    slot-counting bound L1 + L2a + L3, so that the solver refutes the T in between itself); without
+    them from the barrier-free bound (`Problem.free_minimum`). Each T is split into the m^depth cubes
+    of `cubes.cubes` (coverage checked), run on `workers` local processes or the Dask scheduler at
+    `cluster`; T is SAT iff some cube is. A cube left undecided leaves T unresolved; the search then
+    goes on looking for a witness at larger T, so a timeout still reports the best schedule found and
+    the largest T proven impossible. `state` names a file of finished cubes to resume from and
+    record to. Every witness is replayed by `check_run`; one it rejects raises, as the encoding would
+    then be wrong. `progress(attempt)` sees each solver call, `on_cube(cube, verdict, seconds, done,
+    total)` each finished cube.
     """
     start = time.perf_counter()
+    if barriers not in BARRIERS:
+        raise BadInput(f"unknown barrier mode {barriers!r}; expected one of {', '.join(BARRIERS)}")
     prob = Problem(variant, n, m, d, placement)
+    if not isinstance(depth, int) or not 0 <= depth <= 4:
+        raise BadInput(f"cube depth must be 0..4, got {depth!r}")
     counting = prob.phase_minimum(spread=False)
     strong = prob.phase_minimum()
     mins = strong if lemmas else counting
-    lb = sum(mins)
-    max_T = max_T if max_T is not None else sum(strong) + 2 * prob.n + 4
-    splitter = _Splitter(prob, solver, None if timeout is None else start + timeout, progress)
-    # no split sums to less than lb: the T below are refuted without a solver call
+    if barriers == "global":
+        lb, bound = sum(mins), sum(strong)
+        unsat_by = "slot counting" if lb == sum(counting) else "lemma L2b"
+    else:
+        lb = bound = prob.free_minimum()
+        unsat_by = "slot counting" if lb == -(-len(prob.ops) // m) else "lemma L5"
+    max_T = max_T if max_T is not None else bound + 2 * prob.n + 4
+    query = _Query(variant, n, m, prob.d, placement, barriers, solver, mins)
+    deadline = None if timeout is None else time.time() + timeout
+    key = {"variant": variant, "n": n, "m": m, "d": prob.d, "barriers": barriers,
+           "placement": None if placement is None else repr(sorted(placement.items()))}
+    saved = SearchState(state, key, placement)
+    per_T = len(cubes(prob, lb, depth))
+    runner = None  # started when a cube is to be solved: a resumed search may need none
+    splitters: dict = {}  # in-process cubes keep their splitter (relaxation cache) across T
+    attempts: list[Attempt] = []
+    n_cubes = n_done = 0
+    # no run is shorter than lb: the T below are refuted without a solver call
     unsat_below, unsat_seconds = lb - 1, 0.0
-    unsat_by = "slot counting" if lb == sum(counting) else "lemma L2b"
-    resolved = True  # every T so far proven UNSAT
-    for T in range(lb, max_T + 1):
-        t_start, found, unknown = time.perf_counter(), None, False
-        for split in _splits(mins, T):
-            verdict, run = splitter.decide(T, split)
-            if verdict is Verdict.SAT:
-                found = run
+    resolved, found = True, None  # resolved: every T so far proven UNSAT
+    try:
+        for T in range(lb, max_T + 1):
+            t_start, unknown = time.perf_counter(), False
+            todo = cubes(prob, T, depth)
+            check_coverage(prob, todo)
+            n_cubes += len(todo)
+            pending = []
+            for c in todo:
+                verdict, run = saved.done.get(c.name, (Verdict.UNKNOWN, None))
+                if verdict is Verdict.UNKNOWN:
+                    pending.append(c)
+                else:
+                    n_done += 1
+                    found = found or run
+            if found is None and pending:
+                runner = runner or engine(workers, cluster, per_T)
+                if isinstance(runner, InProcess):
+                    args = [(query, c, deadline, splitters.setdefault(c.choice, _Splitter(
+                        prob, solver, None if timeout is None else start + timeout, progress, barriers, c.pes)))
+                        for c in pending]
+                else:
+                    args = [(query, c, deadline) for c in pending]
+                results = runner.imap(solve_cube, args)
+                for k, (verdict, run, calls) in results:
+                    attempts += calls
+                    if progress and not isinstance(runner, InProcess):  # a worker's calls, once its cube is done
+                        for a in calls:
+                            progress(a)
+                    saved.record(pending[k].name, verdict, run)
+                    n_done += verdict is not Verdict.UNKNOWN
+                    unknown |= verdict is Verdict.UNKNOWN
+                    if on_cube:
+                        on_cube(pending[k], verdict, sum(a.seconds for a in calls), n_done, n_cubes)
+                    if verdict is Verdict.SAT:
+                        found = run
+                        results.close()
+                        break
+            if found is not None:
+                problems = check_run(found)
+                if problems:
+                    raise AssertionError(f"encoding produced an invalid schedule: {problems[:3]}")
+                return SearchResult(variant, n, m, prob.d, T if resolved else None, unsat_below, unsat_seconds, T,
+                                    time.perf_counter() - start, found, bound, tuple(attempts),
+                                    "" if resolved else f"T={unsat_below + 1} unresolved (timeout)", unsat_by,
+                                    lb - 1, barriers, n_cubes, n_done)
+            if unknown:
+                resolved = False
+            elif resolved:
+                unsat_below, unsat_seconds, unsat_by = T, time.perf_counter() - t_start, "SAT solver"
+            if timeout is not None and time.perf_counter() - start >= timeout:
                 break
-            unknown |= verdict is Verdict.UNKNOWN
-        if found is not None:
-            found = Run(found.variant, found.n, found.m, found.d, found.T, found.ops, found.sends, placement)
-            problems = check_run(found)
-            if problems:
-                raise AssertionError(f"encoding produced an invalid schedule: {problems[:3]}")
-            return SearchResult(variant, n, m, prob.d, T if resolved else None, unsat_below, unsat_seconds, T,
-                                time.perf_counter() - start, found, sum(strong), tuple(splitter.attempts),
-                                "" if resolved else f"T={unsat_below + 1} unresolved (timeout)", unsat_by,
-                                lb - 1)
-        if unknown:
-            resolved = False
-        elif resolved:
-            unsat_below, unsat_seconds, unsat_by = T, time.perf_counter() - t_start, "SAT solver"
-        if timeout is not None and time.perf_counter() - start >= timeout:
-            break
+    finally:
+        if runner is not None:
+            runner.close()
     reason = "timeout" if timeout is not None and time.perf_counter() - start >= timeout else \
         f"no schedule up to max_T={max_T}"
     return SearchResult(variant, n, m, prob.d, None, unsat_below, unsat_seconds, None,
-                        time.perf_counter() - start, None, sum(strong), tuple(splitter.attempts), reason,
-                        unsat_by, lb - 1)
+                        time.perf_counter() - start, None, bound, tuple(attempts), reason,
+                        unsat_by, lb - 1, barriers, n_cubes, n_done)

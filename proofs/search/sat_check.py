@@ -37,7 +37,7 @@ def sat_check_run(run: Run, solver: str = DEFAULT_SOLVER, timeout: float | None 
     fixed_sends = {(s.t, s.p, s.datum) for s in run.sends}
     if len(fixed_sends) != len(run.sends):
         return CheckResult(Verdict.UNSAT, time.perf_counter() - start, solver, reason="a send listed twice")
-    enc = Encoding(prob, run.T, fixed=(fixed_ops, fixed_sends))
+    enc = Encoding(prob, run.T, fixed=(fixed_ops, fixed_sends), barriers=run.barriers)
     cnf = enc.cnf
     if cnf.conflict:
         return CheckResult(Verdict.UNSAT, time.perf_counter() - start, solver, cnf.nv, len(cnf.clauses),
@@ -47,8 +47,9 @@ def sat_check_run(run: Run, solver: str = DEFAULT_SOLVER, timeout: float | None 
     return CheckResult(verdict, time.perf_counter() - start, solver, cnf.nv, len(cnf.clauses))
 
 
-def to_run(prob: Problem, T: int, place: dict, sends: list) -> Run:
+def to_run(prob: Problem, T: int, place: dict, sends: list, barriers: str = "global") -> Run:
     """A Run from a decoded assignment."""
     ops = tuple(sorted((Op(t, p, k[0], k[1], k[2], k[3]) for k, (p, t) in place.items()),
                        key=lambda o: (o.t, o.p)))
-    return Run(prob.variant, prob.n, prob.m, prob.d, T, ops, tuple(Send(t, p, x) for t, p, x in sends))
+    return Run(prob.variant, prob.n, prob.m, prob.d, T, ops, tuple(Send(t, p, x) for t, p, x in sends),
+               barriers=barriers)
