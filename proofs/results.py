@@ -42,8 +42,12 @@ class Counterexample:
     replay: dict = field(default_factory=dict)   # what the concrete replay found
     d: int | None = None                         # d, for a schedule where d is not n
 
-    def command(self, target: str) -> str:
+    def command(self, target: str, prop: str | None = None) -> str:
+        """The command that re-runs the failing check `prop` at this size (with no property: the
+        ring model's run of this size)."""
         shape = f" -d {self.d}" if self.d is not None else ""
+        if prop is not None:
+            return f"prove {target} --tier bounded --property {prop} -n {self.n}{shape} -m {self.m}"
         return f"prove simulate {target} -n {self.n}{shape} -m {self.m}"
 
     def sizes(self) -> str:

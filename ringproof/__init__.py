@@ -17,7 +17,7 @@ from ringproof.schedules.dsl import (DIV, EAC, HOME, MAC, MOVE, Array, At, Copy,
                                      Move, Op, Phase, Problem, Ref, Schedule, Send, Step, check_size,
                                      params, variant_name)
 from ringproof.schedules.expr import (and_, between, div, eq, ge, gt, ite, le, lt, mod, ne, not_, or_,
-                                      var, wrap)
+                                      same, var, wrap)
 from ringproof.schedules.problems import MASKED, PLAIN, PROBLEMS, SYMMETRIC
 
 # name -> module, imported on first access (PEP 562)
@@ -42,7 +42,7 @@ __all__ = [
     "Schedule", "Phase", "Loop", "Step", "Op", "MAC", "EAC", "DIV", "MOVE", "At", "HOME", "Either", "Send",
     "Move", "Copy", "Ref", "Array", "Equation", "Problem", "check_size", "params", "variant_name",
     "mod", "div", "ite", "eq", "ne", "lt", "le", "gt", "ge", "and_", "or_", "not_", "between", "wrap",
-    "var",
+    "var", "same",
     "PLAIN", "SYMMETRIC", "MASKED", "PROBLEMS", "computation",
     *_LAZY,
 ]

@@ -26,7 +26,10 @@ from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 from typing import Any, Callable
 
+import numpy as np
+
 from ringproof.errors import BadInput, RingproofError
+from ringproof.schedules.expr import user_line
 
 
 class Op(enum.Enum):
@@ -59,11 +62,25 @@ class Array:
     def __getitem__(self, idx) -> "Ref":
         idx = idx if isinstance(idx, tuple) else (idx,)
         if len(idx) != len(self.dims):
-            raise BadInput(f"array {self.name} takes {len(self.dims)} indices, got {len(idx)}")
+            raise BadInput(f"{user_line(__file__)}array {self.name} takes {len(self.dims)} indices, "
+                           f"got {len(idx)}")
+        for x in idx:
+            if not _is_index(x):
+                raise BadInput(f"{user_line(__file__)}an index of {self.name} must be an integer "
+                               f"formula, got {type(x).__name__} {str(x)[:40]!r}")
         return Ref(self, idx)
 
     def __repr__(self):
         return self.name
+
+
+def _is_index(x) -> bool:
+    """Integer values of every backend; floats, strings, None and booleans are not indices."""
+    if isinstance(x, (bool, np.bool_, float, complex, str, bytes, np.floating)) or x is None:
+        return False
+    if isinstance(x, np.ndarray):
+        return x.dtype.kind in "iu"
+    return True
 
 
 @dataclass(frozen=True)
@@ -168,6 +185,10 @@ class Loop:
     through: Any = None
 
     def __post_init__(self):
+        for b in (self.lo, self.hi):
+            if not (callable(b) or b in ("n", "m", "k", "d") if isinstance(b, str) else _is_index(b)):
+                raise BadInput(f"{user_line(__file__)}loop {self.name}: bound {b!r} is not an int, "
+                               "'n', 'm', 'k', 'd' or a callable (P, ix) -> value")
         if self.through is not None:
             object.__setattr__(self, "through", guarded(self.through, f"the counting hint of loop {self.name}"))
 
@@ -181,7 +202,11 @@ def _bound(b, P, ix):
             raise BadInput(f"unknown loop bound {b!r}: expected an int, 'n', 'm', 'k', 'd', 'kd' or a callable")
         return getattr(P, b)
     if callable(b):
-        return guarded(b, "a loop bound")(P, ix)
+        value = guarded(b, "a loop bound")(P, ix)
+        if not _is_index(value):
+            raise BadInput(f"{where(b)}: a loop bound gave {type(value).__name__} {str(value)[:40]!r}, "
+                           "not an integer")
+        return value
     return b
 
 
@@ -211,7 +236,9 @@ def guarded(fn, what: str, returns: type | None = None):
                 if code is not None and tb.tb_frame.f_code.co_filename == code.co_filename:
                     line = f"{code.co_filename}:{tb.tb_lineno}"
                 tb = tb.tb_next
-            raise BadInput(f"{line}: {what} raised {type(err).__name__}: {err}") from None
+            hint = (" (Python `if`/`and`/`or` on index values: use ite, and_, or_, not_ from ringproof)"
+                    if "truth value of an array" in str(err) else "")
+            raise BadInput(f"{line}: {what} raised {type(err).__name__}: {err}{hint}") from None
         if returns is not None and not isinstance(out, returns):
             raise BadInput(f"{where(fn)}: {what} must return a {returns.__name__}, got {type(out).__name__}")
         return out

@@ -16,20 +16,53 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ringproof.errors import BadInput
+
 
 # --------------------------------------------------------------------------- Term trees
 
 
-@dataclass(frozen=True)
+def user_line(*internal: str) -> str:
+    """`file:line: ` of the innermost caller outside this module and the files `internal` (the
+    schedule author's line that made the call), or "" if there is none."""
+    skip = {__file__, *internal}
+    frame = sys._getframe(1)
+    while frame is not None and (frame.f_code.co_filename in skip
+                                 or frame.f_code.co_filename.startswith("<")):
+        frame = frame.f_back
+    return f"{frame.f_code.co_filename}:{frame.f_lineno}: " if frame is not None else ""
+
+
+class SymbolicMisuse(BadInput, TypeError):
+    """Python's own operation on a symbolic value: bad input (exit 64); also a TypeError, which is
+    what Python code probing a value (`operator.index`, `bool`) expects from an unsupported type."""
+
+
+def _refuse(what: str, use: str):
+    """Refuse a Python operation on a symbolic value, naming the line of the caller that wrote it.
+
+    Python would answer it from the Term's fields (`j == 1` is False for every j), so the prover
+    would check a formula other than the one that runs: bad input, never a silent proof.
+    """
+    raise SymbolicMisuse(f"{user_line()}Python's {what} on a symbolic index value would not be what "
+                         f"the prover checks: use {use}")
+
+
+@dataclass(frozen=True, eq=False)
 class Term:
     """A node of the prover's expression syntax: `op` applied to `args`.
 
     Leaves are ('var', name) and ('const', value). Arithmetic operators build nodes; logic and
-    comparisons are built by the helpers of this module.
+    comparisons are built by the helpers of this module. Python's comparisons, truth value, `%`,
+    `//`, `/` and conversions to numbers are refused (BadInput naming the line): they would be
+    decided on the tree, not on the value. `same(a, b)` compares two trees; a Term hashes by
+    identity.
     """
 
     op: str
     args: tuple
+
+    __hash__ = object.__hash__
 
     def __add__(self, other):
         return Term("add", (self, lift(other)))
@@ -52,11 +85,54 @@ class Term:
     def __rmul__(self, other):
         return Term("mul", (lift(other), self))
 
-    def __bool__(self):
-        raise TypeError("a Term has no truth value: use ite()/eq()/lt() instead of `if`/`==`")
-
     def __repr__(self):
         return render(self)
+
+
+# Python operations a Term refuses: the operation named in the message, the DSL helper to use.
+_REFUSED = {
+    "__eq__": ("==", "eq(a, b)"), "__ne__": ("!=", "ne(a, b)"), "__lt__": ("<", "lt(a, b)"),
+    "__le__": ("<=", "le(a, b)"), "__gt__": (">", "gt(a, b)"), "__ge__": (">=", "ge(a, b)"),
+    "__bool__": ("truth value (`if`, `and`, `or`, `not`)",
+                 "ite(c, a, b) for values, and_/or_/not_ for conditions, guard= for a Step"),
+    "__mod__": ("%", "mod(a, b)"), "__rmod__": ("%", "mod(a, b)"),
+    "__floordiv__": ("//", "div(a, b)"), "__rfloordiv__": ("//", "div(a, b)"),
+    "__truediv__": ("/", "div(a, b) (floor division)"), "__rtruediv__": ("/", "div(a, b) (floor division)"),
+    "__divmod__": ("divmod()", "div(a, b) and mod(a, b)"), "__rdivmod__": ("divmod()", "div(a, b) and mod(a, b)"),
+    "__pow__": ("**", "a * a"), "__rpow__": ("**", "a * a"), "__abs__": ("abs()", "ite(lt(a, 0), -a, a)"),
+    "__float__": ("float()", "integer index formulas only"),
+    "__int__": ("int()", "the formula itself (it is already an integer expression)"),
+    "__index__": ("use as a Python index or range bound", "the formula itself, or a Loop bound"),
+}
+
+
+def _refusal(what: str, use: str):
+    def refused(self, *args):
+        _refuse(what, use)
+    return refused
+
+
+for _name, (_what, _use) in _REFUSED.items():
+    setattr(Term, _name, _refusal(_what, _use))
+
+
+def same(a, b) -> bool:
+    """Structural equality of two Terms (or of plain values): the same tree, leaf for leaf."""
+    todo = [(a, b)]
+    while todo:
+        x, y = todo.pop()
+        if x is y:
+            continue
+        if isinstance(x, Term) != isinstance(y, Term):
+            return False
+        if not isinstance(x, Term):
+            if type(x) is not type(y) or x != y:
+                return False
+            continue
+        if x.op != y.op or len(x.args) != len(y.args):
+            return False
+        todo.extend(zip(x.args, y.args))
+    return True
 
 
 def var(name: str) -> Term:

@@ -116,10 +116,12 @@ def load(path: str | Path, banks: int | None = None, clusters: int | None = None
     Proportions may be decimals or fractions ("1/3") and must sum to 1 exactly.
     """
     path = Path(path)
+    if path.suffix.lower() not in (".json", ".csv"):
+        raise BadInput(f"{path} is not an instance file: expected a .json or .csv file of patches")
     try:
         text = path.read_text()
-    except OSError as err:
-        raise BadInput(f"cannot read instance file {str(path)!r}: {err.strerror}") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise BadInput(f"cannot read instance file {str(path)[:80]!r}: {getattr(err, 'strerror', None) or err}") from None
     if path.suffix.lower() == ".json":
         try:
             spec = json.loads(text)
@@ -150,6 +152,8 @@ def load(path: str | Path, banks: int | None = None, clusters: int | None = None
         rows = table
     if not all(isinstance(r, list) for r in rows):
         raise BadInput(f"{path}: each patch must be a list of bank proportions")
+    if not rows:
+        raise BadInput(f"{path}: no patches (an instance lists one row of bank proportions per patch)")
     return device.problem([[_fraction(x, f"patch {p} proportion") for x in r] for p, r in enumerate(rows)], seed)
 
 

@@ -223,7 +223,8 @@ def evaluate(layer: Layer, su: SpatialUnrolling, memory: Memory) -> LayerResult:
 
 
 def _divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return small + [n // d for d in reversed(small) if d * d != n]
 
 
 def _factorizations(n: int, parts: int):

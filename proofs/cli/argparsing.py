@@ -51,3 +51,18 @@ def seconds(text: str) -> float:
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"expected a positive, finite number of seconds, but got {text!r}")
     return value
+
+
+def bounded_int(lo: int, hi: int | None = None, what: str = "an integer"):
+    """argparse type: an int in [lo, hi], the limit named in the message."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if value < lo or (hi is not None and value > hi):
+            limit = f"at least {lo}" if hi is None else f"between {lo} and {hi}"
+            raise argparse.ArgumentTypeError(f"expected {what} {limit}, got {value}")
+        return value
+    parse.__name__ = what
+    return parse

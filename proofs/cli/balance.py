@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 from fractions import Fraction
 
 from ringproof.model.device.instances import TOPOLOGIES, generate, load
+from ringproof.proofs import jsonout
+from ringproof.proofs.progress import Progress
 from ringproof.proofs.cli.argparsing import ArgumentParser, seconds
 from ringproof.model.device.batch import HEURISTICS, evaluate
 from ringproof.errors import BadInput
@@ -40,6 +41,7 @@ def _parser() -> ArgumentParser:
     p.add_argument("--timeout", "--time-limit", dest="timeout", type=seconds, default=None,
                    help="seconds for the exact solver (default none; --time-limit is the old name)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
     return p
 
 
@@ -58,14 +60,16 @@ def main(argv: list[str], stdout, stderr) -> int:
         problem = generate(args.patches, args.banks, args.clusters, args.skew, args.overlap, args.seed, **device)
     from ringproof.proofs.balance.minimax import solve   # heavy (z3): not for --help
 
-    best = solve(problem, time_limit=args.timeout)
+    with Progress(stderr, not (args.json or args.quiet)) as progress:
+        progress(f"balancing {problem.patches} patches on {problem.clusters} clusters: the MINIMAX optimum")
+        best = solve(problem, time_limit=args.timeout)
     schedules = {name: evaluate(problem, name, make(problem)) for name, make in HEURISTICS.items()}
 
     def ratio(span: Fraction) -> float:
         return float(span / best.makespan) if best.makespan else 1.0
 
     if args.json:
-        json.dump({
+        jsonout.write("balance", {
             "instance": {"patches": problem.patches, "banks": problem.banks, "clusters": problem.clusters,
                          "topology": args.topology, "seed": args.seed,
                          **({"file": args.file} if args.file else {"skew": args.skew, "overlap": args.overlap})},
@@ -75,8 +79,7 @@ def main(argv: list[str], stdout, stderr) -> int:
                         "utilization": problem.utilization(best.assignment)},
             "schedules": {name: {"makespan": float(s.makespan), "ratio": ratio(s.makespan),
                                  "utilization": s.utilization} for name, s in schedules.items()},
-        }, stdout, indent=2)
-        stdout.write("\n")
+        }, stdout)
     else:
         where = f"file {args.file}" if args.file else f"skew {args.skew}, overlap {args.overlap}, seed {args.seed}"
         stdout.write(f"instance: {problem.patches} patches, {problem.banks} banks ({args.topology}), "

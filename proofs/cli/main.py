@@ -37,6 +37,9 @@ def main(argv: list[str] | None = None, stdout=None, stderr=None) -> int:
     stderr = stderr or sys.stderr
     debug = "--debug" in argv
     argv = [a for a in argv if a != "--debug"]
+    from ringproof.proofs import interrupts
+
+    interrupts.install()
     if argv and argv[0] in SUBCOMMANDS:
         module, rest = SUBCOMMANDS[argv[0]], argv[1:]
     else:
@@ -46,7 +49,7 @@ def main(argv: list[str] | None = None, stdout=None, stderr=None) -> int:
     except RingproofError as err:
         if debug:
             traceback.print_exc(file=stderr)
-        print(f"prove: error: {err}", file=stderr)
+        print(f"prove: error: {one_line(str(err))}", file=stderr)
         return err.exit_code
     except KeyboardInterrupt:
         print("prove: interrupted", file=stderr)
@@ -58,8 +61,14 @@ def main(argv: list[str] | None = None, stdout=None, stderr=None) -> int:
         if debug:
             traceback.print_exc(file=stderr)
         where = "" if debug else " (run again with --debug for the traceback)"
-        print(f"prove: internal error: {type(err).__name__}: {err}{where}", file=stderr)
+        print(f"prove: internal error: {type(err).__name__}: {one_line(str(err))}{where}", file=stderr)
         return InternalError.exit_code
+
+
+def one_line(text: str) -> str:
+    """text with line breaks and other control characters escaped: an error is one line, even
+    when it quotes a user's argument or Z3's multi-line term."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _quiet_stdout():

@@ -16,6 +16,7 @@ from ringproof.proofs.cli.targets import printed_defects, registry, resolve
 from ringproof.proofs.report import collect
 from ringproof.proofs.report.render import RENDER
 from ringproof.proofs.results import Verdict
+from ringproof.model.ring.limits import check_traceable
 from ringproof.schedules.dsl import check_size
 
 EPILOG = """With no TARGET: every registered algorithm and its printed variant. --out DIR writes
@@ -48,6 +49,7 @@ def main(argv, stdout, stderr) -> int:
         return 0
     opts = solver_options(args)
     check_size(args.n, args.m)
+    check_traceable(args.n)
     if args.cycles < 1:
         raise BadInput(f"--cycles must be at least 1, got {args.cycles}")
     names = args.targets or list(registry())

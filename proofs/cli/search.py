@@ -7,13 +7,14 @@ claimed), 64 bad input.
 
 from __future__ import annotations
 
-import json
 import os
 
 from ringproof.model.bitlevel import Run
 from ringproof.model.bitlevel.types import BARRIERS, VARIANTS
 from ringproof.errors import BadInput
+from ringproof.proofs import jsonout
 from ringproof.proofs.cli.argparsing import ArgumentParser, seconds
+from ringproof.proofs.search.portfolio import SOLVERS
 
 EXIT_OK, EXIT_UNKNOWN = 0, 2
 
@@ -27,7 +28,7 @@ def _parser() -> ArgumentParser:
     p.add_argument("-d", type=int, default=None, help="vector length (default n)")
     p.add_argument("--timeout", type=seconds, default=600.0, help="seconds for the whole search (default 600)")
     p.add_argument("--max-T", type=int, default=None, help="give up above this many cycles")
-    p.add_argument("--solver", default="portfolio",
+    p.add_argument("--solver", default="portfolio", choices=SOLVERS, metavar="SOLVER",
                    help="portfolio (Kissat and CaDiCaL raced), a pysat solver name, or z3")
     p.add_argument("--no-lemmas", action="store_true",
                    help="start at the slot-counting bound: the solver refutes what lemma L2b would")
@@ -42,6 +43,7 @@ def _parser() -> ArgumentParser:
     p.add_argument("--state", default=None, metavar="FILE",
                    help="record finished cubes in FILE and resume from it")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
     return p
 
 
@@ -83,9 +85,12 @@ def main(argv, stdout, stderr) -> int:
     args = _parser().parse(argv, stdout)
     if args is None:
         return EXIT_OK
+    if args.n % args.m:
+        raise BadInput(f"search: m must divide n (the ring schedules and the lower bounds assume "
+                       f"m | n), got n={args.n}, m={args.m}")
     if args.workers < 1:
         raise BadInput(f"search: --workers must be at least 1, got {args.workers}")
-    call, cube = _progress(stderr)
+    call, cube = (None, None) if args.json or args.quiet else _progress(stderr)
     from ringproof.proofs.search.minimum import search   # heavy (SAT solvers): not for --help
 
     r = search(args.variant, args.n, args.m, args.d, max_T=args.max_T, timeout=args.timeout,
@@ -107,7 +112,7 @@ def main(argv, stdout, stderr) -> int:
                 "ops": [[o.t, o.p, o.kind, o.i, o.j, o.l] for o in r.schedule.ops],
                 "sends": [[s.t, s.p, list(s.datum)] for s in r.schedule.sends]},
         }
-        print(json.dumps(doc), file=stdout)
+        jsonout.write("search", doc, stdout, indent=None)
     else:
         name = f"{r.variant} attention, n={r.n}, d={r.d}, m={r.m}, {r.barriers} barriers"
         if r.proven:

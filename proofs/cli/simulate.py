@@ -8,12 +8,13 @@ head's."""
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
+from ringproof.model.ring.limits import check_traceable
 from ringproof.model.ring.machine import run
-from ringproof.proofs.cli.argparsing import ArgumentParser
+from ringproof.proofs import jsonout
+from ringproof.proofs.cli.argparsing import ArgumentParser, bounded_int
 from ringproof.proofs.cli.targets import resolve
 from ringproof.errors import BadInput
 from ringproof.schedules.dsl import check_size
@@ -34,7 +35,7 @@ def parser() -> ArgumentParser:
     p.add_argument("--scale", default="paper", help="factor on q·k before the softmax: 'paper' (1, "
                    "the paper's phase 1, default), 'sdpa' (1/sqrt(d), scaled dot-product attention) "
                    "or a number")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    p.add_argument("--seed", type=bounded_int(0, 2**32 - 1, "a seed"), default=0, help="seed of the random inputs")
     p.add_argument("--json", action="store_true")
     p.add_argument("--picture", metavar="FILE.svg", help="write the schedule as an SVG PE × cycle grid; "
                    "the iterations of a broken rule are marked, with the cycles around them")
@@ -58,6 +59,7 @@ def main(argv, stdout, stderr) -> int:
     if args is None:
         return 0
     check_size(args.n, args.m, args.d)
+    check_traceable(args.n)
     for name in ("heads", "batch"):
         if getattr(args, name) < 1:
             raise BadInput(f"--{name} must be at least 1, got {getattr(args, name)}")
@@ -75,8 +77,7 @@ def main(argv, stdout, stderr) -> int:
             "violations": [{"rule": v.rule, "message": v.message, "iterations": list(v.iterations)}
                            for v in r.violations]}
     if args.json:
-        json.dump(data, stdout, indent=2)
-        stdout.write("\n")
+        jsonout.write("simulate", data, stdout)
     else:
         stdout.write(f"{schedule.name}: n={args.n}, d={d}, m={args.m}"
                      + (f", {args.heads} heads × batch {args.batch}" if copies > 1 else "") + "\n")

@@ -32,24 +32,38 @@ def resolve(target: str) -> Schedule:
     if target in reg:
         return reg[target]
     path = Path(target)
-    if path.suffix == ".py" or path.exists():
+    if path.suffix == ".py":
         return load_file(path)
-    raise BadInput(f"unknown target {target!r}: expected one of {', '.join(sorted(reg))} "
+    if _exists(path):
+        raise BadInput(f"{target!r} is not a schedule file: a schedule file is Python source ending in .py")
+    raise BadInput(f"unknown target {target[:80]!r}: expected one of {', '.join(sorted(reg))} "
                    "or the path of a schedule file (.py)")
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:          # e.g. a name longer than the file system allows
+        return False
 
 
 def load_file(path: Path) -> Schedule:
     """Import a user's schedule file and return its schedule (`SCHEDULE`, or its only Schedule)."""
-    if not path.is_file():
+    try:
+        is_file = path.is_file()
+    except OSError as err:
+        raise BadInput(f"cannot read schedule file {str(path)[:80]!r}: {err.strerror}") from None
+    if not is_file:
         raise BadInput(f"schedule file {str(path)!r} does not exist")
     name = f"ringproof_user_{abs(hash(str(path.resolve())))}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
     try:
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)
     except BadInput as err:
-        raise BadInput(f"{path}: {err}") from None
+        located = str(path) in str(err) or str(path.resolve()) in str(err)
+        raise BadInput(str(err) if located else f"{path}: {err}") from None
     except Exception as err:  # a user's file may fail in any way; report it in one line
         raise BadInput(f"cannot import {path}: {type(err).__name__}: {err}") from None
     if isinstance(getattr(module, "SCHEDULE", None), Schedule):

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import argparse
-import json
+import math
 
 from ringproof.model.unrolling.mobilevit import mobilevit_s
 from ringproof.model.unrolling.utilization import LOOPS, LayerResult, Memory, Plan, network_macs, plan
+from ringproof.errors import BadInput
+from ringproof.proofs import jsonout
 from ringproof.proofs.cli.argparsing import ArgumentParser, seconds
 from ringproof.proofs.results import Verdict
 
 EXIT_OK, EXIT_REFUTED, EXIT_UNKNOWN = 0, 1, 2
 DEFAULT_ARRAYS = (256, 8192)
+MAX_SUS = 200_000     # candidate SUs of one array: 8192 PEs have 27,132 (about 3 s), this about 20 s
+MAX_PES = 2 ** 24
 
 EPILOG = """\
 Latency of a layer = ideal cycles / temporal utilization; a network's latency sums its layers, each
@@ -65,17 +69,39 @@ def main(argv, stdout, stderr) -> int:
         return _facts(args, stdout, _timeout_ms(args, stderr))
     memory = Memory(args.bw_w or args.bw, args.bw_i or args.bw, args.bw_o or args.bw, args.precision)
     layers = mobilevit_s()
+    if args.pes:
+        _check_array(args.pes)
     plans = [plan(layers, n, memory, args.prune) for n in ((args.pes,) if args.pes else DEFAULT_ARRAYS)]
     if args.json:
         docs = [_plan_json(p, layers, memory, args.prune) for p in plans]
         out = docs[0] if args.pes else {"arrays": docs}
-        stdout.write(json.dumps(out, indent=2) + "\n")
+        jsonout.write("unroll", out, stdout)
         return EXIT_OK
     for p in plans:
         _print_plan(p, layers, stdout)
     if len(plans) > 1:
         stdout.write("gain_2su by PE array: " + ", ".join(f"{p.nb_pes}: {p.gain:.3f}" for p in plans) + "\n")
     return EXIT_OK
+
+
+def _check_array(pes: int) -> None:
+    """Refuse up front an array whose candidate SUs (ordered factorizations of pes into 7 loop
+    factors) are too many to rank in bounded time, naming the limit."""
+    if pes > MAX_PES:
+        raise BadInput(f"--pes {pes}: the model ranks arrays of at most {MAX_PES:,} PEs "
+                       "(the paper's arrays have 256 and 8192)")
+    count, rest, p = 1, pes, 2
+    while p * p <= rest and count <= MAX_SUS:
+        e = 0
+        while rest % p == 0:
+            rest, e = rest // p, e + 1
+        count *= math.comb(e + len(LOOPS) - 1, len(LOOPS) - 1)
+        p += 1
+    if rest > 1 and count <= MAX_SUS:
+        count *= len(LOOPS)
+    if count > MAX_SUS:
+        raise BadInput(f"--pes {pes}: too many spatial unrollings to rank (more than {MAX_SUS:,} "
+                       "factorizations into 7 loop factors; the paper's arrays have 256 and 8192 PEs)")
 
 
 def _timeout_ms(args, stderr) -> int:
@@ -93,8 +119,8 @@ def _facts(args, stdout, timeout_ms: int) -> int:
 
     facts, misreadings = prove_all(FACTS, timeout_ms), prove_all(MISREADINGS, timeout_ms)
     if args.json:
-        stdout.write(json.dumps({"facts": [r.as_dict() for r in facts],
-                                 "misreadings": [r.as_dict() for r in misreadings]}, indent=2) + "\n")
+        jsonout.write("unroll-facts", {"facts": [r.as_dict() for r in facts],
+                                       "misreadings": [r.as_dict() for r in misreadings]}, stdout)
     else:
         stdout.write(f"{'fact':34} {'verdict':8} {'s':>6}  statement\n")
         for r in facts:

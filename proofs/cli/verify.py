@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-import json
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ringproof.proofs.cli.argparsing import ArgumentParser, seconds
+from ringproof.model.ring.limits import check_traceable
+from ringproof.proofs import jsonout
+from ringproof.proofs.progress import Progress
+from ringproof.proofs.cli.argparsing import ArgumentParser, bounded_int, seconds
 from ringproof.proofs.results import PROPERTIES, TIERS, Verdict
 from ringproof.proofs.cli.targets import registry, resolve
-from ringproof.schedules.dsl import check_size
+from ringproof.schedules.dsl import check_size, where
 from ringproof.errors import BadInput
 
 if TYPE_CHECKING:
@@ -28,8 +31,10 @@ def parser() -> ArgumentParser:
     p.add_argument("--method", choices=("index", "bitlevel"), default="index",
                    help="index: the index-formula proofs (default); bitlevel: check the run for one "
                    "(-n, -m) on the paper's Boolean ring model (SAT) and its cycle-by-cycle checker")
-    p.add_argument("-n", type=int, help="with --method bitlevel: number of vectors")
-    p.add_argument("-m", type=int, help="with --method bitlevel: number of PEs")
+    p.add_argument("-n", type=int, help="with --method bitlevel or --tier bounded: check this one "
+                   "size only: number of vectors")
+    p.add_argument("-m", type=int, help="with --method bitlevel or --tier bounded: number of PEs")
+    p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
     return p
 
 
@@ -42,8 +47,9 @@ def add_solver_options(p: ArgumentParser) -> None:
     p.add_argument("--max-n", type=int, default=24, help="bounded tier: largest n (default 24)")
     p.add_argument("--max-m", type=int, default=8, help="per-m tier: largest m (default 8)")
     p.add_argument("--timeout", type=seconds, default=10.0, help="seconds per solver query (default 10)")
-    p.add_argument("--seed", type=int, default=0, help="Z3 random seed")
-    p.add_argument("--jobs", type=int, default=0, help="worker processes (default: one per core)")
+    p.add_argument("--seed", type=bounded_int(0, 2**32 - 1, "a seed"), default=0, help="Z3 random seed")
+    p.add_argument("--jobs", type=bounded_int(0, 256, "a number of processes"), default=0,
+                   help="worker processes (default: one per core)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--cross-check", choices=("cvc5",),
                    help="ask cvc5 every query Z3 answered unsat; a disagreement makes the verdict unknown")
@@ -57,6 +63,8 @@ def solver_options(args) -> Options:
     for name in ("max_n", "max_m"):
         if getattr(args, name) < 1:
             raise BadInput(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
+    if args.tier == "bounded":
+        check_traceable(args.max_n, "--max-n")
     if args.cross_check == "cvc5":
         try:
             import cvc5  # noqa: F401
@@ -77,9 +85,14 @@ def main(argv, stdout, stderr) -> int:
     schedule = resolve(args.target)
     if args.method == "bitlevel":
         return _bitlevel(args, schedule, stdout)
+    size = None
     if args.n is not None or args.m is not None:
-        raise BadInput("-n and -m name one size for --method bitlevel; the index proofs cover all "
-                       "sizes (use --max-n / --max-m to bound them)")
+        if args.tier != "bounded" or args.n is None or args.m is None:
+            raise BadInput("-n and -m name one size for --method bitlevel or --tier bounded; the "
+                           "index proofs cover all sizes (use --max-n / --max-m to bound them)")
+        check_size(args.n, args.m)
+        check_traceable(args.n)
+        size = (args.n, args.m)
     look = schedule.notes.get("look", [])
     if look and not args.json:      # a derived schedule: where else to look, before any proof
         stdout.write("derived schedule; witnesses that rest on what changed:\n"
@@ -87,19 +100,20 @@ def main(argv, stdout, stderr) -> int:
     from ringproof.proofs.ring.conditions import conditions   # heavy (z3, sympy): not for --help
     from ringproof.proofs.ring.prover import verify
 
-    results = verify(schedule, opts)
+    with Progress(stderr, not (args.json or args.quiet)) as progress:
+        results = verify(schedule, replace(opts, size=size, progress=progress))
     warn_disagreements(args.target, results, stderr)
     verdict = Verdict.combine(r.verdict for r in results)
     needed = conditions(schedule)
     if args.json:
-        json.dump({"target": args.target, "schedule": schedule.name, "verdict": verdict.value,
-                   "look": look, "results": [r.to_json() for r in results],
-                   "conditions": [{"condition": c["condition"], "counterexample":
-                                   c["counterexample"].to_json() if c["counterexample"] else None}
-                                  for c in needed]}, stdout, indent=2)
-        stdout.write("\n")
+        jsonout.write("prove", {"target": args.target, "schedule": schedule.name,
+                                "verdict": verdict.value, "look": look,
+                                "results": [r.to_json() for r in results],
+                                "conditions": [{"condition": c["condition"], "counterexample":
+                                                c["counterexample"].to_json() if c["counterexample"] else None}
+                                               for c in needed]}, stdout)
     else:
-        print_table(args.target, results, stdout)
+        print_table(args.target, schedule, results, stdout)
         print_conditions(needed, stdout)
     return verdict.exit_code
 
@@ -139,8 +153,7 @@ def _bitlevel(args, schedule, out) -> int:
             "checker_violations": violations, "sat": sat.verdict.value, "seconds": round(sat.seconds, 4),
             "variables": sat.variables, "clauses": sat.clauses, "solver": sat.solver, "reason": reason}
     if args.json:
-        json.dump(data, out, indent=2)
-        out.write("\n")
+        jsonout.write("bitlevel", data, out)
     else:
         out.write(f"{schedule.name}, n={args.n}, m={args.m}, bit-level machine: {verdict.value}\n")
         out.write(f"  run: {run.T} cycles, {len(run.ops)} ops, {len(run.sends)} sends\n")
@@ -165,7 +178,7 @@ def print_conditions(needed, out) -> None:
             out.write(f"  without {c['condition']}: {cex.check} fails at {cex.sizes()} ({cex.message})\n")
 
 
-def print_table(target, results, out) -> None:
+def print_table(target, schedule, results, out) -> None:
     rows = [("property", "phase", "verdict", "tier", "seconds")]
     rows += [(r.property, r.phase, r.verdict.value, r.tier, f"{r.seconds:.2f}") for r in results]
     widths = [max(len(row[i]) for row in rows) for i in range(5)]
@@ -176,8 +189,9 @@ def print_table(target, results, out) -> None:
     for r in results:
         if r.verdict is Verdict.PROVED:
             continue
-        out.write(f"\n{r.verdict.value}: {r.property} / {r.phase}: {r.reason}\n")
         cex = r.counterexample
+        at = f" at n={cex.n}, m={cex.m}" if cex is not None else ""
+        out.write(f"\n{_where(schedule, r.phase)}{r.verdict.value} {r.property}/{r.phase}{at}: {r.reason}\n")
         if cex is None:
             continue
         out.write(f"  counterexample: {cex.sizes()}: {cex.message}\n")
@@ -188,10 +202,24 @@ def print_table(target, results, out) -> None:
         err = cex.replay.get("max_rel_error")
         if err is not None:
             out.write(f"  ring model: max relative error vs numpy = {err:.3g}\n")
-        out.write(f"  replay: {cex.command(target)}\n")
+        if cex.replay.get("witness_only"):
+            out.write(f"  the schedule computes the right result at n={cex.n}, m={cex.m} (the ring "
+                      f"model's run is valid and y matches numpy): only a witness is wrong, the one "
+                      f"checked by “{cex.check}”\n")
+        if r.property != "counts":
+            out.write(f"  replay: {cex.command(target, r.property)}\n")
+        out.write(f"  run: {cex.command(target)}\n")
     if any(r.property == "counts" for r in results):
-        c = next(r for r in results if r.property == "counts").details
+        c = next(r for r in results if r.property == "counts").details.get("readable")
         if c:
             out.write(f"\ncycles = {c['cycles']}; ops = "
-                      + ", ".join(f"{k}: {v}" for k, v in c["ops"].items() if v not in (None, "0"))
+                      + ", ".join(f"{k}: {v}" for k, v in c["ops"].items() if v not in ("not derived", "0"))
                       + f"; utilization = {c['utilization']}\n")
+
+
+def _where(schedule, phase: str) -> str:
+    """`file:line: ` of a phase's step function ("" for results about no single phase)."""
+    if phase not in [p.name for p in schedule.phases]:
+        return ""
+    step = schedule.phase(phase).step
+    return f"{where(getattr(step, '__wrapped__', step))}: "

@@ -8,24 +8,14 @@ from __future__ import annotations
 
 import html
 import json
-import math
+
+from ringproof.proofs.jsonout import strict
 
 COLOURS = {"proved": "#2e7d32", "refuted": "#c62828", "unknown": "#ef6c00"}
 
 
 def to_json(doc: dict) -> str:
-    return json.dumps(_finite(doc), indent=2, allow_nan=False) + "\n"
-
-
-def _finite(x):
-    """JSON has no inf or nan (e.g. the relative error of a run that divides by zero): as strings."""
-    if isinstance(x, float) and not math.isfinite(x):
-        return str(x)
-    if isinstance(x, dict):
-        return {k: _finite(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_finite(v) for v in x]
-    return x
+    return json.dumps(strict(doc), indent=2, allow_nan=False) + "\n"
 
 
 # ----------------------------------------------------------------------------- shared content

@@ -37,11 +37,16 @@ def _check_one(job, nmd):
     return n, m, d, {key: (fs[0] if fs else None) for key, fs in found.items()}
 
 
-def check_sizes(schedule: Schedule, max_n: int, properties=None, max_m=None, jobs: int = 0):
-    """Enumerate every (n, m, d) up to max_n (`shapes`): (property, phase) -> smallest failing
-    (n, m, Finding) or None; the Finding's `d` says at which d (= n for a square schedule).
-    `jobs`: worker processes (0: one per core)."""
-    todo = sorted(shapes(schedule, max_n, max_m), key=lambda t: t[0] * t[2], reverse=True)   # largest first
+def check_sizes(schedule: Schedule, max_n: int, properties=None, max_m=None, jobs: int = 0,
+                only: tuple | None = None):
+    """Enumerate every (n, m, d) up to max_n (`shapes`), or the one size `only` ((n, m) or
+    (n, m, d); d = n if not given): (property, phase) -> smallest failing (n, m, Finding) or None;
+    the Finding's `d` says at which d (= n for a square schedule). `jobs`: worker processes
+    (0: one per core)."""
+    if only:
+        todo = [(only[0], only[1], only[2] if len(only) > 2 else only[0])]
+    else:   # largest first: slowest
+        todo = sorted(shapes(schedule, max_n, max_m), key=lambda t: t[0] * t[2], reverse=True)
     raw = fork_map(_check_one, (schedule, properties), todo, jobs, chunksize=4, min_items=9)
     verdicts: dict = {}
     for n, m, d, found in sorted(raw, key=lambda r: (r[0] + r[2], r[0], r[1])):

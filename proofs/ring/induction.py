@@ -17,16 +17,18 @@ from __future__ import annotations
 from dataclasses import replace
 from types import SimpleNamespace
 
+import time
+
 import z3
 
+from ringproof.proofs.ring import budgets
 from ringproof.proofs.ring.iterations import new_var
 from ringproof.proofs.ring.normalize import PARAMS, Ctx, NormalizationError
 from ringproof.schedules.dsl import Loop, Phase
 from ringproof.schedules.expr import Term, eq, evaluate, le, lift, var
 
 TIMEOUT_MS = 10000
-TRY_MS = 500           # the least budget of the first try (see _holds)
-FIRST_TRY_SHARE = 0.7  # of the timeout, for the first seed
+TRY_MS = 500           # tries: one per TRY_MS of the timeout (see _holds)
 
 
 class Unsupported(Exception):
@@ -57,14 +59,18 @@ def _product(xs):
 def _holds(ctx: Ctx, claim: z3.BoolRef, seed: int, timeout_ms: int):
     """(True | False | None, model) for: claim follows from ctx's assumptions.
 
-    Z3's nonlinear core varies several-fold with the seed and with the order of the query's terms
-    on these identities (measured on Algorithm 2's hint: 0.3 s to 2 s idle, 1 s to 7 s on a loaded
-    machine), so the first seed gets most of the budget and the next seeds share what is left."""
-    left, attempt = timeout_ms, 0
-    while left > 0:
-        budget = max(TRY_MS, int(timeout_ms * FIRST_TRY_SHARE)) if attempt == 0 else left
+    Z3's nonlinear core varies several-fold with the seed and the order of the query's terms on
+    these identities, so the query runs under successive seeds, each with a resource limit
+    (budgets.INDUCTION_TRY): which seed answers does not depend on the load. The wall clock
+    (`timeout_ms` for all tries together) is only a backstop."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    for attempt in range(max(1, timeout_ms // TRY_MS)):
+        left = int((deadline - time.monotonic()) * 1000)
+        if left <= 0:
+            break
         s = z3.SolverFor("QF_NIA")
-        s.set("timeout", min(budget, left))
+        s.set("rlimit", budgets.INDUCTION_TRY)
+        s.set("timeout", left)                   # backstop only
         s.set("random_seed", seed + attempt)
         s.add(*ctx.assumptions)
         s.add(z3.Not(claim))
@@ -73,7 +79,6 @@ def _holds(ctx: Ctx, claim: z3.BoolRef, seed: int, timeout_ms: int):
             return True, None
         if r == z3.sat:
             return False, s.model()
-        left, attempt = left - budget, attempt + 1
     return None, None
 
 

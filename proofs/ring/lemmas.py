@@ -17,6 +17,8 @@ from pathlib import Path
 
 import z3
 
+from ringproof.proofs.ring import budgets
+
 MOD_WINDOWS = [(a, b) for a in range(-3, 1) for b in range(1, 5)]   # x ∈ [a·m, b·m)
 BLOCK_WINDOWS = [(a, b) for a in range(-2, 1) for b in range(1, 4)]  # q ∈ [a·k, b·k)
 CONST_DIVISORS = (2, 3)                                               # X div c with X = q·m + r
@@ -118,24 +120,34 @@ class LemmaResult:
     reason: str = ""
 
 
+def _read_cache(path: Path) -> dict:
+    """The cache {SHA-256 of a lemma: True}, or {} (and so rebuilt) if it is missing, unreadable or
+    of another shape: a broken file never breaks a run, and no entry is trusted that is not True."""
+    try:
+        cache = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(cache, dict):
+        return {}
+    return {k: True for k, v in cache.items()
+            if isinstance(k, str) and len(k) == 64 and v is True}
+
+
 def prove_library(timeout_ms: int = 30000, use_cache: bool = True) -> list[LemmaResult]:
     """Prove every lemma (or take its cached result); a lemma not proved is reported, never assumed."""
     path = cache_dir() / "lemmas.json"
-    cache = {}
-    if use_cache and path.exists():
-        try:
-            cache = json.loads(path.read_text())
-        except (OSError, ValueError):
-            cache = {}
-    results, changed = [], False
+    cache = _read_cache(path) if use_cache else {}
+    results, changed = [], not cache
     for lemma in _library():
         key = lemma.digest()
         if cache.get(key) is True:
             results.append(LemmaResult(lemma.name, True, 0.0, True))
             continue
-        s = z3.Solver()
+        fresh = z3.Context()        # a lemma's proof never depends on what the process did before
+        s = z3.Solver(ctx=fresh)
+        s.set("rlimit", budgets.LEMMA)
         s.set("timeout", timeout_ms)
-        s.add(z3.Not(lemma.statement))
+        s.add(z3.Not(lemma.statement).translate(fresh))
         t0 = time.perf_counter()
         verdict = s.check()
         ok = verdict == z3.unsat

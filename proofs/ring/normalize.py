@@ -22,6 +22,7 @@ from types import SimpleNamespace
 import z3
 
 from ringproof.errors import OutsideFragment
+from ringproof.proofs.ring import budgets
 from ringproof.proofs.ring.intervals import decide
 from ringproof.proofs.ring.lemmas import (BLOCK_WINDOWS, CONST_DIVISORS, MOD_WINDOWS, carry, div_const_cases,
                            library_status)
@@ -54,10 +55,12 @@ def _vars(e) -> frozenset:
     return _VARS[e.get_id()][1]
 
 
-def new_solver(timeout_ms: int, seed: int) -> z3.Solver:
+def new_solver(timeout_ms: int, seed: int, rlimit: int = budgets.SIDE_CONDITION) -> z3.Solver:
     """A fresh solver for linear integer queries: Z3's simplify / propagate-values / solve-eqs
-    preprocessing before its SMT core (several times faster here than the default strategy)."""
+    preprocessing before its SMT core (several times faster here than the default strategy).
+    `rlimit` decides when it gives up; the wall-clock timeout is only a backstop (see budgets)."""
     s = z3.Then("simplify", "propagate-values", "solve-eqs", "smt").solver()
+    s.set("rlimit", rlimit)
     s.set("timeout", timeout_ms)
     s.set("random_seed", seed)
     return s
@@ -65,6 +68,28 @@ def new_solver(timeout_ms: int, seed: int) -> z3.Solver:
 
 class NormalizationError(OutsideFragment):
     """A formula is outside what the normalization handles; the verdict becomes `unknown`."""
+
+
+MAX_LITERAL = 10_000   # a literal up to this size in a comparison is decided by a split on m
+
+
+class LiteralBound(NormalizationError):
+    """A window failed only because of an integer literal c: it holds once m > |c|. The caller
+    decides the query for m ≥ `limit` and for each m < `limit` with m fixed (smt.discharge)."""
+
+    def __init__(self, message: str, limit: int):
+        super().__init__(message)
+        self.limit = limit
+
+
+def _literal(x) -> int:
+    """The constant summand of the linear term x (0 if none)."""
+    x = z3.simplify(x)
+    if z3.is_int_value(x):
+        return x.as_long()
+    if z3.is_add(x):
+        return sum(c.as_long() for c in x.children() if z3.is_int_value(c))
+    return 0
 
 
 @dataclass(frozen=True)
@@ -95,13 +120,15 @@ class Ctx:
     """One query's world: the symbolic parameters, the assumptions so far, the variable map."""
 
     def __init__(self, m_value: int | None = None, timeout_ms: int = 10000, seed: int = 0,
-                 nonlinear: bool = False, square: bool = True):
-        """`square`: d = n (kd is k); else d = kd·m with kd ≥ 1 a parameter of its own."""
+                 nonlinear: bool = False, square: bool = True, min_m: int = 1):
+        """`square`: d = n (kd is k); else d = kd·m with kd ≥ 1 a parameter of its own. `min_m`:
+        the least m of this query (a literal split decides smaller m apart)."""
         self.nonlinear = nonlinear     # allow products of values (counting identities, not indices)
         self.m, self.k = z3.Int("m"), z3.Int("k")
+        self.m_value, self.min_m = m_value, min_m
         self.kd = self.k if square else z3.Int("kd")
         self.units = (self.k,) if square else (self.k, self.kd)   # block counts: n = k·m, d = kd·m
-        self.assumptions: list = [self.m >= 1] + [u >= 1 for u in self.units]
+        self.assumptions: list = [self.m >= min_m] + [u >= 1 for u in self.units]
         if m_value is not None:
             self.assumptions.append(self.m == m_value)
         zero = z3.IntVal(0)
@@ -139,6 +166,7 @@ class Ctx:
         s = self._solvers.get(group)
         if s is None:
             s = self._solvers[group] = z3.Solver() if self.nonlinear else z3.SolverFor("QF_LIA")
+            s.set("rlimit", budgets.SIDE_CONDITION)   # per check; the wall clock only a backstop
             s.set("timeout", self.timeout_ms)
             s.set("random_seed", self.seed)
             s.add(*relevant)
@@ -186,14 +214,24 @@ class Ctx:
             self._windows[key] = (a, b, x)
         a, b, _ = self._windows[key]
         if a is None or b is None:
-            raise NormalizationError(f"cannot bound {z3.simplify(x)} within a few multiples of {unit} ({what})")
+            why = f"cannot bound {z3.simplify(x)} within a few multiples of {unit} ({what})"
+            c = _literal(x)
+            if unit is self.m and self.m_value is None and self.min_m == 1 and 0 < abs(c) <= MAX_LITERAL:
+                raise LiteralBound(why, abs(c) + 1)
+            raise NormalizationError(why)
         return a, b
 
     # ------------------------------------------------------------------ digit arithmetic
     def canonical(self, x: DVal) -> DVal:
         if x.canon:
             return x
-        a, b = self._window(x.r, self.m, MOD_WINDOWS, "carry")
+        try:
+            a, b = self._window(x.r, self.m, MOD_WINDOWS, "carry")
+        except NormalizationError:
+            if self.m_value is None:
+                raise
+            c = x.r / self.m_value        # m fixed: Z3's division by a positive numeral is floor, linear
+            return DVal(z3.simplify(x.q + c), z3.simplify(x.r - c * self.m_value), True)
         if (a, b) == (0, 1):
             return DVal(x.q, x.r, True)
         c = carry(x.r, self.m, a, b)

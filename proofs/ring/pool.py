@@ -15,6 +15,8 @@ import pickle
 import queue
 import traceback
 
+from ringproof.proofs.workers import die_with_parent
+
 
 def workers(jobs: int) -> int:
     """Worker processes for `--jobs` (0: one per core)."""
@@ -69,6 +71,7 @@ def _map(fn, shared, chunk: list) -> list:
 
 
 def _work(tasks, todo, done):
+    die_with_parent()
     while (i := todo.get()) is not None:
         try:
             done.put((i, True, tasks[i]()))

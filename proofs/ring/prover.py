@@ -10,13 +10,17 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 from functools import partial
+from typing import Callable
 
 from ringproof.errors import BadInput
 from ringproof.model.ring.machine import run
 from ringproof.model.ring.trace import build_trace
 from ringproof.proofs.ring.bounded import check_sizes, shapes
 from ringproof.proofs.ring.counting import check_claim, claim_at, closed, counts
+from ringproof.proofs.progress import silent
+from ringproof.proofs.ring.formulas import check_formulas
 from ringproof.proofs.ring.pool import fork_map, run_all
+from ringproof.proofs.ring.readable import readable
 from ringproof.proofs.ring.properties import Check, check_trace, derive
 from ringproof.proofs.ring.smt import Outcome, discharge
 from ringproof.proofs.results import PROPERTIES, Counterexample, Result, Verdict
@@ -37,22 +41,30 @@ class Options:
     cross_check: str | None = None   # 'cvc5': a second solver re-checks every unsat query
     cross_timeout: float = 60.0      # seconds per query for the second solver
     smt2_dir: str | None = None      # write every solver query there as SMT-LIB 2
+    size: tuple | None = None  # bounded tier: this one (n, m) only
+    progress: Callable = silent  # told what runs now (the CLI's stderr line)
 
 
 def verify(schedule: Schedule, opts: Options = Options()) -> list[Result]:
     unknown = set(opts.properties) - set(PROPERTIES)
     if unknown:
         raise BadInput(f"unknown property {sorted(unknown)[0]!r}; known: {', '.join(PROPERTIES)}")
+    opts.progress(f"{schedule.name}: its steps on ints against their formulas")
+    check_formulas(schedule)
     results: list[Result] = []
     solver_props = [p for p in opts.properties if p != "counts"]
     derived = None
     if solver_props and opts.tier == "bounded":
+        opts.progress(f"{schedule.name}: enumerating " + (f"n={opts.size[0]}, m={opts.size[1]}" if opts.size
+                      else f"{len(shapes(schedule, opts.max_n))} sizes with n ≤ {opts.max_n}"))
         results += _bounded(schedule, solver_props, opts)
     elif solver_props:
         checks = [c for c in derive(schedule) if c.property in solver_props]
+        opts.progress(f"{schedule.name}: {len(checks)} checks at tier {opts.tier}")
         solved, derived = _solve(schedule, checks, opts, with_counts="counts" in opts.properties)
         results += solved
     if "counts" in opts.properties:
+        opts.progress(f"{schedule.name}: counting cycles and ops")
         results.append(_counts(schedule, opts, results, derived))
     order = {p: i for i, p in enumerate(PROPERTIES)}
     phases = {p.name: i for i, p in enumerate(schedule.phases)}
@@ -175,17 +187,19 @@ def _replay(schedule, prop, phase, o: Outcome) -> Counterexample | None:
     replay = {"confirmed": True, "finding": f"{f.check}: {f.message}", "same_check": bool(twin),
               "finding_iterations": list(f.iterations),
               "ring_violations": [str(v) for v in ring.violations],
-              "max_rel_error": ring.max_rel_error}
+              "max_rel_error": ring.max_rel_error, "witness_only": ring.ok}
     return Counterexample(o.n, o.m, o.check.name, f.message, tuple(o.iterations), replay,
                           None if schedule.square else o.d)
 
 
 def _enumerated(schedule, n, m, f) -> Counterexample:
-    """The counterexample of a finding of the bounded sweep, run on the ring model."""
+    """The counterexample of a finding of the bounded sweep, run on the ring model; `witness_only`:
+    the ring computes the right result there, so only a witness is wrong."""
     ring = run(schedule, n, m, d=f.d)
     return Counterexample(n, m, f.check, f.message, f.iterations,
                           {"confirmed": True, "ring_violations": [str(v) for v in ring.violations],
-                           "max_rel_error": ring.max_rel_error}, None if schedule.square else f.d)
+                           "max_rel_error": ring.max_rel_error, "witness_only": ring.ok},
+                          None if schedule.square else f.d)
 
 
 # ----------------------------------------------------------------------------- bounded tier
@@ -193,13 +207,14 @@ def _enumerated(schedule, n, m, f) -> Counterexample:
 
 def _bounded(schedule: Schedule, props, opts: Options) -> list[Result]:
     t0 = time.perf_counter()
-    found = check_sizes(schedule, opts.max_n, props, jobs=opts.jobs)
+    found = check_sizes(schedule, opts.max_n, props, jobs=opts.jobs, only=opts.size)
     secs = time.perf_counter() - t0
     out = []
     for (prop, phase), hit in found.items():
         if hit is None:
             out.append(Result(prop, phase, Verdict.PROVED, "bounded", secs / max(len(found), 1),
-                              details={"max_n": opts.max_n, "sizes": len(shapes(schedule, opts.max_n))}))
+                              details=({"n": opts.size[0], "m": opts.size[1]} if opts.size else
+                                       {"max_n": opts.max_n, "sizes": len(shapes(schedule, opts.max_n))})))
             continue
         cex = _enumerated(schedule, *hit)
         out.append(Result(prop, phase, Verdict.REFUTED, "bounded", secs / max(len(found), 1),
@@ -226,7 +241,9 @@ def _counts(schedule: Schedule, opts: Options, done: list, timed=None) -> Result
     details = {"cycles": str(c.cycles), "ops": {k: (str(v) if v is not None else None) for k, v in c.ops.items()},
                "phase_cycles": {k: str(v) for k, v in c.phase_cycles.items()},
                "utilization": str(c.utilization) if c.utilization is not None else None,
-               "phase_utilization": {k: str(v) for k, v in (c.phase_utilization or {}).items()}}
+               "phase_utilization": {k: str(v) for k, v in (c.phase_utilization or {}).items()},
+               "readable": {"cycles": readable(c.cycles), "utilization": readable(c.utilization),
+                            "ops": {k: readable(v) for k, v in c.ops.items()}}}
     verdict, reason, cex = Verdict.PROVED, "", None
     details["hints"] = c.hints
     if any(c.ops[k] is None for k in ("MAC", "EAC", "DIV")):

@@ -8,13 +8,14 @@ A satisfiable query yields the smallest counterexample found by trying n = 1, 2,
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import z3
 
 from ringproof.proofs.ring import smtlib
 from ringproof.proofs.ring.iterations import It
-from ringproof.proofs.ring.normalize import Ctx, NormalizationError, new_solver
+from ringproof.proofs.ring import budgets
+from ringproof.proofs.ring.normalize import Ctx, LiteralBound, NormalizationError, new_solver
 from ringproof.proofs.ring.properties.base import Check
 from ringproof.proofs.results import Verdict
 from ringproof.schedules.expr import Term
@@ -40,20 +41,23 @@ class Outcome:
 
 
 def _solver(ctx: Ctx) -> z3.Solver:
-    return new_solver(ctx.timeout_ms, ctx.seed)
+    return new_solver(ctx.timeout_ms, ctx.seed, budgets.QUERY)
 
 
 def discharge(check: Check, m_value: int | None = None, timeout_ms: int = 10000,
               seed: int = 0, cross_check: str | None = None, smt2_dir: str | None = None,
-              cross_timeout_ms: int = 60000) -> Outcome:
+              cross_timeout_ms: int = 60000, min_m: int = 1) -> Outcome:
     """Decide one check; `smt2_dir` also writes the query as SMT-LIB 2, and `cross_check`
     ('cvc5') asks a second solver, within `cross_timeout_ms`, about every query Z3 answers unsat."""
     t0 = time.perf_counter()
-    ctx = Ctx(m_value, timeout_ms, seed, square=check.square)
+    ctx = Ctx(m_value, timeout_ms, seed, square=check.square, min_m=min_m)
     try:
         its, hyp, goal = check.build(ctx)
         hyps = [ctx.cond(h) for h in hyp]
         g = ctx.cond(goal)
+    except LiteralBound as err:
+        return _split(check, err.limit, t0, dict(timeout_ms=timeout_ms, seed=seed, cross_check=cross_check,
+                                                 smt2_dir=smt2_dir, cross_timeout_ms=cross_timeout_ms))
     except NormalizationError as err:
         return Outcome(check, Verdict.UNKNOWN, time.perf_counter() - t0, f"not normalized: {err}")
     s = _solver(ctx)
@@ -80,7 +84,10 @@ def discharge(check: Check, m_value: int | None = None, timeout_ms: int = 10000,
     if r != z3.sat:
         return Outcome(check, Verdict.UNKNOWN, time.perf_counter() - t0,
                        f"z3 {r}: {s.reason_unknown()}", **audit)
-    model = _smallest(s, ctx, m_value) or s.model()
+    model = _smallest(s, ctx, m_value) or _sat(s)[1]    # its checks replaced the first model
+    if model is None:
+        return Outcome(check, Verdict.UNKNOWN, time.perf_counter() - t0,
+                       f"z3 found a counterexample but not again: {s.reason_unknown()}")
     n, m, d = (model.eval(x, model_completion=True).as_long()
                for x in (ctx.k * ctx.m, ctx.m, ctx.kd * ctx.m))
     return Outcome(check, Verdict.REFUTED, time.perf_counter() - t0, n=n, m=m, d=d,
@@ -94,22 +101,55 @@ def small_sizes(square: bool, limit: int = SMALL_N):
     return sorted(out, key=lambda t: (t[0] + t[1], t[0], t[2]))
 
 
+def _split(check: Check, limit: int, t0: float, options: dict) -> Outcome:
+    """A check whose formulas compare with a literal below `limit`: decided for m ≥ limit (where
+    the literal lies within m of 0) and for each m < limit exactly (m fixed: plain linear
+    arithmetic); refuted at the smallest (n, m) of any part, proved only if every part is."""
+    parts = [discharge(check, None, min_m=limit, **options)]
+    parts += [discharge(check, m, **options) for m in range(1, limit)]
+    seconds = time.perf_counter() - t0
+    refuted = sorted((o for o in parts if o.verdict is Verdict.REFUTED), key=lambda o: (o.n, o.m))
+    if refuted:
+        return replace(refuted[0], seconds=seconds)
+    unknown = [o for o in parts if o.verdict is not Verdict.PROVED]
+    if unknown:
+        return replace(unknown[0], seconds=seconds, reason=f"split at m < {limit}: {unknown[0].reason}")
+    return Outcome(check, Verdict.PROVED, seconds, lemmas=set().union(*(o.lemmas for o in parts)),
+                   side_conditions=sum(o.side_conditions for o in parts))
+
+
+def _sat(s: z3.Solver, *extra):
+    s.push()
+    s.add(*extra)
+    r = s.check()
+    model = s.model() if r == z3.sat else None
+    s.pop()
+    return r, model
+
+
 def _smallest(s: z3.Solver, ctx: Ctx, m_value):
-    """A model with the smallest sizes (n + d, then n, then m) up to SMALL_N, if there is one."""
+    """A model with the smallest sizes (n + d, then n, then m) up to SMALL_N, if there is one; with
+    m fixed, the smallest k at any size (galloping, then bisection on k)."""
     square = ctx.kd is ctx.k
     for n, d, m in small_sizes(square, SMALL_N if square else SMALL_N // 2):
         if m_value is not None and m != m_value:
             continue
-        s.push()
-        s.add(ctx.m == m, ctx.k == n // m)
-        if not square:
-            s.add(ctx.kd == d // m)
-        found = s.check() == z3.sat
-        model = s.model() if found else None
-        s.pop()
-        if found:
+        extra = [ctx.m == m, ctx.k == n // m] + ([] if square else [ctx.kd == d // m])
+        model = _sat(s, *extra)[1]
+        if model is not None:
             return model
-    return None
+    if m_value is None:
+        return None
+    lo, hi = SMALL_N // m_value + 1, 2 * (SMALL_N // m_value + 1)
+    while _sat(s, ctx.k <= hi)[0] == z3.unsat and hi < 2 ** 40:
+        lo, hi = hi + 1, 2 * hi
+    while lo < hi:
+        mid = (lo + hi) // 2
+        r, _ = _sat(s, ctx.k <= mid)
+        if r == z3.unknown:
+            return None
+        lo, hi = (lo, mid) if r == z3.sat else (mid + 1, hi)
+    return _sat(s, ctx.k == lo)[1]
 
 
 def _decode(ctx: Ctx, its: dict, model) -> list:

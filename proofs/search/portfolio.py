@@ -12,9 +12,13 @@ import multiprocessing.connection
 import time
 
 from ringproof.model.bitlevel.types import Verdict
+from ringproof.proofs.workers import die_with_parent
 
 DEFAULT_SOLVER = "portfolio"
 PORTFOLIO = ("kissat404", "cadical195")  # raced in two processes; the first verdict wins
+SOLVERS = ("portfolio", "z3", "cadical103", "cadical153", "cadical195", "gluecard3", "gluecard4",
+           "glucose3", "glucose4", "glucose42", "kissat404", "lingeling", "maplechrono", "maplecm",
+           "maplesat", "mergesat3", "minicard", "minisat22")   # names `solve` accepts
 
 
 def _pysat(name: str, clauses: list[list[int]]):
@@ -44,6 +48,7 @@ def _z3(clauses: list[list[int]], nv: int, timeout: float | None):
 
 
 def _child(conn, name, clauses):
+    die_with_parent()
     verdict, model = _pysat(name, clauses)
     conn.send((verdict.value, model))
     conn.close()
@@ -59,15 +64,17 @@ def _race(names, clauses, timeout):
         send.close()
         procs.append(proc)
         conns.append(recv)
-    ready = multiprocessing.connection.wait(conns, timeout)
     verdict, model = Verdict.UNKNOWN, None
-    if ready:
-        value, model = ready[0].recv()
-        verdict = Verdict(value)
-    for proc, conn in zip(procs, conns):
-        proc.kill()
-        proc.join()
-        conn.close()
+    try:
+        ready = multiprocessing.connection.wait(conns, timeout)
+        if ready:
+            value, model = ready[0].recv()
+            verdict = Verdict(value)
+    finally:                       # also on Ctrl-C: no solver outlives the search
+        for proc, conn in zip(procs, conns):
+            proc.kill()
+            proc.join()
+            conn.close()
     return verdict, model
 
 
