@@ -9,11 +9,12 @@ call returns at once and the main thread raises KeyboardInterrupt as for any Pyt
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.util
 import os
 import signal
+import sys
 import threading
-
-import z3
 
 _INSTALLED = False
 
@@ -22,7 +23,10 @@ def install() -> None:
     global _INSTALLED
     if _INSTALLED or threading.current_thread() is not threading.main_thread():
         return
-    z3.set_param("ctrl_c", False)
+    if "z3" in sys.modules:
+        _z3_off(sys.modules["z3"])
+    else:                   # configure z3 when something imports it: `prove --help` loads no solver
+        sys.meta_path.insert(0, _Z3Hook())
     read, write = os.pipe()
     os.set_blocking(write, False)
     signal.set_wakeup_fd(write, warn_on_full_buffer=False)
@@ -30,10 +34,35 @@ def install() -> None:
     _INSTALLED = True
 
 
+def _z3_off(z3) -> None:
+    z3.set_param("ctrl_c", False)
+
+
+class _Z3Hook(importlib.abc.MetaPathFinder):
+    """Turns Z3's own Ctrl-C handling off right after z3 is first imported."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "z3":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            return spec
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            _z3_off(module)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
 def _watch(fd: int) -> None:
     while True:
         data = os.read(fd, 64)
         if not data:
             return
-        if signal.SIGINT in data:
+        z3 = sys.modules.get("z3")
+        if signal.SIGINT in data and z3 is not None:
             z3.main_ctx().interrupt()

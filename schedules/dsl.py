@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import enum
 import functools
+import sys
 from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 from typing import Any, Callable
 
-import numpy as np
 
 from ringproof.errors import BadInput, RingproofError
 from ringproof.schedules.expr import user_line
@@ -75,11 +75,16 @@ class Array:
 
 
 def _is_index(x) -> bool:
-    """Integer values of every backend; floats, strings, None and booleans are not indices."""
-    if isinstance(x, (bool, np.bool_, float, complex, str, bytes, np.floating)) or x is None:
+    """Integer values of every backend; floats, strings, None and booleans are not indices. (numpy
+    is not imported for this: without it loaded there are no numpy values.)"""
+    if isinstance(x, (bool, float, complex, str, bytes)) or x is None:
         return False
-    if isinstance(x, np.ndarray):
-        return x.dtype.kind in "iu"
+    np = sys.modules.get("numpy")
+    if np is not None:
+        if isinstance(x, (np.bool_, np.floating)):
+            return False
+        if isinstance(x, np.ndarray):
+            return x.dtype.kind in "iu"
     return True
 
 
@@ -293,6 +298,9 @@ class Phase:
         def step(P, ix):
             st = base(P, ix)
             return replace(st, **{k: fn(P, ix, st) for k, fn in changes.items()})
+
+        # findings point at the user's own change where there is one, else at the phase derived from
+        step.__wrapped__ = next((v for v in fields.values() if callable(v)), base)
 
         loops = tuple(replace(lp, lo=bounds[lp.name][0], hi=bounds[lp.name][1])
                       if lp.name in (bounds or {}) else lp for lp in self.loops)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -34,6 +35,7 @@ def parser() -> ArgumentParser:
     p.add_argument("-n", type=int, help="with --method bitlevel or --tier bounded: check this one "
                    "size only: number of vectors")
     p.add_argument("-m", type=int, help="with --method bitlevel or --tier bounded: number of PEs")
+    p.add_argument("-d", type=int, help="with --tier bounded and -n, -m: the head dimension (default n)")
     p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
     return p
 
@@ -86,13 +88,13 @@ def main(argv, stdout, stderr) -> int:
     if args.method == "bitlevel":
         return _bitlevel(args, schedule, stdout)
     size = None
-    if args.n is not None or args.m is not None:
+    if args.n is not None or args.m is not None or args.d is not None:
         if args.tier != "bounded" or args.n is None or args.m is None:
             raise BadInput("-n and -m name one size for --method bitlevel or --tier bounded; the "
                            "index proofs cover all sizes (use --max-n / --max-m to bound them)")
-        check_size(args.n, args.m)
+        check_size(args.n, args.m, args.d)
         check_traceable(args.n)
-        size = (args.n, args.m)
+        size = (args.n, args.m) if args.d is None else (args.n, args.m, args.d)
     look = schedule.notes.get("look", [])
     if look and not args.json:      # a derived schedule: where else to look, before any proof
         stdout.write("derived schedule; witnesses that rest on what changed:\n"
@@ -190,7 +192,7 @@ def print_table(target, schedule, results, out) -> None:
         if r.verdict is Verdict.PROVED:
             continue
         cex = r.counterexample
-        at = f" at n={cex.n}, m={cex.m}" if cex is not None else ""
+        at = f" at {cex.sizes()}" if cex is not None else ""
         out.write(f"\n{_where(schedule, r.phase)}{r.verdict.value} {r.property}/{r.phase}{at}: {r.reason}\n")
         if cex is None:
             continue
@@ -222,4 +224,4 @@ def _where(schedule, phase: str) -> str:
     if phase not in [p.name for p in schedule.phases]:
         return ""
     step = schedule.phase(phase).step
-    return f"{where(getattr(step, '__wrapped__', step))}: "
+    return f"{where(inspect.unwrap(step))}: "
