@@ -10,6 +10,12 @@ alone, and the condition has no If-terms, a comparison `g ≥ 0` is
 - refuted when a small (m, k) gives a non-empty box whose exact minimum of g is < 0 (a concrete
   witness).
 
+Where the condition has If-terms (the carries of the normalization) or some relevant assumption is
+not a bound, a *proof* is still tried on a weaker reading: each combination of If-branches is a
+linear form that must be ≥ 0 under the box plus that branch's conditions, and every assumption or
+condition that is not a bound is dropped. Dropping hypotheses and splitting on branches can only
+lose proofs, never make one, so this reading proves or answers None; it never refutes.
+
 Anything else answers None and goes to Z3. `decide` is tested against Z3 on random instances.
 """
 
@@ -22,6 +28,7 @@ import z3
 PARAMS = ("m", "k")
 WITNESS_GRID = range(1, 7)      # (m, k) tried for a refuting witness
 MAX_CHOICES = 16                # combinations of alternative bounds tried for a proof
+MAX_BRANCHES = 16               # combinations of If-branches tried for a proof
 
 _OPS = {z3.Z3_OP_ADD, z3.Z3_OP_SUB, z3.Z3_OP_MUL, z3.Z3_OP_UMINUS}
 
@@ -51,6 +58,12 @@ def _linear(e) -> dict | None:
     parts = [linear(c) for c in e.children()]
     if any(p is None for p in parts):
         return None
+    return _combine(kind, parts)
+
+
+def _combine(kind, parts: list) -> dict | None:
+    """The linear form of an arithmetic node (`_OPS`) over its children's forms (None: a product
+    of two non-constants)."""
     if kind == z3.Z3_OP_UMINUS:
         return _scale(parts[0], -1)
     if kind == z3.Z3_OP_ADD:
@@ -68,6 +81,50 @@ def _linear(e) -> dict | None:
     return out
 
 
+_BRANCHES: dict = {}  # AST id -> (AST, its branches or None), the AST kept alive
+
+
+def branches(e) -> list | None:
+    """e as [(linear form, path conditions)], one per combination of its If-branches: e equals the
+    form of a branch whose conditions (Z3 booleans) hold. None past MAX_BRANCHES or if a branch is
+    not linear."""
+    i = e.get_id()
+    if i not in _BRANCHES:
+        _BRANCHES[i] = (e, _branches(e))
+    return _BRANCHES[i][1]
+
+
+def _branches(e) -> list | None:
+    lin = linear(e)
+    if lin is not None:
+        return [(lin, ())]
+    if z3.is_app_of(e, z3.Z3_OP_ITE):
+        c, yes, no = e.arg(0), branches(e.arg(1)), branches(e.arg(2))
+        if yes is None or no is None or len(yes) + len(no) > MAX_BRANCHES:
+            return None
+        return [(f, (c,) + cs) for f, cs in yes] + [(f, (z3.Not(c),) + cs) for f, cs in no]
+    kind = e.decl().kind() if z3.is_app(e) and z3.is_int(e) else None
+    if kind not in _OPS:
+        return None
+    parts = [branches(c) for c in e.children()]
+    if any(p is None for p in parts) or _count(parts) > MAX_BRANCHES:
+        return None
+    out = []
+    for combo in product(*parts):
+        form = _combine(kind, [f for f, _ in combo])
+        if form is None:
+            return None
+        out.append((form, tuple(c for _, cs in combo for c in cs)))
+    return out
+
+
+def _count(parts) -> int:
+    total = 1
+    for p in parts:
+        total *= len(p)
+    return total
+
+
 def _sum(parts) -> dict:
     out: dict = {}
     for p in parts:
@@ -82,20 +139,36 @@ def _scale(p: dict, c: int) -> dict:
 
 def nonnegatives(e) -> list | None:
     """e (a comparison, or a conjunction of them) as linear forms that must all be ≥ 0."""
+    alts = branch_nonnegatives(e, linear_only=True)
+    return None if alts is None else [f for f, _ in alts]
+
+
+def branch_nonnegatives(e, linear_only: bool = False) -> list | None:
+    """e (a comparison, or a conjunction of them) as [(form, conditions)]: e holds iff every form
+    whose conditions hold is ≥ 0 (one per combination of If-branches; `linear_only`: If-free)."""
     if z3.is_and(e):
         out = []
         for c in e.children():
-            part = nonnegatives(c)
+            part = branch_nonnegatives(c, linear_only)
             if part is None:
                 return None
             out += part
         return out
-    if not z3.is_app(e) or e.num_args() != 2:
+    if not z3.is_app(e) or e.num_args() != 2 or e.decl().kind() not in _COMPARE:
         return None
-    kind = e.decl().kind()
-    a, b = linear(e.arg(0)), linear(e.arg(1))
-    if a is None or b is None:
+    if linear_only:
+        a, b = linear(e.arg(0)), linear(e.arg(1))
+        sides = None if a is None or b is None else ([(a, ())], [(b, ())])
+    else:
+        sides = branches(e.arg(0)), branches(e.arg(1))
+    if sides is None or None in sides or len(sides[0]) * len(sides[1]) > MAX_BRANCHES:
         return None
+    return [(f, ca + cb) for a, ca in sides[0] for b, cb in sides[1]
+            for f in _compare(e.decl().kind(), a, b)]
+
+
+def _compare(kind, a: dict, b: dict) -> list:
+    """The forms ≥ 0 equivalent to `a kind b` over the integers."""
     diff = _sum([b, _scale(a, -1)])                       # b − a
     if kind == z3.Z3_OP_LE:
         return [diff]
@@ -105,9 +178,41 @@ def nonnegatives(e) -> list | None:
         return [_sum([diff, {"": -1}])]                 # integers: a < b ⇔ b − a − 1 ≥ 0
     if kind == z3.Z3_OP_GT:
         return [_sum([_scale(diff, -1), {"": -1}])]
-    if kind == z3.Z3_OP_EQ:
-        return [diff, _scale(diff, -1)]
-    return None
+    return [diff, _scale(diff, -1)]                     # EQ
+
+
+_COMPARE = {z3.Z3_OP_LE, z3.Z3_OP_GE, z3.Z3_OP_LT, z3.Z3_OP_GT, z3.Z3_OP_EQ}
+_NEGATED = {z3.Z3_OP_LE: z3.Z3_OP_GT, z3.Z3_OP_GE: z3.Z3_OP_LT, z3.Z3_OP_LT: z3.Z3_OP_GE,
+            z3.Z3_OP_GT: z3.Z3_OP_LE}
+
+
+_BOUNDS: dict = {}    # AST id -> (AST, its bounds)
+
+
+def bounds_of(c) -> list:
+    """Forms ≥ 0 that a condition (a comparison, its negation, or a conjunction) implies; what is
+    not such is left out, which only weakens what is assumed."""
+    i = c.get_id()
+    if i not in _BOUNDS:
+        _BOUNDS[i] = (c, _bounds_of(c))
+    return _BOUNDS[i][1]
+
+
+def _bounds_of(c) -> list:
+    if z3.is_and(c):
+        return [f for x in c.children() for f in bounds_of(x)]
+    kind = None
+    if z3.is_not(c) and z3.is_app(c.arg(0)) and c.arg(0).num_args() == 2:
+        kind, c = _NEGATED.get(c.arg(0).decl().kind()), c.arg(0)
+    elif z3.is_app(c) and c.num_args() == 2 and c.decl().kind() in _COMPARE:
+        kind = c.decl().kind()
+    if kind is None:
+        return []
+    a, b = linear(c.arg(0)), linear(c.arg(1))
+    return [] if a is None or b is None else _compare(kind, a, b)
+
+
+_BOXES: dict = {}     # (assumption ids, strict) -> (the assumptions, kept alive, their Box)
 
 
 class Box:
@@ -120,15 +225,34 @@ class Box:
         self.params: list = []
 
     @classmethod
-    def of(cls, assumptions) -> Box | None:
+    def of(cls, assumptions, strict: bool = True) -> Box | None:
+        """The box of `assumptions`; None if one is not a bound (`strict=False`: leave it out).
+        Memoized: a Box is not changed once made (`copy` before adding)."""
+        key = (tuple(a.get_id() for a in assumptions), strict)
+        if key not in _BOXES:
+            _BOXES[key] = (list(assumptions), cls._of(assumptions, strict))
+        return _BOXES[key][1]
+
+    @classmethod
+    def _of(cls, assumptions, strict: bool) -> Box | None:
         box = cls()
         for a in assumptions:
-            forms = nonnegatives(a)
+            forms = nonnegatives(a) if strict else bounds_of(a)
             if forms is None:
                 return None
-            for f in forms:
-                if not box._add(f):
-                    return None
+            if not box.add(forms) and strict:
+                return None
+        return box
+
+    def add(self, forms) -> bool:
+        """Add forms ≥ 0 that are bounds; False if some was not (it is left out)."""
+        return all([self._add(f) for f in forms])
+
+    def copy(self) -> Box:
+        box = Box()
+        box.lo = {v: list(b) for v, b in self.lo.items()}
+        box.hi = {v: list(b) for v, b in self.hi.items()}
+        box.params = list(self.params)
         return box
 
     def _add(self, f: dict) -> bool:
@@ -154,14 +278,16 @@ def _at(f: dict, point: dict) -> int:
     return sum(c * (point[v] if v else 1) for v, c in f.items())
 
 
-def _param_range(box: Box, name: str):
+def _param_range(box: Box, name: str, strict: bool = True):
     """[lo, hi] of one parameter from the constraints on it alone (hi None: unbounded); None if
-    some constraint ties m and k together."""
+    some constraint ties m and k together (`strict=False`: leave such constraints out)."""
     lo, hi = None, None
     for f in box.params:
         vs = [v for v in f if v]
         if len(vs) != 1:
-            return None                   # ties m and k together, or a constant fact
+            if strict:
+                return None               # ties m and k together, or a constant fact
+            continue
         if vs[0] != name:
             continue
         c, r = f[name], f.get("", 0)      # c·x + r ≥ 0
@@ -231,16 +357,31 @@ def decide(fact, assumptions) -> bool | None:
     """True: `fact` follows from `assumptions`; False: it does not (a concrete witness exists);
     None: not settled by intervals."""
     forms = nonnegatives(fact)
-    if forms is None:
+    box = Box.of(assumptions) if forms is not None else None
+    ranges = [_param_range(box, p) for p in PARAMS] if box is not None else [None]
+    if None not in ranges:
+        if all(_proves(g, box, ranges) for g in forms):
+            return True
+        if _witness(forms, box, ranges):
+            return False
         return None
-    box = Box.of(assumptions)
-    if box is None:
-        return None
-    ranges = [_param_range(box, p) for p in PARAMS]
-    if None in ranges:
-        return None
-    if all(_proves(g, box, ranges) for g in forms):
-        return True
-    if _witness(forms, box, ranges):
+    return True if _proves_by_branches(fact, assumptions) else None
+
+
+def _proves_by_branches(fact, assumptions) -> bool:
+    """A proof on the weaker reading (module docstring): every If-branch of the fact is ≥ 0 under
+    the assumptions that are bounds and that branch's conditions that are bounds."""
+    alts = branch_nonnegatives(fact)
+    if alts is None:
         return False
-    return None
+    base = Box.of(assumptions, strict=False)
+    for g, conds in alts:
+        box = base
+        if conds:
+            box = base.copy()
+            for c in conds:
+                box.add(bounds_of(c))
+        ranges = [_param_range(box, p, strict=False) for p in PARAMS]
+        if not _proves(g, box, ranges):
+            return False
+    return True

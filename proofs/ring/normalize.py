@@ -30,6 +30,8 @@ from ringproof.schedules.expr import Term, var
 
 
 _PROVEN: dict = {}   # (fact id, ids of the assumptions used) -> (proved?, the ASTs, kept alive)
+_MODELS: dict = {}   # ids of the assumptions used -> (the ASTs, kept alive, [points satisfying them])
+MAX_MODELS = 8       # points kept per set of assumptions
 _VARS: dict = {}     # AST id -> (AST, names of its uninterpreted constants)
 
 
@@ -114,6 +116,20 @@ def _is_const(e, value=None) -> bool:
 
 
 PARAMS = SimpleNamespace(n=var("n"), m=var("m"), k=var("k"), d=var("d"), kd=var("kd"))
+_PARAM_NAMES = frozenset({"m", "k", "kd"})
+
+
+def _keep_point(model, group: tuple, relevant: list) -> None:
+    """Keep a model of `relevant` (completed: every variable gets a value) as a known point, once
+    checked to satisfy every assumption of the group."""
+    kept = _MODELS.setdefault(group, (relevant, []))[1]
+    if len(kept) < MAX_MODELS and all(z3.is_true(model.eval(a, model_completion=True)) for a in relevant):
+        kept.append(model)
+
+
+def _refuted_at_known_point(fact, group: tuple) -> bool:
+    """Is `fact` false at a known point of the group's assumptions? Then it does not follow."""
+    return any(z3.is_false(p.eval(fact, model_completion=True)) for p in _MODELS.get(group, ((), ()))[1])
 
 
 class Ctx:
@@ -136,12 +152,14 @@ class Ctx:
                     "kd": DVal(zero, self.kd), "d": DVal(self.kd, zero)}
         self.timeout_ms, self.seed = timeout_ms, seed
         self.lemmas_used: set[str] = set()
-        self.instances: list = []      # (lemma name, its instance here: a valid formula)
+        self._instances: list = []     # (lemma name, a function building its instance here)
         self.side_conditions = 0
         self._windows: dict = {}
         self._divs: dict = {}
         self._solvers: dict = {}     # ids of a subset of the assumptions -> its incremental solver
         self._memo: dict = {}    # ("v"|"c", id(Term)) -> (Term, result); the Term is kept alive
+        self._own: list = []         # variables of each assumption (parameters left out)
+        self._relevance: dict = {}   # (variables of a fact, number of assumptions) -> assumptions
 
     # ------------------------------------------------------------------ side conditions
     def prove(self, fact) -> bool:
@@ -149,14 +167,17 @@ class Ctx:
 
         Proven from the assumptions that share variables with `fact` (transitively): a fact that
         follows from a subset follows from all, and the answer is cached by that subset. Interval
-        reasoning (`intervals.decide`) settles what it can; the rest goes to one incremental Z3
-        solver per subset, the fact's negation pushed and popped.
+        reasoning (`intervals.decide`) settles what it can; a fact false at a point already known
+        to satisfy the subset (a counter-model of an earlier side condition) does not follow; the
+        rest goes to one incremental Z3 solver per subset, the fact's negation pushed and popped.
         """
         relevant = self._relevant(fact)
         group = tuple(a.get_id() for a in relevant)
         key = (fact.get_id(), group)
         if key not in _PROVEN:
             verdict = decide(fact, relevant)
+            if verdict is None and _refuted_at_known_point(fact, group):
+                verdict = False
             if verdict is None:
                 verdict = self._z3_proves(fact, group, relevant)
             _PROVEN[key] = (verdict, fact, relevant)
@@ -173,36 +194,54 @@ class Ctx:
         s.push()
         s.add(z3.Not(fact))
         self.side_conditions += 1
-        proved = s.check() == z3.unsat
+        answer = s.check()
+        if answer == z3.sat:
+            _keep_point(s.model(), group, relevant)
         s.pop()
-        return proved
+        return answer == z3.unsat
 
     def _relevant(self, fact) -> list:
-        base = {"m", "k", "kd"}
-        need = set(_vars(fact)) - base
-        own = [_vars(a) - base for a in self.assumptions]
-        chosen = [not v for v in own]
-        grew = True
-        while grew:
-            grew = False
-            for i, v in enumerate(own):
-                if not chosen[i] and v & need:
-                    chosen[i] = True
-                    need |= v
-                    grew = True
-        return [a for a, c in zip(self.assumptions, chosen) if c]
+        """The assumptions that share variables with `fact`, transitively (memoized per variable
+        set and number of assumptions: assumptions are only ever appended)."""
+        own = self._own
+        for a in self.assumptions[len(own):]:
+            own.append(_vars(a) - _PARAM_NAMES)
+        need = frozenset(_vars(fact) - _PARAM_NAMES)
+        key = (need, len(own))
+        hit = self._relevance.get(key)
+        if hit is None:
+            chosen = [not v for v in own]
+            need = set(need)
+            grew = True
+            while grew:
+                grew = False
+                for i, v in enumerate(own):
+                    if not chosen[i] and v & need:
+                        chosen[i] = True
+                        need |= v
+                        grew = True
+            hit = self._relevance[key] = [a for a, c in zip(self.assumptions, chosen) if c]
+        return hit
 
     def _use(self, lemma: str, instance=None):
+        """Record a use of `lemma`; `instance` builds its instance here (a valid formula), which
+        only an exported query needs, so it is built only then (`instances`)."""
         if not library_status().get(lemma, False):
             raise NormalizationError(f"lemma {lemma} is not proven")
         self.lemmas_used.add(lemma)
         if instance is not None:
-            self.instances.append((lemma, instance))
+            self._instances.append((lemma, instance))
 
-    def _window_instance(self, x, unit, a: int, b: int, c):
+    @property
+    def instances(self) -> list:
+        """(lemma name, its instance here) for every lemma use that has one."""
+        return [(lemma, build()) for lemma, build in self._instances]
+
+    @staticmethod
+    def _window_instance(x, unit, a: int, b: int, c):
         """The mod-window lemma at x: x ∈ [a·unit, b·unit) ⇒ x mod unit = x − c·unit ∧ x div unit = c."""
-        return z3.Implies(z3.And(unit > 0, a * unit <= x, x < b * unit),
-                          z3.And(x % unit == x - c * unit, x / unit == c))
+        return lambda: z3.Implies(z3.And(unit > 0, a * unit <= x, x < b * unit),
+                                  z3.And(x % unit == x - c * unit, x / unit == c))
 
     def _window(self, x, unit, windows, what):
         key = (x.get_id(), unit.get_id(), len(self.assumptions))
@@ -243,10 +282,11 @@ class Ctx:
         x = self.canonical(x)
         a, b = self._window(x.q, unit, BLOCK_WINDOWS, f"mod {unit}·m")
         c = carry(x.q, unit, a, b)
-        m, k, v = self.m, unit, x.q * self.m + x.r
-        self._use(f"block-window[{a},{b}]", z3.Implies(
+        m, k = self.m, unit
+        v = lambda: x.q * m + x.r     # noqa: E731 (the instance is built only when exported)
+        self._use(f"block-window[{a},{b}]", lambda: z3.Implies(
             z3.And(k > 0, m > 0, 0 <= x.r, x.r < m, a * k <= x.q, x.q < b * k),
-            z3.And(v % (k * m) == (x.q - c * k) * m + x.r, v / (k * m) == c)))
+            z3.And(v() % (k * m) == (x.q - c * k) * m + x.r, v() / (k * m) == c)))
         return x, c
 
     def compare(self, x: DVal, y: DVal, op: str):

@@ -16,11 +16,9 @@ from ringproof.errors import BadInput
 from ringproof.model.ring.machine import run
 from ringproof.model.ring.trace import build_trace
 from ringproof.proofs.ring.bounded import check_sizes, shapes
-from ringproof.proofs.ring.counting import check_claim, claim_at, closed, counts
 from ringproof.proofs.progress import silent
 from ringproof.proofs.ring.formulas import check_formulas
 from ringproof.proofs.ring.pool import fork_map, run_all
-from ringproof.proofs.ring.readable import readable
 from ringproof.proofs.ring.properties import Check, check_trace, derive
 from ringproof.proofs.ring.smt import Outcome, discharge
 from ringproof.proofs.results import PROPERTIES, Counterexample, Result, Verdict
@@ -81,11 +79,6 @@ def _discharged(check: Check, m_value, opts: Options):
     return replace(o, check=None)
 
 
-def _timed_counts(schedule: Schedule, opts: Options) -> tuple:
-    t0 = time.perf_counter()
-    return counts(schedule, opts.seed, int(opts.timeout * 1000)), time.perf_counter() - t0
-
-
 def _solve(schedule: Schedule, checks: list[Check], opts: Options, with_counts: bool = False):
     """Results of the checks, and the schedule's counts if asked (computed in the same pool, first,
     since it is the longest task)."""
@@ -93,7 +86,7 @@ def _solve(schedule: Schedule, checks: list[Check], opts: Options, with_counts: 
     keys = [(i, mv) for i in range(len(checks)) for mv in ms]
     tasks = [partial(_discharged, checks[i], mv, opts) for i, mv in keys]
     if with_counts:
-        tasks.insert(0, partial(_timed_counts, schedule, opts))
+        tasks.insert(0, partial(_count_task, schedule, opts))
     raw = run_all(tasks, opts.jobs)
     derived = raw.pop(0) if with_counts else None
     outcomes: dict = {}
@@ -234,10 +227,36 @@ def _enumerated_counts(schedule, nmd) -> dict:
     return got
 
 
-def _counts(schedule: Schedule, opts: Options, done: list, timed=None) -> Result:
-    """The counts result; `timed` is `_timed_counts(schedule)` if already computed."""
-    c, before = timed if timed is not None else _timed_counts(schedule, opts)
-    t0 = time.perf_counter() - before
+def _counts(schedule: Schedule, opts: Options, done: list, counted=None) -> Result:
+    """The counts result; `counted` is `_count_task(schedule, opts)` if the pool already ran it."""
+    if counted is None:
+        counted = _count_task(schedule, opts, keep=opts.tier == "bounded")
+    t_end = time.perf_counter()
+    result, bijections, c = counted
+    if bijections and opts.tier != "bounded" and result.verdict is Verdict.PROVED:
+        # a guarded phase does |terms| ops only if its coverage (a bijection onto them) is proved
+        cov = {r.phase: r.verdict for r in done if r.property == "coverage"}
+        if not set(bijections) <= set(cov):
+            cov.update({r.phase: r.verdict for r in verify(schedule, replace(opts, properties=("coverage",)))})
+        unproved = [p for p in bijections if cov.get(p) is not Verdict.PROVED]
+        if unproved:
+            result = replace(result, verdict=Verdict.UNKNOWN,
+                             reason=f"op counts of {', '.join(unproved)} rest on coverage, which is not proved")
+    if opts.tier == "bounded" and result.verdict is not Verdict.REFUTED:
+        result = _enumerate_counts(schedule, opts, result, c)
+    return replace(result, seconds=result.seconds + time.perf_counter() - t_end)
+
+
+def _count_task(schedule: Schedule, opts: Options, keep: bool = False) -> tuple:
+    """(the counts Result before the coverage it may rest on is known, the phases whose op counts
+    rest on their coverage, the counts themselves if `keep`). Runs in the pool beside the solver
+    checks; what it returns holds no sympy object unless `keep`, so the parent never imports
+    sympy for a parametric proof."""
+    from ringproof.proofs.ring.counting import check_claim, closed, counts
+    from ringproof.proofs.ring.readable import readable
+
+    t0 = time.perf_counter()
+    c = counts(schedule, opts.seed, int(opts.timeout * 1000))
     details = {"cycles": str(c.cycles), "ops": {k: (str(v) if v is not None else None) for k, v in c.ops.items()},
                "phase_cycles": {k: str(v) for k, v in c.phase_cycles.items()},
                "utilization": str(c.utilization) if c.utilization is not None else None,
@@ -252,16 +271,9 @@ def _counts(schedule: Schedule, opts: Options, done: list, timed=None) -> Result
     if failed and not closed(c.cycles):
         verdict = Verdict.UNKNOWN
         reason = "; ".join(f"{p} cycles: counting hint not proved ({why})" for p, why in failed.items())
-    if c.bijections and opts.tier != "bounded":
-        # a guarded phase does |terms| ops only if its coverage (a bijection onto them) is proved
-        cov = {r.phase: r.verdict for r in done if r.property == "coverage"}
-        if not set(c.bijections) <= set(cov):
-            cov.update({r.phase: r.verdict for r in verify(schedule, replace(opts, properties=("coverage",)))})
-        unproved = [p for p in c.bijections if cov.get(p) is not Verdict.PROVED]
-        details["bijections"] = list(c.bijections)
-        if unproved and verdict is Verdict.PROVED:
-            verdict = Verdict.UNKNOWN
-            reason = f"op counts of {', '.join(unproved)} rest on coverage, which is not proved"
+    bijections = list(c.bijections) if opts.tier != "bounded" else []
+    if bijections:
+        details["bijections"] = bijections
     for what, claim in schedule.notes.get("claims", {}).items():
         derived = c.cycles if what == "cycles" else c.ops.get(what)
         if derived is None:
@@ -280,28 +292,33 @@ def _counts(schedule: Schedule, opts: Options, done: list, timed=None) -> Result
                 cex = Counterexample(n, m, f"claim {what}", f"derived {got}, claimed {want}",
                                      d=None if schedule.square else d)
             break
-    if opts.tier == "bounded" and verdict is not Verdict.REFUTED:
-        # An op count with no closed form (guarded phases) is compared with its claim, if any.
-        claims = schedule.notes.get("claims", {})
-        open_ops = {k for k, v in c.ops.items() if v is None}
-        compared = set(c.ops) - (open_ops - set(claims))
-        todo = shapes(schedule, opts.max_n)
-        for (n, m, d), got in zip(todo, fork_map(_enumerated_counts, schedule, todo, opts.jobs, chunksize=4,
-                                                 min_items=9)):
-            want = c.at(n, m, d)
-            want["ops"].update({k: claim_at(claims[k], n, m, d) for k in open_ops & set(claims)})
-            wops = {k: v for k, v in want["ops"].items() if v and k in compared}
-            gops = {k: v for k, v in got["ops"].items() if v and k in compared}
-            if got["cycles"] != want["cycles"] or gops != wops:
-                verdict = Verdict.REFUTED
-                cex = Counterexample(n, m, "counts", f"enumerated {got}, closed form {want}",
-                                     d=None if schedule.square else d)
-                reason = f"closed form or claim disagrees with enumeration at {cex.sizes()}"
-                break
-        else:
-            if verdict is Verdict.UNKNOWN and open_ops <= set(claims):
-                verdict = Verdict.PROVED
-                reason = (f"op counts {', '.join(sorted(open_ops))} of guarded phases: "
-                          f"the claims equal the enumeration for n ≤ {opts.max_n}")
     details["claims"] = schedule.notes.get("claims", {})
-    return Result("counts", "all", verdict, opts.tier, time.perf_counter() - t0, reason, cex, details=details)
+    result = Result("counts", "all", verdict, opts.tier, time.perf_counter() - t0, reason, cex, details=details)
+    return result, bijections, c if keep else None
+
+
+def _enumerate_counts(schedule: Schedule, opts: Options, result: Result, c) -> Result:
+    """The bounded tier: cycles and op counts enumerated for every size up to max_n, against the
+    closed forms; an op count with no closed form (guarded phases) against its claim, if any."""
+    from ringproof.proofs.ring.counting import claim_at
+
+    claims = schedule.notes.get("claims", {})
+    open_ops = {k for k, v in c.ops.items() if v is None}
+    compared = set(c.ops) - (open_ops - set(claims))
+    todo = shapes(schedule, opts.max_n)
+    for (n, m, d), got in zip(todo, fork_map(_enumerated_counts, schedule, todo, opts.jobs, chunksize=4,
+                                             min_items=9)):
+        want = c.at(n, m, d)
+        want["ops"].update({k: claim_at(claims[k], n, m, d) for k in open_ops & set(claims)})
+        wops = {k: v for k, v in want["ops"].items() if v and k in compared}
+        gops = {k: v for k, v in got["ops"].items() if v and k in compared}
+        if got["cycles"] != want["cycles"] or gops != wops:
+            cex = Counterexample(n, m, "counts", f"enumerated {got}, closed form {want}",
+                                 d=None if schedule.square else d)
+            return replace(result, verdict=Verdict.REFUTED, counterexample=cex,
+                           reason=f"closed form or claim disagrees with enumeration at {cex.sizes()}")
+    if result.verdict is Verdict.UNKNOWN and open_ops <= set(claims):
+        return replace(result, verdict=Verdict.PROVED,
+                       reason=f"op counts {', '.join(sorted(open_ops))} of guarded phases: "
+                              f"the claims equal the enumeration for n ≤ {opts.max_n}")
+    return result
