@@ -195,7 +195,10 @@ def test_full_report_with_front_validates(tmp_path):
     assert code in (0, 1, 2), err
     doc = json.loads((tmp_path / "report.json").read_text())
     jsonschema.validate(doc, json.loads((ROOT / "docs" / "report.schema.json").read_text()))
-    assert len(doc["targets"]) == 6 and doc["front"]["table_i"] and doc["front"]["cbmf"]
+    from ringproof.proofs.cli.targets import registry
+
+    assert [t["target"] for t in doc["targets"]] == list(registry())     # every registered one
+    assert doc["front"]["table_i"] and doc["front"]["cbmf"]
 
 
 class _Terminal(io.StringIO):

@@ -220,7 +220,8 @@ def test_ctrl_c_stops_within_a_second_and_leaves_no_worker(jobs):
     from pathlib import Path
 
     prove = Path(sys.executable).parent / "prove"
-    proc = subprocess.Popen([str(prove), "algo2", "--jobs", jobs], stdout=subprocess.DEVNULL,
+    # per-m with many m: thousands of queries, still running when the interrupt comes
+    proc = subprocess.Popen([str(prove), "algo2", "--tier", "per-m", "--max-m", "64", "--jobs", jobs], stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True, start_new_session=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(6)

@@ -110,6 +110,21 @@ def _times(c, unit):
     return z3.simplify(c) * unit
 
 
+def _short(e, limit: int = 200) -> str:
+    """A term in one line of at most `limit` characters, printed to a few levels only (Z3's
+    printer takes seconds on the whole of the large terms a failed normalization meets)."""
+    from z3 import z3printer
+
+    fmt = z3printer._Formatter
+    saved = fmt.max_depth, fmt.max_args
+    fmt.max_depth, fmt.max_args = 6, 8
+    try:
+        text = " ".join(str(z3.simplify(e)).split())
+    finally:
+        fmt.max_depth, fmt.max_args = saved
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
 def _is_const(e, value=None) -> bool:
     e = z3.simplify(e)
     return z3.is_int_value(e) and (value is None or e.as_long() == value)
@@ -253,7 +268,7 @@ class Ctx:
             self._windows[key] = (a, b, x)
         a, b, _ = self._windows[key]
         if a is None or b is None:
-            why = f"cannot bound {z3.simplify(x)} within a few multiples of {unit} ({what})"
+            why = f"cannot bound {_short(x)} within a few multiples of {unit} ({what})"
             c = _literal(x)
             if unit is self.m and self.m_value is None and self.min_m == 1 and 0 < abs(c) <= MAX_LITERAL:
                 raise LiteralBound(why, abs(c) + 1)

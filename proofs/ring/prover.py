@@ -95,11 +95,24 @@ def _solve(schedule: Schedule, checks: list[Check], opts: Options, with_counts: 
     groups: dict = {}
     for i, c in enumerate(checks):
         groups.setdefault((c.property, c.phase), []).extend(outcomes[i])
-    return [_result(schedule, prop, phase, outs, opts) for (prop, phase), outs in groups.items()], derived
+    sweep = _sweep_unproved(schedule, groups, opts)
+    return [_result(schedule, prop, phase, outs, opts, sweep) for (prop, phase), outs in groups.items()], derived
 
 
-def _result(schedule, prop, phase, outs: list[Outcome], opts: Options) -> Result:
-    result = _verdict(schedule, prop, phase, outs, opts)
+def _sweep_unproved(schedule, groups: dict, opts: Options) -> tuple:
+    """One bounded sweep for every group with an unknown and no refuted outcome: (property,
+    phase) -> smallest failing size or None, and the sweep's seconds per such group."""
+    todo = [key for key, outs in groups.items() if not any(o.verdict is Verdict.REFUTED for o in outs)
+            and any(o.verdict is Verdict.UNKNOWN for o in outs)]
+    if not todo:
+        return {}, 0.0
+    t0 = time.perf_counter()
+    found = check_sizes(schedule, opts.max_n, sorted({prop for prop, _ in todo}), jobs=opts.jobs)
+    return found, (time.perf_counter() - t0) / len(todo)
+
+
+def _result(schedule, prop, phase, outs: list[Outcome], opts: Options, sweep: tuple) -> Result:
+    result = _verdict(schedule, prop, phase, outs, opts, sweep)
     evidence = audit(outs)
     if evidence.get("disagreements"):
         first = evidence["disagreements"][0]
@@ -134,7 +147,7 @@ def audit(outs: list[Outcome]) -> dict:
     return out
 
 
-def _verdict(schedule, prop, phase, outs: list[Outcome], opts: Options) -> Result:
+def _verdict(schedule, prop, phase, outs: list[Outcome], opts: Options, sweep: tuple) -> Result:
     seconds = sum(o.seconds for o in outs)
     refuted = [o for o in outs if o.verdict is Verdict.REFUTED]
     refuted.sort(key=lambda o: (o.n + o.d, o.n, o.m))
@@ -150,10 +163,10 @@ def _verdict(schedule, prop, phase, outs: list[Outcome], opts: Options) -> Resul
                       checks=len(outs))
     unknown = [o for o in outs if o.verdict is Verdict.UNKNOWN]
     if unknown:
-        # No proof: look for a concrete counterexample by enumeration before saying `unknown`.
-        t0 = time.perf_counter()
-        hit = check_sizes(schedule, opts.max_n, [prop], jobs=opts.jobs).get((prop, phase))
-        seconds += time.perf_counter() - t0
+        # No proof: a concrete counterexample by enumeration (`_sweep_unproved`) before `unknown`.
+        found, sweep_seconds = sweep
+        hit = found.get((prop, phase))
+        seconds += sweep_seconds
         why = f"{unknown[0].check.name}: {unknown[0].reason}"
         if hit is not None:
             cex = _enumerated(schedule, *hit)
