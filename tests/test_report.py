@@ -216,3 +216,10 @@ def test_progress_goes_to_a_terminal_stderr(tmp_path):
 def test_several_targets_need_an_output_directory():
     code, _, err = call("report", "algo1", "algo2")
     assert code == 64 and "--out" in err and len(err.splitlines()) == 1
+
+
+def test_quiet_report_prints_no_progress(tmp_path):
+    err = _Terminal()
+    code = main(["report", "algo1", "--property", "no-conflict", "--format", "json", "--quiet", "-o",
+                 str(tmp_path / "r.json")], io.StringIO(), err)
+    assert code == 0 and err.getvalue() == ""

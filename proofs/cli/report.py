@@ -38,6 +38,7 @@ def parser() -> ArgumentParser:
     p.add_argument("-n", type=int, default=4, help="size of the schedule picture (default 4)")
     p.add_argument("-m", type=int, default=2, help="PEs of the schedule picture (default 2)")
     p.add_argument("--cycles", type=int, default=6, help="cycles shown per phase in the picture (default 6)")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     return p
 
 
@@ -56,7 +57,7 @@ def main(argv, stdout, stderr) -> int:
     if not args.out and len(names) != 1:
         raise BadInput("several targets need --out DIR (one report of all of them)")
     schedules = [(name, resolve(name)) for name in names]
-    progress = _Progress(stderr, len(schedules))
+    progress = _Progress(stderr, len(schedules), on=not args.quiet)
     sections = []
     for name, schedule in schedules:
         progress.start(name)
@@ -104,11 +105,11 @@ def _write(doc: dict, args, stdout) -> list[str]:
 
 
 class _Progress:
-    """One line per step on stderr, only when stderr is a terminal."""
+    """One line per step on stderr, only when stderr is a terminal (and `on`: not --quiet)."""
 
-    def __init__(self, stream, total: int):
+    def __init__(self, stream, total: int, on: bool = True):
         self.stream, self.total, self.i = stream, total, 0
-        self.on = hasattr(stream, "isatty") and stream.isatty()
+        self.on = on and hasattr(stream, "isatty") and stream.isatty()
         self.t0 = time.perf_counter()
 
     def start(self, what: str):
