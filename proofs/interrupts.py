@@ -5,6 +5,12 @@ never sees the interrupt, so a run went on with its next query (and a verdict co
 `install()` (called by the `prove` command) turns Z3's own handling off and lets Python's handler
 take the signal; the interpreter's wakeup fd tells a watcher thread, which interrupts Z3, so the
 call returns at once and the main thread raises KeyboardInterrupt as for any Python code.
+
+The handler also remembers that an interrupt came (`requested`): a KeyboardInterrupt raised inside
+a finalizer is swallowed by Python, ctypes wraps one raised while it converts an argument, and Z3
+then fails with its own "canceled" error, so the command asks, whatever it ended with, whether the
+user interrupted it. (A Ctrl-C while the interpreter itself starts, before `prove` runs any code,
+still gets Python's own traceback.)
 """
 
 from __future__ import annotations
@@ -17,21 +23,46 @@ import sys
 import threading
 
 _INSTALLED = False
+_REQUESTED = threading.Event()
+
+
+def requested() -> bool:
+    """Did a Ctrl-C come since `install()`?"""
+    return _REQUESTED.is_set()
 
 
 def install() -> None:
+    """Route Ctrl-C as the module docstring says (once per process); forget earlier interrupts."""
     global _INSTALLED
+    _REQUESTED.clear()
     if _INSTALLED or threading.current_thread() is not threading.main_thread():
         return
     if "z3" in sys.modules:
         _z3_off(sys.modules["z3"])
     else:                   # configure z3 when something imports it: `prove --help` loads no solver
         sys.meta_path.insert(0, _Z3Hook())
+    sys.unraisablehook = _unraisable
+    signal.signal(signal.SIGINT, _on_sigint)
     read, write = os.pipe()
     os.set_blocking(write, False)
     signal.set_wakeup_fd(write, warn_on_full_buffer=False)
     threading.Thread(target=_watch, args=(read,), daemon=True, name="z3-interrupt").start()
     _INSTALLED = True
+
+
+def _on_sigint(signum, frame):
+    """Python's own reaction to Ctrl-C, and remember it (before any code can swallow it)."""
+    _REQUESTED.set()
+    raise KeyboardInterrupt
+
+
+def _unraisable(info) -> None:
+    """A Ctrl-C that lands in a finalizer cannot be raised there: remember it, print nothing (the
+    command says `interrupted`); anything else as Python would say it."""
+    if issubclass(info.exc_type, KeyboardInterrupt):
+        _REQUESTED.set()
+        return
+    sys.__unraisablehook__(info)
 
 
 def _z3_off(z3) -> None:

@@ -45,24 +45,34 @@ def main(argv: list[str] | None = None, stdout=None, stderr=None) -> int:
     else:
         module, rest = DEFAULT, argv
     try:
-        return importlib.import_module(module).main(rest, stdout, stderr)
-    except RingproofError as err:
-        if debug:
-            traceback.print_exc(file=stderr)
-        print(f"prove: error: {one_line(str(err))}", file=stderr)
-        return err.exit_code
+        code = importlib.import_module(module).main(rest, stdout, stderr)
+        if interrupts.requested():          # a Ctrl-C that Python swallowed: nothing it gave counts
+            raise KeyboardInterrupt
+        return code
     except KeyboardInterrupt:
         print("prove: interrupted", file=stderr)
         return 130
-    except BrokenPipeError:  # `prove ... | head`: the reader left; say nothing
+    except Exception as err:
+        if interrupts.requested():          # e.g. Z3's "canceled" after a swallowed Ctrl-C
+            print("prove: interrupted", file=stderr)
+            return 130
+        return _failure(err, debug, stderr)
+
+
+def _failure(err: Exception, debug: bool, stderr) -> int:
+    """The exit code and one line for an exception that ended a command."""
+    if isinstance(err, BrokenPipeError):    # `prove ... | head`: the reader left; say nothing
         _quiet_stdout()
         return 0
-    except Exception as err:  # a bug of ours: one line, exit 70 (never 1, which means refuted)
-        if debug:
-            traceback.print_exc(file=stderr)
-        where = "" if debug else " (run again with --debug for the traceback)"
-        print(f"prove: internal error: {type(err).__name__}: {one_line(str(err))}{where}", file=stderr)
-        return InternalError.exit_code
+    if debug:
+        traceback.print_exception(err, file=stderr)
+    if isinstance(err, RingproofError):
+        print(f"prove: error: {one_line(str(err))}", file=stderr)
+        return err.exit_code
+    # a bug of ours: one line, exit 70 (never 1, which means refuted)
+    where = "" if debug else " (run again with --debug for the traceback)"
+    print(f"prove: internal error: {type(err).__name__}: {one_line(str(err))}{where}", file=stderr)
+    return InternalError.exit_code
 
 
 def one_line(text: str) -> str:
