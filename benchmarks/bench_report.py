@@ -43,6 +43,9 @@ def main() -> None:
           f"{'met' if warm < 20 else 'NOT met'}")
     print(f"prove TARGET × 6, warm (baseline)           {verify:7.1f} s")
     print(f"report / baseline (warm)                    {warm / verify:7.2f}")
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"\nrow for docs/report.md:\n| {time.strftime('%Y-%m-%d %H:%M')} | {load} | {cold:.0f} s | "
+          f"{warm:.0f} s | {verify:.0f} s |")
 
 
 if __name__ == "__main__":

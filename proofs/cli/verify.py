@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from ringproof.proofs.ring.prover import Options
 
 EPILOG = """exit codes: 0 every property proved, 1 a property refuted, 2 a verdict unknown
-(timeout, solver unknown, or a formula the normalization does not handle), 64 bad input.
-A refutation prints the counterexample and the `prove simulate` command that replays it."""
+(timeout, solver unknown, or a formula the normalization does not handle), 64 bad input,
+70 internal error, 130 interrupted (Ctrl-C). A refutation prints the counterexample and the `prove simulate` command that replays it."""
 
 
 def parser() -> ArgumentParser:
