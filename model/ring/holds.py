@@ -1,0 +1,43 @@
+"""Where each datum is usable from when: its input placement, and the earliest cycle of every
+(datum, PE) pair that any hold (a copy that arrived, a DIV result, a finished sum) makes it usable.
+
+A dense table of one cycle per pair: O(data · m) memory, whatever the number of iterations. Holds
+may be added in any order (the table keeps the minimum); a read at cycle t asks only whether the
+minimum is ≤ t, so a hold is needed in the table before any read of a later cycle, and a hold is
+always at least one cycle after the op that makes it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+TABLE_DTYPES = (np.int32, np.int64)
+
+
+def table_dtype(cycles: int):
+    """The narrowest of TABLE_DTYPES that holds every cycle of the run and 'never'."""
+    return next(t for t in TABLE_DTYPES if cycles + 1 < np.iinfo(t).max)
+
+
+class Holds:
+    def __init__(self, home: np.ndarray, m: int, cycles: int):
+        self.home, self.m = home, m
+        dtype = table_dtype(cycles)
+        self.never = np.iinfo(dtype).max
+        self.table = np.full(home.size * m, self.never, dtype=dtype)
+
+    def add(self, ids, pes, cycles) -> None:
+        """Holds of datum ids on PEs from cycles, given in nondecreasing cycle order."""
+        if not ids.size:
+            return
+        key = ids.astype(np.int64) * self.m + (pes - 1)
+        new = np.minimum(self.table[key], cycles)
+        self.table[key[::-1]] = new[::-1]            # of a key given twice, its first (earliest) stays
+
+    def usable(self, ids, pes, cycles) -> np.ndarray:
+        """Whether each datum is usable on its PE in its cycle."""
+        ok = self.home[ids] == pes
+        rest = np.flatnonzero(~ok)
+        if rest.size:
+            ok[rest] = self.table[ids[rest].astype(np.int64) * self.m + (pes[rest] - 1)] <= cycles[rest]
+        return ok
