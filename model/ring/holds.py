@@ -20,8 +20,12 @@ def table_dtype(cycles: int):
 
 
 class Holds:
+    """`home`: the PE of every input datum (0: not an input). The table's keys, datum · m + PE − 1,
+    fit in int32 (`limits.check_simulable`)."""
+
     def __init__(self, home: np.ndarray, m: int, cycles: int):
-        self.home, self.m = home, m
+        self.home = home.astype(np.min_scalar_type(m))    # small: it is read for every input read
+        self.m = m
         dtype = table_dtype(cycles)
         self.never = np.iinfo(dtype).max
         self.table = np.full(home.size * m, self.never, dtype=dtype)
@@ -30,14 +34,16 @@ class Holds:
         """Holds of datum ids on PEs from cycles, given in nondecreasing cycle order."""
         if not ids.size:
             return
-        key = ids.astype(np.int64) * self.m + (pes - 1)
+        key = ids * self.m + (pes - 1)
         new = np.minimum(self.table[key], cycles)
         self.table[key[::-1]] = new[::-1]            # of a key given twice, its first (earliest) stays
 
-    def usable(self, ids, pes, cycles) -> np.ndarray:
-        """Whether each datum is usable on its PE in its cycle."""
+    def usable(self, ids, pes, cycles, inputs: bool = True) -> np.ndarray:
+        """Whether each datum is usable on its PE in its cycle; `inputs`: some may be inputs."""
+        if not inputs:
+            return self.table[ids * self.m + (pes - 1)] <= cycles
         ok = self.home[ids] == pes
         rest = np.flatnonzero(~ok)
         if rest.size:
-            ok[rest] = self.table[ids[rest].astype(np.int64) * self.m + (pes[rest] - 1)] <= cycles[rest]
+            ok[rest] = self.table[ids[rest] * self.m + (pes[rest] - 1)] <= cycles[rest]
         return ok

@@ -140,6 +140,7 @@ class _Machine:
         layout = stream.layout
         self.name = lambda i: layout.name(int(i))
         self.sym = [layout.arrays.index(a) for a in stream.schedule.problem.symmetric_pairs]
+        self.inputs = set(stream.schedule.problem.inputs)
         self.found: dict = {}
         self.ops = {op.value: 0 for op in Op}
         self.visited = [False] * len(stream.tuples)
@@ -237,7 +238,7 @@ class _Machine:
         check = []
         for o, ref in enumerate(st.operands):
             if self._now(k, ref.array.name, o, slots, deferred, _count(act, pt)):
-                check.append((o, act, "operand"))
+                check.append((o, act, "operand", ref.array))
         if st.send is not None:
             s = _positions(pt.send & ~pt.moves)                # copies
             if self._now(k, st.send.datum.array.name, "send", slots, deferred, _count(s, pt)):
@@ -248,10 +249,11 @@ class _Machine:
                 to[to > m] = 1
                 holds.add(pt.stored[s][fresh], to, cyc[fresh] + 1)
                 own = pt.active[s] & (sent == pt.target[s])     # an op may send what it just made
-                check.append(("send", _positions(~own) if isinstance(s, slice) else s[~own], "sent datum"))
-        for slot, pos, kind in check:
+                check.append(("send", _positions(~own) if isinstance(s, slice) else s[~own], "sent datum",
+                              st.send.datum.array))
+        for slot, pos, kind, array in check:
             ids = pt.sent[pos] if slot == "send" else pt.operands[slot][pos]
-            ok = holds.usable(ids, pt.pe[pos], pt.cycle[pos])
+            ok = holds.usable(ids, pt.pe[pos], pt.cycle[pos], array in self.inputs)
             for i in np.flatnonzero(~ok)[:1]:
                 p = _at(pos, i)
                 self._offer(("read", k, len(st.operands) if slot == "send" else slot), (self._g(pt, p),),
@@ -265,6 +267,11 @@ class _Machine:
     def _well_formed(self, k, pt) -> None:
         """PEs and indices in range; renames only between declared-equal data."""
         act = pt.active
+        ids = [pt.target] if pt.step.target is not None else []
+        ids += pt.operands + [pt.sent[pt.send], pt.stored[pt.send]]
+        if pt.pe.min(initial=1) >= 1 and pt.pe.max(initial=1) <= self.m and \
+                min(int(x.min(initial=0)) for x in ids) >= 0 and np.array_equal(pt.sent, pt.stored):
+            return                                      # the usual case, by reductions alone
         bad = (pt.pe < 1) | (pt.pe > self.m)
         if pt.step.target is not None:
             bad |= act & (pt.target < 0)

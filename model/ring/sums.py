@@ -23,7 +23,7 @@ class RunningSums:
         self.final = np.full(size, -1, dtype=np.int64)    # cycle of its last term (-1: none)
 
     def block(self, pt, offer, name) -> None:
-        """Check the nodes of a block against the sums' records and update them; `offer(family,
+        """Check the nodes of a block (whole consecutive cycles) against the sums' records and update them; `offer(family,
         key, rule, message, gs)` receives each broken rule, `name(id)` names a datum."""
         m = self.m
         node = pt.node & (pt.target >= 0)
@@ -43,7 +43,8 @@ class RunningSums:
         if S < pt.size:
             p = sel[p]
         sid = (key >> bits) + lo                              # datum of each node, p its position
-        pe, cyc, starts = pt.pe[p], pt.cycle[p], pt.starts[p]
+        pe, starts = pt.pe[p], pt.starts[p]
+        cyc = pt.cycle[0] + p // m                            # a block is whole consecutive cycles
         left = pe + pt.moves[p]                               # where the node leaves the sum
         left[left > m] = 1
         head = np.ones(S, dtype=bool)
@@ -80,8 +81,8 @@ class RunningSums:
         tails = np.append(heads[1:] - 1, S - 1)
         self.last[sid[tails]] = cyc[tails] * m + p[tails] % m
         self.left[sid[tails]] = left[tails]
-        act = np.flatnonzero(pt.active[p])
-        if act.size < S:
+        if not pt.active.all():
+            act = np.flatnonzero(pt.active[p])
             sid, cyc = sid[act], cyc[act]
         ends = np.flatnonzero(sid[1:] != sid[:-1])
         ends = np.append(ends, sid.size - 1) if sid.size else ends

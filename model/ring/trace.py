@@ -294,10 +294,20 @@ class Stream:
         self.schedule, self.n, self.m = schedule, n, m
         self.P = params(n, m, d=check_shape(schedule, n, m, d))
         self.layout = Layout(schedule.problem, n, self.P.d)
-        self.tuples = [count_tuples(phase, self.P) for phase in schedule.phases]
-        self.starts = [sum(self.tuples[:k]) for k in range(len(self.tuples))]
-        self.cycles = sum(self.tuples)
         self.per_block = max(chunk // m, 1)
+
+    @cached_property
+    def tuples(self) -> list[int]:
+        """Each phase's number of cycles (counted when first asked)."""
+        return [count_tuples(phase, self.P) for phase in self.schedule.phases]
+
+    @cached_property
+    def starts(self) -> list[int]:
+        return [sum(self.tuples[:k]) for k in range(len(self.tuples))]
+
+    @property
+    def cycles(self) -> int:
+        return sum(self.tuples)
 
     @cached_property
     def home(self) -> np.ndarray:
