@@ -25,14 +25,15 @@ class Layout:
         if ref.array.name not in self.offset:
             return np.full(size, -1, dtype=np.int32)
         flat = np.zeros(size, dtype=np.int32)
-        ok = np.ones(size, dtype=bool)
+        inside = True
         for x, e in zip(ref.idx, self.extents[ref.array.name]):
-            x = np.asarray(x, dtype=np.int32)
-            ok &= (x >= 1) & (x <= e)
+            x = np.asarray(x, dtype=np.int32) - 1
+            inside = inside & (x.view(np.uint32) < e)        # 1 ≤ index ≤ e
             flat *= e
-            flat += x - 1
+            flat += x
         flat += self.offset[ref.array.name]
-        flat[~ok] = -1
+        if not np.all(inside):
+            flat[~np.broadcast_to(inside, (size,))] = -1
         return flat
 
     def name(self, i: int) -> str:

@@ -319,6 +319,8 @@ class _Machine:
         if self.broken:
             families = [f for f in families if f[0] == "well-formed"]
         chosen = [self.found[f] for f in families[:limit]]
+        if not chosen:
+            return []
         gs = {x for _, _, _, xs in chosen for x in xs}
         window = self.stream.window({x // self.m for x in gs})
         named = {}

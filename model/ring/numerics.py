@@ -67,23 +67,27 @@ class Numerics:
     def _accumulate(self, tgt, first, term) -> None:
         """Add the block's terms (cycle order) to their sums; only the terms from a target's last
         `first` term on count, and that target restarts from 0."""
-        val = self.val
-        if first.any():
-            lo, span = int(tgt.min()), int(tgt.max() - tgt.min()) + 1
-            last_first = np.full(span, -1, dtype=np.int64)
-            f = np.flatnonzero(first)
-            last_first[tgt[f] - lo] = f                       # positions increase: the last one stays
-            keep = np.arange(tgt.size) >= last_first[tgt - lo]
-            val[tgt[f]] = 0.0
-            if not keep.all():
-                tgt, term = tgt[keep], term[keep]
-        fresh = tgt[np.isnan(val[tgt])]
-        val[fresh] = 0.0
-        lo, span = int(tgt.min()), int(tgt.max() - tgt.min()) + 1
-        if span <= 4 * tgt.size:
-            val[lo:lo + span] += np.bincount(tgt - lo, weights=term, minlength=span)
+        lo = int(tgt.min())
+        span = int(tgt.max()) - lo + 1
+        if span <= 4 * tgt.size:                           # the block's targets, densely
+            keys, rel = slice(lo, lo + span), tgt - lo
         else:
-            np.add.at(val, tgt, term)
+            keys, rel = np.unique(tgt, return_inverse=True)
+            span = keys.size
+        seg = self.val[keys]
+        if first.any():
+            f = np.flatnonzero(first)
+            last_first = np.full(span, -1, dtype=np.int64)
+            np.maximum.at(last_first, rel[f], f)
+            keep = np.arange(rel.size) >= last_first[rel]
+            seg[rel[f]] = 0.0
+            if not keep.all():
+                rel, term = rel[keep], term[keep]
+        nan = np.isnan(seg)
+        if nan.any():                                      # a sum never started starts from 0
+            seg[nan & (np.bincount(rel, minlength=span) > 0)] = 0.0
+        seg += np.bincount(rel, weights=term, minlength=span)
+        self.val[keys] = seg
 
 
 def execute(trace, inputs: dict, scale: float = 1.0) -> np.ndarray:

@@ -26,12 +26,14 @@ class RunningSums:
         """Check the nodes of a block (whole consecutive cycles) against the sums' records and update them; `offer(family,
         key, rule, message, gs)` receives each broken rule, `name(id)` names a datum."""
         m = self.m
-        node = pt.node & (pt.target >= 0)
-        sel = np.flatnonzero(node)
-        S = sel.size
+        if pt.active.all():                                   # every iteration is a node
+            sel, ids = None, pt.target
+        else:
+            sel = np.flatnonzero(pt.node & (pt.target >= 0))
+            ids = pt.target[sel]
+        S = ids.size
         if not S:
             return
-        ids = pt.target[sel]
         lo = int(ids.min())
         bits = max(S - 1, 1).bit_length()
         wide = (int(ids.max()) - lo + 1) << bits >= 2**31
@@ -40,11 +42,12 @@ class RunningSums:
         key |= np.arange(S, dtype=key.dtype)
         key.sort()
         p = key & ((1 << bits) - 1)
-        if S < pt.size:
+        if sel is not None:
             p = sel[p]
         sid = (key >> bits) + lo                              # datum of each node, p its position
         pe, starts = pt.pe[p], pt.starts[p]
-        cyc = pt.cycle[0] + p // m                            # a block is whole consecutive cycles
+        c0 = int(pt.cycle[0])
+        cyc = p // m                                          # cycle − c0: a block is whole cycles
         left = pe + pt.moves[p]                               # where the node leaves the sum
         left[left > m] = 1
         head = np.ones(S, dtype=bool)
@@ -53,15 +56,15 @@ class RunningSums:
         before = self.last[sid[heads]]                        # the sums' records, for each first node
         has = np.ones(S, dtype=bool)
         has[heads] = before >= 0
-        prev_t = np.empty(S, dtype=np.int64)                  # the previous node of the same sum
+        prev_t = np.empty(S, dtype=cyc.dtype)                 # the previous node of the same sum
         prev_t[1:] = cyc[:-1]
-        prev_t[heads] = before // m
+        prev_t[heads] = np.maximum(before // m - c0, -1)      # (an earlier block: before this one)
         prev_left = np.empty(S, dtype=left.dtype)
         prev_left[1:] = left[:-1]
         prev_left[heads] = self.left[sid[heads]]
 
         def g(i):                                              # the number of node i or of its previous
-            return int(cyc[i]) * m + int(p[i]) % m
+            return (c0 + int(cyc[i])) * m + int(p[i]) % m
 
         def g_prev(i):
             return int(before[np.searchsorted(heads, i)]) if head[i] else g(i - 1)
@@ -72,21 +75,21 @@ class RunningSums:
         clash = has & (prev_t == cyc)
         for i in np.flatnonzero(clash)[:1]:
             offer(("twice",), (int(sid[i]), g_prev(i)), "no-conflict",
-                  f"{name(sid[i])} is touched twice in cycle {cyc[i]}", (g_prev(i), g(i)))
+                  f"{name(sid[i])} is touched twice in cycle {c0 + cyc[i]}", (g_prev(i), g(i)))
         for i in np.flatnonzero(has & ~clash & ~starts & (pe != prev_left))[:1]:
             offer(("lost",), (int(sid[i]), g_prev(i)), "ring-locality",
                   f"the partial sum {name(sid[i])} is on PE {prev_left[i]}, not on PE {pe[i]} "
                   "where it is needed next", (g_prev(i), g(i)))
 
         tails = np.append(heads[1:] - 1, S - 1)
-        self.last[sid[tails]] = cyc[tails] * m + p[tails] % m
+        self.last[sid[tails]] = (c0 + cyc[tails].astype(np.int64)) * m + p[tails] % m
         self.left[sid[tails]] = left[tails]
         if not pt.active.all():
             act = np.flatnonzero(pt.active[p])
             sid, cyc = sid[act], cyc[act]
         ends = np.flatnonzero(sid[1:] != sid[:-1])
         ends = np.append(ends, sid.size - 1) if sid.size else ends
-        self.final[sid[ends]] = cyc[ends]                     # the cycle of each sum's last term
+        self.final[sid[ends]] = c0 + cyc[ends]                # the cycle of each sum's last term
 
     def final_nodes(self, lo: int, hi: int):
         """(ids, PE, cycle) of the finished sums among data lo..hi-1: where and from when each is

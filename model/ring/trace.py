@@ -225,12 +225,20 @@ def _iterations(phase, P, m, layout, seq, offsets, start, tuples, box=None) -> P
     step = phase.step(P, SimpleNamespace(**index))
     if not isinstance(step, Step):
         raise TypeError(f"phase {phase.name}: step returned {type(step).__name__}, not Step")
-    target = layout.ids(step.target, size) if step.target is not None else np.full(size, -1)
-    operands = [layout.ids(r, size) for r in step.operands]
+    known: dict = {}
+
+    def ids(ref):                   # a datum named twice with the same index values is looked up once
+        key = (ref.array.name, tuple(map(id, ref.idx)))
+        if key not in known:
+            known[key] = layout.ids(ref, size)
+        return known[key]
+
+    target = ids(step.target) if step.target is not None else np.full(size, -1)
+    operands = [ids(r) for r in step.operands]
     if step.send is not None:
         send = _vec(step.send.when, size, bool).copy()
-        sent = layout.ids(step.send.datum, size)
-        stored = layout.ids(step.send.stored, size)
+        sent = ids(step.send.datum)
+        stored = ids(step.send.stored)
         copy = _vec(step.send.copy, size, bool)
         moves = vocabulary.moves(send, copy, sent == target) if step.op.accumulates else np.zeros(size, bool)
         send_source = eval_witness(step.send.source, size) if step.send.source is not None else None
