@@ -119,3 +119,11 @@ def test_a_size_beyond_the_records_is_bad_input_naming_the_limit():
 def test_a_size_beyond_the_old_trace_limit_runs():
     r = run(ALGO1_GENERAL, 192, 16, d=16)
     assert r.ok and r.cycles == (2 * 192 * 192 * 16 + 2 * 192 * 192) // 16
+
+
+def test_a_picture_beyond_the_old_trace_limit_reads_only_its_cycles(tmp_path):
+    out = tmp_path / "big.svg"
+    code = main(["simulate", "algo1-general", "-n", "192", "-d", "16", "-m", "16", "--picture", str(out),
+                 "--cycles", "2"], io.StringIO(), io.StringIO())
+    text = out.read_text()
+    assert code == 0 and 'data-n="192"' in text and 'data-cycles="8"' in text and "failing" not in text

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ringproof.schedules.dsl import Array, Problem
@@ -17,7 +19,7 @@ class Layout:
         self.offset, total = {}, 0
         for a in arrays:
             self.offset[a.name] = total
-            total += int(np.prod(self.extents[a.name]))
+            total += math.prod(self.extents[a.name])     # exact at any size (a limit is checked on it)
         self.size = total
 
     def ids(self, ref, size: int) -> np.ndarray:

@@ -146,7 +146,7 @@ class _Machine:
         self.visited = [False] * len(stream.tuples)
         self.broken = False                     # a well-formed violation: only those are reported
         self.sums = RunningSums(layout.size, self.m)
-        self.holds = Holds(stream.home.astype(np.int32), self.m, stream.cycles)
+        self.holds = Holds(stream.home, self.m, stream.cycles)
         self.numerics = Numerics(layout, inputs, scale)
         probe = stream.window([s for s, t in zip(stream.starts, stream.tuples) if t])
         self.accumulates = [pt.op.accumulates and pt.step.target is not None for pt in probe.phases]
