@@ -69,7 +69,7 @@ class Numerics:
         `first` term on count, and that target restarts from 0."""
         lo = int(tgt.min())
         span = int(tgt.max()) - lo + 1
-        if span <= 4 * tgt.size:                           # the block's targets, densely
+        if lo >= 0 and span <= 4 * tgt.size:              # the block's targets, densely
             keys, rel = slice(lo, lo + span), tgt - lo
         else:
             keys, rel = np.unique(tgt, return_inverse=True)

@@ -16,6 +16,8 @@ import numpy as np
 
 
 class RunningSums:
+    """The records of every datum's running sum, and the checks of a block's nodes against them."""
+
     def __init__(self, size: int, m: int):
         self.m = m
         self.last = np.full(size, -1, dtype=np.int64)     # g of the datum's last node so far
@@ -23,10 +25,11 @@ class RunningSums:
         self.final = np.full(size, -1, dtype=np.int64)    # cycle of its last term (-1: none)
 
     def block(self, pt, offer, name) -> None:
-        """Check the nodes of a block (whole consecutive cycles) against the sums' records and update them; `offer(family,
-        key, rule, message, gs)` receives each broken rule, `name(id)` names a datum."""
+        """Check the nodes of a block (whole consecutive cycles, well-formed) against the records and
+        update them; `offer(family, key, rule, message, gs)` receives each broken rule, `name(id)`
+        names a datum."""
         m = self.m
-        if pt.active.all():                                   # every iteration is a node
+        if pt.step.target is not None and pt.active.all():   # every iteration is a node
             sel, ids = None, pt.target
         else:
             sel = np.flatnonzero(pt.node & (pt.target >= 0))

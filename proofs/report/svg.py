@@ -143,15 +143,18 @@ def _free_positions(pt: PhaseTrace, trace: Trace) -> list[tuple[int, int]]:
     return free
 
 
+def phases_of(trace: Trace, cycles) -> dict[int, str]:
+    """cycle -> the name of the phase running then, for the given cycles (not all: there may be
+    millions)."""
+    return {t: pt.phase.name for pt in trace.phases for t in cycles if pt.start <= t < pt.start + pt.tuples}
+
+
 def picture(trace: Trace, cycles=None, marked=(), title: str = "") -> str:
     """The SVG text: one rect.cell per (PE, cycle) shown; marked (PE, cycle) cells outlined red."""
     cycles = sorted(set(cycles if cycles is not None else default_cycles(trace)))
     m = trace.m
     busy = cells(trace, cycles)
-    phase_at = {}
-    for pt in trace.phases:
-        for t in range(pt.start, pt.start + pt.tuples):
-            phase_at[t] = pt.phase.name
+    phase_at = phases_of(trace, cycles)
     names = [pt.phase.name for pt in trace.phases]
     shade = {p: SHADES[i % len(SHADES)] for i, p in enumerate(names)}
     col = {t: i for i, t in enumerate(cycles)}
