@@ -332,7 +332,8 @@ class Stream:
         """Phase k's iterations, a block of whole cycles at a time, in time order."""
         phase = self.schedule.phases[k]
         for seq, offsets in self._seq(k):
-            yield _iterations(phase, self.P, self.m, self.layout, seq, offsets, self.starts[k], self.tuples[k])
+            yield _iterations(phase, self.P, self.m, self.layout, seq, offsets, self.starts[k],
+                              self.tuples[k])
 
     def phase_of(self, cycle: int) -> int:
         """The index of the phase that runs in `cycle`."""
@@ -347,7 +348,8 @@ class Stream:
             sel = want[(want >= start) & (want < start + self.tuples[k])] - start
             seqs, offs = [], []
             for seq, offsets in (self._seq(k) if sel.size else ()):
-                take = sel[(sel >= offsets[0]) & (sel <= offsets[-1])] - offsets[0] if offsets.size else sel[:0]
+                take = (sel[(sel >= offsets[0]) & (sel <= offsets[-1])] - offsets[0] if offsets.size
+                        else sel[:0])
                 if take.size:
                     seqs.append({name: v[take] for name, v in seq.items()})
                     offs.append(offsets[take])
@@ -356,5 +358,6 @@ class Stream:
             seq = {lp.name: np.concatenate([s[lp.name] for s in seqs]) if seqs else np.zeros(0, np.int32)
                    for lp in phase.loops}
             offsets = np.concatenate(offs) if offs else np.zeros(0, np.int64)
-            phases.append(_iterations(phase, self.P, self.m, self.layout, seq, offsets, start, self.tuples[k]))
+            phases.append(_iterations(phase, self.P, self.m, self.layout, seq, offsets, start,
+                                      self.tuples[k]))
         return Trace(self.schedule, self.n, self.m, self.P, self.layout, phases, self.cycles, self.home)
