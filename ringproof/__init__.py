@@ -34,7 +34,7 @@ _LAZY = {
     "ALGO2_GENERAL": "ringproof.schedules.algo2",
     "ALGO3_GENERAL": "ringproof.schedules.algo3",
     "run": "ringproof.model.ring.machine",
-    "execute": "ringproof.model.ring.machine",
+    "execute": "ringproof.model.ring.numerics",
 }
 
 __all__ = [

@@ -9,7 +9,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="PyTorch is an optional extra: pip install -e .[torch]")
 sdpa = torch.nn.functional.scaled_dot_product_attention
 
-from ringproof.model.ring.machine import execute  # noqa: E402
+from ringproof.model.ring.numerics import execute  # noqa: E402
 from ringproof.model.ring.trace import build_trace  # noqa: E402
 from ringproof.schedules.algo1 import ALGO1_GENERAL  # noqa: E402
 from ringproof.schedules.algo2 import ALGO2_GENERAL  # noqa: E402

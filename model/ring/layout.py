@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ringproof.schedules.dsl import Array, Problem
@@ -17,7 +19,7 @@ class Layout:
         self.offset, total = {}, 0
         for a in arrays:
             self.offset[a.name] = total
-            total += int(np.prod(self.extents[a.name]))
+            total += math.prod(self.extents[a.name])     # exact at any size (a limit is checked on it)
         self.size = total
 
     def ids(self, ref, size: int) -> np.ndarray:
@@ -25,14 +27,15 @@ class Layout:
         if ref.array.name not in self.offset:
             return np.full(size, -1, dtype=np.int32)
         flat = np.zeros(size, dtype=np.int32)
-        ok = np.ones(size, dtype=bool)
+        inside = True
         for x, e in zip(ref.idx, self.extents[ref.array.name]):
-            x = np.asarray(x, dtype=np.int32)
-            ok &= (x >= 1) & (x <= e)
+            x = np.asarray(x, dtype=np.int32) - 1
+            inside = inside & (x.view(np.uint32) < e)        # 1 ≤ index ≤ e
             flat *= e
-            flat += x - 1
+            flat += x
         flat += self.offset[ref.array.name]
-        flat[~ok] = -1
+        if not np.all(inside):
+            flat[~np.broadcast_to(inside, (size,))] = -1
         return flat
 
     def name(self, i: int) -> str:

@@ -8,6 +8,18 @@ one on the PE where the previous one left it; its value is readable only once fi
 
 This model uses no witness: it is the independent oracle the prover's verdicts are checked against.
 Inputs are random; y is compared with numpy attention (`ringproof.model.ring.reference`).
+
+It streams: the iterations are read a block of whole cycles at a time in time order
+(`trace.Stream`), and between blocks only per-datum records stay (`sums`, `holds`, `numerics`), so
+memory is O(data · m + block), not O(iterations). Whether a value read is final, and whether a copy
+was of a finished sum, is known only once the sum's last node has been seen. So each phase is read
+once for everything whose data are already settled (no phase from this one on adds to them): its
+running sums, its numerics, its holds and reads; a phase that copies or reads the very sums it
+accumulates is read a second time for those reads alone, once its sums are finished. A schedule that
+reads a sum a later phase still adds to is checked in two passes over all phases instead (first
+every running sum, then everything else). The violations are those of the whole-trace checker, the
+same iterations included (tests/reference_machine.py): of each rule family the first one, in the
+order the whole trace sorts them.
 """
 
 from __future__ import annotations
@@ -16,8 +28,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ringproof.model.ring.holds import Holds
+from ringproof.model.ring.limits import check_simulable
+from ringproof.model.ring.numerics import Numerics, relative_error
 from ringproof.model.ring.reference import random_inputs, reference_output
-from ringproof.model.ring.trace import Trace, build_trace
+from ringproof.model.ring.sums import RunningSums
+from ringproof.model.ring.trace import CHUNK, Stream, Trace
 from ringproof.schedules.dsl import Op, Schedule
 
 
@@ -42,237 +58,289 @@ class RunResult:
     utilization: float
     max_rel_error: float
     violations: list = field(default_factory=list)
-    trace: Trace | None = None
 
     @property
     def ok(self) -> bool:
         return not self.violations and self.max_rel_error <= 1e-9
 
 
-def describe(trace: Trace, phase_index: int, pos: int) -> dict:
-    """One iteration as plain data: phase, loop indices, PE, cycle."""
-    pt = trace.phases[phase_index]
+def iteration(pt, pos: int) -> dict:
+    """Iteration `pos` of a PhaseTrace as plain data: phase, loop indices, PE, cycle."""
     d = {"phase": pt.phase.name}
     d.update({k: int(v[pos]) for k, v in pt.index.items()})
     d.update(pe=int(pt.pe[pos]), cycle=int(pt.cycle[pos]))
     return d
 
 
-def run(schedule: Schedule, n: int, m: int, seed: int = 0, max_violations: int = 5,
-        d: int | None = None, scale: float = 1.0) -> RunResult:
-    """Execute `schedule` on the ring for (n, m) and d (default n); report violations, counts and the
-    numeric error (`scale`: see `execute`; 1, the paper's, by default)."""
-    trace = build_trace(schedule, n, m, d)
-    violations = check_machine(trace, max_violations)
-    ops = {op.value: 0 for op in Op}
-    for pt in trace.phases:
-        ops[pt.op.value] += int(pt.active.sum())
-        ops["MOVE"] += int((pt.send & ~pt.active).sum())      # cycles that only forward
-    arith = ops["MAC"] + ops["EAC"] + ops["DIV"]
-    util = arith / (m * trace.cycles) if trace.cycles else 0.0
-    err = numeric_error(trace, seed, scale) if not any(v.rule == "well-formed" for v in violations) else float("inf")
-    return RunResult(n, m, trace.cycles, ops, util, err, violations, trace)
+def describe(trace: Trace, phase_index: int, pos: int) -> dict:
+    """One iteration of a trace as plain data: phase, loop indices, PE, cycle."""
+    return iteration(trace.phases[phase_index], pos)
 
 
-# ----------------------------------------------------------------------------- machine checks
-
-
-def _events(trace: Trace):
-    """The busy iterations (an op, or only a send) of all phases as flat arrays."""
-    rows = []
-    for k, pt in enumerate(trace.phases):
-        b = np.nonzero(pt.busy)[0]
-        acc = pt.op.accumulates
-        rows.append(dict(ph=np.full(b.size, k), pos=b, pe=pt.pe[b], t=pt.cycle[b],
-                         active=pt.active[b], target=pt.target[b],
-                         node=pt.node[b], starts=pt.starts[b], acc=acc,
-                         operands=[o[b] for o in pt.operands], send=pt.send[b], sent=pt.sent[b],
-                         stored=pt.stored[b], moves=pt.moves[b],
-                         has_target=pt.step.target is not None))
-    return rows
-
-
-def check_machine(trace: Trace, limit: int = 5) -> list:
-    m, out = trace.m, []
-    rows = _events(trace)
-    problem = trace.schedule.problem
-
-    def who(k, positions):
-        return tuple(describe(trace, int(kk), int(p)) for kk, p in zip(k, positions))
-
-    def add(rule, msg, k=(), pos=()):
-        if len(out) < limit:
-            out.append(Violation(rule, msg, who(k, pos)))
-
-    # well-formed: PEs and indices in range; renames only between declared-equal data
-    sym = [trace.layout.arrays.index(a) for a in problem.symmetric_pairs]
-    for r in rows:
-        bad = (r["pe"] < 1) | (r["pe"] > m)
-        act = r["active"]
-        bad |= act & (r["target"] < 0) & r["has_target"]
-        for o in r["operands"]:
-            bad |= act & (o < 0)
-        bad |= r["send"] & ((r["sent"] < 0) | (r["stored"] < 0))
-        renamed = r["send"] & (r["sent"] != r["stored"]) & ~bad
-        if renamed.any():
-            ok = np.isin(trace.layout.array_of(r["sent"][renamed]), sym)
-            ok &= transposed(trace, r["sent"][renamed]) == r["stored"][renamed]
-            bad[np.nonzero(renamed)[0][~ok]] = True
-        for i in np.nonzero(bad)[0][:1]:
-            add("well-formed", "a PE or an array index is out of range, or a copy is renamed "
-                "to a datum not declared equal", [r["ph"][i]], [r["pos"][i]])
-    if out:
-        return out
-
-    cat = lambda key: np.concatenate([np.broadcast_to(r[key], r["pe"].shape) for r in rows])
-    ph, pos, pe, t = cat("ph"), cat("pos"), cat("pe"), cat("t")
-
-    # one op (or forward) per PE per cycle: so at most one send per link per cycle
-    key = t * (m + 1) + pe
-    order = np.argsort(key, kind="stable")
-    dup = np.nonzero(key[order][1:] == key[order][:-1])[0]
-    for i in dup[:1]:
-        a, b = order[i], order[i + 1]
-        add("no-conflict", f"two ops on PE {pe[a]} in cycle {t[a]}", [ph[a], ph[b]], [pos[a], pos[b]])
-
-    # running sums: their nodes (terms and forwards) in time order, each where the previous left it
-    node, starts, active = cat("node"), cat("starts"), cat("active")
-    acc = np.where(node, cat("target"), -1)
-    moves = cat("moves")
-    sel = np.nonzero(acc >= 0)[0]
-    order = sel[np.lexsort((t[sel], acc[sel]))]
-    same = acc[order][1:] == acc[order][:-1]
-    head = np.ones(order.size, dtype=bool)
-    head[1:] = ~same
-    for i in np.nonzero(head & ~starts[order])[0][:1]:
-        j = order[i]
-        add("ring-locality", f"the sum {trace.layout.name(acc[j])} is continued before it is started",
-            [ph[j]], [pos[j]])
-    a, b = order[:-1][same], order[1:][same]
-    clash = t[a] == t[b]
-    for i in np.nonzero(clash)[0][:1]:
-        add("no-conflict", f"{trace.layout.name(acc[a[i]])} is touched twice in cycle {t[a[i]]}",
-            [ph[a[i]], ph[b[i]]], [pos[a[i]], pos[b[i]]])
-    where_left = np.where(moves[a], pe[a] % m + 1, pe[a])
-    lost = ~clash & ~starts[b] & (pe[b] != where_left)
-    for i in np.nonzero(lost)[0][:1]:
-        add("ring-locality", f"the partial sum {trace.layout.name(acc[a[i]])} is on PE {where_left[i]}, "
-            f"not on PE {pe[b[i]]} where it is needed next", [ph[a[i]], ph[b[i]]], [pos[a[i]], pos[b[i]]])
-
-    # final values: where and from when each datum is available
-    last = np.ones(order.size, dtype=bool)
-    last[:-1] = ~same
-    fin = order[last]                                   # last node of each sum
-    terms = order[active[order]]
-    final_t = np.full(trace.layout.size, -1)
-    final_t[acc[terms]] = t[terms]                      # time of the last term (sorted by time)
-    hold_id, hold_pe, hold_t = [], [], []
-    inputs = np.nonzero(trace.home > 0)[0]
-    hold_id.append(inputs), hold_pe.append(trace.home[inputs]), hold_t.append(np.full(inputs.size, -1))
-    hold_id.append(acc[fin]), hold_pe.append(np.where(moves[fin], pe[fin] % m + 1, pe[fin]))
-    hold_t.append(t[fin] + 1)
-    for r in rows:
-        if not r["acc"] and r["has_target"]:            # single-assignment results (DIV)
-            act = r["active"]
-            hold_id.append(r["target"][act]), hold_pe.append(r["pe"][act]), hold_t.append(r["t"][act] + 1)
-        s = r["send"] & ~r["moves"]
-        sent, tt = r["sent"][s], r["t"][s]
-        ok = (final_t[sent] < 0) | (final_t[sent] <= tt)   # a partial sum copied early is stale
-        hold_id.append(r["stored"][s][ok]), hold_pe.append(r["pe"][s][ok] % m + 1)
-        hold_t.append(tt[ok] + 1)
-    H = np.concatenate(hold_id), np.concatenate(hold_pe), np.concatenate(hold_t)
-    hkey = H[0].astype(np.int64) * (m + 1) + H[1]
-    horder = np.lexsort((H[2], hkey))
-    hkey, htime = hkey[horder], H[2][horder]
-    firsts = np.ones(hkey.size, dtype=bool)
-    firsts[1:] = hkey[1:] != hkey[:-1]
-    hkey, htime = hkey[firsts], htime[firsts]      # earliest availability per (datum, PE)
-
-    def available(ids, pes, times):
-        k = ids.astype(np.int64) * (m + 1) + pes
-        i = np.clip(np.searchsorted(hkey, k), 0, max(hkey.size - 1, 0))
-        return (hkey.size > 0) & (hkey[i] == k) & (htime[i] <= times)
-
-    for r in rows:
-        act = r["active"]
-        checks = [(o, act, "operand") for o in r["operands"]]
-        own = act & (r["sent"] == r["target"])          # an op may send what it just produced
-        checks.append((r["sent"], r["send"] & ~r["moves"] & ~own, "sent datum"))
-        for ids, mask, kind in checks:
-            ok = available(ids, r["pe"], r["t"]) | ~mask
-            for i in np.nonzero(~ok)[0][:1]:
-                add("ring-locality", f"{trace.layout.name(ids[i])} ({kind}) is not on PE {r['pe'][i]} "
-                    f"(final) in cycle {r['t'][i]}", [r["ph"][i]], [r["pos"][i]])
-    return out
-
-
-def transposed(trace: Trace, ids: np.ndarray) -> np.ndarray:
-    """Ids of the transposes of 2-d array elements (a[i, j] -> a[j, i])."""
-    arr = trace.layout.array_of(ids)
+def transposed(trace, ids: np.ndarray) -> np.ndarray:
+    """Ids of the transposes of 2-d array elements (a[i, j] -> a[j, i]); `trace`: a Trace or a
+    Stream (its layout)."""
+    layout = trace.layout
+    arr = layout.array_of(ids)
     out = np.full(ids.size, -1)
     for k in np.unique(arr):
-        a = trace.layout.arrays[k]
-        ext = trace.layout.extents[a.name]
+        a = layout.arrays[k]
+        ext = layout.extents[a.name]
         if len(ext) != 2 or ext[0] != ext[1]:
             continue
         sel = arr == k
-        off = trace.layout.offset[a.name]
+        off = layout.offset[a.name]
         i, j = np.divmod(ids[sel] - off, ext[1])
         out[sel] = off + j * ext[1] + i
     return out
 
 
-# ----------------------------------------------------------------------------- numerics
+def run(schedule: Schedule, n: int, m: int, seed: int = 0, max_violations: int = 5,
+        d: int | None = None, scale: float = 1.0) -> RunResult:
+    """Execute `schedule` on the ring for (n, m) and d (default n); report violations, counts and the
+    numeric error (`scale`: see `numerics.Numerics`; 1, the paper's, by default)."""
+    return simulate(schedule, n, m, seed, max_violations, d, scale)
 
 
-def numeric_error(trace: Trace, seed: int = 0, scale: float = 1.0) -> float:
-    """Max |y - y_ref| / max |y_ref| for random inputs, executing the ops phase by phase."""
-    problem = trace.schedule.problem
-    inputs = random_inputs(problem, trace.n, trace.P.d, seed)
-    y = execute(trace, inputs, scale)
-    ref = reference_output(problem, inputs, scale)
-    err = np.abs(y - ref).max() / np.abs(ref).max()
-    return float(err) if np.isfinite(err) else float("inf")
+def simulate(schedule: Schedule, n: int, m: int, seed: int = 0, max_violations: int = 5,
+             d: int | None = None, scale: float = 1.0, chunk: int = CHUNK) -> RunResult:
+    """`run`, reading about `chunk` iterations at a time."""
+    stream = Stream(schedule, n, m, d, chunk)
+    check_simulable(stream)
+    inputs = random_inputs(schedule.problem, n, stream.P.d, seed)
+    try:
+        machine = _Machine(stream, inputs, scale, two_pass=False)
+    except _Later:
+        machine = _Machine(stream, inputs, scale, two_pass=True)
+    arith = machine.ops["MAC"] + machine.ops["EAC"] + machine.ops["DIV"]
+    util = arith / (m * stream.cycles) if stream.cycles else 0.0
+    if machine.broken:
+        err = float("inf")
+    else:
+        err = relative_error(machine.numerics.output(schedule.problem),
+                             reference_output(schedule.problem, inputs, scale))
+    return RunResult(n, m, stream.cycles, machine.ops, util, err, machine.violations(max_violations))
 
 
-def execute(trace: Trace, inputs: dict, scale: float = 1.0) -> np.ndarray:
-    """The output the ring computes from `inputs` (name -> array), op by op in cycle order.
-    `scale` multiplies w1 where it is exponentiated (EAC, DIV): 1 is the paper's phase 1, 1/√d
-    the usual scaled dot product."""
-    problem = trace.schedule.problem
-    val = np.full(trace.layout.size, np.nan)
-    for name, arr in inputs.items():
-        off = trace.layout.offset[name]
-        val[off:off + arr.size] = arr.ravel()
-    for pt in trace.phases:
-        a = pt.active
-        ops = [val[o[a]] for o in pt.operands]
-        tgt = pt.target[a]
-        if pt.op.accumulates:
-            term = ops[0] * ops[1] if pt.op is Op.MAC else np.exp(scale * ops[0])
-            first = pt.starts[a]
-            _accumulate(val, tgt, pt.cycle[a], first, term)
-        elif pt.op is Op.DIV:
-            val[tgt] = np.exp(scale * ops[0]) / ops[1]
-        s = pt.send & (pt.stored != pt.sent)
-        val[pt.stored[s]] = val[pt.sent[s]]
-    off = trace.layout.offset[problem.output.name]
-    shape = trace.layout.extents[problem.output.name]
-    return val[off:off + int(np.prod(shape))].reshape(shape)
+# ----------------------------------------------------------------------------- the passes
+
+# rule families in the order the whole-trace checker reports them (one violation each)
+ORDER = ("well-formed", "pe", "unstarted", "twice", "lost", "read")
 
 
-def _accumulate(val, tgt, t, first, term):
-    """Add each target's terms in time order; a `first` term restarts the sum from 0."""
-    order = np.lexsort((t, tgt))
-    tgt, first, term = tgt[order], first[order], term[order]
-    start = np.ones(tgt.size, dtype=bool)
-    start[1:] = tgt[1:] != tgt[:-1]
-    restart = first & ~start
-    # segment = number of restarts so far within the target; only the last segment survives
-    seg = np.cumsum(restart) - np.maximum.accumulate(np.where(start, np.cumsum(restart), 0))
-    last = np.zeros(val.size, dtype=np.int64)
-    np.maximum.at(last, tgt, seg)
-    keep = seg == last[tgt]
-    begins = np.unique(tgt[first | start])
-    val[begins] = np.where(np.isnan(val[begins]) | np.isin(begins, tgt[first]), 0.0, val[begins])
-    np.add.at(val, tgt[keep], term[keep])
+class _Later(Exception):
+    """A phase reads (or copies) a sum that a later phase still adds to: two passes are needed."""
+
+
+class _Machine:
+    """One run: the passes over the stream and what they found."""
+
+    def __init__(self, stream: Stream, inputs: dict, scale: float, two_pass: bool):
+        self.stream, self.m = stream, stream.m
+        layout = stream.layout
+        self.name = lambda i: layout.name(int(i))
+        self.sym = [layout.arrays.index(a) for a in stream.schedule.problem.symmetric_pairs]
+        self.inputs = set(stream.schedule.problem.inputs)
+        self.found: dict = {}
+        self.ops = {op.value: 0 for op in Op}
+        self.visited = [False] * len(stream.tuples)
+        self.broken = False                     # a well-formed violation: only those are reported
+        self.sums = RunningSums(layout.size, self.m)
+        self.holds = Holds(stream.home, self.m, stream.cycles)
+        self.numerics = Numerics(layout, inputs, scale)
+        probe = stream.window([s for s, t in zip(stream.starts, stream.tuples) if t])
+        self.accumulates = [pt.op.accumulates and pt.step.target is not None for pt in probe.phases]
+        self.last_adder = {}                    # array -> the last phase that adds to its sums
+        for k, pt in enumerate(probe.phases):
+            if self.accumulates[k] and stream.tuples[k]:
+                self.last_adder[pt.step.target.array.name] = k
+        if two_pass:
+            self._two_passes()
+        else:
+            self._one_pass()
+
+    def _one_pass(self):
+        for k in range(len(self.stream.tuples)):
+            deferred = self._visit(k, sums=True, execute=True, slots="settled")
+            self.numerics.end()
+            self._settle(k)
+            if deferred and not self.broken:
+                self._visit(k, sums=False, execute=False, slots=deferred)
+
+    def _two_passes(self):
+        phases = range(len(self.stream.tuples))
+        for k in phases:
+            if self.accumulates[k]:
+                self._visit(k, sums=True, execute=False, slots=set())
+        for k in phases:
+            self._settle(k)
+        for k in phases:
+            self._visit(k, sums=False, execute=True, slots="all")
+            self.numerics.end()
+
+    def _settle(self, k: int) -> None:
+        """The sums phase k was the last to add to are final: hold them where they were left."""
+        if self.broken:
+            return
+        layout = self.stream.layout
+        for name, last in self.last_adder.items():
+            if last == k:
+                lo = layout.offset[name]
+                self.holds.add(*self.sums.final_nodes(lo, lo + int(np.prod(layout.extents[name]))))
+
+    def _settled(self, k: int, array: str) -> str:
+        last = self.last_adder.get(array, -1)
+        return "settled" if last < k else "own" if last == k else "later"
+
+    def _visit(self, k: int, sums: bool, execute: bool, slots) -> set:
+        """One pass over phase k. `slots` are the reads and copies it checks: a set of operand indices
+        and "send", "all", or "settled": those whose data are settled, deferring the others (returned:
+        the phase's own sums; a later phase's raise _Later)."""
+        deferred: set = set()
+        first = not self.visited[k]
+        self.visited[k] = True
+        if not first and self.broken:
+            return deferred
+        for pt in self.stream.blocks(k):
+            if first:
+                self._count(pt)
+                self._well_formed(k, pt)
+            if self.broken:
+                continue
+            if first:
+                self._one_op_per_pe(pt)
+            if sums and pt.op.accumulates:
+                self.sums.block(pt, self._offer, self.name)
+            if execute and not pt.op.accumulates and pt.step.target is not None:
+                a = _positions(pt.active)                # single-assignment results (DIV)
+                self.holds.add(pt.target[a], pt.pe[a], pt.cycle[a] + 1)
+            self._reads(k, pt, slots, deferred)
+            if execute:
+                self.numerics.block(pt)
+        return deferred
+
+    def _now(self, k, array, slot, slots, deferred, count) -> bool:
+        """Is this read slot checked in this pass? (Defer or give up on unsettled data.)"""
+        if slots != "settled":
+            return slots == "all" or slot in slots
+        status = self._settled(k, array)
+        if status == "settled":
+            return True
+        if count and status == "later":
+            raise _Later(array)
+        if count:
+            deferred.add(slot)
+        return False
+
+    def _reads(self, k, pt, slots, deferred) -> None:
+        m, holds, st = self.m, self.holds, pt.step
+        act = _positions(pt.active)
+        check = []
+        for o, ref in enumerate(st.operands):
+            if self._now(k, ref.array.name, o, slots, deferred, _count(act, pt)):
+                check.append((o, act, "operand", ref.array))
+        if st.send is not None:
+            s = _positions(pt.send & ~pt.moves)                # copies
+            if self._now(k, st.send.datum.array.name, "send", slots, deferred, _count(s, pt)):
+                sent, cyc = pt.sent[s], pt.cycle[s]
+                last = self.sums.final[sent]
+                fresh = _positions((last < 0) | (last <= cyc))  # a partial sum copied early is stale
+                to = pt.pe[s][fresh] + 1
+                to[to > m] = 1
+                holds.add(pt.stored[s][fresh], to, cyc[fresh] + 1)
+                own = pt.active[s] & (sent == pt.target[s])     # an op may send what it just made
+                check.append(("send", _positions(~own) if isinstance(s, slice) else s[~own], "sent datum",
+                              st.send.datum.array))
+        for slot, pos, kind, array in check:
+            ids = pt.sent[pos] if slot == "send" else pt.operands[slot][pos]
+            ok = holds.usable(ids, pt.pe[pos], pt.cycle[pos], array in self.inputs)
+            for i in np.flatnonzero(~ok)[:1]:
+                p = _at(pos, i)
+                self._offer(("read", k, len(st.operands) if slot == "send" else slot), (self._g(pt, p),),
+                            "ring-locality", f"{self.name(ids[i])} ({kind}) is not on PE {pt.pe[p]} "
+                            f"(final) in cycle {pt.cycle[p]}", (self._g(pt, p),))
+
+    def _count(self, pt) -> None:
+        self.ops[pt.op.value] += int(np.count_nonzero(pt.active))
+        self.ops["MOVE"] += int(np.count_nonzero(pt.send & ~pt.active))   # cycles that only forward
+
+    def _well_formed(self, k, pt) -> None:
+        """PEs and indices in range; renames only between declared-equal data."""
+        act = pt.active
+        ids = [pt.target] if pt.step.target is not None else []
+        ids += pt.operands + [pt.sent[pt.send], pt.stored[pt.send]]
+        if pt.pe.min(initial=1) >= 1 and pt.pe.max(initial=1) <= self.m and \
+                min(int(x.min(initial=0)) for x in ids) >= 0 and np.array_equal(pt.sent, pt.stored):
+            return                                      # the usual case, by reductions alone
+        bad = (pt.pe < 1) | (pt.pe > self.m)
+        if pt.step.target is not None:
+            bad |= act & (pt.target < 0)
+        for o in pt.operands:
+            bad |= act & (o < 0)
+        bad |= pt.send & ((pt.sent < 0) | (pt.stored < 0))
+        bad &= pt.busy
+        renamed = np.flatnonzero(pt.send & (pt.sent != pt.stored) & ~bad)
+        if renamed.size:
+            sent = pt.sent[renamed]
+            ok = np.isin(self.stream.layout.array_of(sent), self.sym)
+            ok &= transposed(self.stream, sent) == pt.stored[renamed]
+            bad[renamed[~ok]] = True
+        for i in np.flatnonzero(bad)[:1]:
+            self.broken = True
+            self._offer(("well-formed", k), (self._g(pt, i),), "well-formed",
+                        "a PE or an array index is out of range, or a copy is renamed to a datum "
+                        "not declared equal", (self._g(pt, i),))
+
+    def _one_op_per_pe(self, pt) -> None:
+        """One op (or forward) per PE per cycle: so at most one send per link per cycle."""
+        if np.array_equal(pt.pe, pt.index["l"]):
+            return
+        b = np.flatnonzero(pt.busy)
+        if not b.size:
+            return
+        key = (pt.cycle[b] - pt.cycle[0]) * (self.m + 1) + pt.pe[b]
+        dup = np.flatnonzero(np.bincount(key) > 1)
+        if dup.size:
+            i, j = b[np.flatnonzero(key == dup[0])[:2]]
+            self._offer(("pe",), (int(pt.cycle[i]), int(pt.pe[i])), "no-conflict",
+                        f"two ops on PE {pt.pe[i]} in cycle {pt.cycle[i]}", (self._g(pt, i), self._g(pt, j)))
+
+    def _g(self, pt, pos: int) -> int:
+        """The global number of a block's iteration: cycle · m + its place in the cycle."""
+        return int(pt.cycle[pos]) * self.m + int(pos) % self.m
+
+    def _offer(self, family: tuple, key: tuple, rule: str, message: str, gs) -> None:
+        """A violation of a rule family: kept if it comes before the one kept so far."""
+        if family not in self.found or key < self.found[family][0]:
+            self.found[family] = (key, rule, message, tuple(int(x) for x in gs))
+
+    def violations(self, limit: int) -> list:
+        families = sorted(self.found, key=lambda f: (ORDER.index(f[0]),) + f[1:])
+        if self.broken:
+            families = [f for f in families if f[0] == "well-formed"]
+        chosen = [self.found[f] for f in families[:limit]]
+        if not chosen:
+            return []
+        gs = {x for _, _, _, xs in chosen for x in xs}
+        window = self.stream.window({x // self.m for x in gs})
+        named = {}
+        for x in gs:
+            t = x // self.m
+            pt = window.phases[self.stream.phase_of(t)]
+            named[x] = iteration(pt, int(np.flatnonzero(pt.cycle == t)[x % self.m]))
+        return [Violation(rule, message, tuple(named[x] for x in xs)) for _, rule, message, xs in chosen]
+
+
+def _positions(mask: np.ndarray):
+    """The positions where `mask` holds: slice(None) when it holds everywhere (no copy)."""
+    return slice(None) if mask.all() else np.flatnonzero(mask)
+
+
+def _count(pos, pt) -> int:
+    return pt.size if isinstance(pos, slice) else pos.size
+
+
+def _at(pos, i: int) -> int:
+    """The block position of the i-th of `pos`."""
+    return int(i) if isinstance(pos, slice) else int(pos[i])
+

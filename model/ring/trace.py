@@ -1,13 +1,21 @@
-"""Concrete evaluation of a schedule for given n, m: every iteration as numpy arrays.
+"""Concrete evaluation of a schedule for given n, m: its iterations as numpy arrays.
 
 The same step functions the prover reads symbolically are called here with numpy int32 arrays (one
 element per iteration), so a bounded check is a handful of vectorized passes, not a Python loop.
+
+`build_trace` holds every iteration at once (O(n³) records: the bounded tier, small n). `Stream`
+reads the same iterations lazily, a block of whole cycles at a time, in time order (the ring
+simulator, any n), or only the cycles asked for (`Stream.window`: a picture, a violation's
+iterations). A `PhaseTrace` may hold a subset of its phase's iterations (a block or a window);
+`start` and `tuples` always describe the whole phase.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from types import SimpleNamespace
+from typing import Iterator
 
 import numpy as np
 
@@ -16,8 +24,18 @@ from ringproof.model.ring.layout import Layout
 from ringproof.schedules.dsl import HOME, At, Either, Op, Phase, Schedule, Step, check_shape, check_size, params
 
 
+CHUNK = 1 << 17    # iterations per block of a Stream (whole cycles: chunk // m loop tuples)
+
+
 def _vec(x, size, dtype=np.int32):
     return np.broadcast_to(np.asarray(x, dtype=dtype), (size,))
+
+
+def _level(lp, P, ix: dict, size: int):
+    """(lo, count) of loop `lp` for each of the `size` tuples `ix` of its outer loops."""
+    lo, hi = lp.bounds(P, SimpleNamespace(**ix))
+    lo, hi = _vec(lo, size), _vec(hi, size)
+    return lo, np.maximum(hi - lo + 1, 0).astype(np.int64)
 
 
 def enumerate_loops(phase: Phase, P, box: list | None = None) -> dict[str, np.ndarray]:
@@ -28,12 +46,10 @@ def enumerate_loops(phase: Phase, P, box: list | None = None) -> dict[str, np.nd
     ix: dict[str, np.ndarray] = {}
     size = 1
     for lp in phase.loops:
-        lo, hi = lp.bounds(P, SimpleNamespace(**ix))
-        lo, hi = _vec(lo, size), _vec(hi, size)
+        lo, count = _level(lp, P, ix, size)
         if box is not None:
-            const = size == 0 or (lo.min() == lo.max() and hi.min() == hi.max())
-            box.append((int(lo[0]), int(max(hi[0] - lo[0] + 1, 0))) if const and size else None)
-        count = np.maximum(hi - lo + 1, 0)
+            const = size == 0 or (lo.min() == lo.max() and count.min() == count.max())
+            box.append((int(lo[0]), int(count[0])) if const and size else None)
         rep = np.repeat(np.arange(size), count)
         starts = np.cumsum(count) - count
         inner = np.arange(rep.size) - np.repeat(starts, count)
@@ -176,6 +192,11 @@ def trace_of(schedule: Schedule, P) -> Trace:
         pt = _phase_trace(phase, P, m, layout, start)
         phases.append(pt)
         start += pt.tuples
+    return Trace(schedule, n, m, P, layout, phases, start, homes(schedule, P, layout))
+
+
+def homes(schedule: Schedule, P, layout: Layout) -> np.ndarray:
+    """The initial PE of every input datum id (0 for the other data)."""
     home = np.zeros(layout.size, dtype=np.int64)
     for a in schedule.problem.inputs:
         ext = layout.extents[a.name]
@@ -183,7 +204,7 @@ def trace_of(schedule: Schedule, P) -> Trace:
         ref = a[tuple(g.ravel() for g in grids)]
         ids = layout.ids(ref, grids[0].size)
         home[ids] = _vec(schedule.home(P, ref), ids.size)
-    return Trace(schedule, n, m, P, layout, phases, start, home)
+    return home
 
 
 def _phase_trace(phase, P, m, layout, start) -> PhaseTrace:
@@ -191,19 +212,33 @@ def _phase_trace(phase, P, m, layout, start) -> PhaseTrace:
     seq = enumerate_loops(phase, P, box)
     box = box + [(1, m)] if all(b is not None for b in box) else None
     tuples = len(next(iter(seq.values()))) if seq else 1
-    size = tuples * m
+    return _iterations(phase, P, m, layout, seq, np.arange(tuples), start, tuples, box)
+
+
+def _iterations(phase, P, m, layout, seq, offsets, start, tuples, box=None) -> PhaseTrace:
+    """The iterations of the loop tuples `seq`, which are tuples `offsets` (cycles start + offsets)
+    of the phase's `tuples`."""
+    size = offsets.size * m
     index = {k: np.repeat(v, m) for k, v in seq.items()}
-    index["l"] = np.tile(np.arange(1, m + 1, dtype=np.int32), tuples)
-    cycle = start + np.repeat(np.arange(tuples, dtype=np.int64), m)
+    index["l"] = np.tile(np.arange(1, m + 1, dtype=np.int32), offsets.size)
+    cycle = np.repeat(start + offsets.astype(np.int64), m)
     step = phase.step(P, SimpleNamespace(**index))
     if not isinstance(step, Step):
         raise TypeError(f"phase {phase.name}: step returned {type(step).__name__}, not Step")
-    target = layout.ids(step.target, size) if step.target is not None else np.full(size, -1)
-    operands = [layout.ids(r, size) for r in step.operands]
+    known: dict = {}
+
+    def ids(ref):                   # a datum named twice with the same index values is looked up once
+        key = (ref.array.name, tuple(map(id, ref.idx)))
+        if key not in known:
+            known[key] = layout.ids(ref, size)
+        return known[key]
+
+    target = ids(step.target) if step.target is not None else np.full(size, -1)
+    operands = [ids(r) for r in step.operands]
     if step.send is not None:
         send = _vec(step.send.when, size, bool).copy()
-        sent = layout.ids(step.send.datum, size)
-        stored = layout.ids(step.send.stored, size)
+        sent = ids(step.send.datum)
+        stored = ids(step.send.stored)
         copy = _vec(step.send.copy, size, bool)
         moves = vocabulary.moves(send, copy, sent == target) if step.op.accumulates else np.zeros(size, bool)
         send_source = eval_witness(step.send.source, size) if step.send.source is not None else None
@@ -218,3 +253,111 @@ def _phase_trace(phase, P, m, layout, start) -> PhaseTrace:
     return PhaseTrace(phase, start, tuples, index, cycle, step, _vec(step.pe, size),
                       _vec(step.guard, size, bool), step.op, target, operands, send, sent,
                       stored, moves, first, prev, sources, send_source, box)
+
+
+# ----------------------------------------------------------------------------- lazily, by blocks
+
+
+def _blocks(loops, P, ix: dict, size: int, most: int):
+    """The tuples of `loops` inside each of the `size` outer tuples `ix`, in lexicographic order, as
+    (indices, count) blocks of at most `most` tuples: one block of the outer loops at a time, so no
+    level ever holds more than `most` tuples. A constant range is unravelled by mixed radix."""
+    if not loops:
+        yield ix, size
+        return
+    lp = loops[0]
+    lo, count = _level(lp, P, ix, size)
+    ends = np.cumsum(count)
+    total = int(ends[-1]) if size else 0
+    radix = int(count[0]) if size and count.min() == count.max() and lo.min() == lo.max() else 0
+    for a in range(0, total, most):
+        pos = np.arange(a, min(a + most, total), dtype=np.int64)
+        if radix:
+            rep = pos // radix
+            inner = pos - rep * radix
+        else:
+            rep = np.searchsorted(ends, pos, side="right")
+            inner = pos - (ends[rep] - count[rep])
+        sub = {k: v[rep] for k, v in ix.items()}
+        sub[lp.name] = (lo[rep] + inner).astype(np.int32)
+        yield from _blocks(loops[1:], P, sub, pos.size, most)
+
+
+def count_tuples(phase: Phase, P) -> int:
+    """The number of the phase's loop tuples (its cycles), without enumerating the innermost loop."""
+    if not phase.loops:
+        return 1
+    total = 0
+    for ix, size in _blocks(phase.loops[:-1], P, {}, 1, CHUNK):
+        total += int(_level(phase.loops[-1], P, ix, size)[1].sum())
+    return total
+
+
+class Stream:
+    """A schedule for concrete n, m (and d) read lazily: each phase in blocks of about `chunk`
+    iterations (whole cycles, in time order), or only the cycles asked for. Memory: one block."""
+
+    def __init__(self, schedule: Schedule, n: int, m: int, d: int | None = None, chunk: int = CHUNK):
+        check_size(n, m)
+        self.schedule, self.n, self.m = schedule, n, m
+        self.P = params(n, m, d=check_shape(schedule, n, m, d))
+        self.layout = Layout(schedule.problem, n, self.P.d)
+        self.per_block = max(chunk // m, 1)
+
+    @cached_property
+    def tuples(self) -> list[int]:
+        """Each phase's number of cycles (counted when first asked)."""
+        return [count_tuples(phase, self.P) for phase in self.schedule.phases]
+
+    @cached_property
+    def starts(self) -> list[int]:
+        return [sum(self.tuples[:k]) for k in range(len(self.tuples))]
+
+    @property
+    def cycles(self) -> int:
+        return sum(self.tuples)
+
+    @cached_property
+    def home(self) -> np.ndarray:
+        return homes(self.schedule, self.P, self.layout)
+
+    def _seq(self, k: int):
+        """(indices, offsets) blocks of phase k's loop tuples."""
+        first = 0
+        for seq, count in _blocks(self.schedule.phases[k].loops, self.P, {}, 1, self.per_block):
+            yield seq, np.arange(first, first + count)
+            first += count
+
+    def blocks(self, k: int) -> Iterator[PhaseTrace]:
+        """Phase k's iterations, a block of whole cycles at a time, in time order."""
+        phase = self.schedule.phases[k]
+        for seq, offsets in self._seq(k):
+            yield _iterations(phase, self.P, self.m, self.layout, seq, offsets, self.starts[k],
+                              self.tuples[k])
+
+    def phase_of(self, cycle: int) -> int:
+        """The index of the phase that runs in `cycle`."""
+        return max(k for k, s in enumerate(self.starts) if s <= cycle and self.tuples[k])
+
+    def window(self, cycles) -> Trace:
+        """The trace of the given cycles only (each phase's iterations in them), at any size."""
+        want = np.unique(np.asarray(list(cycles), dtype=np.int64))
+        phases = []
+        for k, phase in enumerate(self.schedule.phases):
+            start = self.starts[k]
+            sel = want[(want >= start) & (want < start + self.tuples[k])] - start
+            seqs, offs = [], []
+            for seq, offsets in (self._seq(k) if sel.size else ()):
+                take = (sel[(sel >= offsets[0]) & (sel <= offsets[-1])] - offsets[0] if offsets.size
+                        else sel[:0])
+                if take.size:
+                    seqs.append({name: v[take] for name, v in seq.items()})
+                    offs.append(offsets[take])
+                if offsets.size and offsets[-1] >= sel[-1]:
+                    break
+            seq = {lp.name: np.concatenate([s[lp.name] for s in seqs]) if seqs else np.zeros(0, np.int32)
+                   for lp in phase.loops}
+            offsets = np.concatenate(offs) if offs else np.zeros(0, np.int64)
+            phases.append(_iterations(phase, self.P, self.m, self.layout, seq, offsets, start,
+                                      self.tuples[k]))
+        return Trace(self.schedule, self.n, self.m, self.P, self.layout, phases, self.cycles, self.home)

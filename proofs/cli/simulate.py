@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from ringproof.model.ring.limits import check_traceable
 from ringproof.model.ring.machine import run
 from ringproof.proofs import jsonout
 from ringproof.proofs.cli.argparsing import ArgumentParser, bounded_int
@@ -59,7 +58,6 @@ def main(argv, stdout, stderr) -> int:
     if args is None:
         return 0
     check_size(args.n, args.m, args.d)
-    check_traceable(args.n)
     for name in ("heads", "batch"):
         if getattr(args, name) < 1:
             raise BadInput(f"--{name} must be at least 1, got {getattr(args, name)}")
@@ -96,14 +94,19 @@ def main(argv, stdout, stderr) -> int:
 
 
 def _picture(schedule, args, violations) -> None:
-    from ringproof.model.ring.trace import build_trace
+    """The cycles shown, read alone from the schedule: a violation's with the cycles around them, or
+    the first ones of every phase."""
+    from ringproof.model.ring.trace import Stream
     from ringproof.proofs.report import svg
 
     if args.cycles < 1:
         raise BadInput(f"--cycles must be at least 1, got {args.cycles}")
-    trace = build_trace(schedule, args.n, args.m, args.d)
-    marked = svg.failing_cells(trace, [it for v in violations for it in v.iterations])
-    cycles = svg.around({t for _, t in marked}, trace) if marked else svg.default_cycles(trace, args.cycles)
+    stream = Stream(schedule, args.n, args.m, args.d)
+    iterations = [it for v in violations for it in v.iterations]
+    broken = {it["cycle"] for it in iterations if "cycle" in it}
+    cycles = svg.around(broken, stream) if broken else svg.first_cycles(stream, args.cycles)
+    trace = svg.window(stream, cycles)
+    marked = svg.failing_cells(trace, iterations)
     try:
         Path(args.picture).write_text(svg.picture(trace, cycles, marked))
     except OSError as err:

@@ -64,7 +64,7 @@ def grid(trace, cycles) -> dict:
     cells = svg.cells(trace, cycles)
     rows = [[(f"{c.op} {c.datum}" + (" →" if c.send else "")) if (c := cells.get((p, t))) else ""
              for t in cycles] for p in range(1, trace.m + 1)]
-    phase = {t: pt.phase.name for pt in trace.phases for t in range(pt.start, pt.start + pt.tuples)}
+    phase = svg.phases_of(trace, cycles)
     return {"n": trace.n, "m": trace.m, "cycles": list(cycles), "cycles_total": trace.cycles,
             "phases": [phase.get(t, "") for t in cycles], "cells": rows}
 

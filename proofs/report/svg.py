@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from html import escape
+from types import SimpleNamespace
 
 import numpy as np
 
-from ringproof.model.ring.trace import PhaseTrace, Trace
+from ringproof.model.ring.trace import PhaseTrace, Stream, Trace
 
 SHADES = ["#dbe9f6", "#fde2c8", "#e3f1d9", "#f2dcf0", "#fff3bf", "#e0e0e0"]
 CELL_W, CELL_H, GAP, LEFT, TOP = 84, 38, 16, 56, 44   # GAP: between PE rows, for arrows
@@ -32,16 +33,42 @@ class Cell:
 
 def default_cycles(trace: Trace, per_phase: int = 6) -> list[int]:
     """`per_phase` cycles of every phase from its first busy one, so that every phase is seen."""
+    return _from_first_busy([(pt, pt.cycle[pt.busy]) for pt in trace.phases], per_phase)
+
+
+def first_cycles(stream: Stream, per_phase: int = 6) -> list[int]:
+    """`default_cycles` of a schedule read lazily (any size): each phase up to its first busy block."""
+    firsts = []
+    for k in range(len(stream.tuples)):
+        busy = np.zeros(0, dtype=np.int64)
+        for pt in stream.blocks(k):
+            busy = pt.cycle[pt.busy]
+            if busy.size:
+                break
+        firsts.append((SimpleNamespace(start=stream.starts[k], tuples=stream.tuples[k]), busy))
+    return _from_first_busy(firsts, per_phase)
+
+
+def window(stream: Stream, cycles) -> Trace:
+    """The trace a picture of `cycles` needs, at any size: those cycles, and each phase's first block
+    of cycles, on which the summation index a cell shows is decided (`_free_positions`: a few
+    cycles may not tell it; a small instance's phases are read whole)."""
+    lead = [c for s, t in zip(stream.starts, stream.tuples) for c in range(s, s + min(t, stream.per_block))]
+    return stream.window(set(cycles) | set(lead))
+
+
+def _from_first_busy(phases, per_phase: int) -> list[int]:
+    """(phase's start and tuples, cycles of its busy iterations) -> the cycles to show."""
     out = []
-    for pt in trace.phases:
-        busy = pt.cycle[pt.busy]
+    for pt, busy in phases:
         first = int(busy.min()) if busy.size else pt.start
         out += range(first, min(first + per_phase, pt.start + pt.tuples))
     return out
 
 
-def around(cycles, trace: Trace, context: int = 3) -> list[int]:
-    """The given cycles with `context` cycles either side (for a counterexample's failing cells)."""
+def around(cycles, trace, context: int = 3) -> list[int]:
+    """The given cycles with `context` cycles either side (for a counterexample's failing cells);
+    `trace`: a Trace or a Stream (its number of cycles)."""
     return sorted({t + d for t in cycles for d in range(-context, context + 1) if 0 <= t + d < trace.cycles})
 
 
@@ -116,15 +143,18 @@ def _free_positions(pt: PhaseTrace, trace: Trace) -> list[tuple[int, int]]:
     return free
 
 
+def phases_of(trace: Trace, cycles) -> dict[int, str]:
+    """cycle -> the name of the phase running then, for the given cycles (not all: there may be
+    millions)."""
+    return {t: pt.phase.name for pt in trace.phases for t in cycles if pt.start <= t < pt.start + pt.tuples}
+
+
 def picture(trace: Trace, cycles=None, marked=(), title: str = "") -> str:
     """The SVG text: one rect.cell per (PE, cycle) shown; marked (PE, cycle) cells outlined red."""
     cycles = sorted(set(cycles if cycles is not None else default_cycles(trace)))
     m = trace.m
     busy = cells(trace, cycles)
-    phase_at = {}
-    for pt in trace.phases:
-        for t in range(pt.start, pt.start + pt.tuples):
-            phase_at[t] = pt.phase.name
+    phase_at = phases_of(trace, cycles)
     names = [pt.phase.name for pt in trace.phases]
     shade = {p: SHADES[i % len(SHADES)] for i, p in enumerate(names)}
     col = {t: i for i, t in enumerate(cycles)}

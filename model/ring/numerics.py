@@ -1,0 +1,106 @@
+"""What the ring computes: its ops executed on float64 values, a phase at a time and, within a phase,
+a block of iterations at a time in cycle order (a whole phase is one block), so memory is one value
+per datum whatever the number of iterations.
+
+Semantics (those of the ring model since its first version): an op reads its operands as they were
+when its phase began; a sum adds its terms in cycle order, and a `first` term restarts it from 0 (a
+sum never started starts from 0); a DIV assigns its target; a copy stored under another name takes
+the value its datum has when the phase ends.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ringproof.model.ring.layout import Layout
+from ringproof.schedules.dsl import Op, Problem
+
+
+class Numerics:
+    """The values of every datum (NaN until computed), updated block by block.
+
+    `scale` multiplies w1 where it is exponentiated (EAC, DIV): 1 is the paper's phase 1, 1/√d the
+    usual scaled dot product."""
+
+    def __init__(self, layout: Layout, inputs: dict, scale: float = 1.0):
+        self.layout, self.scale = layout, scale
+        self.val = np.full(layout.size, np.nan)
+        for name, arr in inputs.items():
+            off = layout.offset[name]
+            self.val[off:off + arr.size] = np.asarray(arr, dtype=float).ravel()
+        self.begin()
+
+    def begin(self) -> None:
+        """A phase begins: its operands are read from the values as they are now."""
+        self.base = self.val.copy()
+        self.renamed = None           # stored id -> id of the datum sent, applied when the phase ends
+
+    def block(self, pt) -> None:
+        """Execute a block of a phase's iterations (in cycle order, after the phase's earlier ones)."""
+        a = slice(None) if pt.active.all() else np.flatnonzero(pt.active)
+        if pt.target[a].size:
+            ops = [self.base[o[a]] for o in pt.operands]
+            tgt = pt.target[a]
+            if pt.op.accumulates:
+                term = ops[0] * ops[1] if pt.op is Op.MAC else np.exp(self.scale * ops[0])
+                self._accumulate(tgt, pt.starts[a], term)
+            elif pt.op is Op.DIV:
+                self.val[tgt] = np.exp(self.scale * ops[0]) / ops[1]
+        s = np.flatnonzero(pt.send & (pt.stored != pt.sent))
+        if s.size:
+            if self.renamed is None:
+                self.renamed = np.full(self.layout.size, -1, dtype=np.int64)
+            self.renamed[pt.stored[s]] = pt.sent[s]
+
+    def end(self) -> None:
+        """The phase ends: copies stored under another name take their datum's value."""
+        if self.renamed is not None:
+            ids = np.flatnonzero(self.renamed >= 0)
+            self.val[ids] = self.val[self.renamed[ids]]
+        self.begin()
+
+    def output(self, problem: Problem) -> np.ndarray:
+        name = problem.output.name
+        off, shape = self.layout.offset[name], self.layout.extents[name]
+        return self.val[off:off + int(np.prod(shape))].reshape(shape)
+
+    def _accumulate(self, tgt, first, term) -> None:
+        """Add the block's terms (cycle order) to their sums; only the terms from a target's last
+        `first` term on count, and that target restarts from 0."""
+        lo = int(tgt.min())
+        span = int(tgt.max()) - lo + 1
+        if lo >= 0 and span <= 4 * tgt.size:              # the block's targets, densely
+            keys, rel = slice(lo, lo + span), tgt - lo
+        else:
+            keys, rel = np.unique(tgt, return_inverse=True)
+            span = keys.size
+        seg = self.val[keys]
+        if first.any():
+            f = np.flatnonzero(first)
+            last_first = np.full(span, -1, dtype=np.int64)
+            np.maximum.at(last_first, rel[f], f)
+            keep = np.arange(rel.size) >= last_first[rel]
+            seg[rel[f]] = 0.0
+            if not keep.all():
+                rel, term = rel[keep], term[keep]
+        nan = np.isnan(seg)
+        if nan.any():                                      # a sum never started starts from 0
+            seg[nan & (np.bincount(rel, minlength=span) > 0)] = 0.0
+        seg += np.bincount(rel, weights=term, minlength=span)
+        self.val[keys] = seg
+
+
+def execute(trace, inputs: dict, scale: float = 1.0) -> np.ndarray:
+    """The output the ring computes from `inputs` (name -> array) on a whole trace
+    (`ringproof.model.ring.trace.build_trace`); `scale`: see `Numerics`."""
+    num = Numerics(trace.layout, inputs, scale)
+    for pt in trace.phases:
+        num.block(pt)
+        num.end()
+    return num.output(trace.schedule.problem)
+
+
+def relative_error(y: np.ndarray, ref: np.ndarray) -> float:
+    """max |y − ref| / max |ref|; inf if not finite."""
+    err = np.abs(y - ref).max() / np.abs(ref).max()
+    return float(err) if np.isfinite(err) else float("inf")
