@@ -7,6 +7,7 @@ element per iteration), so a bounded check is a handful of vectorized passes, no
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from types import SimpleNamespace
 
 import numpy as np
@@ -91,17 +92,17 @@ class PhaseTrace:
     def size(self) -> int:
         return self.cycle.size
 
-    # the trace vocabulary (model/ring/vocabulary.py), one element per iteration
+    # the trace vocabulary (model/ring/vocabulary.py), one element per iteration, computed once
 
-    @property
+    @cached_property
     def busy(self) -> np.ndarray:
         return vocabulary.busy(self.active, self.send)
 
-    @property
+    @cached_property
     def node(self) -> np.ndarray:
         return vocabulary.node(self.active, self.moves) if self.op.accumulates else np.zeros(self.size, bool)
 
-    @property
+    @cached_property
     def starts(self) -> np.ndarray:
         return vocabulary.starts(self.active, self.first) if self.first is not None else np.zeros(self.size, bool)
 

@@ -124,6 +124,44 @@ def first_bad(trace, k, bad, limit):
     return [describe(trace, k, int(p)) for p in np.nonzero(bad)[0][:limit]]
 
 
+def first_at(trace, k, positions, limit):
+    """`first_bad` given the ascending positions of the bad iterations."""
+    return [describe(trace, k, int(p)) for p in positions[:limit]]
+
+
+def subset(values, at: np.ndarray) -> np.ndarray:
+    """values (one per iteration, or one broadcast value) at the positions `at`."""
+    values = np.asarray(values)
+    return values[at] if values.ndim else np.broadcast_to(values, at.shape)
+
+
+def _counts(values: np.ndarray):
+    """Occurrences of each value by bincount when the values span a small range, else None."""
+    lo, hi = int(values.min()), int(values.max())
+    if hi - lo > 4 * values.size + 4096:
+        return None
+    return np.bincount((values - lo).astype(np.intp), minlength=hi - lo + 1), lo
+
+
+def any_repeated(values: np.ndarray) -> bool:
+    """Whether some value occurs twice: the twins' quick test before they sort to name the pair."""
+    if values.size < 2:
+        return False
+    counted = _counts(values)
+    if counted is None:
+        v = np.sort(values)
+        return bool((v[1:] == v[:-1]).any())
+    return bool(counted[0].max() > 1)
+
+
+def any_shared(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether a value occurs in both a and b."""
+    if not a.size or not b.size:
+        return False
+    return any_repeated(np.concatenate([np.unique(a) if any_repeated(a) else a,
+                                        np.unique(b) if any_repeated(b) else b]))
+
+
 def locate(trace, phase_name, idx, size):
     """The phase a witness names and the positions of the witnessed iterations (-1: none)."""
     q = trace.phase(phase_name)

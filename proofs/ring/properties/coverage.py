@@ -10,7 +10,7 @@ from ringproof.errors import BadInput
 from ringproof.model.ring.machine import describe
 from ringproof.proofs.ring.iterations import It, active, exists, fresh, new_var, ref_eq, same_iteration
 from ringproof.proofs.ring.normalize import PARAMS, NormalizationError
-from ringproof.proofs.ring.properties.base import Kind, computes, first_bad, generic_step, phases_computing, term_key
+from ringproof.proofs.ring.properties.base import Kind, any_repeated, computes, first_bad, generic_step, phases_computing, term_key
 from ringproof.schedules.dsl import Op
 from ringproof.schedules.expr import and_, between, eq, le, lift, not_, or_, var
 
@@ -151,6 +151,8 @@ def injective_concrete(trace, k, pt, limit):
     for col, e in zip(key, dims):
         flat = flat * (e + 2) + np.clip(col, -1, e)
     act = np.nonzero(pt.active)[0]
+    if not any_repeated(flat[act]):
+        return []
     order = act[np.argsort(flat[act], kind="stable")]
     dup = np.nonzero(flat[order][1:] == flat[order][:-1])[0]
     return [INJECTIVE.finding(pt.phase.name, "two iterations do one term",

@@ -24,11 +24,25 @@ def symbolic(S, P):
     return [SLOTS.check(P.name, build)]
 
 
+def _maybe_shared(pt, col, sel, m) -> bool:
+    """Whether two selected iterations of one cycle may share `col`. A trace lays out each cycle's
+    m iterations as one row, so sorting rows of m replaces a sort of the whole phase; the
+    unselected get distinct negative stand-ins (a clash with a negative PE only sends the twin to
+    its exact search)."""
+    if pt.size != pt.tuples * m or m == 1:
+        return pt.size != pt.tuples * m
+    rows = np.where(sel.reshape(pt.tuples, m), col.reshape(pt.tuples, m), -1 - np.arange(m))
+    rows.sort(axis=1)
+    return bool((rows[:, 1:] == rows[:, :-1]).any())
+
+
 def concrete(trace, k, pt, limit):
     out = []
     in_range_ = pt.target >= 0               # an index out of range is well-formed's finding
     for what, col, sel in (("PE", pt.pe, pt.busy), ("target", pt.target, pt.active & in_range_)):
         if what == "target" and pt.step.target is None:
+            continue
+        if not _maybe_shared(pt, col, sel, trace.m):
             continue
         a = np.nonzero(sel)[0]
         key = pt.cycle[a] * (trace.layout.size + trace.m + 2) + col[a]

@@ -10,8 +10,8 @@ import numpy as np
 from ringproof.proofs.ring.iterations import (active, alternatives, at, before, exists, fresh, moves, next_pe,
                                               node, ref_eq, same_iteration, sending, starts)
 from ringproof.proofs.ring.normalize import PARAMS
-from ringproof.proofs.ring.properties.base import Kind, computes, first_bad, generic_step, in_range, locate, \
-    phases_computing
+from ringproof.proofs.ring.properties.base import (Kind, computes, first_at, first_bad, generic_step, in_range, locate,
+                                                  phases_computing, subset)
 from ringproof.schedules.dsl import HOME
 from ringproof.schedules.expr import and_, eq, lift, not_, or_
 
@@ -92,6 +92,15 @@ def _holds_concrete(q, p, datum):
     return h
 
 
+def _inputs(trace) -> np.ndarray:
+    """Per datum id: whether it is an element of an input array."""
+    table = np.zeros(trace.layout.size, dtype=bool)
+    for a in trace.schedule.problem.inputs:
+        lo = trace.layout.offset[a.name]
+        table[lo:lo + int(np.prod(trace.layout.extents[a.name]))] = True
+    return table
+
+
 def _needs_send_source(pt):
     own = pt.target == pt.sent
     for o in pt.operands:
@@ -130,28 +139,27 @@ def source_concrete(trace, k, pt, limit):
     for label, o, w, need in _concrete_sites(pt):
         for mask, ph, idx in w.alternatives:
             kw = dict(prop=_prop(ph, name), label=label, where=ph or "home")
-            sel = need & mask
+            at = np.nonzero(need & mask)[0]        # the iterations this alternative must serve
+            oa, pe = o[at], pt.pe[at]
             if ph is None:
-                ok = (trace.home[np.maximum(o, 0)] == pt.pe) & (o >= 0)
-                inputs = [trace.layout.arrays.index(x) for x in trace.schedule.problem.inputs]
-                ok &= np.isin(trace.layout.array_of(np.maximum(o, 0)), inputs)
+                ok = (trace.home[np.maximum(oa, 0)] == pe) & (oa >= 0) & _inputs(trace)[np.maximum(oa, 0)]
                 out += [SOURCE.finding(name, "the datum is not an input placed on this PE", [it], **kw)
-                        for it in first_bad(trace, k, sel & ~ok, limit)]
+                        for it in first_at(trace, k, at[~ok], limit)]
                 continue
-            q, pos = locate(trace, ph, idx, pt.size)
+            q, pos = locate(trace, ph, {n_: subset(v, at) for n_, v in idx.items()}, at.size)
             if q.size == 0:
                 out += [SOURCE.finding(name, f"phase {ph} has no iterations at this size", [it], **kw)
-                        for it in first_bad(trace, k, sel, limit)]
+                        for it in first_at(trace, k, at, limit)]
                 continue
-            ok = pos >= 0
-            p = np.where(ok, pos, 0)
-            ok &= q.cycle[p] < pt.cycle
-            held = (q.pe[p] == pt.pe) & _holds_concrete(q, p, o) & ~(q.moves[p] & (q.target[p] == o))
-            sent = (q.pe[p] % trace.m + 1 == pt.pe) & q.send[p] & (q.stored[p] == o) & \
-                _holds_concrete(q, p, q.sent[p])
-            ok &= held | sent
+            p = np.where(pos >= 0, pos, 0)
+            earlier = (pos >= 0) & (q.cycle[p] < pt.cycle[at])
+            ok = earlier & (q.pe[p] == pe) & _holds_concrete(q, p, oa) & ~(q.moves[p] & (q.target[p] == oa))
+            r = np.nonzero(earlier & ~ok)[0]        # not held there: sent from the previous PE?
+            pr = p[r]
+            ok[r] = (q.pe[pr] % trace.m + 1 == pe[r]) & q.send[pr] & (q.stored[pr] == oa[r]) & \
+                _holds_concrete(q, pr, q.sent[pr])
             out += [SOURCE.finding(name, "the datum is not where the witness says", [it], **kw)
-                    for it in first_bad(trace, k, sel & ~ok, limit)]
+                    for it in first_at(trace, k, at[~ok], limit)]
     return out
 
 

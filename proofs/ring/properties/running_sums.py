@@ -8,7 +8,8 @@ import numpy as np
 
 from ringproof.proofs.ring.iterations import (at, before, exists, fresh, moves, next_pe, node, ref_eq,
                                               same_iteration, starts)
-from ringproof.proofs.ring.properties.base import Kind, computes, first_bad, generic_step, locate, phases_computing
+from ringproof.proofs.ring.properties.base import (Kind, any_repeated, any_shared, computes, first_bad, generic_step,
+                                                  locate, phases_computing)
 from ringproof.schedules.expr import and_, eq, lift, not_, or_
 
 
@@ -97,8 +98,12 @@ def first_concrete(trace, k, pt, limit):
 def _shared_values(mine, theirs):
     """Values twice in `mine` (theirs None: the same phase), else the values in both."""
     if theirs is None:
+        if not any_repeated(mine):
+            return mine[:0]
         u, c = np.unique(mine, return_counts=True)
         return u[c > 1]
+    if not any_shared(mine, theirs):
+        return mine[:0]
     return np.intersect1d(mine, theirs)
 
 
