@@ -287,7 +287,7 @@ class Encoding:
         return {x: (first[x], last[x]) for x in last}
 
     def _accumulators(self) -> None:
-        cnf, m, T = self.cnf, self.m, self.T
+        cnf, m = self.cnf, self.m
         consumed = self._ranges
         for a, ks in self.prob.acc_ops.items():
             lo = min(self.win[k][0] for k in ks)
@@ -300,8 +300,9 @@ class Encoding:
                 continue
             for t in range(lo, hi + 1):  # one op of a per cycle
                 cnf.amo([x for p in range(m) for x in here[(p, t)]])
-            started = [self._or([self.D[k][t] for k in ks]) for t in range(T + 1)]
-            done = [self._and([self.D[k][t] for k in ks]) for t in range(T + 1)]
+            span = range(lo, hi + 2)  # outside it every op of a is still to run (before) or has run
+            started = {t: self._or([self.D[k][t] for k in ks]) for t in span}
+            done = {t: self._and([self.D[k][t] for k in ks]) for t in span}
             pos = {(p, t): cnf.new() for t in range(lo + 1, hi + 1) for p in range(m)}
             P = lambda p, t: pos.get((p % m, t), FALSE)  # noqa: E731
             mv = {(p, t): cnf.new() for t in range(lo, hi) for p in range(m)} if m > 1 else {}
