@@ -130,9 +130,12 @@ def first_at(trace, k, positions, limit):
 
 
 def subset(values, at: np.ndarray) -> np.ndarray:
-    """values (one per iteration, or one broadcast value) at the positions `at`."""
+    """values (one per iteration, or one broadcast value) at the ascending positions `at` (all of
+    them: values itself, no copy)."""
     values = np.asarray(values)
-    return values[at] if values.ndim else np.broadcast_to(values, at.shape)
+    if not values.ndim:
+        return np.broadcast_to(values, at.shape)
+    return values if at.size == values.size else values[at]
 
 
 def _counts(values: np.ndarray):

@@ -60,10 +60,10 @@ def terms_symbolic(S, P):
 
 def _keys(trace, pt, eqn):
     """Per iteration: the term key (target indices + reduction index) as integer arrays."""
-    cols = [np.broadcast_to(np.asarray(x, dtype=np.int64), (pt.size,)) for x in pt.step.target.idx]
+    cols = [np.broadcast_to(np.asarray(x, dtype=np.int32), (pt.size,)) for x in pt.step.target.idx]
     if eqn.reduce:
         o, pos = eqn.reduce_at
-        cols.append(np.broadcast_to(np.asarray(pt.step.operands[o].idx[pos], dtype=np.int64), (pt.size,)))
+        cols.append(np.broadcast_to(np.asarray(pt.step.operands[o].idx[pos], dtype=np.int32), (pt.size,)))
     return cols
 
 
@@ -200,7 +200,7 @@ def onto_concrete(trace, k, pt, limit):
     S, P = trace.schedule, trace.P
     key = _keys(trace, pt, eqn)
     _, dims = _extents(trace, eqn)
-    grids = np.meshgrid(*[np.arange(1, e + 1) for e in dims], indexing="ij")
+    grids = np.meshgrid(*[np.arange(1, e + 1, dtype=np.int32) for e in dims], indexing="ij")
     req = [g.ravel() for g in grids]
     symmetric = eqn.target in S.problem.symmetric_pairs
     if eqn.where or symmetric:
@@ -212,7 +212,7 @@ def onto_concrete(trace, k, pt, limit):
         req = [r[keep] for r in req]
     inv = pt.phase.inverse(P, tuple(req))
     size = req[0].size
-    idx = {n_: np.broadcast_to(np.asarray(inv[n_], dtype=np.int64), (size,)) for n_ in pt.phase.index_names}
+    idx = {n_: np.broadcast_to(np.asarray(inv[n_], dtype=np.int32), (size,)) for n_ in pt.phase.index_names}
     pos = pt.locate(idx)
     good = pos >= 0
     good[good] &= pt.active[pos[good]]

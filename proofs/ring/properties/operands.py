@@ -140,7 +140,7 @@ def source_concrete(trace, k, pt, limit):
         for mask, ph, idx in w.alternatives:
             kw = dict(prop=_prop(ph, name), label=label, where=ph or "home")
             at = np.nonzero(need & mask)[0]        # the iterations this alternative must serve
-            oa, pe = o[at], pt.pe[at]
+            oa, pe, cycle = (subset(x, at) for x in (o, pt.pe, pt.cycle))
             if ph is None:
                 ok = (trace.home[np.maximum(oa, 0)] == pe) & (oa >= 0) & _inputs(trace)[np.maximum(oa, 0)]
                 out += [SOURCE.finding(name, "the datum is not an input placed on this PE", [it], **kw)
@@ -152,7 +152,7 @@ def source_concrete(trace, k, pt, limit):
                         for it in first_at(trace, k, at, limit)]
                 continue
             p = np.where(pos >= 0, pos, 0)
-            earlier = (pos >= 0) & (q.cycle[p] < pt.cycle[at])
+            earlier = (pos >= 0) & (q.cycle[p] < cycle)
             ok = earlier & (q.pe[p] == pe) & _holds_concrete(q, p, oa) & ~(q.moves[p] & (q.target[p] == oa))
             r = np.nonzero(earlier & ~ok)[0]        # not held there: sent from the previous PE?
             pr = p[r]
