@@ -138,31 +138,32 @@ def subset(values, at: np.ndarray) -> np.ndarray:
     return values if at.size == values.size else values[at]
 
 
-def _counts(values: np.ndarray):
-    """Occurrences of each value by bincount when the values span a small range, else None."""
-    lo, hi = int(values.min()), int(values.max())
-    if hi - lo > 4 * values.size + 4096:
-        return None
-    return np.bincount((values - lo).astype(np.intp), minlength=hi - lo + 1), lo
+def _small_range(values: np.ndarray) -> bool:
+    """Whether a table indexed by value (a bincount) costs no more than the values themselves."""
+    return int(values.max()) - int(values.min()) <= 4 * values.size + 4096
 
 
 def any_repeated(values: np.ndarray) -> bool:
     """Whether some value occurs twice: the twins' quick test before they sort to name the pair."""
     if values.size < 2:
         return False
-    counted = _counts(values)
-    if counted is None:
+    if not _small_range(values):
         v = np.sort(values)
         return bool((v[1:] == v[:-1]).any())
-    return bool(counted[0].max() > 1)
+    return bool(np.bincount((values - values.min()).astype(np.intp)).max() > 1)
 
 
 def any_shared(a: np.ndarray, b: np.ndarray) -> bool:
     """Whether a value occurs in both a and b."""
     if not a.size or not b.size:
         return False
-    return any_repeated(np.concatenate([np.unique(a) if any_repeated(a) else a,
-                                        np.unique(b) if any_repeated(b) else b]))
+    both = np.concatenate([a, b])
+    if not _small_range(both):
+        return np.intersect1d(a, b).size > 0
+    lo = both.min()
+    seen = np.zeros(int(both.max() - lo) + 1, dtype=bool)
+    seen[a - lo] = True
+    return bool(seen[b - lo].any())
 
 
 def locate(trace, phase_name, idx, size):
