@@ -9,12 +9,17 @@ size's cycles and active ops, which the counts tier compares with its closed for
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
+from typing import Callable
 
 from ringproof.model.ring.trace import Trace, build_trace
 from ringproof.proofs.ring.heap import keep_freed_memory
-from ringproof.proofs.ring.pool import fork_map
+from ringproof.proofs.ring.pool import run_all
 from ringproof.proofs.ring.properties import check_trace
 from ringproof.schedules.dsl import Schedule
+
+
+_FORK_FROM = 9       # fewer sizes run in this process: forking costs more than they take
 
 
 def sizes(max_n: int, max_m: int | None = None):
@@ -34,10 +39,12 @@ def shapes(schedule: Schedule, max_n: int, max_m: int | None = None):
 @dataclass
 class Sweep:
     """What a sweep found: `verdicts` (property, phase) -> smallest failing (n, m, Finding) or None;
-    `counts` (n, m, d) -> the enumerated {"cycles": int, "ops": {op: active iterations}}."""
+    `counts` (n, m, d) -> the enumerated {"cycles": int, "ops": {op: active iterations}}; `first`
+    the result of the task run beside it (None without one)."""
 
     verdicts: dict
     counts: dict
+    first: object = None
 
 
 def enumerated_counts(trace: Trace) -> dict:
@@ -60,23 +67,28 @@ def _check_one(job, nmd):
 
 
 def sweep(schedule: Schedule, max_n: int, properties=None, max_m=None, jobs: int = 0,
-          only: tuple | None = None, checks: bool = True) -> Sweep:
+          only: tuple | None = None, checks: bool = True, first: Callable | None = None) -> Sweep:
     """Enumerate every (n, m, d) up to max_n (`shapes`), or the one size `only` ((n, m) or
     (n, m, d); d = n if not given). `properties`: those to check (None: all); `checks` False:
     count only. The Finding's `d` says at which d (= n for a square schedule). `jobs`: worker
-    processes (0: one per core)."""
+    processes (0: one per core); `first`: a zero-argument task run in the same pool before the
+    sizes (the counts' closed forms)."""
     keep_freed_memory()
     if only:
         todo = [(only[0], only[1], only[2] if len(only) > 2 else only[0])]
     else:   # largest first (a trace has about n·n·d iterations), one size per task: small ones fill in
         todo = sorted(shapes(schedule, max_n, max_m), key=lambda t: t[0] * t[0] * t[2], reverse=True)
-    raw = fork_map(_check_one, (schedule, properties, checks), todo, jobs, chunksize=1, min_items=9)
+    tasks = [partial(_check_one, (schedule, properties, checks), nmd) for nmd in todo]
+    if first is not None:
+        tasks.insert(0, first)
+    raw = run_all(tasks, jobs) if len(todo) >= _FORK_FROM else [task() for task in tasks]
+    head = raw.pop(0) if first is not None else None
     verdicts: dict = {}
     for n, m, d, found, _ in sorted(raw, key=lambda r: (r[0] + r[2], r[0], r[1])):
         for key, f in found.items():
             if verdicts.get(key) is None:
                 verdicts[key] = (n, m, f) if f is not None else None
-    return Sweep(verdicts, {(n, m, d): got for n, m, d, _, got in raw})
+    return Sweep(verdicts, {(n, m, d): got for n, m, d, _, got in raw}, head)
 
 
 def check_sizes(schedule: Schedule, max_n: int, properties=None, max_m=None, jobs: int = 0,

@@ -57,7 +57,7 @@ def verify(schedule: Schedule, opts: Options = Options()) -> list[Result]:
     if solver_props and opts.tier == "bounded":
         opts.progress(f"{schedule.name}: enumerating " + (f"n={opts.size[0]}, m={opts.size[1]}" if opts.size
                       else f"{len(shapes(schedule, opts.max_n))} sizes with n ≤ {opts.max_n}"))
-        bounded, enumerated = _bounded(schedule, solver_props, opts)
+        bounded, enumerated, derived = _bounded(schedule, solver_props, opts, "counts" in opts.properties)
         results += bounded
     elif solver_props:
         checks = [c for c in derive(schedule) if c.property in solver_props]
@@ -206,11 +206,13 @@ def _enumerated(schedule, n, m, f) -> Counterexample:
 # ----------------------------------------------------------------------------- bounded tier
 
 
-def _bounded(schedule: Schedule, props, opts: Options) -> tuple[list[Result], dict | None]:
-    """The results of the sweep, and its enumerated counts when it covered every size (the counts
-    tier's own sweep, then, is not run again)."""
+def _bounded(schedule: Schedule, props, opts: Options, with_counts: bool) -> tuple[list[Result], dict | None, tuple]:
+    """The results of the sweep; its enumerated counts when it covered every size (the counts
+    tier's own sweep, then, is not run again); the counts' closed forms if asked, computed in the
+    same pool, first (`_timed_counts`)."""
     t0 = time.perf_counter()
-    swept = sweep(schedule, opts.max_n, props, jobs=opts.jobs, only=opts.size)
+    swept = sweep(schedule, opts.max_n, props, jobs=opts.jobs, only=opts.size,
+                  first=partial(_timed_counts, schedule, opts) if with_counts else None)
     found = swept.verdicts
     secs = time.perf_counter() - t0
     out = []
@@ -223,7 +225,7 @@ def _bounded(schedule: Schedule, props, opts: Options) -> tuple[list[Result], di
         cex = _enumerated(schedule, *hit)
         out.append(Result(prop, phase, Verdict.REFUTED, "bounded", secs / max(len(found), 1),
                           f"{cex.check}: fails at {cex.sizes()}", cex))
-    return out, (None if opts.size else swept.counts)
+    return out, (None if opts.size else swept.counts), swept.first
 
 
 # ----------------------------------------------------------------------------- counts
