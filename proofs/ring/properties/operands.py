@@ -13,7 +13,7 @@ from ringproof.proofs.ring.normalize import PARAMS
 from ringproof.proofs.ring.properties.base import (Kind, computes, first_at, first_bad, generic_step, in_range, locate,
                                                   phases_computing, subset)
 from ringproof.schedules.dsl import HOME
-from ringproof.schedules.expr import and_, eq, lift, not_, or_
+from ringproof.schedules.expr import and_, eq, lift, mod, not_, or_
 
 
 def _prop(where: str | None, phase: str) -> str:
@@ -84,9 +84,10 @@ def _site(S, ctx, P, si, ai):
 
 def _holds_concrete(q, p, datum):
     """q's iterations p have `datum` on their PE: read it, touch it as their sum, or forward it."""
-    h = (q.node[p] if q.op.accumulates else q.active[p]) & (q.target[p] == datum)
+    act = q.active[p]
+    h = (q.node[p] if q.op.accumulates else act) & (q.target[p] == datum)
     for o in q.operands:
-        h |= q.active[p] & (o[p] == datum)
+        h |= act & (o[p] == datum)
     if q.send_source is not None:
         h |= q.send[p] & ~q.moves[p] & (q.sent[p] == datum)
     return h
@@ -156,7 +157,7 @@ def source_concrete(trace, k, pt, limit):
             ok = earlier & (q.pe[p] == pe) & _holds_concrete(q, p, oa) & ~(q.moves[p] & (q.target[p] == oa))
             r = np.nonzero(earlier & ~ok)[0]        # not held there: sent from the previous PE?
             pr = p[r]
-            ok[r] = (q.pe[pr] % trace.m + 1 == pe[r]) & q.send[pr] & (q.stored[pr] == oa[r]) & \
+            ok[r] = (mod(q.pe[pr], trace.m) + 1 == pe[r]) & q.send[pr] & (q.stored[pr] == oa[r]) & \
                 _holds_concrete(q, pr, q.sent[pr])
             out += [SOURCE.finding(name, "the datum is not where the witness says", [it], **kw)
                     for it in first_at(trace, k, at[~ok], limit)]
