@@ -31,17 +31,19 @@ def test_shared_values_are_those_of_unique_and_intersect():
 
 
 @pytest.mark.parametrize("what", ["PE", "target"])
-def test_a_clash_in_one_cycle_is_named_by_its_first_pair(what):
-    trace = build_trace(ALGO1, 6, 3)
+@pytest.mark.parametrize("n,m", [(6, 3), (12, 12)])           # column pairs, and a sort of each row
+def test_a_clash_in_one_cycle_is_named_by_its_first_pair(what, n, m):
+    trace = build_trace(ALGO1, n, m)
     pt = trace.phases[0]
     assert no_conflict.concrete(trace, 0, pt, 1) == []
     field = "pe" if what == "PE" else "target"
     col = getattr(pt, field).copy()
-    col[7] = col[8]                       # cycle 2 holds positions 6, 7, 8
+    a, b = m + 1, 2 * m - 1               # cycle 1 holds positions m .. 2m - 1
+    col[a] = col[b]
     setattr(pt, field, col)
     (f,) = no_conflict.concrete(trace, 0, pt, 1)
     assert what in f.message
-    assert [it["l"] for it in f.iterations] == [pt.index["l"][7], pt.index["l"][8]]
+    assert [it["l"] for it in f.iterations] == [pt.index["l"][a], pt.index["l"][b]]
 
 
 @pytest.mark.parametrize("schedule", [ALGO1, ALGO3])
