@@ -110,10 +110,13 @@ def _needs_send_source(pt):
 
 
 def _concrete_sites(pt):
-    """(label, datum ids, witness alternatives, mask of iterations that need the datum)."""
-    sites = [(f"operand {i + 1}", o, w, pt.active) for i, (o, w) in enumerate(zip(pt.operands, pt.sources))]
+    """(label, datum ids, witness alternatives, mask of iterations that need the datum, the datum's
+    array)."""
+    st = pt.step
+    sites = [(f"operand {i + 1}", o, w, pt.active, ref.array)
+             for i, (o, w, ref) in enumerate(zip(pt.operands, pt.sources, st.operands))]
     if pt.send_source is not None:
-        sites.append(("sent datum", pt.sent, pt.send_source, _needs_send_source(pt)))
+        sites.append(("sent datum", pt.sent, pt.send_source, _needs_send_source(pt), st.send.datum.array))
     return sites
 
 
@@ -137,7 +140,7 @@ def source_symbolic(S, P):
 
 def source_concrete(trace, k, pt, limit):
     out, name = [], pt.phase.name
-    for label, o, w, need in _concrete_sites(pt):
+    for label, o, w, need, _ in _concrete_sites(pt):
         for mask, ph, idx in w.alternatives:
             kw = dict(prop=_prop(ph, name), label=label, where=ph or "home")
             at = np.nonzero(need & mask)[0]        # the iterations this alternative must serve
@@ -190,15 +193,24 @@ def final_symbolic(S, P):
 
 def final_concrete(trace, k, pt, limit):
     out, name = [], pt.phase.name
-    for label, o, w, need in _concrete_sites(pt):
+    for label, o, w, need, array in _concrete_sites(pt):
         for mask, ph, idx in w.alternatives:
             if ph is None:
                 continue
-            q, pos = locate(trace, ph, idx, pt.size)
-            if q.size == 0 or not q.op.accumulates:
+            src = trace.phase(ph).step
+            if not src.op.accumulates:
+                continue
+            at = np.nonzero(need & mask)[0]
+            oa = subset(o, at)
+            if src.target.array != array and not (oa < 0).any():
+                continue            # ids of two arrays never meet (only the out-of-range id -1 could)
+            q, pos = locate(trace, ph, {n_: subset(v, at) for n_, v in idx.items()}, at.size)
+            if q.size == 0:
                 continue
             p = np.where(pos >= 0, pos, 0)
-            fin = need & mask & (pos >= 0) & (q.target[p] == o)
+            fin = (pos >= 0) & (q.target[p] == oa)     # reads the sum the witness adds to
+            if not fin.any():
+                continue
             for qt in trace.phases:
                 if not computes(qt, q.step.target.array):
                     continue
@@ -211,7 +223,7 @@ def final_concrete(trace, k, pt, limit):
                 succ[pq[s]] = True
                 out += [FINAL.finding(name, "the datum is read before its sum is complete", [it],
                                       prop=_prop(ph, name), label=label, other=qt.phase.name)
-                        for it in first_bad(trace, k, fin & succ[p], limit)]
+                        for it in first_at(trace, k, at[fin & succ[p]], limit)]
     return out
 
 
