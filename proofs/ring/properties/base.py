@@ -150,7 +150,7 @@ def any_repeated(values: np.ndarray) -> bool:
     if not _small_range(values):
         v = np.sort(values)
         return bool((v[1:] == v[:-1]).any())
-    return bool(np.bincount((values - values.min()).astype(np.intp)).max() > 1)
+    return bool(np.bincount(values - values.min()).max() > 1)
 
 
 def any_shared(a: np.ndarray, b: np.ndarray) -> bool:

@@ -147,7 +147,8 @@ def injective_concrete(trace, k, pt, limit):
         return []
     key = _keys(trace, pt, eqn)
     _, dims = _extents(trace, eqn)
-    flat = np.zeros(pt.size, dtype=np.int64)
+    wide = np.prod([e + 2 for e in dims], dtype=float) >= 2**31
+    flat = np.zeros(pt.size, dtype=np.int64 if wide else np.int32)
     for col, e in zip(key, dims):
         flat = flat * (e + 2) + np.clip(col, -1, e)
     act = np.nonzero(pt.active)[0]
