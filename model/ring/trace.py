@@ -39,7 +39,7 @@ def enumerate_loops(phase: Phase, P, box: list | None = None) -> dict[str, np.nd
         starts = np.cumsum(count) - count
         inner = np.arange(rep.size) - np.repeat(starts, count)
         ix = {name: val[rep] for name, val in ix.items()}
-        ix[lp.name] = np.repeat(lo, count) + inner
+        ix[lp.name] = (np.repeat(lo, count) + inner).astype(np.int32)   # as the loop bounds
         size = rep.size
     return ix
 
