@@ -71,6 +71,8 @@ class Encoding:
     g (model/bitlevel_rotation.py). Pin and rotation remove valid runs: for witness search only.
     barriers is the machine's barrier mode (global, pe, none; a split needs global barriers); cube
     {op key: PE} keeps the runs in which each named op runs on its PE (one cube of cubes.py).
+    With fixed, compact (the default) encodes the memory only at the run's points
+    (`_memory_of_run`); compact=False keeps one variable per datum, PE and cycle, as the search does.
     """
 
     def __init__(self, prob: Problem, T: int, split=None, fixed=None, pin=None, rotation: int | None = None,
