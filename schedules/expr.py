@@ -263,16 +263,16 @@ def _numpy_backend() -> Backend:
             out = np.logical_or(out, x)
         return out
 
-    def floor_mod(a, b):
-        # by a positive int, a − (a div b)·b: numpy divides by a constant several times faster than
-        # it takes np.mod
-        if isinstance(b, int) and not isinstance(b, bool) and b > 0:
-            return a - np.floor_divide(a, b) * b
+    def mod(a, b):
+        """np.mod; by a positive int, a − b·(a div b): numpy divides an integer array by one
+        number without a hardware division per element, about four times faster."""
+        if isinstance(a, np.ndarray) and a.dtype.kind == "i" and type(b) is int and b > 0:
+            return a - b * (a // b)
         return np.mod(a, b)
 
     return Backend(
         "numpy", lambda x: isinstance(x, np.ndarray),
-        mod=floor_mod, div=np.floor_divide, ite=np.where,
+        mod=mod, div=np.floor_divide, ite=np.where,
         eq=operator.eq, lt=operator.lt, le=operator.le,
         and_=every, or_=some, not_=np.logical_not,
     )

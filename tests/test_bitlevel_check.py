@@ -78,6 +78,25 @@ def test_barrier_violated():
     _both_reject(bad, "barrier violated")
 
 
+@pytest.mark.parametrize("variant,datum", [("plain", ("w", 0, 1)), ("plain", ("e", 1, 0)), ("plain", ("w1", 0, 1)),
+                                           ("symmetric", ("w1", 0, 1))])
+def test_send_of_a_datum_the_pe_does_not_hold(variant, datum):
+    """An extra send, on a free link slot, of a result PE 0 never holds at that cycle (the per-cycle
+    encoding had no send variable before a datum's first production and accepted it)."""
+    run = simple_run(variant, 2, 2)
+    used = {(s.p, s.t) for s in run.sends}
+    t = next(t for t in range(run.T) if (0, t) not in used)
+    _both_reject(replace(run, sends=run.sends + (Send(t, 0, datum),)), "is not on PE 0")
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_compact_and_per_cycle_encodings_agree_on_a_valid_run(variant):
+    run = simple_run(variant, 3, 2)
+    compact, full = sat_check_run(run), sat_check_run(run, compact=False)
+    assert compact.valid is True and full.valid is True
+    assert compact.variables < full.variables
+
+
 def test_op_missing(base):
     _both_reject(replace(base, ops=base.ops[1:]), "missing")
 

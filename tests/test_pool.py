@@ -3,13 +3,12 @@
 import pytest
 
 from ringproof.errors import BadInput
-from ringproof.proofs.ring.pool import fork_map, run_all
+from ringproof.proofs.ring.pool import run_all
 
 
 def test_results_in_task_order_from_unpicklable_closures():
     local = {i: (lambda i=i: i * i) for i in range(7)}          # lambdas cannot be pickled
     assert run_all([local[i] for i in range(7)], jobs=2) == [i * i for i in range(7)]
-    assert fork_map(lambda shared, x: shared + x, 10, list(range(9)), jobs=2, chunksize=4) == list(range(10, 19))
 
 
 def test_a_task_error_is_raised_in_the_parent_with_its_type():

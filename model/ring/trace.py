@@ -54,7 +54,7 @@ def enumerate_loops(phase: Phase, P, box: list | None = None) -> dict[str, np.nd
         starts = np.cumsum(count) - count
         inner = np.arange(rep.size) - np.repeat(starts, count)
         ix = {name: val[rep] for name, val in ix.items()}
-        ix[lp.name] = np.repeat(lo, count) + inner
+        ix[lp.name] = (np.repeat(lo, count) + inner).astype(np.int32)   # as the loop bounds
         size = rep.size
     return ix
 
@@ -107,17 +107,17 @@ class PhaseTrace:
     def size(self) -> int:
         return self.cycle.size
 
-    # the trace vocabulary (model/ring/vocabulary.py), one element per iteration
+    # the trace vocabulary (model/ring/vocabulary.py), one element per iteration, computed once
 
-    @property
+    @cached_property
     def busy(self) -> np.ndarray:
         return vocabulary.busy(self.active, self.send)
 
-    @property
+    @cached_property
     def node(self) -> np.ndarray:
         return vocabulary.node(self.active, self.moves) if self.op.accumulates else np.zeros(self.size, bool)
 
-    @property
+    @cached_property
     def starts(self) -> np.ndarray:
         return vocabulary.starts(self.active, self.first) if self.first is not None else np.zeros(self.size, bool)
 

@@ -2,15 +2,24 @@
 for every (n, m) with m | n up to a bound.
 
 Same definitions, same witnesses, evaluated on the numpy trace of `ringproof.model.ring.trace`
-instead of in Z3: the exhaustive cross-check of every parametric verdict.
+instead of in Z3: the exhaustive cross-check of every parametric verdict. The same pass counts each
+size's cycles and active ops, which the counts tier compares with its closed forms.
 """
 
 from __future__ import annotations
 
-from ringproof.model.ring.trace import build_trace
-from ringproof.proofs.ring.pool import fork_map
+from dataclasses import dataclass
+from functools import partial
+from typing import Callable
+
+from ringproof.model.ring.trace import Trace, build_trace
+from ringproof.proofs.ring.heap import keep_freed_memory
+from ringproof.proofs.ring.pool import run_all
 from ringproof.proofs.ring.properties import check_trace
 from ringproof.schedules.dsl import Schedule
+
+
+_FORK_FROM = 9       # fewer sizes run in this process: forking costs more than they take
 
 
 def sizes(max_n: int, max_m: int | None = None):
@@ -27,30 +36,62 @@ def shapes(schedule: Schedule, max_n: int, max_m: int | None = None):
     return [(n, m, d) for n, m in sizes(max_n, max_m) for d in range(m, max_n + 1, m)]
 
 
+@dataclass
+class Sweep:
+    """What a sweep found: `verdicts` (property, phase) -> smallest failing (n, m, Finding) or None;
+    `counts` (n, m, d) -> the enumerated {"cycles": int, "ops": {op: active iterations}}; `first`
+    the result of the task run beside it (None without one)."""
+
+    verdicts: dict
+    counts: dict
+    first: object = None
+
+
+def enumerated_counts(trace: Trace) -> dict:
+    """Cycles and active ops per kind of one trace."""
+    got: dict = {"cycles": trace.cycles, "ops": {}}
+    for pt in trace.phases:
+        got["ops"][pt.op.value] = got["ops"].get(pt.op.value, 0) + int(pt.active.sum())
+    return got
+
+
 def _check_one(job, nmd):
-    schedule, properties = job
+    schedule, properties, checks = job
     n, m, d = nmd
-    found = check_trace(build_trace(schedule, n, m, d), properties)
+    trace = build_trace(schedule, n, m, d)
+    found = check_trace(trace, properties) if checks else {}
     for fs in found.values():
         for f in fs:
             f.d = d
-    return n, m, d, {key: (fs[0] if fs else None) for key, fs in found.items()}
+    return n, m, d, {key: (fs[0] if fs else None) for key, fs in found.items()}, enumerated_counts(trace)
+
+
+def sweep(schedule: Schedule, max_n: int, properties=None, max_m=None, jobs: int = 0,
+          only: tuple | None = None, checks: bool = True, first: Callable | None = None) -> Sweep:
+    """Enumerate every (n, m, d) up to max_n (`shapes`), or the one size `only` ((n, m) or
+    (n, m, d); d = n if not given). `properties`: those to check (None: all); `checks` False:
+    count only. The Finding's `d` says at which d (= n for a square schedule). `jobs`: worker
+    processes (0: one per core); `first`: a zero-argument task run in the same pool before the
+    sizes (the counts' closed forms)."""
+    keep_freed_memory()
+    if only:
+        todo = [(only[0], only[1], only[2] if len(only) > 2 else only[0])]
+    else:   # largest first (a trace has about n·n·d iterations), one size per task: small ones fill in
+        todo = sorted(shapes(schedule, max_n, max_m), key=lambda t: t[0] * t[0] * t[2], reverse=True)
+    tasks = [partial(_check_one, (schedule, properties, checks), nmd) for nmd in todo]
+    if first is not None:
+        tasks.insert(0, first)
+    raw = run_all(tasks, jobs) if len(todo) >= _FORK_FROM else [task() for task in tasks]
+    head = raw.pop(0) if first is not None else None
+    verdicts: dict = {}
+    for n, m, d, found, _ in sorted(raw, key=lambda r: (r[0] + r[2], r[0], r[1])):
+        for key, f in found.items():
+            if verdicts.get(key) is None:
+                verdicts[key] = (n, m, f) if f is not None else None
+    return Sweep(verdicts, {(n, m, d): got for n, m, d, _, got in raw}, head)
 
 
 def check_sizes(schedule: Schedule, max_n: int, properties=None, max_m=None, jobs: int = 0,
                 only: tuple | None = None):
-    """Enumerate every (n, m, d) up to max_n (`shapes`), or the one size `only` ((n, m) or
-    (n, m, d); d = n if not given): (property, phase) -> smallest failing (n, m, Finding) or None;
-    the Finding's `d` says at which d (= n for a square schedule). `jobs`: worker processes
-    (0: one per core)."""
-    if only:
-        todo = [(only[0], only[1], only[2] if len(only) > 2 else only[0])]
-    else:   # largest first: slowest
-        todo = sorted(shapes(schedule, max_n, max_m), key=lambda t: t[0] * t[2], reverse=True)
-    raw = fork_map(_check_one, (schedule, properties), todo, jobs, chunksize=4, min_items=9)
-    verdicts: dict = {}
-    for n, m, d, found in sorted(raw, key=lambda r: (r[0] + r[2], r[0], r[1])):
-        for key, f in found.items():
-            if verdicts.get(key) is None:
-                verdicts[key] = (n, m, f) if f is not None else None
-    return verdicts
+    """`sweep(...).verdicts`: (property, phase) -> smallest failing (n, m, Finding) or None."""
+    return sweep(schedule, max_n, properties, max_m, jobs, only).verdicts

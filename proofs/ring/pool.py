@@ -8,7 +8,6 @@ and on any exception (Ctrl-C included) the workers are terminated, so none outli
 
 from __future__ import annotations
 
-from functools import partial
 import multiprocessing as mp
 import os
 import pickle
@@ -55,19 +54,6 @@ def run_all(tasks: list, jobs: int = 0) -> list:
             if p.is_alive():
                 p.terminate()
             p.join()
-
-
-def fork_map(fn, shared, items: list, jobs: int = 0, chunksize: int = 1, min_items: int = 2) -> list:
-    """[fn(shared, item) for item in items], in order, on up to `jobs` forked workers, `chunksize`
-    items per task; serially when there are fewer than `min_items`."""
-    if len(items) < min_items:
-        return [fn(shared, item) for item in items]
-    chunks = [items[i:i + chunksize] for i in range(0, len(items), chunksize)]
-    return [r for part in run_all([partial(_map, fn, shared, c) for c in chunks], jobs) for r in part]
-
-
-def _map(fn, shared, chunk: list) -> list:
-    return [fn(shared, item) for item in chunk]
 
 
 def _work(tasks, todo, done):

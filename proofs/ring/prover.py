@@ -15,10 +15,10 @@ from typing import Callable
 from ringproof.errors import BadInput
 from ringproof.model.ring.machine import run
 from ringproof.model.ring.trace import build_trace
-from ringproof.proofs.ring.bounded import check_sizes, shapes
+from ringproof.proofs.ring.bounded import check_sizes, shapes, sweep
 from ringproof.proofs.progress import silent
 from ringproof.proofs.ring.formulas import check_formulas
-from ringproof.proofs.ring.pool import fork_map, run_all
+from ringproof.proofs.ring.pool import run_all
 from ringproof.proofs.ring.properties import Check, check_trace, derive
 from ringproof.proofs.ring.smt import Outcome, discharge
 from ringproof.proofs.results import PROPERTIES, Counterexample, Result, Verdict
@@ -51,11 +51,12 @@ def verify(schedule: Schedule, opts: Options = Options()) -> list[Result]:
     check_formulas(schedule)
     results: list[Result] = []
     solver_props = [p for p in opts.properties if p != "counts"]
-    derived = None
+    derived, enumerated = None, None
     if solver_props and opts.tier == "bounded":
         opts.progress(f"{schedule.name}: enumerating " + (f"n={opts.size[0]}, m={opts.size[1]}" if opts.size
                       else f"{len(shapes(schedule, opts.max_n))} sizes with n ≤ {opts.max_n}"))
-        results += _bounded(schedule, solver_props, opts)
+        bounded, enumerated, derived = _bounded(schedule, solver_props, opts, "counts" in opts.properties)
+        results += bounded
     elif solver_props:
         checks = [c for c in derive(schedule) if c.property in solver_props]
         opts.progress(f"{schedule.name}: {len(checks)} checks at tier {opts.tier}")
@@ -63,7 +64,7 @@ def verify(schedule: Schedule, opts: Options = Options()) -> list[Result]:
         results += solved
     if "counts" in opts.properties:
         opts.progress(f"{schedule.name}: counting cycles and ops")
-        results.append(_counts(schedule, opts, results, derived))
+        results.append(_counts(schedule, opts, results, derived, enumerated))
     order = {p: i for i, p in enumerate(PROPERTIES)}
     phases = {p.name: i for i, p in enumerate(schedule.phases)}
     return sorted(results, key=lambda r: (phases.get(r.phase, len(phases)), order[r.property]))
@@ -211,9 +212,14 @@ def _enumerated(schedule, n, m, f) -> Counterexample:
 # ----------------------------------------------------------------------------- bounded tier
 
 
-def _bounded(schedule: Schedule, props, opts: Options) -> list[Result]:
+def _bounded(schedule: Schedule, props, opts: Options, with_counts: bool) -> tuple[list[Result], dict | None, tuple]:
+    """The results of the sweep; its enumerated counts when it covered every size (the counts
+    tier's own sweep, then, is not run again); the counts' closed forms if asked, computed in the
+    same pool, first (`_count_task`)."""
     t0 = time.perf_counter()
-    found = check_sizes(schedule, opts.max_n, props, jobs=opts.jobs, only=opts.size)
+    swept = sweep(schedule, opts.max_n, props, jobs=opts.jobs, only=opts.size,
+                  first=partial(_count_task, schedule, opts, True) if with_counts else None)
+    found = swept.verdicts
     secs = time.perf_counter() - t0
     out = []
     for (prop, phase), hit in found.items():
@@ -225,23 +231,15 @@ def _bounded(schedule: Schedule, props, opts: Options) -> list[Result]:
         cex = _enumerated(schedule, *hit)
         out.append(Result(prop, phase, Verdict.REFUTED, "bounded", secs / max(len(found), 1),
                           f"{cex.check}: fails at {cex.sizes()}", cex))
-    return out
+    return out, (None if opts.size else swept.counts), swept.first
 
 
 # ----------------------------------------------------------------------------- counts
 
 
-def _enumerated_counts(schedule, nmd) -> dict:
-    """Cycles and active ops per kind of one (n, m, d), enumerated."""
-    tr = build_trace(schedule, *nmd)
-    got = {"cycles": tr.cycles, "ops": {}}
-    for pt in tr.phases:
-        got["ops"][pt.op.value] = got["ops"].get(pt.op.value, 0) + int(pt.active.sum())
-    return got
-
-
-def _counts(schedule: Schedule, opts: Options, done: list, counted=None) -> Result:
-    """The counts result; `counted` is `_count_task(schedule, opts)` if the pool already ran it."""
+def _counts(schedule: Schedule, opts: Options, done: list, counted=None, enumerated=None) -> Result:
+    """The counts result; `counted` is `_count_task(schedule, opts)` if a pool already ran it,
+    `enumerated` the bounded sweep's counts per (n, m, d) if it covered every size."""
     if counted is None:
         counted = _count_task(schedule, opts, keep=opts.tier == "bounded")
     t_end = time.perf_counter()
@@ -256,7 +254,7 @@ def _counts(schedule: Schedule, opts: Options, done: list, counted=None) -> Resu
             result = replace(result, verdict=Verdict.UNKNOWN,
                              reason=f"op counts of {', '.join(unproved)} rest on coverage, which is not proved")
     if opts.tier == "bounded" and result.verdict is not Verdict.REFUTED:
-        result = _enumerate_counts(schedule, opts, result, c)
+        result = _enumerate_counts(schedule, opts, result, c, enumerated)
     return replace(result, seconds=result.seconds + time.perf_counter() - t_end)
 
 
@@ -310,17 +308,19 @@ def _count_task(schedule: Schedule, opts: Options, keep: bool = False) -> tuple:
     return result, bijections, c if keep else None
 
 
-def _enumerate_counts(schedule: Schedule, opts: Options, result: Result, c) -> Result:
-    """The bounded tier: cycles and op counts enumerated for every size up to max_n, against the
-    closed forms; an op count with no closed form (guarded phases) against its claim, if any."""
+def _enumerate_counts(schedule: Schedule, opts: Options, result: Result, c, enumerated=None) -> Result:
+    """The bounded tier: cycles and op counts enumerated for every size up to max_n (the sweep's, or
+    a counting sweep of its own), against the closed forms; an op count with no closed form
+    (guarded phases) against its claim, if any."""
     from ringproof.proofs.ring.counting import claim_at
 
     claims = schedule.notes.get("claims", {})
     open_ops = {k for k, v in c.ops.items() if v is None}
     compared = set(c.ops) - (open_ops - set(claims))
-    todo = shapes(schedule, opts.max_n)
-    for (n, m, d), got in zip(todo, fork_map(_enumerated_counts, schedule, todo, opts.jobs, chunksize=4,
-                                             min_items=9)):
+    if enumerated is None:
+        enumerated = sweep(schedule, opts.max_n, jobs=opts.jobs, checks=False).counts
+    for n, m, d in shapes(schedule, opts.max_n):
+        got = enumerated[n, m, d]
         want = c.at(n, m, d)
         want["ops"].update({k: claim_at(claims[k], n, m, d) for k in open_ops & set(claims)})
         wops = {k: v for k, v in want["ops"].items() if v and k in compared}

@@ -8,6 +8,8 @@ Cardinality: pysat.card sequential counters.
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from pysat.card import CardEnc, EncType
 
 from ringproof.model.bitlevel.problem import Problem
@@ -69,11 +71,14 @@ class Encoding:
     g (model/bitlevel_rotation.py). Pin and rotation remove valid runs: for witness search only.
     barriers is the machine's barrier mode (global, pe, none; a split needs global barriers); cube
     {op key: PE} keeps the runs in which each named op runs on its PE (one cube of cubes.py).
+    With fixed, compact (the default) encodes the memory only at the run's points
+    (`_memory_of_run`); compact=False keeps one variable per datum, PE and cycle, as the search does.
     """
 
     def __init__(self, prob: Problem, T: int, split=None, fixed=None, pin=None, rotation: int | None = None,
-                 barriers: str = "global", cube: dict | None = None):
+                 barriers: str = "global", cube: dict | None = None, compact: bool = True):
         self.prob, self.T, self.m, self.split, self.rotation = prob, T, prob.m, split, rotation
+        self.compact = compact and fixed is not None   # a fixed run's memory only at its points
         self.barriers = barriers
         self.pin = pin or {}  # op key -> (p, t) for a subset of ops (staged witness search)
         self.cube = cube or {}  # op key -> the PE it runs on
@@ -87,6 +92,7 @@ class Encoding:
         self.send: dict = {}
         self.mv: dict = {}
         self.prod: dict = {}
+        self._points: dict = {}  # compact fixed run: (x, p) -> (cycles, at literals), see _memory_of_run
         if not self.cnf.conflict:
             self._build()
 
@@ -283,7 +289,7 @@ class Encoding:
         return {x: (first[x], last[x]) for x in last}
 
     def _accumulators(self) -> None:
-        cnf, m, T = self.cnf, self.m, self.T
+        cnf, m = self.cnf, self.m
         consumed = self._ranges
         for a, ks in self.prob.acc_ops.items():
             lo = min(self.win[k][0] for k in ks)
@@ -296,8 +302,9 @@ class Encoding:
                 continue
             for t in range(lo, hi + 1):  # one op of a per cycle
                 cnf.amo([x for p in range(m) for x in here[(p, t)]])
-            started = [self._or([self.D[k][t] for k in ks]) for t in range(T + 1)]
-            done = [self._and([self.D[k][t] for k in ks]) for t in range(T + 1)]
+            span = range(lo, hi + 2)  # outside it every op of a is still to run (before) or has run
+            started = {t: self._or([self.D[k][t] for k in ks]) for t in span}
+            done = {t: self._and([self.D[k][t] for k in ks]) for t in span}
             pos = {(p, t): cnf.new() for t in range(lo + 1, hi + 1) for p in range(m)}
             P = lambda p, t: pos.get((p % m, t), FALSE)  # noqa: E731
             mv = {(p, t): cnf.new() for t in range(lo, hi) for p in range(m)} if m > 1 else {}
@@ -342,11 +349,30 @@ class Encoding:
         return -self._or([-x for x in lits])
 
     def _memory(self) -> None:
-        cnf, m, prob = self.cnf, self.m, self.prob
+        cnf, prob = self.cnf, self.prob
         for k, s in enumerate(prob.ops):
             if s.out:
                 for (p, t), x in self.opv[k].items():
                     self.prod[(s.out, p, t)] = x
+        if self.compact:
+            self._memory_of_run()
+        else:
+            self._memory_per_cycle()
+        for k, s in enumerate(prob.ops):
+            for (p, t), v in self.opv[k].items():
+                for x in s.reads:
+                    cnf.add([-v, self.holds(x, p, t)])
+
+    def holds(self, x, p: int, t: int) -> int:
+        """The literal of at(x, p, t)."""
+        if not self.compact:
+            return self.at[(x, p, t)]
+        times, lits = self._points.get((x, p), ((0,), (FALSE,)))
+        return lits[bisect_right(times, t) - 1]
+
+    def _memory_per_cycle(self) -> None:
+        """at(x, p, t) for every cycle up to the datum's last use."""
+        cnf, m, prob = self.cnf, self.m, self.prob
         for x, (first, last) in self._ranges.items():
             init = prob.initial.get(x, frozenset())
             at = {}
@@ -373,10 +399,53 @@ class Encoding:
                 self.at[(x,) + key] = v
             for key, v in snd.items():
                 self.send[(x,) + key] = v
+
+    def _memory_of_run(self) -> None:
+        """at(x, p, t) of a fixed run, only at its points: cycle 0, each cycle after a possible
+        production of x on p or arrival of x from p − 1, and each cycle where p reads or sends x.
+        Between two points nothing can bring x to p, so the per-cycle variables there equal the
+        point before (persistence and the frame rule of `_memory_per_cycle` force it); dropping
+        them leaves the same rules over fewer variables. A datum nothing can bring to p is absent
+        there (FALSE), as unit propagation of the per-cycle encoding derives."""
+        cnf, m, prob = self.cnf, self.m, self.prob
+        sends: dict = {}          # (x, p) -> {t: literal of send(x, p, t)}, the run's listed sends
+        if m > 1:
+            for t, p, x in self.fixed_sends:
+                if x in self._ranges:
+                    lit = cnf.new() if (x, p, t) in self.mv else TRUE   # an accumulator's: move or copy
+                    sends.setdefault((x, p), {})[t] = lit
+                    self.send[(x, p, t)] = lit
+        prods: dict = {}          # (x, p) -> {t: literal of prod(x, p, t)}
+        for (x, p, t), lit in self.prod.items():
+            if lit != FALSE and x in self._ranges:
+                prods.setdefault((x, p), {})[t] = lit
+        reads: dict = {}          # (x, p) -> cycles where p reads x
         for k, s in enumerate(prob.ops):
             for (p, t), v in self.opv[k].items():
-                for x in s.reads:
-                    cnf.add([-v, self.at[(x, p, t)]])
+                if v != FALSE:
+                    for x in s.reads:
+                        reads.setdefault((x, p), set()).add(t)
+        for x, (first, last) in self._ranges.items():
+            init = prob.initial.get(x, frozenset())
+            for p in range(m):
+                q = (p - 1) % m
+                made, came, sent = prods.get((x, p), {}), sends.get((x, q), {}), sends.get((x, p), {})
+                times = {0} | {t + 1 for t in made} | {t + 1 for t in came} | set(sent) | reads.get((x, p), set())
+                times = sorted(t for t in times if t <= last)
+                lits = [TRUE if p in init else FALSE] + [cnf.new() if t > first else FALSE for t in times[1:]]
+                for i in range(1, len(times)):
+                    t = times[i]
+                    cnf.add([-lits[i - 1], lits[i]])
+                    cnf.add([-lits[i], lits[i - 1], made.get(t - 1, FALSE), came.get(t - 1, FALSE)])
+                self._points[(x, p)] = (times, lits)
+        for (x, p), sent in sends.items():
+            for t, s in sent.items():
+                cnf.add([-s, self.holds(x, p, t), self.prod.get((x, p, t), FALSE)])
+                cnf.add([-s, self.holds(x, (p + 1) % m, t + 1)])
+        for (x, p), made in prods.items():
+            for t, lit in made.items():
+                if t < self._ranges[x][1]:
+                    cnf.add([-lit, self.holds(x, p, t + 1)])
 
     def _fixed_send(self, x, p, t) -> int:
         if (x, p, t) in self.mv:  # listed: a move or a copy, decided in _links

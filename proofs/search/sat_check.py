@@ -21,8 +21,10 @@ def _key(variant: str, op: Op) -> tuple:
     return (op.kind, op.i, op.j, op.l)
 
 
-def sat_check_run(run: Run, solver: str = DEFAULT_SOLVER, timeout: float | None = None) -> CheckResult:
-    """Bounded check by SAT: the encoding with `run`'s ops and sends fixed; SAT = a valid run."""
+def sat_check_run(run: Run, solver: str = DEFAULT_SOLVER, timeout: float | None = None,
+                  compact: bool = True) -> CheckResult:
+    """Bounded check by SAT: the encoding with `run`'s ops and sends fixed; SAT = a valid run.
+    `compact` False: memory per cycle, as the search encodes it (the peer of benchmarks/bench_bounded.py)."""
     start = time.perf_counter()
     prob = Problem(run.variant, run.n, run.m, run.d, run.placement)
     keys = Counter(_key(run.variant, op) for op in run.ops)
@@ -37,7 +39,7 @@ def sat_check_run(run: Run, solver: str = DEFAULT_SOLVER, timeout: float | None 
     fixed_sends = {(s.t, s.p, s.datum) for s in run.sends}
     if len(fixed_sends) != len(run.sends):
         return CheckResult(Verdict.UNSAT, time.perf_counter() - start, solver, reason="a send listed twice")
-    enc = Encoding(prob, run.T, fixed=(fixed_ops, fixed_sends), barriers=run.barriers)
+    enc = Encoding(prob, run.T, fixed=(fixed_ops, fixed_sends), barriers=run.barriers, compact=compact)
     cnf = enc.cnf
     if cnf.conflict:
         return CheckResult(Verdict.UNSAT, time.perf_counter() - start, solver, cnf.nv, len(cnf.clauses),

@@ -124,6 +124,48 @@ def first_bad(trace, k, bad, limit):
     return [describe(trace, k, int(p)) for p in np.nonzero(bad)[0][:limit]]
 
 
+def first_at(trace, k, positions, limit):
+    """`first_bad` given the ascending positions of the bad iterations."""
+    return [describe(trace, k, int(p)) for p in positions[:limit]]
+
+
+def subset(values, at: np.ndarray) -> np.ndarray:
+    """values (one per iteration, or one broadcast value) at the ascending positions `at` (all of
+    them: values itself, no copy)."""
+    values = np.asarray(values)
+    if not values.ndim:
+        return np.broadcast_to(values, at.shape)
+    return values if at.size == values.size else values[at]
+
+
+def _small_range(values: np.ndarray) -> bool:
+    """Whether a table indexed by value (a bincount) costs no more than the values themselves."""
+    return int(values.max()) - int(values.min()) <= 4 * values.size + 4096
+
+
+def any_repeated(values: np.ndarray) -> bool:
+    """Whether some value occurs twice: the twins' quick test before they sort to name the pair."""
+    if values.size < 2:
+        return False
+    if not _small_range(values):
+        v = np.sort(values)
+        return bool((v[1:] == v[:-1]).any())
+    return bool(np.bincount(values - values.min()).max() > 1)
+
+
+def any_shared(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether a value occurs in both a and b."""
+    if not a.size or not b.size:
+        return False
+    both = np.concatenate([a, b])
+    if not _small_range(both):
+        return np.intersect1d(a, b).size > 0
+    lo = both.min()
+    seen = np.zeros(int(both.max() - lo) + 1, dtype=bool)
+    seen[a - lo] = True
+    return bool(seen[b - lo].any())
+
+
 def locate(trace, phase_name, idx, size):
     """The phase a witness names and the positions of the witnessed iterations (-1: none)."""
     q = trace.phase(phase_name)

@@ -10,7 +10,7 @@ from ringproof.errors import BadInput
 from ringproof.model.ring.machine import describe
 from ringproof.proofs.ring.iterations import It, active, exists, fresh, new_var, ref_eq, same_iteration
 from ringproof.proofs.ring.normalize import PARAMS, NormalizationError
-from ringproof.proofs.ring.properties.base import Kind, computes, first_bad, generic_step, phases_computing, term_key
+from ringproof.proofs.ring.properties.base import Kind, any_repeated, computes, first_bad, generic_step, phases_computing, term_key
 from ringproof.schedules.dsl import Op
 from ringproof.schedules.expr import and_, between, eq, le, lift, not_, or_, var
 
@@ -60,10 +60,10 @@ def terms_symbolic(S, P):
 
 def _keys(trace, pt, eqn):
     """Per iteration: the term key (target indices + reduction index) as integer arrays."""
-    cols = [np.broadcast_to(np.asarray(x, dtype=np.int64), (pt.size,)) for x in pt.step.target.idx]
+    cols = [np.broadcast_to(np.asarray(x, dtype=np.int32), (pt.size,)) for x in pt.step.target.idx]
     if eqn.reduce:
         o, pos = eqn.reduce_at
-        cols.append(np.broadcast_to(np.asarray(pt.step.operands[o].idx[pos], dtype=np.int64), (pt.size,)))
+        cols.append(np.broadcast_to(np.asarray(pt.step.operands[o].idx[pos], dtype=np.int32), (pt.size,)))
     return cols
 
 
@@ -147,10 +147,13 @@ def injective_concrete(trace, k, pt, limit):
         return []
     key = _keys(trace, pt, eqn)
     _, dims = _extents(trace, eqn)
-    flat = np.zeros(pt.size, dtype=np.int64)
+    wide = np.prod([e + 2 for e in dims], dtype=float) >= 2**31
+    flat = np.zeros(pt.size, dtype=np.int64 if wide else np.int32)
     for col, e in zip(key, dims):
         flat = flat * (e + 2) + np.clip(col, -1, e)
     act = np.nonzero(pt.active)[0]
+    if not any_repeated(flat[act]):
+        return []
     order = act[np.argsort(flat[act], kind="stable")]
     dup = np.nonzero(flat[order][1:] == flat[order][:-1])[0]
     return [INJECTIVE.finding(pt.phase.name, "two iterations do one term",
@@ -198,7 +201,7 @@ def onto_concrete(trace, k, pt, limit):
     S, P = trace.schedule, trace.P
     key = _keys(trace, pt, eqn)
     _, dims = _extents(trace, eqn)
-    grids = np.meshgrid(*[np.arange(1, e + 1) for e in dims], indexing="ij")
+    grids = np.meshgrid(*[np.arange(1, e + 1, dtype=np.int32) for e in dims], indexing="ij")
     req = [g.ravel() for g in grids]
     symmetric = eqn.target in S.problem.symmetric_pairs
     if eqn.where or symmetric:
@@ -210,7 +213,7 @@ def onto_concrete(trace, k, pt, limit):
         req = [r[keep] for r in req]
     inv = pt.phase.inverse(P, tuple(req))
     size = req[0].size
-    idx = {n_: np.broadcast_to(np.asarray(inv[n_], dtype=np.int64), (size,)) for n_ in pt.phase.index_names}
+    idx = {n_: np.broadcast_to(np.asarray(inv[n_], dtype=np.int32), (size,)) for n_ in pt.phase.index_names}
     pos = pt.locate(idx)
     good = pos >= 0
     good[good] &= pt.active[pos[good]]

@@ -24,11 +24,30 @@ def symbolic(S, P):
     return [SLOTS.check(P.name, build)]
 
 
+_PAIRS_UP_TO = 8     # m(m − 1)/2 column comparisons beat sorting rows this short
+
+
+def _maybe_shared(pt, col, sel, m) -> bool:
+    """Whether two selected iterations of one cycle may share `col`. A trace lays out each cycle's
+    m iterations as one row, so comparing within rows of m replaces a sort of the whole phase
+    (column pairs for a few PEs, a sort of each row for more); the unselected get distinct
+    negative stand-ins (a clash with a negative PE only sends the twin to its exact search)."""
+    if pt.size != pt.tuples * m or m == 1:
+        return pt.size != pt.tuples * m
+    rows = np.where(sel.reshape(pt.tuples, m), col.reshape(pt.tuples, m), -1 - np.arange(m))
+    if m <= _PAIRS_UP_TO:
+        return any(bool((rows[:, a] == rows[:, b]).any()) for a in range(m) for b in range(a + 1, m))
+    rows.sort(axis=1)
+    return bool((rows[:, 1:] == rows[:, :-1]).any())
+
+
 def concrete(trace, k, pt, limit):
     out = []
     in_range_ = pt.target >= 0               # an index out of range is well-formed's finding
     for what, col, sel in (("PE", pt.pe, pt.busy), ("target", pt.target, pt.active & in_range_)):
         if what == "target" and pt.step.target is None:
+            continue
+        if not _maybe_shared(pt, col, sel, trace.m):
             continue
         a = np.nonzero(sel)[0]
         key = pt.cycle[a] * (trace.layout.size + trace.m + 2) + col[a]

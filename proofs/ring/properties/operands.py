@@ -10,10 +10,10 @@ import numpy as np
 from ringproof.proofs.ring.iterations import (active, alternatives, at, before, exists, fresh, moves, next_pe,
                                               node, ref_eq, same_iteration, sending, starts)
 from ringproof.proofs.ring.normalize import PARAMS
-from ringproof.proofs.ring.properties.base import Kind, computes, first_bad, generic_step, in_range, locate, \
-    phases_computing
+from ringproof.proofs.ring.properties.base import (Kind, computes, first_at, first_bad, generic_step, in_range, locate,
+                                                  phases_computing, subset)
 from ringproof.schedules.dsl import HOME
-from ringproof.schedules.expr import and_, eq, lift, not_, or_
+from ringproof.schedules.expr import and_, eq, lift, mod, not_, or_
 
 
 def _prop(where: str | None, phase: str) -> str:
@@ -84,12 +84,22 @@ def _site(S, ctx, P, si, ai):
 
 def _holds_concrete(q, p, datum):
     """q's iterations p have `datum` on their PE: read it, touch it as their sum, or forward it."""
-    h = (q.node[p] if q.op.accumulates else q.active[p]) & (q.target[p] == datum)
+    act = q.active[p]
+    h = (q.node[p] if q.op.accumulates else act) & (q.target[p] == datum)
     for o in q.operands:
-        h |= q.active[p] & (o[p] == datum)
+        h |= act & (o[p] == datum)
     if q.send_source is not None:
         h |= q.send[p] & ~q.moves[p] & (q.sent[p] == datum)
     return h
+
+
+def _inputs(trace) -> np.ndarray:
+    """Per datum id: whether it is an element of an input array."""
+    table = np.zeros(trace.layout.size, dtype=bool)
+    for a in trace.schedule.problem.inputs:
+        lo = trace.layout.offset[a.name]
+        table[lo:lo + int(np.prod(trace.layout.extents[a.name]))] = True
+    return table
 
 
 def _needs_send_source(pt):
@@ -100,10 +110,13 @@ def _needs_send_source(pt):
 
 
 def _concrete_sites(pt):
-    """(label, datum ids, witness alternatives, mask of iterations that need the datum)."""
-    sites = [(f"operand {i + 1}", o, w, pt.active) for i, (o, w) in enumerate(zip(pt.operands, pt.sources))]
+    """(label, datum ids, witness alternatives, mask of iterations that need the datum, the datum's
+    array)."""
+    st = pt.step
+    sites = [(f"operand {i + 1}", o, w, pt.active, ref.array)
+             for i, (o, w, ref) in enumerate(zip(pt.operands, pt.sources, st.operands))]
     if pt.send_source is not None:
-        sites.append(("sent datum", pt.sent, pt.send_source, _needs_send_source(pt)))
+        sites.append(("sent datum", pt.sent, pt.send_source, _needs_send_source(pt), st.send.datum.array))
     return sites
 
 
@@ -127,31 +140,30 @@ def source_symbolic(S, P):
 
 def source_concrete(trace, k, pt, limit):
     out, name = [], pt.phase.name
-    for label, o, w, need in _concrete_sites(pt):
+    for label, o, w, need, _ in _concrete_sites(pt):
         for mask, ph, idx in w.alternatives:
             kw = dict(prop=_prop(ph, name), label=label, where=ph or "home")
-            sel = need & mask
+            at = np.nonzero(need & mask)[0]        # the iterations this alternative must serve
+            oa, pe, cycle = (subset(x, at) for x in (o, pt.pe, pt.cycle))
             if ph is None:
-                ok = (trace.home[np.maximum(o, 0)] == pt.pe) & (o >= 0)
-                inputs = [trace.layout.arrays.index(x) for x in trace.schedule.problem.inputs]
-                ok &= np.isin(trace.layout.array_of(np.maximum(o, 0)), inputs)
+                ok = (trace.home[np.maximum(oa, 0)] == pe) & (oa >= 0) & _inputs(trace)[np.maximum(oa, 0)]
                 out += [SOURCE.finding(name, "the datum is not an input placed on this PE", [it], **kw)
-                        for it in first_bad(trace, k, sel & ~ok, limit)]
+                        for it in first_at(trace, k, at[~ok], limit)]
                 continue
-            q, pos = locate(trace, ph, idx, pt.size)
+            q, pos = locate(trace, ph, {n_: subset(v, at) for n_, v in idx.items()}, at.size)
             if q.size == 0:
                 out += [SOURCE.finding(name, f"phase {ph} has no iterations at this size", [it], **kw)
-                        for it in first_bad(trace, k, sel, limit)]
+                        for it in first_at(trace, k, at, limit)]
                 continue
-            ok = pos >= 0
-            p = np.where(ok, pos, 0)
-            ok &= q.cycle[p] < pt.cycle
-            held = (q.pe[p] == pt.pe) & _holds_concrete(q, p, o) & ~(q.moves[p] & (q.target[p] == o))
-            sent = (q.pe[p] % trace.m + 1 == pt.pe) & q.send[p] & (q.stored[p] == o) & \
-                _holds_concrete(q, p, q.sent[p])
-            ok &= held | sent
+            p = np.where(pos >= 0, pos, 0)
+            earlier = (pos >= 0) & (q.cycle[p] < cycle)
+            ok = earlier & (q.pe[p] == pe) & _holds_concrete(q, p, oa) & ~(q.moves[p] & (q.target[p] == oa))
+            r = np.nonzero(earlier & ~ok)[0]        # not held there: sent from the previous PE?
+            pr = p[r]
+            ok[r] = (mod(q.pe[pr], trace.m) + 1 == pe[r]) & q.send[pr] & (q.stored[pr] == oa[r]) & \
+                _holds_concrete(q, pr, q.sent[pr])
             out += [SOURCE.finding(name, "the datum is not where the witness says", [it], **kw)
-                    for it in first_bad(trace, k, sel & ~ok, limit)]
+                    for it in first_at(trace, k, at[~ok], limit)]
     return out
 
 
@@ -181,15 +193,24 @@ def final_symbolic(S, P):
 
 def final_concrete(trace, k, pt, limit):
     out, name = [], pt.phase.name
-    for label, o, w, need in _concrete_sites(pt):
+    for label, o, w, need, array in _concrete_sites(pt):
         for mask, ph, idx in w.alternatives:
             if ph is None:
                 continue
-            q, pos = locate(trace, ph, idx, pt.size)
-            if q.size == 0 or not q.op.accumulates:
+            src = trace.phase(ph).step
+            if not src.op.accumulates:
+                continue
+            at = np.nonzero(need & mask)[0]
+            oa = subset(o, at)
+            if src.target.array != array and not (oa < 0).any():
+                continue            # ids of two arrays never meet (only the out-of-range id -1 could)
+            q, pos = locate(trace, ph, {n_: subset(v, at) for n_, v in idx.items()}, at.size)
+            if q.size == 0:
                 continue
             p = np.where(pos >= 0, pos, 0)
-            fin = need & mask & (pos >= 0) & (q.target[p] == o)
+            fin = (pos >= 0) & (q.target[p] == oa)     # reads the sum the witness adds to
+            if not fin.any():
+                continue
             for qt in trace.phases:
                 if not computes(qt, q.step.target.array):
                     continue
@@ -202,7 +223,7 @@ def final_concrete(trace, k, pt, limit):
                 succ[pq[s]] = True
                 out += [FINAL.finding(name, "the datum is read before its sum is complete", [it],
                                       prop=_prop(ph, name), label=label, other=qt.phase.name)
-                        for it in first_bad(trace, k, fin & succ[p], limit)]
+                        for it in first_at(trace, k, at[fin & succ[p]], limit)]
     return out
 
 

@@ -8,8 +8,9 @@ import numpy as np
 
 from ringproof.proofs.ring.iterations import (at, before, exists, fresh, moves, next_pe, node, ref_eq,
                                               same_iteration, starts)
-from ringproof.proofs.ring.properties.base import Kind, computes, first_bad, generic_step, locate, phases_computing
-from ringproof.schedules.expr import and_, eq, lift, not_, or_
+from ringproof.proofs.ring.properties.base import (Kind, any_repeated, any_shared, computes, first_bad, generic_step,
+                                                  locate, phases_computing)
+from ringproof.schedules.expr import and_, eq, lift, mod, not_, or_
 
 
 def _accumulating(P) -> bool:
@@ -51,7 +52,8 @@ def prev_concrete(trace, k, pt, limit):
     else:
         p = np.where(ok, pos, 0)
         ok &= q.node[p] & (q.target[p] == pt.target) & (q.cycle[p] < pt.cycle)
-        ok &= np.where(q.moves[p], q.pe[p] % trace.m + 1 == pt.pe, q.pe[p] == pt.pe)
+        qpe = q.pe[p]
+        ok &= np.where(q.moves[p], mod(qpe, trace.m) + 1 == pt.pe, qpe == pt.pe)
     return [PREV.finding(pt.phase.name, "the previous term is not where the witness says", [it])
             for it in first_bad(trace, k, need & ~ok, limit)]
 
@@ -97,8 +99,12 @@ def first_concrete(trace, k, pt, limit):
 def _shared_values(mine, theirs):
     """Values twice in `mine` (theirs None: the same phase), else the values in both."""
     if theirs is None:
+        if not any_repeated(mine):
+            return mine[:0]
         u, c = np.unique(mine, return_counts=True)
         return u[c > 1]
+    if not any_shared(mine, theirs):
+        return mine[:0]
     return np.intersect1d(mine, theirs)
 
 
