@@ -82,10 +82,11 @@ class _Splitter:
         """No time left: a CNF is not even built (building a large one takes seconds)."""
         return self.deadline is not None and self.deadline <= time.perf_counter()
 
-    def _full(self, T, split, budget, pin=None, rotation=None, stage="full"):
+    def _full(self, T, split, budget, pin=None, rotation=None, stage="full", band=None):
         if self._out_of_time():
             return Verdict.UNKNOWN, None
-        enc = Encoding(self.prob, T, split=split, pin=pin, rotation=rotation, barriers=self.barriers, cube=self.cube)
+        enc = Encoding(self.prob, T, split=split, pin=pin, rotation=rotation, barriers=self.barriers, cube=self.cube,
+                       band=band)
         verdict, model = self._call(enc, T, split, stage, budget)
         return verdict, self._run(enc, T, model) if verdict is Verdict.SAT else None
 
@@ -126,13 +127,19 @@ class _Splitter:
         return (Verdict.UNKNOWN if unknown else Verdict.UNSAT), None
 
     def _weaker(self, T: int) -> tuple[Verdict, Run | None]:
-        """T with per-PE or no barriers. A run with global barriers is a run of these machines too,
-        so the global splits of T are tried first, with half the time left, for a witness only (their
-        UNSAT proves nothing here); then the CNF of this mode decides T."""
+        """T with per-PE or no barriers, for a witness first (with half the time left; their UNSAT
+        proves nothing here), then the CNF of this mode decides T. A run with global barriers is a run
+        of these machines too, so at or above the global bound the global splits of T are tried;
+        below it, the runs whose phases lie in `_band`."""
         deadline = self.deadline
         if deadline is not None:
             self.deadline = time.perf_counter() + self._left(0.5)
         try:
+            band = self._band(T)
+            if band:
+                verdict, run = self._full(T, None, self._left(), stage="phase bands", band=band)
+                if verdict is Verdict.SAT:
+                    return verdict, run
             for split in _splits(self.prob.phase_minimum(), T):
                 verdict, run = self.decide(T, split)
                 if verdict is Verdict.SAT:
@@ -140,6 +147,17 @@ class _Splitter:
         finally:
             self.deadline = deadline
         return self._full(T, None, self._left())
+
+    def _band(self, T: int) -> dict | None:
+        """For T below the global bound L1 + L2 + L3 by k cycles: phase 1 in the first L1 + k cycles,
+        phase 3 in the last L3 + k, phase 2 between them overlapping each by k, i.e. the global
+        minimum split with neighbouring phases overlapping by k cycles (a restriction: witness only).
+        Without barriers the cycles a phase 2 leaves idle at the global minimum are filled this way."""
+        L1, L2, L3 = self.prob.phase_minimum()
+        k = L1 + L2 + L3 - T
+        if k <= 0:
+            return None
+        return {1: (0, L1 - 1 + k), 2: (L1 - k, T - L3 - 1 + k), 3: (T - L3 - k, T - 1)}
 
     def decide(self, T: int, split: tuple[int, int, int]) -> tuple[Verdict, Run | None]:
         if self._out_of_time():
