@@ -419,6 +419,11 @@ class Encoding:
         """Exclude one placement {op key: (p, t)} of this CNF's ops: some op must run elsewhere."""
         self.cnf.add([-self.op(self.prob.index[key], p, t) for key, (p, t) in place.items()])
 
+    def blocking(self, model: list[int]) -> list[int]:
+        """The clause excluding the op placement of a model (pysat's signed list)."""
+        ops = {v for vs in self.opv for v in vs.values() if v not in (TRUE, FALSE)}
+        return [-x for x in model if x > 0 and x in ops]
+
     # ---- decoding ------------------------------------------------------------------------------
     def decode(self, model: set[int]):
         """Op placement {op key: (p, t)} and sends [(t, p, datum)] of a satisfying assignment."""
