@@ -62,7 +62,7 @@ def masked5(args) -> None:
     r = search("masked", 5, 5, timeout=args.timeout, depth=args.depth, workers=args.workers, solver=args.solver)
     print(f"masked n=5 global depth={args.depth} workers={args.workers} solver={args.solver}: "
           f"min={r.min_cycles} proven={r.proven} T={r.unsat_below} by {r.unsat_by}; {r.seconds:.1f} s; "
-          f"cubes {r.cubes_done}/{r.cubes}; {len(r.attempts)} solver calls")
+          f"cubes {r.cubes_done}/{r.cubes}; {len(r.attempts)} solver calls; load average {os.getloadavg()[0]:.1f}")
 
 
 def speedup(args) -> None:
@@ -97,7 +97,8 @@ def free(args) -> None:
     for n in (3, 4):
         r = search("masked", n, n, barriers="none", timeout=args.timeout)
         print(f"masked n={n} no barriers: min={r.min_cycles} proven={r.proven} (T={r.unsat_below} by "
-              f"{r.unsat_by}); best {r.best_sat}; {r.seconds:.1f} s", flush=True)
+              f"{r.unsat_by}); best {r.best_sat}; {r.seconds:.1f} s; load average {os.getloadavg()[0]:.1f}",
+              flush=True)
 
 
 def main() -> None:
