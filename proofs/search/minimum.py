@@ -87,11 +87,10 @@ class _Splitter:
         """No time left: a CNF is not even built (building a large one takes seconds)."""
         return self.deadline is not None and self.deadline <= time.perf_counter()
 
-    def _full(self, T, split, budget, pin=None, rotation=None, stage="full", band=None):
+    def _full(self, T, split, budget, stage="full", band=None):
         if self._out_of_time():
             return Verdict.UNKNOWN, None
-        enc = Encoding(self.prob, T, split=split, pin=pin, rotation=rotation, barriers=self.barriers, cube=self.cube,
-                       band=band)
+        enc = Encoding(self.prob, T, split=split, barriers=self.barriers, cube=self.cube, band=band)
         verdict, model = self._call(enc, T, split, stage, budget)
         return verdict, self._run(enc, T, model) if verdict is Verdict.SAT else None
 
