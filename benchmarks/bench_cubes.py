@@ -2,13 +2,14 @@
 
     python benchmarks/bench_cubes.py masked5 [--depth K] [--workers W] [--solver S] [--timeout S]
     python benchmarks/bench_cubes.py speedup [--n N] [--depth K] [--cap S]   (e.g. --n 3 --depth 2)
-    python benchmarks/bench_cubes.py project6 [--depth K] [--cap S] [--workers W]
+    python benchmarks/bench_cubes.py project6 [--depth K] [--cap S] [--workers W] [--T T] [--sample K]
     python benchmarks/bench_cubes.py free [--timeout S]
 
 masked5: masked n=5, global barriers, the whole search (target: minimum 37 proven in < 300 s).
 speedup: every cube of one masked horizon (no early stop), solved by 1 worker, then 2, in one run.
-project6: every cube of masked n=6 at its lemma bound T=51 with a cap per cube; median, tail, and
-the cores that would decide them all within an hour (a lower bound when a cube hits the cap).
+project6: a random sample of the cubes of masked n=6 at T (default its lemma bound 51), each with a
+cap; measured median and tail per cube, extrapolated to the cores that would decide every cube
+within an hour (a lower bound when a cube hits the cap).
 free: barrier-free minima of masked n=3 and 4 (target: each within 60 s).
 """
 
@@ -16,6 +17,8 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
+import random
 import statistics
 import time
 
@@ -26,65 +29,76 @@ from ringproof.proofs.search.minimum import _Query, search, solve_cube
 
 
 def _capped(query: _Query, cube, cap: float):
-    """One cube with `cap` seconds from when it starts (a task)."""
-    return solve_cube(query, cube, time.time() + cap)
+    """One cube with `cap` seconds from when it starts (a task): (verdict, seconds it took)."""
+    start = time.perf_counter()
+    verdict, _, _ = solve_cube(query, cube, time.time() + cap)
+    return verdict, time.perf_counter() - start
 
 
-def _cube_times(n: int, depth: int, cap: float, workers: int, solver: str):
-    """[(cube name, verdict, seconds)] for every cube of masked n at its lemma bound."""
+def _cube_times(n: int, T: int | None, depth: int, cap: float, workers: int, solver: str, sample: int = 0,
+                seed: int = 0):
+    """(T, cubes of T, [(cube name, verdict, seconds)] of every cube or of a random sample, wall) for
+    masked n at T (default its lemma bound), each cube capped at `cap` seconds."""
     prob = Problem("masked", n, n)
     mins = prob.phase_minimum()
-    T = sum(mins)
+    T = T or sum(mins)
     query = _Query("masked", n, n, n, None, "global", solver, mins)
     todo = cubes(prob, T, depth)
+    run = random.Random(seed).sample(todo, sample) if 0 < sample < len(todo) else todo
     runner = InProcess() if workers == 1 else DaskEngine(workers)
     out = []
     try:
         start = time.perf_counter()
-        for k, (verdict, _, calls) in runner.imap(_capped, [(query, c, cap) for c in todo]):
-            out.append((todo[k].name, verdict.value, sum(a.seconds for a in calls)))
+        for k, (verdict, secs) in runner.imap(_capped, [(query, c, cap) for c in run]):
+            out.append((run[k].name, verdict.value, secs))
+            print(f"  {run[k].name}: {verdict.value} in {secs:.1f} s", flush=True)
         wall = time.perf_counter() - start
     finally:
         runner.close()
-    return T, out, wall
+    return T, len(todo), out, wall
 
 
 def masked5(args) -> None:
     r = search("masked", 5, 5, timeout=args.timeout, depth=args.depth, workers=args.workers, solver=args.solver)
     print(f"masked n=5 global depth={args.depth} workers={args.workers} solver={args.solver}: "
           f"min={r.min_cycles} proven={r.proven} T={r.unsat_below} by {r.unsat_by}; {r.seconds:.1f} s; "
-          f"cubes {r.cubes_done}/{r.cubes}; {len(r.attempts)} solver calls")
+          f"cubes {r.cubes_done}/{r.cubes}; {len(r.attempts)} solver calls; load average {os.getloadavg()[0]:.1f}")
 
 
 def speedup(args) -> None:
     walls = {}
     for workers in (1, 2):
-        T, times, walls[workers] = _cube_times(args.n, args.depth, args.cap, workers, args.solver)
+        T, _, times, walls[workers] = _cube_times(args.n, None, args.depth, args.cap, workers, args.solver)
         print(f"masked n={args.n} T={T}: {len(times)} cubes, {workers} worker(s): wall {walls[workers]:.1f} s; "
               + ", ".join(f"{v} {s:.1f}s" for _, v, s in times), flush=True)
-    print(f"speed-up of 2 workers over 1: {walls[1] / walls[2]:.2f}x")
+    print(f"speed-up of 2 workers over 1: {walls[1] / walls[2]:.2f}x (load average {os.getloadavg()[0]:.1f})")
 
 
 def project6(args) -> None:
-    T, times, wall = _cube_times(6, args.depth, args.cap, args.workers, args.solver)
+    """Measured: a random sample of the cubes of masked n=6 at T, each capped. Extrapolated: the
+    sample's mean per cube times the number of cubes, as core-seconds and cores for an hour (a lower
+    bound when a cube hit the cap, as its time is then only known to exceed the cap)."""
+    T, n_cubes, times, wall = _cube_times(6, args.T, args.depth, args.cap, args.workers, args.solver, args.sample,
+                                          args.seed)
     secs = sorted(s for _, _, s in times)
     capped = sum(1 for _, v, _ in times if v == "unknown")
-    for name, v, s in times:
-        print(f"  {name}: {v} {s:.1f} s", flush=True)
     tail = secs[max(0, math.ceil(0.9 * len(secs)) - 1)]
-    total = sum(secs)
-    bound = ">=" if capped else ""
-    print(f"masked n=6 T={T}: {len(times)} cubes (depth {args.depth}), wall {wall:.0f} s on {args.workers} "
-          f"workers; per cube median {statistics.median(secs):.0f} s, 90% tail {tail:.0f} s, max {secs[-1]:.0f} s; "
-          f"{capped} hit the {args.cap:.0f} s cap; all cubes: {bound}{total:.0f} core-s = "
-          f"{bound}{math.ceil(total / 3600)} cores for an hour")
+    ge = ">=" if capped else ""
+    total = statistics.mean(secs) * n_cubes
+    print(f"measured: masked n=6 T={T}, {len(times)} of {n_cubes} cubes (depth {args.depth}, seed {args.seed}), "
+          f"{args.workers} workers, cap {args.cap:.0f} s, wall {wall:.0f} s, load average "
+          f"{os.getloadavg()[0]:.1f}: {len(times) - capped} decided, {capped} at the cap; per cube median "
+          f"{ge}{statistics.median(secs):.0f} s, 90% tail {ge}{tail:.0f} s, max {ge}{secs[-1]:.0f} s")
+    print(f"extrapolated: all {n_cubes} cubes {ge}{total:.0f} core-s = {ge}{math.ceil(total / 3600)} cores for an "
+          f"hour (sample mean x cubes)")
 
 
 def free(args) -> None:
     for n in (3, 4):
         r = search("masked", n, n, barriers="none", timeout=args.timeout)
         print(f"masked n={n} no barriers: min={r.min_cycles} proven={r.proven} (T={r.unsat_below} by "
-              f"{r.unsat_by}); best {r.best_sat}; {r.seconds:.1f} s", flush=True)
+              f"{r.unsat_by}); best {r.best_sat}; {r.seconds:.1f} s; load average {os.getloadavg()[0]:.1f}",
+              flush=True)
 
 
 def main() -> None:
@@ -96,6 +110,9 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=600.0)
     ap.add_argument("--cap", type=float, default=300.0, help="seconds per cube (speedup, project6)")
     ap.add_argument("--n", type=int, default=3, help="masked n of speedup (default 3)")
+    ap.add_argument("--T", type=int, default=None, help="horizon of project6 (default the lemma bound 51)")
+    ap.add_argument("--sample", type=int, default=0, help="cubes of project6 run, chosen at random (0: all)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the sample")
     args = ap.parse_args()
     {"masked5": masked5, "speedup": speedup, "project6": project6, "free": free}[args.what](args)
 

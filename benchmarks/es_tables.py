@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import os
 import pathlib
 import platform
 
@@ -39,8 +40,12 @@ def _row(variant: str, n: int, timeout: float) -> str:
             f"{r.seconds:.2f} | {calls} |")
 
 
+LOADS: list[float] = []  # the 1-minute load average after each cell of --modes
+
+
 def _mode_cell(variant: str, n: int, barriers: str, timeout: float) -> str:
     r = search(variant, n, n, barriers=barriers, timeout=timeout)
+    LOADS.append(os.getloadavg()[0])
     if r.proven:
         return f"**{r.min_cycles}** (T={r.unsat_below}: {HOW[r.unsat_by]}; {r.seconds:.1f} s)"
     best = "none" if r.best_sat is None else str(r.best_sat)
@@ -55,7 +60,8 @@ def modes(timeout: float, max_n: int) -> None:
         "above's machine), per-PE barriers and none (docs/bitlevel.md §8), n = m = d. Each cell: the",
         "minimum, the T below it refuted and how (`slot counting` = L1 for global, L1' otherwise; `lemma",
         "L2b`; `SAT solver`), seconds; `open: a..b` = not proven within the time limit, the minimum lies",
-        f"in a..b. Run {datetime.date.today()}, search timeout {timeout:.0f} s per cell, 2 shared cores.", "",
+        f"in a..b. Run {datetime.date.today()}, search timeout {timeout:.0f} s per cell, 2 shared cores"
+        " (load average {load}).", "",
         "| variant | n | global | pe | none |", "| --- | --- | --- | --- | --- |",
     ]
     for variant in ("plain", "symmetric", "masked"):
@@ -63,6 +69,7 @@ def modes(timeout: float, max_n: int) -> None:
             cells = [_mode_cell(variant, n, b, timeout) for b in ("global", "pe", "none")]
             lines.append(f"| {variant} | {n} | " + " | ".join(cells) + " |")
             print(lines[-1], flush=True)
+    lines[6] = lines[6].format(load=f"{min(LOADS):.1f}-{max(LOADS):.1f} after each cell")
     text = OUT.read_text()
     keep = text[:text.index(MODES_HEAD)] if MODES_HEAD in text else text + "\n"
     OUT.write_text(keep + "\n".join(lines) + "\n")

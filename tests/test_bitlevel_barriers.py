@@ -7,7 +7,9 @@ import pytest
 
 from ringproof.model.bitlevel import check_run
 from ringproof.model.bitlevel.types import BARRIERS
-from ringproof.proofs.search.minimum import search
+from ringproof.model.bitlevel.problem import Problem
+from ringproof.proofs.search.cnf import Encoding
+from ringproof.proofs.search.minimum import _Splitter, search
 from ringproof.proofs.search.sat_check import sat_check_run
 from bitlevel_simple import simple_run
 
@@ -25,6 +27,34 @@ def _search(variant, n, m, barriers):
 @pytest.fixture(scope="module")
 def masked3_free():
     return _search("masked", 3, 3, "none")
+
+
+@pytest.mark.parametrize("barriers", ["pe", "none"])
+def test_masked_3_below_the_global_minimum_in_weaker_modes(barriers):
+    """T=16 lies below the global bound 17: the witness comes from the phase-band stage (a
+    restriction) and must be a run of the mode, which breaks global barriers."""
+    r = _search("masked", 3, 3, barriers)
+    assert r.proven and r.min_cycles == 16 and r.unsat_by == "slot counting"
+    assert check_run(r.schedule) == [] and sat_check_run(r.schedule).valid is True
+    assert any("barrier violated" in p for p in check_run(replace(r.schedule, barriers="global")))
+
+
+@pytest.mark.parametrize("barriers", ["pe", "none"])
+def test_phase_bands_only_narrow_the_operand_windows(barriers):
+    """A band restricts runs (witness only): every op's window with it lies inside its window
+    without it and inside its phase's cycles."""
+    prob = Problem("masked", 4, 4)
+    band = _Splitter(prob, "kissat404", None, None, barriers)._band(25)
+    assert band is not None and _Splitter(prob, "kissat404", None, None, barriers)._band(26) is None
+    wide, narrow = Encoding(prob, 25, barriers=barriers).win, Encoding(prob, 25, barriers=barriers, band=band).win
+    for s, (lo, hi), (blo, bhi) in zip(prob.ops, wide, narrow):
+        assert lo <= blo <= bhi <= hi and band[s.phase][0] <= blo and bhi <= band[s.phase][1]
+
+
+@pytest.mark.slow
+def test_masked_4_without_barriers_runs_in_25_cycles():
+    r = search("masked", 4, 4, barriers="none", timeout=600)
+    assert r.proven and r.min_cycles == 25 and check_run(r.schedule) == []
 
 
 @pytest.mark.parametrize("barriers", BARRIERS)

@@ -105,23 +105,46 @@ def test_a_failed_pin_is_forbidden_and_replaced(monkeypatch):
     """When a pinned CNF fails, the relaxation is asked for a different phase-1 placement."""
     from ringproof.proofs.search.minimum import _Splitter
 
-    splitter = _Splitter(Problem("masked", 3, 3), "kissat404", None, None)
+    splitter = _Splitter(Problem("masked", 3, 3), "kissat404", None, None)  # Kissat: one placement a call
     splitter.QUICK = 0
-    full = splitter._full
-    stages = []
+    pinned = splitter._pinned
+    tried = []
 
-    def first_pin_fails(T, split, budget, pin=None, rotation=None, stage="full"):
-        stages.append(stage)
-        if stages.count("phase 1 pinned") == 1:
+    def first_pin_fails(T, split, pins, budget, rotation, stage):
+        tried.append(pins)
+        if len(tried) == 1:
             return Verdict.UNSAT, None
-        return full(T, split, budget, pin, rotation, stage)
+        return pinned(T, split, pins, budget, rotation, stage)
 
-    monkeypatch.setattr(splitter, "_full", first_pin_fails)
+    monkeypatch.setattr(splitter, "_pinned", first_pin_fails)
     verdict, run = splitter.decide(17, (6, 5, 6))
     assert verdict is Verdict.SAT and check_run(run) == []
     (v0, first), (v1, second) = splitter.pins[(6, None)]
     assert v0 is v1 is Verdict.SAT and first != second
-    assert stages == ["phase 1 pinned", "phase 1 pinned"]
+    assert tried == [[first], [second]]
+
+
+def test_placements_raced_in_pairs():
+    """CaDiCaL returns RACE distinct placements in one relaxation call; they are raced together and
+    the winner's witness passes the checker."""
+    from ringproof.proofs.search.minimum import _Splitter
+
+    splitter = _Splitter(Problem("masked", 3, 3), "cadical195", None, None)
+    splitter.QUICK = 0
+    verdict, run = splitter.decide(17, (6, 5, 6))
+    assert verdict is Verdict.SAT and check_run(run) == []
+    relax = [a for a in splitter.attempts if a.stage == "phase-1 relaxation"]
+    assert len(relax) == 1 and len(splitter.pins[(6, None)]) == splitter.RACE == 2
+    (_, a), (_, b) = splitter.pins[(6, None)]
+    assert a != b and any("2 raced" in x.stage for x in splitter.attempts)
+
+
+def test_first_witness_skips_unsat_cnfs():
+    from ringproof.proofs.search.portfolio import first_witness
+
+    unsat, sat = [[1], [-1]], [[1, 2], [-1]]
+    assert first_witness([unsat, sat], "cadical195", 30)[:2] == (1, Verdict.SAT)
+    assert first_witness([unsat, unsat], "cadical195", 30)[:2] == (None, Verdict.UNSAT)
 
 
 @pytest.mark.parametrize("split", [(6, 5, 6), (6, 6, 6)])

@@ -68,18 +68,20 @@ class Encoding:
     where a phase's op count fills it; split=None leaves the barriers as variables. fixed=(ops, sends)
     fixes op placement {op key: (p, t)} and the sends {(t, p, datum)} (bounded check of a schedule);
     pin fixes the placement of some ops only; rotation=g keeps only runs equal to their rotation by
-    g (model/bitlevel_rotation.py). Pin and rotation remove valid runs: for witness search only.
-    barriers is the machine's barrier mode (global, pe, none; a split needs global barriers); cube
-    {op key: PE} keeps the runs in which each named op runs on its PE (one cube of cubes.py).
-    With fixed, compact (the default) encodes the memory only at the run's points
-    (`_memory_of_run`); compact=False keeps one variable per datum, PE and cycle, as the search does.
+    g (model/bitlevel_rotation.py). band={phase: (lo, hi)} (pe and none barriers) keeps each phase's
+    ops in those cycles. Pin, rotation and band remove valid runs: for witness search only. barriers
+    is the machine's barrier mode (global, pe, none; a split needs global barriers); cube {op key:
+    PE} keeps the runs in which each named op runs on its PE (one cube of cubes.py). With fixed,
+    compact (the default) encodes the memory only at the run's points (`_memory_of_run`);
+    compact=False keeps one variable per datum, PE and cycle, as the search does.
     """
 
     def __init__(self, prob: Problem, T: int, split=None, fixed=None, pin=None, rotation: int | None = None,
-                 barriers: str = "global", cube: dict | None = None, compact: bool = True):
+                 barriers: str = "global", cube: dict | None = None, band: dict | None = None,
+                 compact: bool = True):
         self.prob, self.T, self.m, self.split, self.rotation = prob, T, prob.m, split, rotation
         self.compact = compact and fixed is not None   # a fixed run's memory only at its points
-        self.barriers = barriers
+        self.barriers, self.band = barriers, band or {}
         self.pin = pin or {}  # op key -> (p, t) for a subset of ops (staged witness search)
         self.cube = cube or {}  # op key -> the PE it runs on
         self.cnf = Cnf()
@@ -131,26 +133,30 @@ class Encoding:
         return out
 
     def _operand_windows(self) -> dict[tuple, tuple[int, int]]:
-        """Op windows when only operands order the ops (pe and none barriers; lemma L5's chain): w'
-        takes d cycles; row i's r_i EACs into s_i run one per cycle, then its DIVs; each y_i[l] takes
-        r_i MAC3s, one per cycle, all after a DIV of row i. So an EAC of row i leaves r_i + 1 cycles
-        after it, a MAC1 one more than the earliest EAC reading its w'."""
+        """Op windows when only operands order the ops (pe and none barriers; lemma L5's chain), inside
+        the cycles (lo_k, hi_k) of each phase k (the band; the whole run without one): w' takes d
+        cycles; row i's r_i EACs into s_i run one per cycle, then its DIVs; each y_i[l] takes r_i
+        MAC3s, one per cycle, the first after a DIV of row i. So a row's EACs start at max(d, lo_2) and
+        end r_i + 1 cycles before hi_3, its DIVs start r_i cycles after its EACs can, a MAC3 one after
+        them, and a MAC1 ends before the earliest-ending EAC reading its w'."""
         prob, T, d = self.prob, self.T, self.prob.d
+        (lo1, hi1), (lo2, hi2), (lo3, hi3) = (self.band.get(k, (0, T - 1)) for k in (1, 2, 3))
         rows = prob.row_eacs()
         last_use: dict = {}
         out = {}
         for s in prob.ops:
             kind, i = s.key[0], s.key[1]
+            eac = (max(d, lo2), min(hi2 - 1, hi3 - 1 - rows[i]))
             if kind == "EAC":
-                out[s.key] = (d, T - 2 - rows[i])
-                last_use[s.reads[0]] = min(last_use.get(s.reads[0], T), T - 3 - rows[i])
+                out[s.key] = eac
+                last_use[s.reads[0]] = min(last_use.get(s.reads[0], T), eac[1] - 1)
             elif kind == "DIV":
-                out[s.key] = (d + rows[i], T - 2)
+                out[s.key] = (eac[0] + rows[i], min(hi2, hi3 - 1))
             elif kind == "MAC3":
-                out[s.key] = (d + rows[i] + 1, T - 1)
+                out[s.key] = (max(lo3, eac[0] + rows[i] + 1), hi3)
         for s in prob.ops:
             if s.key[0] == "MAC1":
-                out[s.key] = (0, last_use.get(s.acc, T - 4))
+                out[s.key] = (lo1, min(hi1, last_use.get(s.acc, T - 4)))
         return out
 
     # ---- variables -----------------------------------------------------------------------------
@@ -206,7 +212,7 @@ class Encoding:
             for a, b in self._chain("MAC1"):  # one accumulator w'_00: increasing cycles
                 for t in range(self.T):
                     self.cnf.add([-self.D[b][t + 1], self.D[a][t]])
-        if not sym and self.pin and all(k[0] != "MAC3" for k in self.pin) and free(("v",)):
+        if not sym and (self.pin or self.band) and all(k[0] != "MAC3" for k in self.pin) and free(("v",)):
             for a, b in self._chain("MAC3"):  # b's slot (t, p) after a's: a ran before t or on a lower PE
                 for (p, t), x in self.opv[b].items():
                     self.cnf.add([-x, self.D[a][t]] + [self.op(a, q, t) for q in range(p)])
@@ -483,6 +489,11 @@ class Encoding:
     def forbid(self, place: dict) -> None:
         """Exclude one placement {op key: (p, t)} of this CNF's ops: some op must run elsewhere."""
         self.cnf.add([-self.op(self.prob.index[key], p, t) for key, (p, t) in place.items()])
+
+    def blocking(self, model: list[int]) -> list[int]:
+        """The clause excluding the op placement of a model (pysat's signed list)."""
+        ops = {v for vs in self.opv for v in vs.values() if v not in (TRUE, FALSE)}
+        return [-x for x in model if x > 0 and x in ops]
 
     # ---- decoding ------------------------------------------------------------------------------
     def decode(self, model: set[int]):

@@ -19,7 +19,7 @@ from ringproof.model.bitlevel.types import BARRIERS, Attempt, Run, SearchResult,
 from ringproof.proofs.search.cnf import Encoding
 from ringproof.proofs.search.cubes import Cube, check_coverage, cubes, split_cover
 from ringproof.proofs.search.engine import InProcess, engine
-from ringproof.proofs.search.portfolio import DEFAULT_SOLVER, solve
+from ringproof.proofs.search.portfolio import DEFAULT_SOLVER, first_witness, models, solve
 from ringproof.proofs.search.rotation import rotation_step
 from ringproof.proofs.search.sat_check import to_run
 from ringproof.proofs.search.state import SearchState
@@ -44,14 +44,16 @@ class _Splitter:
     4. the full CNF with that phase-1 placement pinned: SAT is a witness (UNSAT proves nothing);
     5. the full CNF with whatever time is left.
 
-    Stages 2 and 4 try up to PINS placements: when a pinned CNF fails (UNSAT, or UNKNOWN after a
-    third of the time left), its placement is forbidden and the relaxation asked for another, as
-    pinned run times vary several-fold with the placement. Relaxations get half the time left, the
-    last pinned try all of it.
+    Stages 2 and 4 try up to PINS placements, as pinned run times vary several-fold with the
+    placement: one relaxation call returns up to RACE placements (the solver's next models, each
+    excluding the last), which are raced, one process each, for a witness; when they fail (UNSAT, or
+    UNKNOWN after a third of the time left), they are forbidden and the relaxation asked for more.
+    Relaxations get half the time left, the last pinned try all of it. PINS, PIN_SHARE and RACE
+    change only how fast a witness is found, never a verdict.
     """
 
     QUICK, QUICK_VARS = 30.0, 60_000  # the short full call: measured to pay off on small CNFs only
-    PINS, PIN_SHARE = 4, 1 / 3
+    PINS, PIN_SHARE, RACE = 4, 1 / 3, 2
 
     def __init__(self, prob: Problem, solver: str, deadline: float | None, progress, barriers: str = "global",
                  cube: dict | None = None):
@@ -73,19 +75,22 @@ class _Splitter:
             verdict, model, secs = Verdict.UNSAT, None, 0.0
         else:
             verdict, model, secs = solve(cnf.clauses, cnf.nv, self.solver, budget)
-        self.attempts.append(Attempt(T, split, verdict, secs, cnf.nv, len(cnf.clauses), stage))
+        self._record(T, split, stage, verdict, secs, enc)
+        return verdict, model
+
+    def _record(self, T: int, split, stage: str, verdict: Verdict, secs: float, enc: Encoding) -> None:
+        self.attempts.append(Attempt(T, split, verdict, secs, enc.cnf.nv, len(enc.cnf.clauses), stage))
         if self.progress:
             self.progress(self.attempts[-1])
-        return verdict, model
 
     def _out_of_time(self) -> bool:
         """No time left: a CNF is not even built (building a large one takes seconds)."""
         return self.deadline is not None and self.deadline <= time.perf_counter()
 
-    def _full(self, T, split, budget, pin=None, rotation=None, stage="full"):
+    def _full(self, T, split, budget, stage="full", band=None):
         if self._out_of_time():
             return Verdict.UNKNOWN, None
-        enc = Encoding(self.prob, T, split=split, pin=pin, rotation=rotation, barriers=self.barriers, cube=self.cube)
+        enc = Encoding(self.prob, T, split=split, barriers=self.barriers, cube=self.cube, band=band)
         verdict, model = self._call(enc, T, split, stage, budget)
         return verdict, self._run(enc, T, model) if verdict is Verdict.SAT else None
 
@@ -106,9 +111,31 @@ class _Splitter:
         for _, place in found:
             enc.forbid(place)
         stage = "phase-1 relaxation" + (", rotation-invariant" if rotation else "")
-        verdict, model = self._call(enc, L1, (L1, 0, 0), stage, self._left(0.5))
-        found.append((verdict, enc.decode(model)[0] if verdict is Verdict.SAT else None))
-        return found[-1]
+        if enc.cnf.conflict:
+            verdict, places, secs = Verdict.UNSAT, [], 0.0
+        else:
+            verdict, places, secs = models(enc.cnf.clauses, enc.cnf.nv, enc.blocking, self.RACE, self.solver,
+                                           self._left(0.5))
+        self._record(L1, (L1, 0, 0), stage, verdict, secs, enc)
+        found.extend((Verdict.SAT, enc.decode(m)[0]) for m in places)
+        if not places:
+            found.append((verdict, None))
+        return found[k]
+
+    def _pinned(self, T: int, split, pins: list[dict], budget, rotation, stage) -> tuple[Verdict, Run | None]:
+        """The full CNF with each phase-1 placement pinned, raced for a witness (one process each)."""
+        if self._out_of_time():
+            return Verdict.UNKNOWN, None
+        encs = [Encoding(self.prob, T, split=split, pin=pin, rotation=rotation, cube=self.cube) for pin in pins]
+        live = [e for e in encs if not e.cnf.conflict] or encs[:1]
+        if len(live) == 1 or self.solver == "z3":
+            verdict, model = self._call(live[0], T, split, stage, budget)
+            return verdict, self._run(live[0], T, model) if verdict is Verdict.SAT else None
+        k, verdict, model, secs = first_witness([e.cnf.clauses for e in live], self.solver, budget)
+        for j, e in enumerate(live):
+            self._record(T, split, f"{stage} ({len(live)} raced)", verdict if k in (None, j) else Verdict.UNKNOWN,
+                         secs, e)
+        return verdict, self._run(live[k], T, model) if k is not None else None
 
     def horizon(self, T: int, mins: tuple[int, int, int]) -> tuple[Verdict, Run | None]:
         """T in this splitter's cube: SAT with a witness if some split is, UNSAT if every split is.
@@ -126,13 +153,19 @@ class _Splitter:
         return (Verdict.UNKNOWN if unknown else Verdict.UNSAT), None
 
     def _weaker(self, T: int) -> tuple[Verdict, Run | None]:
-        """T with per-PE or no barriers. A run with global barriers is a run of these machines too,
-        so the global splits of T are tried first, with half the time left, for a witness only (their
-        UNSAT proves nothing here); then the CNF of this mode decides T."""
+        """T with per-PE or no barriers, for a witness first (with half the time left; their UNSAT
+        proves nothing here), then the CNF of this mode decides T. A run with global barriers is a run
+        of these machines too, so at or above the global bound the global splits of T are tried;
+        below it, the runs whose phases lie in `_band`."""
         deadline = self.deadline
         if deadline is not None:
             self.deadline = time.perf_counter() + self._left(0.5)
         try:
+            band = self._band(T)
+            if band:
+                verdict, run = self._full(T, None, self._left(), stage="phase bands", band=band)
+                if verdict is Verdict.SAT:
+                    return verdict, run
             for split in _splits(self.prob.phase_minimum(), T):
                 verdict, run = self.decide(T, split)
                 if verdict is Verdict.SAT:
@@ -140,6 +173,17 @@ class _Splitter:
         finally:
             self.deadline = deadline
         return self._full(T, None, self._left())
+
+    def _band(self, T: int) -> dict | None:
+        """For T below the global bound L1 + L2 + L3 by k cycles: phase 1 in the first L1 + k cycles,
+        phase 3 in the last L3 + k, phase 2 between them overlapping each by k, i.e. the global
+        minimum split with neighbouring phases overlapping by k cycles (a restriction: witness only).
+        Without barriers the cycles a phase 2 leaves idle at the global minimum are filled this way."""
+        L1, L2, L3 = self.prob.phase_minimum()
+        k = L1 + L2 + L3 - T
+        if k <= 0:
+            return None
+        return {1: (0, L1 - 1 + k), 2: (L1 - k, T - L3 - 1 + k), 3: (T - L3 - k, T - 1)}
 
     def decide(self, T: int, split: tuple[int, int, int]) -> tuple[Verdict, Run | None]:
         if self._out_of_time():
@@ -151,15 +195,18 @@ class _Splitter:
                 return verdict, self._run(enc, T, model) if verdict is Verdict.SAT else None
         for rotation in ([self.rotation] if self.rotation else []) + [None]:
             stage = "phase 1 pinned" + (", rotation-invariant" if rotation else "")
-            for k in range(self.PINS):
+            k = 0
+            while k < self.PINS:
                 verdict, pin = self._pin(split[0], rotation, k)
                 if verdict is Verdict.UNSAT and k == 0 and rotation is None:
                     return Verdict.UNSAT, None
                 if pin is None:
                     break
-                last = rotation is None and k == self.PINS - 1
-                verdict, run = self._full(T, split, self._left(1.0 if last else self.PIN_SHARE), pin, rotation,
-                                          stage)
+                pins = [p for _, p in self.pins[(split[0], rotation)][k:min(k + self.RACE, self.PINS)] if p]
+                k += len(pins)
+                last = rotation is None and k >= self.PINS
+                verdict, run = self._pinned(T, split, pins, self._left(1.0 if last else self.PIN_SHARE), rotation,
+                                            stage)
                 if verdict is Verdict.SAT:
                     return verdict, run
         return self._full(T, split, self._left())

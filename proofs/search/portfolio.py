@@ -55,15 +55,7 @@ def _child(conn, name, clauses):
 
 
 def _race(names, clauses, timeout):
-    ctx = multiprocessing.get_context("fork")
-    procs, conns = [], []
-    for name in names:
-        recv, send = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=_child, args=(send, name, clauses), daemon=True)
-        proc.start()
-        send.close()
-        procs.append(proc)
-        conns.append(recv)
+    procs, conns = _spawn(_child, [(name, clauses) for name in names])
     verdict, model = Verdict.UNKNOWN, None
     try:
         ready = multiprocessing.connection.wait(conns, timeout)
@@ -71,11 +63,111 @@ def _race(names, clauses, timeout):
             value, model = ready[0].recv()
             verdict = Verdict(value)
     finally:                       # also on Ctrl-C: no solver outlives the search
-        for proc, conn in zip(procs, conns):
-            proc.kill()
-            proc.join()
-            conn.close()
+        _stop(procs, conns)
     return verdict, model
+
+
+def _enumerate(conn, name, clauses, count, block):
+    """Child: up to `count` models, each sent when found, the next one excluded by `block(model)`;
+    None when there is no further model. Kissat is not incremental: one model."""
+    die_with_parent()
+    from pysat.solvers import Solver
+
+    with Solver(name=name, bootstrap_with=clauses) as s:
+        for k in range(count if name != "kissat404" else 1):
+            if k:
+                s.add_clause(block(model))
+            if not s.solve():
+                break
+            model = s.get_model()
+            conn.send(model)
+    conn.send(None)
+    conn.close()
+
+
+def _spawn(target, jobs):
+    ctx = multiprocessing.get_context("fork")
+    procs, conns = [], []
+    for job in jobs:
+        recv, send = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=target, args=(send,) + tuple(job), daemon=True)
+        proc.start()
+        send.close()
+        procs.append(proc)
+        conns.append(recv)
+    return procs, conns
+
+
+def _stop(procs, conns) -> None:
+    for proc, conn in zip(procs, conns):
+        proc.kill()
+        proc.join()
+        conn.close()
+
+
+def models(clauses: list[list[int]], nv: int, block, count: int, solver: str = DEFAULT_SOLVER,
+           timeout: float | None = None, more: float = 10.0) -> tuple[Verdict, list[set[int]], float]:
+    """(verdict, up to `count` models as sets of true variables, seconds): the first solver to answer
+    decides the verdict; if SAT, its further models (each excluded by `block(model)`, a clause) are
+    taken while they come within `more` seconds each (a constant for speed only). Z3: one model."""
+    start = time.perf_counter()
+    if timeout is not None and timeout <= 0:
+        return Verdict.UNKNOWN, [], 0.0
+    if solver == "z3":
+        verdict, model, secs = solve(clauses, nv, solver, timeout)
+        return verdict, [model] if model else [], secs
+    names = PORTFOLIO if solver == "portfolio" else (solver,)
+    procs, conns = _spawn(_enumerate, [(name, clauses, count, block) for name in names])
+    found: list[set[int]] = []
+    try:
+        ready = multiprocessing.connection.wait(conns, timeout)
+        if not ready:
+            return Verdict.UNKNOWN, [], time.perf_counter() - start
+        conn = ready[0]
+        model = conn.recv()
+        while model is not None:
+            found.append({x for x in model if x > 0})
+            if len(found) >= count or not conn.poll(more):
+                break
+            model = conn.recv()
+    except EOFError:   # a child died (e.g. out of memory): what it sent stands, nothing else is guessed
+        pass
+    finally:
+        _stop(procs, conns)
+    return (Verdict.SAT if found else Verdict.UNSAT), found, time.perf_counter() - start
+
+
+def first_witness(cnfs: list[list[list[int]]], solver: str = DEFAULT_SOLVER, timeout: float | None = None
+                  ) -> tuple[int | None, Verdict, set[int] | None, float]:
+    """Race several CNFs, one process each (solver `solver`, Kissat for portfolio), for a witness:
+    (index of the first SAT CNF or None, verdict: SAT, UNSAT when every CNF is, else UNKNOWN, its true
+    variables, seconds). An UNSAT CNF drops out of the race; the others go on."""
+    start = time.perf_counter()
+    if timeout is not None and timeout <= 0:
+        return None, Verdict.UNKNOWN, None, 0.0
+    name = PORTFOLIO[0] if solver == "portfolio" else solver
+    procs, conns = _spawn(_child, [(name, c) for c in cnfs])
+    live = dict(zip(conns, range(len(cnfs))))
+    verdict = Verdict.UNSAT
+    try:
+        while live:
+            left = None if timeout is None else max(0.0, timeout - (time.perf_counter() - start))
+            ready = multiprocessing.connection.wait(list(live), left)
+            if not ready:
+                verdict = Verdict.UNKNOWN
+                break
+            for conn in ready:
+                k = live.pop(conn)
+                try:
+                    value, model = conn.recv()
+                except EOFError:   # a child died: its CNF is undecided
+                    verdict = Verdict.UNKNOWN
+                    continue
+                if Verdict(value) is Verdict.SAT:
+                    return k, Verdict.SAT, {x for x in model if x > 0}, time.perf_counter() - start
+    finally:
+        _stop(procs, conns)
+    return None, verdict, None, time.perf_counter() - start
 
 
 def solve(clauses: list[list[int]], nv: int, solver: str = DEFAULT_SOLVER,
