@@ -165,7 +165,6 @@ def test_cvc5_agrees_on_algorithm_1_coverage():
     assert all(r.solver["cross_check"]["answers"] == {"unsat": r.solver["queries"]} for r in results)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("name", ["ALGO1", "ALGO2", "ALGO3"])
 def test_cvc5_agrees_on_every_query(name):
     pytest.importorskip("cvc5")
@@ -188,7 +187,6 @@ def test_a_disagreement_makes_the_verdict_unknown(monkeypatch):
     assert results and all(r.verdict is Verdict.UNKNOWN and "SOLVERS DISAGREE" in r.reason for r in results)
 
 
-@pytest.mark.slow
 def test_full_report_with_front_validates(tmp_path):
     jsonschema = pytest.importorskip("jsonschema")
     code, _, err = call("report", "--out", str(tmp_path))
