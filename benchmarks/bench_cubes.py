@@ -6,7 +6,8 @@
     python benchmarks/bench_cubes.py free [--timeout S]
 
 masked5: masked n=5, global barriers, the whole search (target: minimum 37 proven in < 300 s).
-speedup: every cube of one masked horizon (no early stop), solved by 1 worker, then 2, in one run.
+speedup: every cube of one masked horizon (no early stop), solved by 1 worker, then 2, in one run;
+    each cube runs one solver process at a time, so 1 worker uses one core and 2 workers two.
 project6: a random sample of the cubes of masked n=6 at T (default its lemma bound 51), each with a
 cap; measured median and tail per cube, extrapolated to the cores that would decide every cube
 within an hour (a lower bound when a cube hits the cap).
@@ -36,13 +37,14 @@ def _capped(query: _Query, cube, cap: float):
 
 
 def _cube_times(n: int, T: int | None, depth: int, cap: float, workers: int, solver: str, sample: int = 0,
-                seed: int = 0):
+                seed: int = 0, width: int = 1):
     """(T, cubes of T, [(cube name, verdict, seconds)] of every cube or of a random sample, wall) for
-    masked n at T (default its lemma bound), each cube capped at `cap` seconds."""
+    masked n at T (default its lemma bound), each cube capped at `cap` seconds and running at most
+    `width` solver processes at once (one core per cube by default, so workers = cores in use)."""
     prob = Problem("masked", n, n)
     mins = prob.phase_minimum()
     T = T or sum(mins)
-    query = _Query("masked", n, n, n, None, "global", solver, mins)
+    query = _Query("masked", n, n, n, None, "global", solver, mins, width)
     todo = cubes(prob, T, depth)
     run = random.Random(seed).sample(todo, sample) if 0 < sample < len(todo) else todo
     runner = InProcess() if workers == 1 else DaskEngine(workers)

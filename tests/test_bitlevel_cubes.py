@@ -48,6 +48,21 @@ def test_split_search_matches_unsplit_in_process():
     assert split.cubes_done >= 4 and split.unsat_by == "SAT solver" and check_run(split.schedule) == []
 
 
+def test_one_process_per_cube_gives_the_same_answer(monkeypatch):
+    """width=1 (a cube's share of the cores when workers fill them): one solver, one placement at a
+    time; the verdicts are those of the default width."""
+    from ringproof.proofs.search import portfolio
+
+    spawned = []
+    real = portfolio._spawn
+    monkeypatch.setattr(portfolio, "_spawn", lambda target, jobs: spawned.append(len(jobs)) or real(target, jobs))
+    narrow = search("masked", 3, 3, lemmas=False, depth=1, timeout=120, width=1)
+    assert spawned and max(spawned) == 1
+    wide = search("masked", 3, 3, lemmas=False, timeout=120)
+    assert (narrow.min_cycles, narrow.unsat_below) == (wide.min_cycles, wide.unsat_below) == (17, 16)
+    assert max(spawned) == 2 and portfolio._names("portfolio", 1) == portfolio.PORTFOLIO[:1]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("workers", [1, 2])
 def test_split_search_matches_unsplit_masked_4(workers):

@@ -10,6 +10,7 @@ only when every cube is UNSAT. Finished cubes are recorded in a state file (stat
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 
 from ringproof.errors import BadInput
@@ -49,16 +50,19 @@ class _Splitter:
     excluding the last), which are raced, one process each, for a witness; when they fail (UNSAT, or
     UNKNOWN after a third of the time left), they are forbidden and the relaxation asked for more.
     Relaxations get half the time left, the last pinned try all of it. PINS, PIN_SHARE and RACE
-    change only how fast a witness is found, never a verdict.
+    change only how fast a witness is found, never a verdict. `width` is the number of solver
+    processes one cube may run at once (its share of the cores): placements raced and portfolio
+    solvers are capped by it.
     """
 
     QUICK, QUICK_VARS = 30.0, 60_000  # the short full call: measured to pay off on small CNFs only
     PINS, PIN_SHARE, RACE = 4, 1 / 3, 2
 
     def __init__(self, prob: Problem, solver: str, deadline: float | None, progress, barriers: str = "global",
-                 cube: dict | None = None):
+                 cube: dict | None = None, width: int = RACE):
         self.prob, self.solver, self.deadline, self.progress = prob, solver, deadline, progress
-        self.barriers, self.cube = barriers, cube or {}
+        self.barriers, self.cube, self.width = barriers, cube or {}, max(1, width)
+        self.race = min(self.RACE, self.width)
         self.attempts: list[Attempt] = []
         self.pins: dict[tuple, list] = {}  # (L1, rotation) -> [(relaxation verdict, placement or None)]
         self.rotation = rotation_step(prob)
@@ -74,7 +78,7 @@ class _Splitter:
         if cnf.conflict:
             verdict, model, secs = Verdict.UNSAT, None, 0.0
         else:
-            verdict, model, secs = solve(cnf.clauses, cnf.nv, self.solver, budget)
+            verdict, model, secs = solve(cnf.clauses, cnf.nv, self.solver, budget, self.width)
         self._record(T, split, stage, verdict, secs, enc)
         return verdict, model
 
@@ -114,8 +118,8 @@ class _Splitter:
         if enc.cnf.conflict:
             verdict, places, secs = Verdict.UNSAT, [], 0.0
         else:
-            verdict, places, secs = models(enc.cnf.clauses, enc.cnf.nv, enc.blocking, self.RACE, self.solver,
-                                           self._left(0.5))
+            verdict, places, secs = models(enc.cnf.clauses, enc.cnf.nv, enc.blocking, self.race, self.solver,
+                                           self._left(0.5), width=self.width)
         self._record(L1, (L1, 0, 0), stage, verdict, secs, enc)
         found.extend((Verdict.SAT, enc.decode(m)[0]) for m in places)
         if not places:
@@ -202,7 +206,7 @@ class _Splitter:
                     return Verdict.UNSAT, None
                 if pin is None:
                     break
-                pins = [p for _, p in self.pins[(split[0], rotation)][k:min(k + self.RACE, self.PINS)] if p]
+                pins = [p for _, p in self.pins[(split[0], rotation)][k:min(k + self.race, self.PINS)] if p]
                 k += len(pins)
                 last = rotation is None and k >= self.PINS
                 verdict, run = self._pinned(T, split, pins, self._left(1.0 if last else self.PIN_SHARE), rotation,
@@ -224,6 +228,7 @@ class _Query:
     barriers: str
     solver: str
     mins: tuple[int, int, int]
+    width: int = _Splitter.RACE  # solver processes per cube
 
 
 def solve_cube(q: _Query, cube: Cube, deadline: float | None, splitter: _Splitter | None = None):
@@ -231,7 +236,7 @@ def solve_cube(q: _Query, cube: Cube, deadline: float | None, splitter: _Splitte
     if splitter is None:
         left = None if deadline is None else time.perf_counter() + deadline - time.time()
         splitter = _Splitter(Problem(q.variant, q.n, q.m, q.d, q.placement), q.solver, left, None, q.barriers,
-                             cube.pes)
+                             cube.pes, q.width)
     first = len(splitter.attempts)
     verdict, run = splitter.horizon(cube.T, q.mins)
     if run is not None:
@@ -242,7 +247,8 @@ def solve_cube(q: _Query, cube: Cube, deadline: float | None, splitter: _Splitte
 def search(variant: str, n: int, m: int, d: int | None = None, max_T: int | None = None,
            timeout: float | None = None, solver: str = DEFAULT_SOLVER, placement: dict | None = None,
            progress=None, lemmas: bool = True, barriers: str = "global", depth: int = 0, workers: int = 1,
-           cluster: str | None = None, state: str | None = None, on_cube=None) -> SearchResult:
+           cluster: str | None = None, state: str | None = None, on_cube=None, width: int | None = None
+           ) -> SearchResult:
     """Minimum cycles of `variant` attention on m PEs, with `barriers` (global, pe or none).
 
     With global barriers T rises from the lemma bound L1 + L2b + L3 (with `lemmas=False`, from the
@@ -252,8 +258,10 @@ def search(variant: str, n: int, m: int, d: int | None = None, max_T: int | None
     `cluster`; T is SAT iff some cube is. A cube left undecided leaves T unresolved; the search then
     goes on looking for a witness at larger T, so a timeout still reports the best schedule found and
     the largest T proven impossible. `state` names a file of finished cubes to resume from and
-    record to. Every witness is replayed by `check_run`; one it rejects raises, as the encoding would
-    then be wrong. `progress(attempt)` sees each solver call, `on_cube(cube, verdict, seconds, done,
+    record to. `width` is the number of solver processes each cube runs at once (default: this
+    machine's cores shared by the local workers running cubes, at least one; one on a cluster).
+    Every witness is replayed by `check_run`; one it rejects raises, as the encoding would then be
+    wrong. `progress(attempt)` sees each solver call, `on_cube(cube, verdict, seconds, done,
     total)` each finished cube.
     """
     start = time.perf_counter()
@@ -272,12 +280,14 @@ def search(variant: str, n: int, m: int, d: int | None = None, max_T: int | None
         lb = bound = prob.free_minimum()
         unsat_by = "slot counting" if lb == -(-len(prob.ops) // m) else "lemma L5"
     max_T = max_T if max_T is not None else bound + 2 * prob.n + 4
-    query = _Query(variant, n, m, prob.d, placement, barriers, solver, mins)
+    per_T = len(cubes(prob, lb, depth))
+    if width is None:  # a cluster's worker runs one cube per thread; here the cores are shared
+        width = 1 if cluster else max(1, (os.cpu_count() or 1) // max(1, min(workers, per_T)))
+    query = _Query(variant, n, m, prob.d, placement, barriers, solver, mins, width)
     deadline = None if timeout is None else time.time() + timeout
     key = {"variant": variant, "n": n, "m": m, "d": prob.d, "barriers": barriers,
            "placement": None if placement is None else repr(sorted(placement.items()))}
     saved = SearchState(state, key, placement)
-    per_T = len(cubes(prob, lb, depth))
     runner = None  # started when a cube is to be solved: a resumed search may need none
     splitters: dict = {}  # in-process cubes keep their splitter (relaxation cache) across T
     attempts: list[Attempt] = []
@@ -303,7 +313,7 @@ def search(variant: str, n: int, m: int, d: int | None = None, max_T: int | None
                 runner = runner or engine(workers, cluster, per_T)
                 if isinstance(runner, InProcess):
                     args = [(query, c, deadline, splitters.setdefault(c.choice, _Splitter(
-                        prob, solver, None if timeout is None else start + timeout, progress, barriers, c.pes)))
+                        prob, solver, None if timeout is None else start + timeout, progress, barriers, c.pes, width)))
                         for c in pending]
                 else:
                     args = [(query, c, deadline) for c in pending]

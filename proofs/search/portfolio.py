@@ -105,19 +105,24 @@ def _stop(procs, conns) -> None:
         conn.close()
 
 
+def _names(solver: str, width: int) -> tuple[str, ...]:
+    """The solvers run on one CNF: the portfolio's first `width` (at least one), or `solver`."""
+    return PORTFOLIO[:max(1, width)] if solver == "portfolio" else (solver,)
+
+
 def models(clauses: list[list[int]], nv: int, block, count: int, solver: str = DEFAULT_SOLVER,
-           timeout: float | None = None, more: float = 10.0) -> tuple[Verdict, list[set[int]], float]:
+           timeout: float | None = None, more: float = 10.0, width: int = 2) -> tuple[Verdict, list[set[int]], float]:
     """(verdict, up to `count` models as sets of true variables, seconds): the first solver to answer
     decides the verdict; if SAT, its further models (each excluded by `block(model)`, a clause) are
-    taken while they come within `more` seconds each (a constant for speed only). Z3: one model."""
+    taken while they come within `more` seconds each (a constant for speed only). Z3: one model.
+    `width` bounds the processes (the portfolio's solvers) run at once."""
     start = time.perf_counter()
     if timeout is not None and timeout <= 0:
         return Verdict.UNKNOWN, [], 0.0
     if solver == "z3":
         verdict, model, secs = solve(clauses, nv, solver, timeout)
         return verdict, [model] if model else [], secs
-    names = PORTFOLIO if solver == "portfolio" else (solver,)
-    procs, conns = _spawn(_enumerate, [(name, clauses, count, block) for name in names])
+    procs, conns = _spawn(_enumerate, [(name, clauses, count, block) for name in _names(solver, width)])
     found: list[set[int]] = []
     try:
         ready = multiprocessing.connection.wait(conns, timeout)
@@ -171,15 +176,15 @@ def first_witness(cnfs: list[list[list[int]]], solver: str = DEFAULT_SOLVER, tim
 
 
 def solve(clauses: list[list[int]], nv: int, solver: str = DEFAULT_SOLVER,
-          timeout: float | None = None) -> tuple[Verdict, set[int] | None, float]:
-    """(verdict, set of true variables or None, seconds)."""
+          timeout: float | None = None, width: int = 2) -> tuple[Verdict, set[int] | None, float]:
+    """(verdict, set of true variables or None, seconds); `width` as in `models`."""
     start = time.perf_counter()
     if timeout is not None and timeout <= 0:
         return Verdict.UNKNOWN, None, 0.0
     if solver == "z3":
         verdict, model = _z3(clauses, nv, timeout)
     elif solver == "portfolio":
-        verdict, model = _race(PORTFOLIO, clauses, timeout)
+        verdict, model = _race(_names(solver, width), clauses, timeout)
     elif timeout is None:
         verdict, model = _pysat(solver, clauses)
     else:
