@@ -1,9 +1,10 @@
 """Cube-and-conquer figures (docs/bitlevel.md §7): prints one line per measurement.
 
     python benchmarks/bench_cubes.py masked5 [--depth K] [--workers W] [--solver S] [--timeout S]
-    python benchmarks/bench_cubes.py speedup [--n N] [--depth K] [--cap S]   (e.g. --n 3 --depth 2)
+    python benchmarks/bench_cubes.py speedup [--n N] [--T T] [--depth K] [--cap S]   (e.g. --n 4 --T 27 --depth 2)
     python benchmarks/bench_cubes.py project6 [--depth K] [--cap S] [--workers W] [--T T] [--sample K]
     python benchmarks/bench_cubes.py free [--timeout S]
+    python benchmarks/bench_cubes.py phases [--sample K] [--cap S] [--seed X]
 
 masked5: masked n=5, global barriers, the whole search (target: minimum 37 proven in < 300 s).
 speedup: every cube of one masked horizon (no early stop), solved by 1 worker, then 2, in one run;
@@ -12,6 +13,9 @@ project6: a random sample of the cubes of masked n=6 at T (default its lemma bou
 cap; measured median and tail per cube, extrapolated to the cores that would decide every cube
 within an hour (a lower bound when a cube hits the cap).
 free: barrier-free minima of masked n=3 and 4 (target: each within 60 s).
+phases: where masked n=5's witness search spends its time (split 15/7/15 of T=37): the phase-1
+relaxation (CaDiCaL, seed X) and its first K placements; for each, phases 1-2 with phase 1 pinned,
+and the full CNF with phase 1 pinned (Kissat, capped), two at a time.
 """
 
 from __future__ import annotations
@@ -70,7 +74,7 @@ def masked5(args) -> None:
 def speedup(args) -> None:
     walls = {}
     for workers in (1, 2):
-        T, _, times, walls[workers] = _cube_times(args.n, None, args.depth, args.cap, workers, args.solver)
+        T, _, times, walls[workers] = _cube_times(args.n, args.T, args.depth, args.cap, workers, args.solver)
         print(f"masked n={args.n} T={T}: {len(times)} cubes, {workers} worker(s): wall {walls[workers]:.1f} s; "
               + ", ".join(f"{v} {s:.1f}s" for _, v, s in times), flush=True)
     print(f"speed-up of 2 workers over 1: {walls[1] / walls[2]:.2f}x (load average {os.getloadavg()[0]:.1f})")
@@ -103,20 +107,58 @@ def free(args) -> None:
               flush=True)
 
 
+def phases(args) -> None:
+    from multiprocessing.pool import ThreadPool
+
+    from pysat.solvers import Cadical195
+
+    from ringproof.proofs.search.cnf import Encoding
+    from ringproof.proofs.search.portfolio import solve
+
+    prob = Problem("masked", 5, 5)
+    split = prob.phase_minimum()
+    L1, L2, _ = split
+    relax = Encoding(prob.phase_one(), L1, split=(L1, 0, 0))
+    start, pins = time.perf_counter(), []
+    with Cadical195() as s:
+        s.configure({"seed": args.seed})
+        s.append_formula(relax.cnf.clauses)
+        while len(pins) < max(1, args.sample) and s.solve():
+            model = s.get_model()
+            pins.append(relax.decode({x for x in model if x > 0})[0])
+            s.add_clause(relax.blocking(model))
+            print(f"phase-1 relaxation (CaDiCaL seed {args.seed}): placement {len(pins)} after "
+                  f"{time.perf_counter() - start:.1f} s", flush=True)
+
+    def pinned(job):
+        k, (prob_k, T, split_k), pin = job
+        enc = Encoding(prob_k, T, split=split_k, pin=pin)
+        verdict, _, secs = solve(enc.cnf.clauses, enc.cnf.nv, "kissat404", args.cap)
+        return k, enc.cnf.nv, verdict.value, secs
+
+    for name, what in (("phases 1-2, phase 1 pinned", (prob.up_to(2), L1 + L2, (L1, L2, 0))),
+                       ("full, phase 1 pinned", (prob, sum(split), split))):
+        with ThreadPool(2) as pool:
+            for k, nv, verdict, secs in pool.imap(pinned, [(k, what, pin) for k, pin in enumerate(pins)]):
+                print(f"{name}: placement {k + 1} ({nv} variables): {verdict} in {secs:.1f} s", flush=True)
+    print(f"load average {os.getloadavg()[0]:.1f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=("masked5", "speedup", "project6", "free"))
+    ap.add_argument("what", choices=("masked5", "speedup", "project6", "free", "phases"))
     ap.add_argument("--depth", type=int, default=1)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--solver", default="kissat404")
     ap.add_argument("--timeout", type=float, default=600.0)
     ap.add_argument("--cap", type=float, default=300.0, help="seconds per cube (speedup, project6)")
     ap.add_argument("--n", type=int, default=3, help="masked n of speedup (default 3)")
-    ap.add_argument("--T", type=int, default=None, help="horizon of project6 (default the lemma bound 51)")
-    ap.add_argument("--sample", type=int, default=0, help="cubes of project6 run, chosen at random (0: all)")
+    ap.add_argument("--T", type=int, default=None, help="horizon of project6 and speedup (default the lemma bound: 51 for n=6)")
+    ap.add_argument("--sample", type=int, default=0,
+                    help="cubes of project6 run, chosen at random (0: all); placements of phases (0: one)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the sample")
     args = ap.parse_args()
-    {"masked5": masked5, "speedup": speedup, "project6": project6, "free": free}[args.what](args)
+    {"masked5": masked5, "speedup": speedup, "project6": project6, "free": free, "phases": phases}[args.what](args)
 
 
 if __name__ == "__main__":

@@ -60,7 +60,7 @@ def modes(timeout: float, max_n: int) -> None:
         "above's machine), per-PE barriers and none (docs/bitlevel.md §8), n = m = d. Each cell: the",
         "minimum, the T below it refuted and how (`slot counting` = L1 for global, L1' otherwise; `lemma",
         "L2b`; `SAT solver`), seconds; `open: a..b` = not proven within the time limit, the minimum lies",
-        f"in a..b. Run {datetime.date.today()}, search timeout {timeout:.0f} s per cell, 2 shared cores"
+        f"in a..b. Run {datetime.date.today()}, search timeout {timeout:.0f} s per cell, {os.cpu_count()} cores"
         " (load average {load}).", "",
         "| variant | n | global | pe | none |", "| --- | --- | --- | --- | --- |",
     ]

@@ -162,3 +162,19 @@ def test_phase_3_feature_ordering_keeps_pinned_verdicts(split, monkeypatch):
     monkeypatch.setattr(Encoding, "_chain", lambda self, kind: [])
     plain, without_clauses = verdict()
     assert ordered is plain and with_clauses > without_clauses
+
+
+def test_relaxation_up_to_a_phase_accepts_the_start_of_every_witness():
+    """up_to(k) keeps the ops of phases 1..k; the first L1 + .. + Lk cycles of a witness are its run
+    (phase 1 pinned there, the relaxation stays SAT), and it refutes what the whole problem refutes."""
+    prob = Problem("masked", 3, 3)
+    assert [s.key for s in prob.up_to(1).ops] == [s.key for s in prob.phase_one().ops]
+    assert len(prob.up_to(3).ops) == len(prob.ops) > len(prob.up_to(2).ops) > len(prob.up_to(1).ops)
+    L1, L2, L3 = prob.phase_minimum()
+    whole = Encoding(prob, L1 + L2 + L3, split=(L1, L2, L3))
+    place = whole.decode(solve(whole.cnf.clauses, whole.cnf.nv, "cadical195")[1])[0]
+    pin = {k: pt for k, pt in place.items() if k[0] == "MAC1"}
+    two = Encoding(prob.up_to(2), L1 + L2, split=(L1, L2, 0), pin=pin)
+    assert solve(two.cnf.clauses, two.cnf.nv, "cadical195")[0] is Verdict.SAT
+    short = Encoding(prob.up_to(2), L1 + L2 - 2, split=(L1, L2 - 2, 0))  # fewer slots than phase-2 ops
+    assert short.cnf.conflict and solve(short.cnf.clauses, short.cnf.nv, "cadical195")[0] is Verdict.UNSAT

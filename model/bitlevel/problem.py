@@ -74,8 +74,13 @@ class Problem:
 
     def phase_one(self) -> Problem:
         """The relaxation that keeps only the MAC1 ops (same inputs and placement)."""
+        return self.up_to(1)
+
+    def up_to(self, phase: int) -> Problem:
+        """The relaxation that keeps the ops of phases 1..`phase` (same inputs and placement): the
+        first cycles of any run, up to that phase's barrier, are a run of it."""
         sub = copy.copy(self)
-        sub._set_ops(tuple(s for s in self.ops if s.phase == 1))
+        sub._set_ops(tuple(s for s in self.ops if s.phase <= phase))
         return sub
 
     def _place(self, placement: dict) -> dict[tuple, frozenset]:

@@ -97,6 +97,8 @@ class Encoding:
         self._points: dict = {}  # compact fixed run: (x, p) -> (cycles, at literals), see _memory_of_run
         if not self.cnf.conflict:
             self._build()
+        if self.cnf.conflict:  # handed to a solver anyway, the CNF says UNSAT (not the [TRUE] of no clause)
+            self.cnf.clauses.append([FALSE])
 
     # ---- windows -------------------------------------------------------------------------------
     def _windows(self) -> list[tuple[int, int]]:
