@@ -49,14 +49,16 @@ class _Splitter:
     placement: one relaxation call returns up to RACE placements (the solver's next models, each
     excluding the last), which are raced, one process each, for a witness; when they fail (UNSAT, or
     UNKNOWN after a third of the time left), they are forbidden and the relaxation asked for more.
-    Relaxations get half the time left, the last pinned try all of it. PINS, PIN_SHARE and RACE
-    change only how fast a witness is found, never a verdict. `width` is the number of solver
+    Relaxations get half the time left, the last pinned try all of it, the others a third of it but
+    at most PIN_CAP seconds (masked n = 5: in four runs of four the first placements were still
+    undecided after 85-177 s and a later one gave the witness in 29-63 s, docs/bitlevel.md §9).
+    PINS, PIN_SHARE, PIN_CAP and RACE change only how fast a witness is found, never a verdict. `width` is the number of solver
     processes one cube may run at once (its share of the cores): placements raced and portfolio
     solvers are capped by it.
     """
 
     QUICK, QUICK_VARS = 30.0, 60_000  # the short full call: measured to pay off on small CNFs only
-    PINS, PIN_SHARE, RACE = 4, 1 / 3, 2
+    PINS, PIN_SHARE, PIN_CAP, RACE = 4, 1 / 3, 60.0, 2
 
     def __init__(self, prob: Problem, solver: str, deadline: float | None, progress, barriers: str = "global",
                  cube: dict | None = None, width: int = RACE):
@@ -209,8 +211,8 @@ class _Splitter:
                 pins = [p for _, p in self.pins[(split[0], rotation)][k:min(k + self.race, self.PINS)] if p]
                 k += len(pins)
                 last = rotation is None and k >= self.PINS
-                verdict, run = self._pinned(T, split, pins, self._left(1.0 if last else self.PIN_SHARE), rotation,
-                                            stage)
+                budget = self._left() if last else self._left(self.PIN_SHARE, self.PIN_CAP)
+                verdict, run = self._pinned(T, split, pins, budget, rotation, stage)
                 if verdict is Verdict.SAT:
                     return verdict, run
         return self._full(T, split, self._left())
