@@ -4,7 +4,7 @@
     python benchmarks/bench_cubes.py speedup [--n N] [--T T] [--depth K] [--cap S]   (e.g. --n 4 --T 27 --depth 2)
     python benchmarks/bench_cubes.py project6 [--depth K] [--cap S] [--workers W] [--T T] [--sample K]
     python benchmarks/bench_cubes.py free [--timeout S]
-    python benchmarks/bench_cubes.py phases [--sample K] [--cap S] [--seed X]
+    python benchmarks/bench_cubes.py phases [--sample K] [--cap S]
 
 masked5: masked n=5, global barriers, the whole search (target: minimum 37 proven in < 300 s).
 speedup: every cube of one masked horizon (no early stop), solved by 1 worker, then 2, in one run;
@@ -14,7 +14,7 @@ cap; measured median and tail per cube, extrapolated to the cores that would dec
 within an hour (a lower bound when a cube hits the cap).
 free: barrier-free minima of masked n=3 and 4 (target: each within 60 s).
 phases: where masked n=5's witness search spends its time (split 15/7/15 of T=37): the phase-1
-relaxation (CaDiCaL, seed X) and its first K placements; for each, phases 1-2 with phase 1 pinned,
+relaxation (CaDiCaL) and its first K placements; for each, phases 1-2 with phase 1 pinned,
 and the full CNF with phase 1 pinned (Kissat, capped), two at a time.
 """
 
@@ -110,25 +110,17 @@ def free(args) -> None:
 def phases(args) -> None:
     from multiprocessing.pool import ThreadPool
 
-    from pysat.solvers import Cadical195
-
     from ringproof.proofs.search.cnf import Encoding
-    from ringproof.proofs.search.portfolio import solve
+    from ringproof.proofs.search.portfolio import models, solve
 
     prob = Problem("masked", 5, 5)
     split = prob.phase_minimum()
     L1, L2, _ = split
     relax = Encoding(prob.phase_one(), L1, split=(L1, 0, 0))
-    start, pins = time.perf_counter(), []
-    with Cadical195() as s:
-        s.configure({"seed": args.seed})
-        s.append_formula(relax.cnf.clauses)
-        while len(pins) < max(1, args.sample) and s.solve():
-            model = s.get_model()
-            pins.append(relax.decode({x for x in model if x > 0})[0])
-            s.add_clause(relax.blocking(model))
-            print(f"phase-1 relaxation (CaDiCaL seed {args.seed}): placement {len(pins)} after "
-                  f"{time.perf_counter() - start:.1f} s", flush=True)
+    cnf = relax.cnf
+    _, found, secs = models(cnf.clauses, cnf.nv, relax.blocking, max(1, args.sample), "cadical195")
+    pins = [relax.decode(model)[0] for model in found]
+    print(f"phase-1 relaxation (CaDiCaL): {len(pins)} placements in {secs:.1f} s", flush=True)
 
     def pinned(job):
         k, (prob_k, T, split_k), pin = job
@@ -153,7 +145,8 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=600.0)
     ap.add_argument("--cap", type=float, default=300.0, help="seconds per cube (speedup, project6)")
     ap.add_argument("--n", type=int, default=3, help="masked n of speedup (default 3)")
-    ap.add_argument("--T", type=int, default=None, help="horizon of project6 and speedup (default the lemma bound: 51 for n=6)")
+    ap.add_argument("--T", type=int, default=None,
+                    help="horizon of project6 and speedup (default the lemma bound: 51 for n=6)")
     ap.add_argument("--sample", type=int, default=0,
                     help="cubes of project6 run, chosen at random (0: all); placements of phases (0: one)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the sample")

@@ -111,7 +111,8 @@ def _names(solver: str, width: int) -> tuple[str, ...]:
 
 
 def models(clauses: list[list[int]], nv: int, block, count: int, solver: str = DEFAULT_SOLVER,
-           timeout: float | None = None, more: float = 10.0, width: int = 2) -> tuple[Verdict, list[set[int]], float]:
+           timeout: float | None = None, more: float = 10.0,
+           width: int = len(PORTFOLIO)) -> tuple[Verdict, list[set[int]], float]:
     """(verdict, up to `count` models as sets of true variables, seconds): the first solver to answer
     decides the verdict; if SAT, its further models (each excluded by `block(model)`, a clause) are
     taken while they come within `more` seconds each (a constant for speed only). Z3: one model.
@@ -176,7 +177,7 @@ def first_witness(cnfs: list[list[list[int]]], solver: str = DEFAULT_SOLVER, tim
 
 
 def solve(clauses: list[list[int]], nv: int, solver: str = DEFAULT_SOLVER,
-          timeout: float | None = None, width: int = 2) -> tuple[Verdict, set[int] | None, float]:
+          timeout: float | None = None, width: int = len(PORTFOLIO)) -> tuple[Verdict, set[int] | None, float]:
     """(verdict, set of true variables or None, seconds); `width` as in `models`."""
     start = time.perf_counter()
     if timeout is not None and timeout <= 0:
