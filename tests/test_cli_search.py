@@ -75,8 +75,19 @@ def test_progress_only_on_a_terminal():
     assert run("masked", "-n", "2", "-m", "2", "--cube-depth", "1", "--workers", "1")[2] == ""
 
 
-@pytest.mark.parametrize("argv", [("--barriers", "some"), ("--workers", "0"), ("--cube-depth", "9"),
+@pytest.mark.parametrize("argv", [("--barriers", "some"), ("--workers", "0"), ("--width", "0"),
+                                  ("--cube-depth", "9"),
                                   ("--state", "/nonexistent-folder/s.json")])
 def test_bad_search_options_exit_64(argv):
     code, out, err = run("plain", "-n", "2", "-m", "2", *argv)
     assert code == 64 and out == "" and len(err.strip().splitlines()) == 1
+
+
+def test_width_reaches_the_search(monkeypatch):
+    import ringproof.proofs.search.minimum as minimum
+
+    seen = {}
+    real = minimum.search
+    monkeypatch.setattr(minimum, "search", lambda *a, **kw: seen.update(kw) or real(*a, **kw))
+    code, out, _ = run("masked", "-n", "3", "-m", "3", "--width", "1", "--json")
+    assert code == 0 and json.loads(out)["min_cycles"] == 17 and seen["width"] == 1

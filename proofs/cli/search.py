@@ -38,6 +38,9 @@ def _parser() -> ArgumentParser:
                    help="split each T into m^K cubes by the PEs of K decisive ops (default 0: one cube)")
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                    help="local worker processes for the cubes (default: the machine's cores)")
+    p.add_argument("--width", type=int, default=None, metavar="W",
+                   help="solver processes one cube runs at once (default: the cores shared by the local "
+                        "workers; 1 on a cluster)")
     p.add_argument("--cluster", default=None, metavar="ADDRESS",
                    help="run the cubes on the Dask scheduler at ADDRESS (e.g. tcp://host:8786)")
     p.add_argument("--state", default=None, metavar="FILE",
@@ -90,12 +93,15 @@ def main(argv, stdout, stderr) -> int:
                        f"m | n), got n={args.n}, m={args.m}")
     if args.workers < 1:
         raise BadInput(f"search: --workers must be at least 1, got {args.workers}")
+    if args.width is not None and args.width < 1:
+        raise BadInput(f"search: --width must be at least 1, got {args.width}")
     call, cube = (None, None) if args.json or args.quiet else _progress(stderr)
     from ringproof.proofs.search.minimum import search   # heavy (SAT solvers): not for --help
 
     r = search(args.variant, args.n, args.m, args.d, max_T=args.max_T, timeout=args.timeout,
                solver=args.solver, lemmas=not args.no_lemmas, barriers=args.barriers, depth=args.cube_depth,
-               workers=args.workers, cluster=args.cluster, state=args.state, progress=call, on_cube=cube)
+               workers=args.workers, cluster=args.cluster, state=args.state, progress=call, on_cube=cube,
+               width=args.width)
     if args.json:
         doc = {
             "variant": r.variant, "n": r.n, "m": r.m, "d": r.d, "proven": r.proven,
