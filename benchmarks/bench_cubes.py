@@ -10,8 +10,8 @@ masked5: masked n=5, global barriers, the whole search (target: minimum 37 prove
 speedup: every cube of one masked horizon (no early stop), solved by 1 worker, then 2, in one run;
     each cube runs one solver process at a time, so 1 worker uses one core and 2 workers two.
 project6: a random sample of the cubes of masked n=6 at T (default its lemma bound 51), each with a
-cap; measured median and tail per cube, extrapolated to the cores that would decide every cube
-within an hour (a lower bound when a cube hits the cap).
+cap; measured median and tail per cube (each cube's solver calls printed), extrapolated to the
+cores that would decide every cube within an hour (a lower bound when a cube hits the cap).
 free: barrier-free minima of masked n=3 and 4 (target: each within 60 s).
 phases: where masked n=5's witness search spends its time (split 15/7/15 of T=37): the phase-1
 relaxation (CaDiCaL) and its first K placements; for each, phases 1-2 with phase 1 pinned,
@@ -34,10 +34,12 @@ from ringproof.proofs.search.minimum import _Query, search, solve_cube
 
 
 def _capped(query: _Query, cube, cap: float):
-    """One cube with `cap` seconds from when it starts (a task): (verdict, seconds it took)."""
+    """One cube with `cap` seconds from when it starts (a task): (verdict, seconds it took, its solver
+    calls as "stage split: verdict seconds")."""
     start = time.perf_counter()
-    verdict, _, _ = solve_cube(query, cube, time.time() + cap)
-    return verdict, time.perf_counter() - start
+    verdict, _, attempts = solve_cube(query, cube, time.time() + cap)
+    calls = [f"{a.stage} {'/'.join(map(str, a.split or ()))}: {a.verdict.value} {a.seconds:.0f}s" for a in attempts]
+    return verdict, time.perf_counter() - start, calls
 
 
 def _cube_times(n: int, T: int | None, depth: int, cap: float, workers: int, solver: str, sample: int = 0,
@@ -55,9 +57,9 @@ def _cube_times(n: int, T: int | None, depth: int, cap: float, workers: int, sol
     out = []
     try:
         start = time.perf_counter()
-        for k, (verdict, secs) in runner.imap(_capped, [(query, c, cap) for c in run]):
+        for k, (verdict, secs, calls) in runner.imap(_capped, [(query, c, cap) for c in run]):
             out.append((run[k].name, verdict.value, secs))
-            print(f"  {run[k].name}: {verdict.value} in {secs:.1f} s", flush=True)
+            print(f"  {run[k].name}: {verdict.value} in {secs:.1f} s ({'; '.join(calls)})", flush=True)
         wall = time.perf_counter() - start
     finally:
         runner.close()
