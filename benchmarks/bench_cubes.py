@@ -2,7 +2,7 @@
 
     python benchmarks/bench_cubes.py masked5 [--depth K] [--workers W] [--solver S] [--timeout S]
     python benchmarks/bench_cubes.py speedup [--n N] [--T T] [--depth K] [--cap S]   (e.g. --n 4 --T 27 --depth 2)
-    python benchmarks/bench_cubes.py project6 [--depth K] [--cap S] [--workers W] [--T T] [--sample K]
+    python benchmarks/bench_cubes.py project6 [--depth K] [--cap S] [--workers W] [--T T] [--sample K] [--width P]
     python benchmarks/bench_cubes.py free [--timeout S]
     python benchmarks/bench_cubes.py phases [--sample K] [--cap S]
 
@@ -84,21 +84,22 @@ def speedup(args) -> None:
 
 def project6(args) -> None:
     """Measured: a random sample of the cubes of masked n=6 at T, each capped. Extrapolated: the
-    sample's mean per cube times the number of cubes, as core-seconds and cores for an hour (a lower
-    bound when a cube hit the cap, as its time is then only known to exceed the cap)."""
+    sample's mean per cube times the number of cubes and the cores a cube holds (width), as core-seconds
+    and cores for an hour (a lower bound when a cube hit the cap, as its time is then only known to
+    exceed the cap)."""
     T, n_cubes, times, wall = _cube_times(6, args.T, args.depth, args.cap, args.workers, args.solver, args.sample,
-                                          args.seed)
+                                          args.seed, args.width)
     secs = sorted(s for _, _, s in times)
     capped = sum(1 for _, v, _ in times if v == "unknown")
     tail = secs[max(0, math.ceil(0.9 * len(secs)) - 1)]
     ge = ">=" if capped else ""
-    total = statistics.mean(secs) * n_cubes
+    total = statistics.mean(secs) * n_cubes * args.width   # a cube holds `width` cores while it runs
     print(f"measured: masked n=6 T={T}, {len(times)} of {n_cubes} cubes (depth {args.depth}, seed {args.seed}), "
-          f"{args.workers} workers, cap {args.cap:.0f} s, wall {wall:.0f} s, load average "
+          f"{args.workers} workers of width {args.width}, cap {args.cap:.0f} s, wall {wall:.0f} s, load average "
           f"{os.getloadavg()[0]:.1f}: {len(times) - capped} decided, {capped} at the cap; per cube median "
           f"{ge}{statistics.median(secs):.0f} s, 90% tail {ge}{tail:.0f} s, max {ge}{secs[-1]:.0f} s")
     print(f"extrapolated: all {n_cubes} cubes {ge}{total:.0f} core-s = {ge}{math.ceil(total / 3600)} cores for an "
-          f"hour (sample mean x cubes)")
+          f"hour (sample mean x cubes x width)")
 
 
 def free(args) -> None:
@@ -152,6 +153,8 @@ def main() -> None:
     ap.add_argument("--sample", type=int, default=0,
                     help="cubes of project6 run, chosen at random (0: all); placements of phases (0: one)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the sample")
+    ap.add_argument("--width", type=int, default=1,
+                    help="solver processes per cube (project6; --solver portfolio --width 2 races Kissat and CaDiCaL)")
     args = ap.parse_args()
     {"masked5": masked5, "speedup": speedup, "project6": project6, "free": free, "phases": phases}[args.what](args)
 
