@@ -38,7 +38,7 @@ def _parser() -> ArgumentParser:
                    help="split each T into m^K cubes by the PEs of K decisive ops (default 0: one cube)")
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                    help="local worker processes for the cubes (default: the machine's cores)")
-    p.add_argument("--width", type=int, default=None, metavar="W",
+    p.add_argument("--width", type=int, default=None, metavar="P",
                    help="solver processes one cube runs at once (default: the cores shared by the local "
                         "workers; 1 on a cluster)")
     p.add_argument("--cluster", default=None, metavar="ADDRESS",
