@@ -9,20 +9,31 @@ import time
 
 
 class Progress:
-    """`progress("stage ...")` names what runs now; a ticker thread keeps the line's clock going."""
+    """`progress("stage ...")` names what runs now; a ticker thread keeps the line's clock going;
+    `progress.line("...")` prints a finished step that stays."""
 
     def __init__(self, stream, enabled: bool = True):
         isatty = getattr(stream, "isatty", None)
         self.stream, self.on = stream, bool(enabled and isatty and isatty())
         self._text, self._since, self._width = "", time.monotonic(), 0
-        self._lock, self._stop = threading.Lock(), threading.Event()
-        if self.on:
-            threading.Thread(target=self._tick, daemon=True, name="progress").start()
+        self._lock, self._stop, self._ticker = threading.Lock(), threading.Event(), None
 
     def __call__(self, text: str) -> None:
         if self.on:
             with self._lock:
                 self._text, self._since = text, time.monotonic()
+                if self._ticker is None:    # started on first use: `line` alone starts no thread
+                    self._ticker = threading.Thread(target=self._tick, daemon=True, name="progress")
+                    self._ticker.start()
+            self._draw()
+
+    def line(self, text: str) -> None:
+        """A line that stays (a finished step), printed above the running one."""
+        if self.on:
+            with self._lock:
+                self.stream.write("\r" + " " * self._width + "\r" + text + "\n")
+                self.stream.flush()
+                self._width = 0
             self._draw()
 
     def _tick(self) -> None:

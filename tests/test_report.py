@@ -87,10 +87,15 @@ def test_html_opens_in_a_browser_with_one_cell_per_pe_and_cycle(report_dir):
     assert console == []
     doc = json.loads((report_dir / "report.json").read_text())
     pic = doc["targets"][0]["picture"]
-    svgs = re.findall(r"<svg.*?</svg>", dom, re.S)
-    main_svg = next(s for s in svgs if f'data-n="{pic["n"]}" data-m="{pic["m"]}"' in s)
-    cells = set(re.findall(r'class="cell[^"]*" data-pe="(\d+)" data-cycle="(\d+)"', main_svg))
-    assert cells == {(str(p), str(t)) for p in range(1, pic["m"] + 1) for t in pic["cycles"]}
+    section = dom.split(f'id="t-{doc["targets"][0]["target"]}"')[1].split("<h2")[0]
+    svgs = [s for s in re.findall(r"<svg.*?</svg>", section, re.S) if f'data-n="{pic["n"]}" data-m="{pic["m"]}"' in s]
+    assert len(svgs) == len(pic["rows"]) > 1           # wrapped into rows that fit the page
+    assert all(int(re.search(r'width="(\d+)"', s)[1]) <= 1100 for s in svgs)
+    cells = [c for s in svgs for c in re.findall(r'class="cell[^"]*" data-pe="(\d+)" data-cycle="(\d+)"', s)]
+    assert sorted(cells) == sorted((str(p), str(t)) for p in range(1, pic["m"] + 1) for t in pic["cycles"])
+    ids = re.findall(r'\bid="([^"]+)"', dom)
+    assert len(ids) == len(set(ids))                    # every element id unique in the page
+    assert all(f"url(#{i})" in dom for i in ids if i.startswith("arrow"))
 
 
 def test_picture_of_a_refuted_instance_marks_the_failing_cell(tmp_path):

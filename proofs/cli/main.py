@@ -4,10 +4,11 @@
     prove simulate TARGET -n N -m M
     prove report TARGET ...
     prove search / balance / unroll ...
+    prove --version
 
-Exit codes: 0 all proved (or the command succeeded), 1 a property refuted, 2 a verdict unknown
-(timeout, solver unknown, outside the normalized fragment), 64 bad input, 70 internal error,
-130 interrupted. Every subcommand is `main(argv, stdout, stderr) -> int`; `--debug` anywhere shows
+The subcommands are the table `common.SUBCOMMANDS`. Exit codes (`ringproof.errors.Exit`): 0 all
+proved (or the command succeeded), 1 a property refuted, 2 a verdict unknown (timeout, solver
+unknown, outside the normalized fragment), 64 bad input, 70 internal error, 130 interrupted. Every subcommand is `main(argv, stdout, stderr) -> int`; `--debug` anywhere shows
 the traceback of an internal error.
 """
 
@@ -18,17 +19,18 @@ import sys
 
 import traceback
 
-from ringproof.errors import InternalError, RingproofError
+from ringproof.errors import Exit, RingproofError
+from ringproof.proofs.cli.common import DEFAULT, SUBCOMMANDS
 
-# subcommand -> module holding its `main(argv, stdout, stderr) -> int`; imported only when used
-SUBCOMMANDS = {
-    "simulate": "ringproof.proofs.cli.simulate",
-    "report": "ringproof.proofs.cli.report",
-    "search": "ringproof.proofs.cli.search",
-    "balance": "ringproof.proofs.cli.balance",
-    "unroll": "ringproof.proofs.cli.unroll",
-}
-DEFAULT = "ringproof.proofs.cli.verify"
+
+def version() -> str:
+    """`prove --version`: the installed distribution's version."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("ringproof")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
 
 
 def main(argv: list[str] | None = None, stdout=None, stderr=None) -> int:
@@ -40,8 +42,11 @@ def main(argv: list[str] | None = None, stdout=None, stderr=None) -> int:
     from ringproof.proofs import interrupts
 
     interrupts.install()
+    if argv[:1] == ["--version"]:
+        print(f"ringproof {version()}", file=stdout)
+        return Exit.OK
     if argv and argv[0] in SUBCOMMANDS:
-        module, rest = SUBCOMMANDS[argv[0]], argv[1:]
+        module, rest = SUBCOMMANDS[argv[0]][0], argv[1:]
     else:
         module, rest = DEFAULT, argv
     try:
@@ -51,11 +56,11 @@ def main(argv: list[str] | None = None, stdout=None, stderr=None) -> int:
         return code
     except KeyboardInterrupt:
         print("prove: interrupted", file=stderr)
-        return 130
+        return Exit.INTERRUPTED
     except Exception as err:
         if interrupts.requested():          # e.g. Z3's "canceled" after a swallowed Ctrl-C
             print("prove: interrupted", file=stderr)
-            return 130
+            return Exit.INTERRUPTED
         return _failure(err, debug, stderr)
 
 
@@ -63,7 +68,7 @@ def _failure(err: Exception, debug: bool, stderr) -> int:
     """The exit code and one line for an exception that ended a command."""
     if isinstance(err, BrokenPipeError):    # `prove ... | head`: the reader left; say nothing
         _quiet_stdout()
-        return 0
+        return Exit.OK
     if debug:
         traceback.print_exception(err, file=stderr)
     if isinstance(err, RingproofError):
@@ -72,7 +77,7 @@ def _failure(err: Exception, debug: bool, stderr) -> int:
     # a bug of ours: one line, exit 70 (never 1, which means refuted)
     where = "" if debug else " (run again with --debug for the traceback)"
     print(f"prove: internal error: {type(err).__name__}: {one_line(str(err))}{where}", file=stderr)
-    return InternalError.exit_code
+    return Exit.INTERNAL
 
 
 def one_line(text: str) -> str:

@@ -14,7 +14,7 @@ import pickle
 import queue
 import traceback
 
-from ringproof.proofs.workers import die_with_parent
+from ringproof.proofs.workers import die_with_parent, starting
 
 
 def workers(jobs: int) -> int:
@@ -34,8 +34,9 @@ def run_all(tasks: list, jobs: int = 0) -> list:
     for _ in range(n):
         todo.put(None)
     procs = [ctx.Process(target=_work, args=(tasks, todo, done), daemon=True) for _ in range(n)]
-    for p in procs:
-        p.start()
+    with starting():
+        for p in procs:
+            p.start()
     try:
         results: dict = {}
         while len(results) < len(tasks):

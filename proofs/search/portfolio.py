@@ -12,7 +12,7 @@ import multiprocessing.connection
 import time
 
 from ringproof.model.bitlevel.types import Verdict
-from ringproof.proofs.workers import die_with_parent
+from ringproof.proofs.workers import die_with_parent, starting
 
 DEFAULT_SOLVER = "portfolio"
 PORTFOLIO = ("kissat404", "cadical195")  # raced in two processes; the first verdict wins
@@ -91,7 +91,8 @@ def _spawn(target, jobs):
     for job in jobs:
         recv, send = ctx.Pipe(duplex=False)
         proc = ctx.Process(target=target, args=(send,) + tuple(job), daemon=True)
-        proc.start()
+        with starting():
+            proc.start()
         send.close()
         procs.append(proc)
         conns.append(recv)
