@@ -121,3 +121,79 @@ def test_ctrl_c_while_a_worker_starts_raises_nothing_in_it():
     os.kill(proc.pid, signal.SIGINT)
     proc.join(10)
     assert proc.exitcode == 0       # without `starting`: KeyboardInterrupt, a traceback, exit 1
+
+
+# ------------------------------------------------------------------ schedule files are contained
+
+MATVEC = (ROOT / "examples" / "matvec.py").read_text()
+
+
+def _file(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_a_printing_schedule_file_leaves_json_on_stdout(tmp_path, capsys):
+    text = 'print("hello from the file")\n' + MATVEC.replace("def step(P, ix):\n", "def step(P, ix):\n    print('in step')\n")
+    code, out, _ = call(_file(tmp_path, "noisy.py", text), "--json", "--property", "coverage")
+    import json
+
+    assert code == 0 and json.loads(out)["verdict"] == "proved"
+    err = capsys.readouterr().err          # the file's prints went to the process's stderr
+    assert "hello from the file" in err and "in step" in err
+
+
+@pytest.mark.parametrize("text, says", [
+    ("import sys\nsys.exit(3)\n", "x.py:2: importing {path} called sys.exit(3); a schedule file must not exit"),
+    ("raise GeneratorExit('odd')\n", "cannot import {path}: {path}:1: GeneratorExit: odd"),
+    ("SCHEDULE = 42\n", "{path}: SCHEDULE = 42 is not a Schedule"),
+])
+def test_a_schedule_file_that_exits_or_misassigns_is_bad_input(tmp_path, text, says):
+    path = _file(tmp_path, "x.py", text)
+    code, out, err = call(path)
+    assert code == Exit.BAD_INPUT and out == ""
+    assert says.format(path=path) in one_line(err)
+
+
+def test_a_step_that_exits_is_bad_input_at_its_line(tmp_path):
+    text = MATVEC.replace("def step(P, ix):\n", "def step(P, ix):\n    raise SystemExit(5)\n")
+    path = _file(tmp_path, "exits_in_step.py", text)
+    line = text.splitlines().index("    raise SystemExit(5)") + 1
+    code, _, err = call(path, "--property", "coverage")
+    assert code == Exit.BAD_INPUT and f"{path}:{line}: the step of phase rows called sys.exit(5)" in one_line(err)
+
+
+def test_a_directory_named_like_a_schedule_file(tmp_path):
+    (tmp_path / "x.py").mkdir()
+    code, _, err = call(tmp_path / "x.py")
+    assert code == Exit.BAD_INPUT and "is a directory" in one_line(err)
+
+
+@pytest.mark.parametrize("where", ["import", "step"])
+def test_a_looping_schedule_file_ends_in_one_line(tmp_path, monkeypatch, where):
+    from ringproof.schedules import usercode
+
+    monkeypatch.setattr(usercode, "IMPORT_SECONDS", 1.0)
+    monkeypatch.setattr(usercode, "SAMPLING_SECONDS", 1.0)
+    loop = "    while True:\n        pass\n"
+    text = ("while True:\n    pass\n" if where == "import" else
+            MATVEC.replace("def step(P, ix):\n", "def step(P, ix):\n" + loop))
+    path = _file(tmp_path, "loops.py", text)
+    start = time.monotonic()
+    code, _, err = call(path, "--property", "coverage")
+    assert code == Exit.BAD_INPUT and time.monotonic() - start < 30
+    assert f"{path}:" in err and "did not finish within 1 s" in one_line(err)
+
+
+@pytest.mark.parametrize("cut, says", [
+    (", inverse=inverse)", "phase rows: coverage needs an `inverse` witness"),
+    ("                prev=At(\"rows\", dict(i=ix.i, j=ix.j - 1, l=wrap(ix.l - 1, P.m))),\n",
+     "phase rows: an accumulating step must give `first` and `prev` (missing: prev"),
+])
+def test_a_missing_witness_names_the_file_and_line_of_the_phase(tmp_path, cut, says):
+    text = MATVEC.replace(cut, ")" if cut.startswith(",") else "")
+    path = _file(tmp_path, "nowitness.py", text)
+    line = next(i for i, ln in enumerate(text.splitlines(), 1) if ln.startswith("ROWS = Phase("))
+    code, _, err = call(path, "--property", "coverage", "--property", "ring-locality")
+    assert code == Exit.BAD_INPUT and f"{path}:{line}: {says}" in one_line(err)

@@ -7,6 +7,7 @@ does not replay is reported as `unknown`, never as a refutation.
 
 from __future__ import annotations
 
+import inspect
 import time
 from dataclasses import dataclass, replace
 from functools import partial
@@ -22,7 +23,9 @@ from ringproof.proofs.ring.pool import run_all
 from ringproof.proofs.ring.properties import Check, check_trace, derive
 from ringproof.proofs.ring.smt import Outcome, discharge
 from ringproof.proofs.results import PROPERTIES, Counterexample, Result, Verdict
+from ringproof.schedules import usercode
 from ringproof.schedules.dsl import Schedule
+from ringproof.schedules.usercode import time_limit
 
 REPLAY_MAX_N = 96
 
@@ -48,7 +51,10 @@ def verify(schedule: Schedule, opts: Options = Options()) -> list[Result]:
     if unknown:
         raise BadInput(f"unknown property {sorted(unknown)[0]!r}; known: {', '.join(PROPERTIES)}")
     opts.progress(f"{schedule.name}: its steps on ints against their formulas")
-    check_formulas(schedule)
+    files = {code.co_filename for ph in schedule.phases if (code := getattr(inspect.unwrap(ph.step), "__code__", None))}
+    with time_limit(usercode.SAMPLING_SECONDS, f"{schedule.name}: its steps run on ints at the sampled points",
+                    files):
+        check_formulas(schedule)
     results: list[Result] = []
     solver_props = [p for p in opts.properties if p != "counts"]
     derived, enumerated = None, None
