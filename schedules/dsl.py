@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 from ringproof.errors import BadInput
 from ringproof.schedules.expr import user_line
-from ringproof.schedules.usercode import contained
+from ringproof.schedules.usercode import contained, shown
 
 
 class Op(enum.Enum):
@@ -223,13 +223,13 @@ def _caller() -> str:
     while frame is not None and (frame.f_code.co_filename in (__file__, "<string>")
                                  or frame.f_code.co_filename.endswith("dataclasses.py")):
         frame = frame.f_back
-    return f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame is not None else ""
+    return f"{shown(frame.f_code.co_filename)}:{frame.f_lineno}" if frame is not None else ""
 
 
 def where(fn) -> str:
     """`file:line` of a user's function, for messages."""
     code = getattr(fn, "__code__", None)
-    return f"{code.co_filename}:{code.co_firstlineno}" if code else repr(fn)
+    return f"{shown(code.co_filename)}:{code.co_firstlineno}" if code else repr(fn)
 
 
 def guarded(fn, what: str, returns: type | None = None):

@@ -8,6 +8,7 @@ is one line and exit 64, never a silent hang.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 import threading
@@ -22,12 +23,22 @@ class _Overtime(BaseException):
     """Raised by the alarm inside the user's code; not an Exception, so no user `except` eats it."""
 
 
+def shown(filename: str) -> str:
+    """A file's name for a message: relative to the working directory when it lies inside it
+    (`examples/matvec.py:26`), else as it is."""
+    try:
+        rel = os.path.relpath(filename)
+    except ValueError:
+        return filename
+    return filename if rel.startswith("..") else rel
+
+
 def deepest_line(err: BaseException, filename: str | None) -> str | None:
     """`file:line` of the deepest traceback frame in `filename` (the user's file), if any."""
     found, tb = None, err.__traceback__
     while tb is not None:
         if filename and tb.tb_frame.f_code.co_filename == filename:
-            found = f"{filename}:{tb.tb_lineno}"
+            found = f"{shown(filename)}:{tb.tb_lineno}"
         tb = tb.tb_next
     return found
 
