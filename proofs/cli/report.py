@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ringproof.errors import BadInput
 from ringproof.proofs import jsonout
-from ringproof.proofs.cli.common import ArgumentParser, Progress, output_dir, output_file, write_json
+from ringproof.proofs.cli.common import ArgumentParser, Exit, Progress, output_dir, output_file, write_json
 from ringproof.proofs.cli.verify import add_solver_options, solver_options, warn_disagreements
 from ringproof.proofs.cli.targets import printed_defects, registry, resolve
 from ringproof.proofs.report import collect, pdf
@@ -49,7 +49,7 @@ def parser() -> ArgumentParser:
 def main(argv, stdout, stderr) -> int:
     args = parser().parse(argv, stdout)
     if args is None:
-        return 0
+        return Exit.OK
     opts = solver_options(args)
     check_size(args.n, args.m)
     check_traceable(args.n)

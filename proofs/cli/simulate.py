@@ -57,7 +57,7 @@ def _scale(text: str, d: int) -> float:
 def main(argv, stdout, stderr) -> int:
     args = parser().parse(argv, stdout)
     if args is None:
-        return 0
+        return Exit.OK
     check_size(args.n, args.m, args.d)
     picture = output_file(args.picture, "--picture") if args.picture else None
     d = args.n if args.d is None else args.d

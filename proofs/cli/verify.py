@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ringproof.model.ring.limits import check_traceable
-from ringproof.proofs.cli.common import (ArgumentParser, Progress, bounded_int, output_dir, seconds, subcommand_help,
+from ringproof.proofs.cli.common import (ArgumentParser, Exit, Progress, bounded_int, output_dir, seconds, subcommand_help,
                                          write_json)
 from ringproof.proofs.results import PROPERTIES, TIERS, Verdict
 from ringproof.proofs.cli.targets import registry, resolve
@@ -85,7 +85,7 @@ def solver_options(args) -> Options:
 def main(argv, stdout, stderr) -> int:
     args = parser().parse(argv, stdout)
     if args is None:
-        return 0
+        return Exit.OK
     opts = solver_options(args)
     schedule = resolve(args.target)
     if args.method == "bitlevel":

@@ -12,7 +12,7 @@ import re
 
 from ringproof.proofs.jsonout import strict
 from ringproof.proofs.report import maths
-from ringproof.proofs.report.words import DIGITS_NOTE, LEGEND, MARKS, dsl_reason, property_words
+from ringproof.proofs.report.words import DIGITS_NOTE, LEGEND, MARKS, dsl_reason
 
 COLOURS = {"proved": "#2e7d32", "refuted": "#c62828", "unknown": "#ef6c00"}
 
