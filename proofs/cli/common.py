@@ -1,5 +1,5 @@
-"""What every `prove` subcommand shares, written once: the subcommand table (dispatch and help are
-derived from it), the exit codes (`Exit`), an argparse that reports bad usage as bad input, the
+"""What every `prove` subcommand shares, written once: help derived from the subcommand table
+(`main.SUBCOMMANDS`), the exit codes (`Exit`), an argparse that reports bad usage as bad input, the
 argument types, progress on stderr (`Progress`) and JSON output with its schema version (`write_json`).
 
 A subcommand is a module with `parser() -> ArgumentParser` and `main(argv, stdout, stderr) -> int`.
@@ -14,25 +14,30 @@ from ringproof.errors import BadInput, Exit
 from ringproof.proofs.jsonout import write as write_json
 from ringproof.proofs.progress import Progress
 
-__all__ = ["SUBCOMMANDS", "DEFAULT", "Exit", "ArgumentParser", "seconds", "bounded_int", "positive_int",
+__all__ = ["Exit", "ArgumentParser", "seconds", "bounded_int", "positive_int",
            "Progress", "write_json", "subcommand_help", "output_file", "output_dir"]
-
-# subcommand -> (module holding its parser() and main(), one line for `prove --help`); imported only when used
-SUBCOMMANDS = {
-    "simulate": ("ringproof.proofs.cli.simulate", "run a schedule on the cycle-level ring model for one n, m"),
-    "report": ("ringproof.proofs.cli.report", "verify and write the report beside the paper (md, html, json, pdf)"),
-    "search": ("ringproof.proofs.cli.search", "the minimum cycles of any schedule on the bit-level ring"),
-    "balance": ("ringproof.proofs.cli.balance", "MINIMAX load balancing of patches on banks and clusters"),
-    "unroll": ("ringproof.proofs.cli.unroll", "spatial-unrolling utilization of MobileViT-S"),
-}
-DEFAULT = "ringproof.proofs.cli.verify"     # `prove TARGET`
 
 
 def subcommand_help() -> str:
-    """The subcommands and what each does, for `prove --help`."""
+    """The subcommands of `main.SUBCOMMANDS`, each with the first sentence of its module's docstring
+    (read from the source, so `prove --help` imports no subcommand)."""
+    import ast
+    import importlib.util
+
+    from ringproof.proofs.cli.main import SUBCOMMANDS
+
+    def summary(module: str) -> str:
+        spec = importlib.util.find_spec(module)
+        with open(spec.origin, encoding="utf-8") as f:
+            doc = ast.get_docstring(ast.parse(f.read())) or ""
+        text = " ".join(doc.split("\n\n")[0].split())
+        text = text.split(": ", 1)[1] if text.startswith("`prove") and ": " in text else text
+        first = text.split(". ")[0].rstrip(".")
+        return first if len(first) <= 90 else first[:89] + "…"
+
     width = max(map(len, SUBCOMMANDS))
     return "subcommands (prove SUBCOMMAND --help):\n" + "".join(
-        f"  {name.ljust(width)}  {summary}\n" for name, (_, summary) in SUBCOMMANDS.items())
+        f"  {name.ljust(width)}  {summary(module)}\n" for name, module in SUBCOMMANDS.items())
 
 
 class ArgumentParser(argparse.ArgumentParser):

@@ -6,10 +6,11 @@
     prove search / balance / unroll ...
     prove --version
 
-The subcommands are the table `common.SUBCOMMANDS`. Exit codes (`ringproof.errors.Exit`): 0 all
-proved (or the command succeeded), 1 a property refuted, 2 a verdict unknown (timeout, solver
-unknown, outside the normalized fragment), 64 bad input, 70 internal error, 130 interrupted. Every subcommand is `main(argv, stdout, stderr) -> int`; `--debug` anywhere shows
-the traceback of an internal error.
+Exit codes: 0 all proved (or the command succeeded), 1 a property refuted, 2 a verdict unknown
+(timeout, solver unknown, outside the normalized fragment), 64 bad input, 70 internal error,
+130 interrupted (`ringproof.errors.Exit`). Every subcommand is a module of `SUBCOMMANDS` with
+`parser()` and `main(argv, stdout, stderr) -> int` (`common.py`: what they share; `prove --help`
+lists them from this table); `--debug` anywhere shows the traceback of an internal error.
 """
 
 from __future__ import annotations
@@ -20,33 +21,33 @@ import sys
 import traceback
 
 from ringproof.errors import Exit, RingproofError
-from ringproof.proofs.cli.common import DEFAULT, SUBCOMMANDS
 
-
-def version() -> str:
-    """`prove --version`: the installed distribution's version."""
-    from importlib import metadata
-
-    try:
-        return metadata.version("ringproof")
-    except metadata.PackageNotFoundError:
-        return "unknown (not installed)"
+# subcommand -> module holding its `parser()` and `main(argv, stdout, stderr) -> int`; imported only
+# when used; `prove --help` lists them with the first line of each module's docstring
+SUBCOMMANDS = {
+    "simulate": "ringproof.proofs.cli.simulate",
+    "report": "ringproof.proofs.cli.report",
+    "search": "ringproof.proofs.cli.search",
+    "balance": "ringproof.proofs.cli.balance",
+    "unroll": "ringproof.proofs.cli.unroll",
+}
+DEFAULT = "ringproof.proofs.cli.verify"
 
 
 def main(argv: list[str] | None = None, stdout=None, stderr=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
+    if argv[:1] == ["--version"]:
+        print(f"ringproof {version()}", file=stdout)
+        return Exit.OK
     debug = "--debug" in argv
     argv = [a for a in argv if a != "--debug"]
     from ringproof.proofs import interrupts
 
     interrupts.install()
-    if argv[:1] == ["--version"]:
-        print(f"ringproof {version()}", file=stdout)
-        return Exit.OK
     if argv and argv[0] in SUBCOMMANDS:
-        module, rest = SUBCOMMANDS[argv[0]][0], argv[1:]
+        module, rest = SUBCOMMANDS[argv[0]], argv[1:]
     else:
         module, rest = DEFAULT, argv
     try:
@@ -78,6 +79,16 @@ def _failure(err: Exception, debug: bool, stderr) -> int:
     where = "" if debug else " (run again with --debug for the traceback)"
     print(f"prove: internal error: {type(err).__name__}: {one_line(str(err))}{where}", file=stderr)
     return Exit.INTERNAL
+
+
+def version() -> str:
+    """`prove --version`: the installed distribution's version."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("ringproof")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
 
 
 def one_line(text: str) -> str:

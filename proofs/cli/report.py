@@ -1,5 +1,6 @@
-"""`prove report [TARGETS...] --out DIR`: verify and write report.md, report.html and report.json;
-`prove report TARGET --format md|html|json [-o FILE]`: one target, one format."""
+"""`prove report [TARGETS...] --out DIR`: verify and write the report beside the paper. It writes
+report.md, report.html, report.json (and report.pdf with Chromium); `prove report TARGET --format
+md|html|json|pdf [-o FILE]`: one target, one format."""
 
 from __future__ import annotations
 
