@@ -57,11 +57,13 @@ def _count_rows(c: dict) -> list[list[str]]:
                          for x in forms or [])
 
     return [[r["quantity"], maths.plain(r["derived"]) if r["derived"] is not None else "not derived",
-             per(r["per_residue"]) or "(a sum: see the verdict)", per(r.get("claim_per_residue")) or "—"]
+             per(r["per_residue"]) or "(a sum: see the verdict)", per(r.get("claim_per_residue")) or "—",
+             r.get("claim_check") or "—"]
             for r in c["rows"]]
 
 
-COUNT_HEAD = ["quantity", "derived", "derived, per residue class", "paper's claim, per residue class"]
+COUNT_HEAD = ["quantity", "derived", "derived, per residue class", "paper's claim, per residue class",
+              "claim against derived"]
 
 
 def _table_i_rows(front: dict) -> list[list[str]]:
@@ -191,13 +193,17 @@ def _md_target(t: dict) -> list[str]:
         out += ["", f"### Counts ({t['counts']['verdict']})", ""] + _md_table(COUNT_HEAD, _count_rows(t["counts"]))
         if t["counts"]["reason"]:
             out += ["", t["counts"]["reason"]]
+    translated = False
     for r in t["refutations"]:
         out += ["", f"### {r['verdict']}: {r['property']} / {r['phase']}", "", r.get("reason_dsl") or dsl_reason(r["reason"])]
+        translated = translated or (r.get("reason_dsl") or dsl_reason(r["reason"])) != r["reason"]
         cex = r["counterexample"]
         if cex:
             out += ["", f"Counterexample n = {cex['n']}, m = {cex['m']}: {cex['message']}", ""]
             out += [f"- {line}" for line in _iters(cex)]
             out += ["", f"Replay: `{r['replay']}`"]
+    if translated:
+        out += ["", DIGITS_NOTE]
     if t["defects"]:
         out += ["", "### Printed versus repaired formulas", ""] + _md_table(DEFECT_HEAD, _defect_rows(t))
     g = t["grid"]
@@ -328,7 +334,7 @@ def _counts_html(c: dict) -> str:
             first = k == 0
             rows.append([html.escape(r["quantity"]) if first else "", html.escape(cls), shown,
                          (maths.typeset(claim) if claim else "—") if first else "", html.escape(same) if first else ""])
-    return _html_table(["quantity", "for", "derived (proved)", "paper's claim", "claim against derived"], rows,
+    return _html_table(["quantity", "for", "derived closed form", "paper's claim", "claim against derived"], rows,
                        raw=(0, 1, 2, 3, 4), cls="counts")
 
 

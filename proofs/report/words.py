@@ -93,9 +93,9 @@ def theorem(section: dict) -> dict:
         kind = "theorem"
     elif failed:
         sizes = sorted({(c["n"], c["m"]) for r in section["refutations"] if (c := r["counterexample"])})
-        at = ", ".join(f"n = {n}, m = {m}" for n, m in sizes[:3])
+        at = ", ".join(f"({n}, {m})" for n, m in sizes[:3])
         words = (f"The schedule {name} is not correct: {', '.join(failed)} fail"
-                 + (f" (smallest counterexamples at {at})" if at else "") + ".")
+                 + (f" (counterexamples at (n, m) = {at}, the smallest found for each check)" if at else "") + ".")
         kind = "refutation"
     else:
         words = (f"For {where}, the schedule {name} satisfies "
