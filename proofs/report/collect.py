@@ -12,6 +12,7 @@ import sympy
 
 from ringproof.model.ring.trace import build_trace
 from ringproof.proofs.report import svg
+from ringproof.proofs.report.maths import class_forms, closed_text
 from ringproof.proofs.report.words import dsl_reason, theorem
 from ringproof.proofs.results import PROPERTIES, Verdict
 from ringproof.schedules.expr import var
@@ -134,6 +135,10 @@ def _counts(results, square: bool = True) -> dict | None:
              "claim": claims.get(q), "claim_per_residue": forms(claims.get(q)),
              "claim_check": agree(v, claims.get(q))}
             for q, v in derived.items() if v not in ("0",)]
+    for row in rows:     # forms still with floor, mod or cases: per class of n/m and m (maths.class_forms)
+        per = row["per_residue"] or []
+        row["per_class"] = (class_forms(row["derived"], square)
+                            if any(not closed_text(x["formula"]) for x in per) else None)
     return {"verdict": r.verdict.value, "reason": r.reason, "rows": rows,
             "phase_cycles": d.get("phase_cycles", {}), "utilization": d.get("utilization")}
 

@@ -57,7 +57,7 @@ def _count_rows(c: dict) -> list[list[str]]:
                          for x in forms or [])
 
     return [[r["quantity"], maths.plain(r["derived"]) if r["derived"] is not None else "not derived",
-             per(r["per_residue"]) or "(a sum: see the verdict)", per(r.get("claim_per_residue")) or "—",
+             per(r.get("per_class") or r["per_residue"]) or "(a sum: see the verdict)", per(r.get("claim_per_residue")) or "—",
              r.get("claim_check") or "—"]
             for r in c["rows"]]
 
@@ -236,7 +236,7 @@ table.cases{margin:0}table.cases td{border:none;padding:1px 6px}
 .legend,.note{font-size:13px;color:#444}code.long{display:block;overflow-wrap:anywhere;max-width:40em}.reason{overflow-wrap:anywhere}
 .pic svg{max-width:100%;height:auto;display:block;margin:.3em 0}
 details{margin:.6em 0}summary{cursor:pointer;color:#333}table.counts summary,table.counts td:nth-child(2){white-space:nowrap}
-math{font-size:1.05em}
+math{font-size:1.1em;math-style:normal}mtable,mtd{math-style:normal}
 @media print{body{max-width:none;margin:0;font-size:11pt}h2{break-before:auto;break-after:avoid}
  h3{break-after:avoid}table,.pic svg,.theorem{break-inside:avoid}details{display:block}
  details>summary{list-style:none}a{color:inherit;text-decoration:none}}
@@ -322,20 +322,24 @@ def _unique_ids(page: str) -> str:
 def _counts_html(c: dict) -> str:
     """One row per quantity and residue class: the closed form typeset, the paper's claim and how it
     compares on the quantity's first row."""
-    rows = []
+    rows, refined = [], False
     for r in c["rows"]:
         claim, check = r.get("claim"), r.get("claim_check")
         same = "—" if not check else ("✓ " if check == "equal" else "✗ " if check.startswith("differs") else "? ") + check
-        derived, per = r["derived"], r["per_residue"] or []
+        derived, per = r["derived"], r.get("per_class") or r["per_residue"] or []
         forms = ([("all n, m", derived)] if not derived or len(derived) <= LONG or len(per) < 2 else []) + \
             ([(x["class"], x["formula"]) for x in per] if len(per) > 1 else [])
+        refined |= bool(r.get("per_class"))
         for k, (cls, form) in enumerate(forms):
             shown = "not derived" if not form else _form(form)
             first = k == 0
             rows.append([html.escape(r["quantity"]) if first else "", html.escape(cls), shown,
                          (maths.typeset(claim) if claim else "—") if first else "", html.escape(same) if first else ""])
+    note = (f"<p class='note'>A count given per class of n/m and m is the derived form rewritten in that "
+            f"class (each floor removed where the remainder is proved to lie in [0, divisor)) and equal "
+            f"to it at every n ≤ {maths.CHECK_N}, m ≤ {maths.CHECK_M} of the class.</p>") if refined else ""
     return _html_table(["quantity", "for", "derived closed form", "paper's claim", "claim against derived"], rows,
-                       raw=(0, 1, 2, 3, 4), cls="counts")
+                       raw=(0, 1, 2, 3, 4), cls="counts") + note
 
 
 LONG = 160       # a closed form longer than this (characters of sympy text) is shown per residue class
