@@ -311,3 +311,22 @@ def test_reasons_are_translated_into_the_dsls_names():
     assert got == ("PE in range: outside the normalized fragment: -2 + ite((j mod m) = 0, 0, (j mod m)) − i′ + "
                    "(n div m) could not be placed within a few multiples of n div m (to rewrite mod n); "
                    "no counterexample with n ≤ 24")
+
+
+def test_algorithm_2s_cycles_per_class_match_the_trace():
+    """The per-class forms of the report (n/m and m mod 2) against the trace's cycles, an
+    independent count; a form sympy cannot close gives None, never a guess."""
+    from ringproof.model.ring.trace import build_trace
+    from ringproof.proofs.report.maths import class_forms, parse
+    from ringproof.proofs.ring.counting import M, N, counts
+    from ringproof.schedules.algo2 import ALGO2
+
+    forms = class_forms(str(counts(ALGO2, 0, 10_000).cycles))
+    assert forms and len(forms) == 4 and all("floor" not in f["formula"] for f in forms)
+    for f in forms:
+        k_part, m_part = f["class"].split(", ")
+        k_parity, m_parity = int(k_part == "n/m odd"), int(m_part == "m odd")
+        sizes = [(k * m, m) for m in range(1, 7) for k in range(1, 5) if k % 2 == k_parity and m % 2 == m_parity]
+        for n, m in sizes:
+            assert parse(f["formula"]).subs({N: n, M: m}) == build_trace(ALGO2, n, m).cycles, (f, n, m)
+    assert class_forms("floor(n/3)*m") is None         # n mod 3 is not a class here: no form claimed
