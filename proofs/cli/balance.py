@@ -26,7 +26,8 @@ def parser() -> ArgumentParser:
     p.add_argument("file", nargs="?", help="instance file (.json or .csv); overrides --patches/--skew/--overlap")
     p.add_argument("--patches", type=positive_int, default=384, help="number of patches N (default 384)")
     p.add_argument("--banks", type=positive_int, default=4, help="memory banks B (default 4)")
-    p.add_argument("--clusters", type=positive_int, default=32, help="compute clusters Q, split evenly over banks (default 32)")
+    p.add_argument("--clusters", type=positive_int, default=32,
+                   help="compute clusters Q, split evenly over banks (default 32)")
     p.add_argument("--skew", type=float, default=0.7, help="share of patches mainly on bank 0 (default 0.7)")
     p.add_argument("--overlap", type=float, default=0.1, help="share of patches straddling two banks (default 0.1)")
     p.add_argument("--seed", type=int, default=0, help="picks straddling patches and breaks CBMF ties (default 0)")

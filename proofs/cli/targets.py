@@ -65,7 +65,8 @@ def load_file(path: Path) -> Schedule:
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
-        with time_limit(usercode.IMPORT_SECONDS, f"importing {path}", (spec.origin, str(path.resolve()))), contextlib.redirect_stdout(sys.stderr):
+        with time_limit(usercode.IMPORT_SECONDS, f"importing {path}", (spec.origin, str(path.resolve()))), \
+                contextlib.redirect_stdout(sys.stderr):
             spec.loader.exec_module(module)     # what it prints goes to stderr: stdout is ours
     except BadInput as err:
         located = str(path) in str(err) or str(path.resolve()) in str(err)

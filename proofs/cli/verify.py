@@ -7,8 +7,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ringproof.model.ring.limits import check_traceable
-from ringproof.proofs.cli.common import (ArgumentParser, Exit, Progress, bounded_int, output_dir, seconds, subcommand_help,
-                                         write_json)
+from ringproof.proofs.cli.common import (ArgumentParser, Exit, Progress, bounded_int, output_dir, seconds,
+                                         subcommand_help, write_json)
 from ringproof.proofs.results import PROPERTIES, TIERS, Verdict
 from ringproof.proofs.cli.targets import registry, resolve
 from ringproof.schedules.dsl import check_size, where

@@ -170,7 +170,8 @@ def to_markdown(doc: dict) -> str:
         out += ["## Table I (Algorithm 2, symmetric attention)", ""] + _md_table(TABLE_I_HEAD, _table_i_rows(front))
         out += ["", STAR_NOTE, "", "## Table II (Algorithm 3, masked attention)", ""]
         out += _md_table(TABLE_II_HEAD, _table_ii_rows(front))
-        out += ["", STAR_NOTE + " " + TICK_NOTE, "", front["table_ii_why"], "", "## ES minima on the bit-level machine", "", ES_NOTE, ""]
+        out += ["", STAR_NOTE + " " + TICK_NOTE, "", front["table_ii_why"], "",
+                "## ES minima on the bit-level machine", "", ES_NOTE, ""]
         out += _md_table(ES_HEAD, _es_rows(front)) + [""] + _md_table(["lemma", "statement", "method", "verdict"],
                                                                        _lemma_rows(front))
         out += ["", "## Fair readings", ""]
@@ -195,8 +196,9 @@ def _md_target(t: dict) -> list[str]:
             out += ["", t["counts"]["reason"]]
     translated = False
     for r in t["refutations"]:
-        out += ["", f"### {r['verdict']}: {r['property']} / {r['phase']}", "", r.get("reason_dsl") or dsl_reason(r["reason"])]
-        translated = translated or (r.get("reason_dsl") or dsl_reason(r["reason"])) != r["reason"]
+        words = r.get("reason_dsl") or dsl_reason(r["reason"])
+        out += ["", f"### {r['verdict']}: {r['property']} / {r['phase']}", "", words]
+        translated = translated or words != r["reason"]
         cex = r["counterexample"]
         if cex:
             out += ["", f"Counterexample n = {cex['n']}, m = {cex['m']}: {cex['message']}", ""]
@@ -220,7 +222,8 @@ def _md_target(t: dict) -> list[str]:
 # ----------------------------------------------------------------------------- HTML
 
 CSS = """
-body{font-family:Georgia,'DejaVu Serif',serif;margin:2em auto;max-width:62em;padding:0 1.5em;color:#222;line-height:1.45}
+body{font-family:Georgia,'DejaVu Serif',serif;margin:2em auto;max-width:62em;padding:0 1.5em;color:#222;
+ line-height:1.45}
 h1{font-size:1.9em;margin-bottom:.2em}h2{border-bottom:2px solid #ccc;margin-top:2.2em;font-size:1.45em}
 h3{font-size:1.1em;margin-top:1.6em}
 table{border-collapse:collapse;margin:.6em 0;font-family:'DejaVu Sans',sans-serif}
@@ -233,9 +236,11 @@ table.cases{margin:0}table.cases td{border:none;padding:1px 6px}
 .proved{color:#2e7d32;font-weight:bold}.refuted{color:#c62828;font-weight:bold}.unknown{color:#ef6c00;font-weight:bold}
 .theorem{border-left:4px solid #2e7d32;background:#f4f9f4;padding:.5em 1em;margin:1em 0}
 .theorem.refutation{border-color:#c62828;background:#fdf3f3}.theorem.open{border-color:#ef6c00;background:#fff7ef}
-.legend,.note{font-size:13px;color:#444}code.long{display:block;overflow-wrap:anywhere;max-width:40em}.reason{overflow-wrap:anywhere}
+.legend,.note{font-size:13px;color:#444}.reason{overflow-wrap:anywhere}
+code.long{display:block;overflow-wrap:anywhere;max-width:40em}
 .pic svg{max-width:100%;height:auto;display:block;margin:.3em 0}
-details{margin:.6em 0}summary{cursor:pointer;color:#333}table.counts summary,table.counts td:nth-child(2){white-space:nowrap}
+details{margin:.6em 0}summary{cursor:pointer;color:#333}
+table.counts summary,table.counts td:nth-child(2){white-space:nowrap}
 math{font-size:1.1em;math-style:normal}mtable,mtd{math-style:normal}
 @media print{body{max-width:none;margin:0;font-size:11pt}h2{break-before:auto;break-after:avoid}
  h3{break-after:avoid}table,.pic svg,.theorem{break-inside:avoid}details{display:block}
@@ -279,7 +284,8 @@ def to_html(doc: dict) -> str:
              f"</title><style>{CSS}</style></head><body>", "<h1>ringproof report</h1>",
              f"<p>{len(doc['targets'])} schedule{'s' if len(doc['targets']) != 1 else ''} of self-attention on a "
              f"unidirectional ring of m processing elements, verified by Z3 at tier <b>{e(opts['tier'])}</b> "
-             f"(parametric: for every n with m | n, not for sampled sizes). Reproduce: <code>{e(g['command'])}</code></p>",
+             "(parametric: for every n with m | n, not for sampled sizes). "
+             f"Reproduce: <code>{e(g['command'])}</code></p>",
              "<h2 id='summary'>Summary</h2>",
              _html_table([h if h in ("target", "for all n, m with", "verdict") else h for h in head],
                          [[f"<a href='#t-{e(r[0])}'>{e(r[0])}</a>", *r[1:]] for r in rows],
@@ -325,7 +331,8 @@ def _counts_html(c: dict) -> str:
     rows, refined = [], False
     for r in c["rows"]:
         claim, check = r.get("claim"), r.get("claim_check")
-        same = "—" if not check else ("✓ " if check == "equal" else "✗ " if check.startswith("differs") else "? ") + check
+        mark = "✓ " if check == "equal" else "✗ " if check and check.startswith("differs") else "? "
+        same = mark + check if check else "—"
         derived, per = r["derived"], r.get("per_class") or r["per_residue"] or []
         forms = ([("all n, m", derived)] if not derived or len(derived) <= LONG or len(per) < 2 else []) + \
             ([(x["class"], x["formula"]) for x in per] if len(per) > 1 else [])
@@ -334,7 +341,8 @@ def _counts_html(c: dict) -> str:
             shown = "not derived" if not form else _form(form)
             first = k == 0
             rows.append([html.escape(r["quantity"]) if first else "", html.escape(cls), shown,
-                         (maths.typeset(claim) if claim else "—") if first else "", html.escape(same) if first else ""])
+                         (maths.typeset(claim) if claim else "—") if first else "",
+                         html.escape(same) if first else ""])
     note = (f"<p class='note'>A count given per class of n/m and m is the derived form rewritten in that "
             f"class (each floor removed where the remainder is proved to lie in [0, divisor)) and equal "
             f"to it at every n ≤ {maths.CHECK_N}, m ≤ {maths.CHECK_M} of the class.</p>") if refined else ""
@@ -410,7 +418,8 @@ def _html_target(t: dict) -> str:
              f"<p>{e(t['doc'])}</p>", _theorem_html(t), f"<p>Reproduce: <code>{e(t['command'])}</code></p>",
              _verdict_grid(t)]
     if any(p.get("disagreements") for p in t["proofs"]):
-        parts.append("<p class='refuted'>The second solver disagrees with Z3 on some query: those verdicts are unknown.</p>")
+        parts.append("<p class='refuted'>The second solver disagrees with Z3 on some query: those verdicts are "
+                     "unknown.</p>")
     if t["counts"]:
         c = t["counts"]
         parts += [f"<h3>Counts (<span class='{c['verdict']}'>{c['verdict']}</span>)</h3>", _counts_html(c),
@@ -426,8 +435,8 @@ def _html_target(t: dict) -> str:
             cex = r["counterexample"]
             if cex:
                 items = "".join(f"<li>{e(line)}</li>" for line in _iters(cex))
-                parts.append(f"<p>Counterexample n = {cex['n']}, m = {cex['m']}: {e(cex['message'])}</p><ul>{items}</ul>"
-                             f"<p>Replay: <code>{e(r['replay'])}</code></p>")
+                parts.append(f"<p>Counterexample n = {cex['n']}, m = {cex['m']}: {e(cex['message'])}</p>"
+                             f"<ul>{items}</ul><p>Replay: <code>{e(r['replay'])}</code></p>")
             if r["picture"]:
                 parts.append(_pictures(r["picture"].get("rows") or [r["picture"]["svg"]]))
         if translated:

@@ -51,9 +51,9 @@ def verify(schedule: Schedule, opts: Options = Options()) -> list[Result]:
     if unknown:
         raise BadInput(f"unknown property {sorted(unknown)[0]!r}; known: {', '.join(PROPERTIES)}")
     opts.progress(f"{schedule.name}: its steps on ints against their formulas")
-    files = {code.co_filename for ph in schedule.phases if (code := getattr(inspect.unwrap(ph.step), "__code__", None))}
-    with time_limit(usercode.SAMPLING_SECONDS, f"{schedule.name}: its steps run on ints at the sampled points",
-                    files):
+    files = {code.co_filename for ph in schedule.phases
+             if (code := getattr(inspect.unwrap(ph.step), "__code__", None))}
+    with time_limit(usercode.SAMPLING_SECONDS, f"{schedule.name}: its steps run on ints at the sampled points", files):
         check_formulas(schedule)
     results: list[Result] = []
     solver_props = [p for p in opts.properties if p != "counts"]
