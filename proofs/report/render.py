@@ -372,9 +372,12 @@ def _theorem_html(t: dict) -> str:
     if th["kind"] == "theorem" and c and c["verdict"] == "proved":
         forms = [(r["quantity"], r["derived"]) for r in c["rows"] if r["derived"] and "Sum" not in r["derived"]]
         cyc = next((f for q, f in forms if q == "cycles"), None)
-        if cyc and not isinstance(maths.parse(cyc), type(None)) and len(maths.cases(maths.parse(cyc))) == 1 \
-                and len(cyc) < 120:
+        per_class = next((r.get("per_class") for r in c["rows"] if r["quantity"] == "cycles"), None)
+        if cyc and maths.parse(cyc) is not None and len(maths.cases(maths.parse(cyc))) == 1 and len(cyc) < 120:
             out += f" It takes <math><mi>T</mi><mo>=</mo></math>{maths.mathml(maths.parse(cyc))} cycles."
+        elif per_class:
+            out += (" Its cycle count is a polynomial in n and m in each class of n/m and m mod 2, given "
+                    "under Counts.")
     out += "</p>"
     without = [w for w in t.get("without", []) if w["counterexample"]]
     if without:
@@ -404,6 +407,18 @@ def _verdict_grid(t: dict) -> str:
         rows.append(f"<tr><th>{html.escape(p)}</th>{''.join(cells)}</tr>")
     head = "".join(f"<th>{html.escape(ph)}</th>" for ph in phases)
     return f"<table class='grid'><tr><th>property \\ phase</th>{head}</tr>{''.join(rows)}</table>"
+
+
+def _smt2_links(proof: dict) -> str:
+    """The SMT-LIB files of one result (--smt2) as links, folded: there may be dozens."""
+    from pathlib import Path
+
+    files = proof.get("smt2", [])
+    if not files:
+        return "0"
+    links = "<br>".join(f"<a href='{html.escape(Path(f).resolve().as_uri())}'>{html.escape(Path(f).name)}</a>"
+                        for f in files)
+    return f"<details><summary>{len(files)}</summary>{links}</details>"
 
 
 def _pictures(rows: list[str]) -> str:
@@ -458,7 +473,8 @@ def _html_target(t: dict) -> str:
                   "in Z3), the side conditions proven to apply them, Z3's statistics summed over the queries "
                   "(max memory: the maximum, in MB; rlimit count: Z3's deterministic resource units), the second "
                   "solver's answers and the number of SMT-LIB files written (--smt2).</p>",
-                  _html_table(PROOF_HEAD, _proof_rows(t), mono=(4, 6)), "</details>"]
+                  _html_table(PROOF_HEAD, [row[:-1] + [_smt2_links(p)] for row, p in zip(_proof_rows(t), t["proofs"])],
+                              mono=(4, 6), raw=(8,)), "</details>"]
     return "\n".join(parts)
 
 
