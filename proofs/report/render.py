@@ -230,7 +230,7 @@ table{border-collapse:collapse;margin:.6em 0;font-family:'DejaVu Sans',sans-seri
 td,th{border:1px solid #bbb;padding:3px 7px;font-size:13px;vertical-align:top}th{background:#f0f0f0;text-align:left}
 code{font-size:12px;background:#f5f5f5;padding:0 2px}
 td.f{font-family:'DejaVu Sans Mono',monospace;font-size:11px;max-width:32em;overflow-wrap:anywhere}
-table.summary td.mark{text-align:center;font-size:16px}td:first-child,th{white-space:nowrap}
+table.summary td.mark{text-align:center;font-size:16px}td:first-child,table.grid th{white-space:nowrap}
 table.grid td{text-align:center}.secs{font-weight:normal;color:#555;font-size:11px}table{max-width:100%}
 table.cases{margin:0}table.cases td{border:none;padding:1px 6px}
 .proved{color:#2e7d32;font-weight:bold}.refuted{color:#c62828;font-weight:bold}.unknown{color:#ef6c00;font-weight:bold}
@@ -242,7 +242,8 @@ code.long{display:block;overflow-wrap:anywhere;max-width:40em}
 details{margin:.6em 0}summary{cursor:pointer;color:#333}
 table.counts summary,table.counts td:nth-child(2){white-space:nowrap}
 math{font-size:1.1em;math-style:normal}mtable,mtd{math-style:normal}
-@media print{body{max-width:none;margin:0;font-size:11pt}h2{break-before:auto;break-after:avoid}
+@media print{body{max-width:none;margin:0;padding:0;font-size:10.5pt}td,th{font-size:8.5pt;padding:2px 4px}
+ .pic svg{max-width:100%}h2{break-before:auto;break-after:avoid}
  h3{break-after:avoid}table,.pic svg,.theorem{break-inside:avoid}details{display:block}
  details>summary{list-style:none}a{color:inherit;text-decoration:none}}
 """
