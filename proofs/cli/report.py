@@ -59,8 +59,8 @@ def main(argv, stdout, stderr) -> int:
     names = args.targets or list(registry())
     if not args.out and len(names) != 1:
         raise BadInput("several targets need --out DIR (one report of all of them)")
-    outputs = _outputs(args)             # checked before any proof runs
     schedules = [(name, resolve(name)) for name in names]
+    outputs = _outputs(args)             # checked (and --out created) before any proof runs
     from ringproof.proofs.ring.prover import verify   # heavy (z3, sympy): not for --help
 
     sections = []

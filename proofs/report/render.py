@@ -145,7 +145,7 @@ def summary_rows(doc: dict) -> tuple[list[str], list[list[str]]]:
         verdict = t["verdict"] + (" (expected: as printed in the paper)"
                                   if t.get("expected") == t["verdict"] != "proved" else "")
         rows.append([t["target"], *cells, "; ".join(t.get("conditions", [])) or "—", verdict])
-    return ["target", *props, "for all n, m with", "verdict"], rows
+    return ["target", *props, "for all sizes with", "verdict"], rows
 
 
 def _iters(cex: dict) -> list[str]:
@@ -288,7 +288,7 @@ def to_html(doc: dict) -> str:
              "(parametric: for every n with m | n, not for sampled sizes). "
              f"Reproduce: <code>{e(g['command'])}</code></p>",
              "<h2 id='summary'>Summary</h2>",
-             _html_table([h if h in ("target", "for all n, m with", "verdict") else h for h in head],
+             _html_table(head,
                          [[f"<a href='#t-{e(r[0])}'>{e(r[0])}</a>", *r[1:]] for r in rows],
                          raw=(0,), cls="summary"),
              _legend([(k, v) for k, v in LEGEND.items()] + [("(expected)", "the variant as printed in the paper, "
