@@ -20,6 +20,7 @@ Witnesses, checked by the prover like loop invariants:
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import functools
 import sys
@@ -49,6 +50,8 @@ class Op(enum.Enum):
 
 
 MAC, EAC, DIV, MOVE = Op.MAC, Op.EAC, Op.DIV, Op.MOVE
+CLAIM_KINDS = ("cycles",) + tuple(op.value for op in Op)   # what `notes["claims"]` may name
+PARAMETERS = ("n", "m", "k", "d", "kd", "l")   # the names of P and the PE index: no loop may take one
 
 
 @dataclass(frozen=True)
@@ -190,6 +193,12 @@ class Loop:
     through: Any = None
 
     def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name.isidentifier():
+            raise BadInput(f"{user_line(__file__, dataclasses.__file__)}loop name {self.name!r} is not an identifier")
+        if self.name in PARAMETERS:
+            raise BadInput(f"{user_line(__file__, dataclasses.__file__)}loop {self.name!r}: {self.name} names a "
+                           f"parameter (or the PE index l); name the loop otherwise "
+                           f"(loop names must differ from {', '.join(PARAMETERS)})")
         for b in (self.lo, self.hi):
             if not (callable(b) or b in ("n", "m", "k", "d") if isinstance(b, str) else _is_index(b)):
                 raise BadInput(f"{user_line(__file__)}loop {self.name}: bound {b!r} is not an int, "
@@ -267,6 +276,9 @@ class Phase:
     relies_on: dict = field(default_factory=dict)
 
     def __post_init__(self):
+        names = [lp.name for lp in self.loops]
+        if len(set(names)) != len(names):
+            raise BadInput(f"{user_line(__file__, dataclasses.__file__)}phase {self.name}: loop names repeat: {names}")
         object.__setattr__(self, "step", guarded(self.step, f"the step of phase {self.name}", Step))
         if self.inverse is not None:
             object.__setattr__(self, "inverse", guarded(self.inverse, f"the inverse witness of phase {self.name}"))
@@ -370,6 +382,11 @@ class Schedule:
             raise BadInput(f"schedule {self.name}: phase names repeat: {names}")
         if not self.phases:
             raise BadInput(f"schedule {self.name} has no phases")
+        claims = self.notes.get("claims", {})
+        unknown = [k for k in claims if k not in CLAIM_KINDS]
+        if unknown:
+            raise BadInput(f"{user_line(__file__, dataclasses.__file__)}schedule {self.name}: unknown claim "
+                           f"{unknown[0]!r}; a claim names one of {', '.join(CLAIM_KINDS)}")
 
     def phase(self, name: str) -> Phase:
         for p in self.phases:
