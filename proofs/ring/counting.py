@@ -59,9 +59,15 @@ def _shape(phase: Phase) -> Step:
 
 
 def tidy(e: sympy.Expr) -> sympy.Expr:
-    """Simplified and factored, except forms with cases (Piecewise), which sympy's simplify takes
-    seconds to rearrange into something no easier to read."""
-    return e if e.has(sympy.Piecewise) else sympy.factor(sympy.simplify(e))
+    """Simplified and factored; a form with cases (Piecewise) factored case by case where its
+    cases are polynomial, else left as it is (sympy's simplify takes seconds to rearrange a hint's
+    cases into something no easier to read)."""
+    if not e.has(sympy.Piecewise):
+        return sympy.factor(sympy.simplify(e))
+    folded = sympy.piecewise_fold(e)
+    if isinstance(folded, sympy.Piecewise) and not folded.has(sympy.Mod, sympy.floor, sympy.ceiling):
+        return sympy.Piecewise(*[(sympy.factor(x), c) for x, c in folded.args])
+    return e
 
 
 def _nest(phase: Phase, P, with_pe: bool):
@@ -70,11 +76,11 @@ def _nest(phase: Phase, P, with_pe: bool):
     loops, env = [], {}
     for lp in phase.loops:
         lo, hi = lp.bounds(P, SimpleNamespace(**env))
-        v = sympy.Symbol(f"_{lp.name}", integer=True)
+        v = sympy.Symbol(lp.name, integer=True)     # no loop is named as a parameter (dsl.Loop)
         loops.append((v, sympy.sympify(lo), sympy.sympify(hi)))
         env[lp.name] = v
     if with_pe:
-        v = sympy.Symbol("_l", integer=True)
+        v = sympy.Symbol("l", integer=True)
         loops.append((v, sympy.Integer(1), M))
         env["l"] = v
     return loops, env
@@ -216,6 +222,15 @@ def _check(schedule: Schedule, per_phase: dict, required: dict) -> None:
                                     f"{_value(form, n, m, d)} at n={n}, d={d}, enumeration {want}")
 
 
+def _ratio(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
+    """a / b in n, m, d, taken as 0 where b is 0 (a phase or schedule of no cycles: as the
+    simulator reports its utilization)."""
+    q = sympy.piecewise_fold(in_n_m_d(a) / in_n_m_d(b))
+    if isinstance(q, sympy.Piecewise):
+        return sympy.Piecewise(*[(0 if e.has(sympy.zoo, sympy.nan) else tidy(e), c) for e, c in q.args])
+    return tidy(q)
+
+
 def _derive(schedule: Schedule, seed: int, timeout_ms: int) -> Counts:
     P = parameters(schedule.square)
     decider = Decider(schedule.square, seed, timeout_ms)
@@ -254,9 +269,9 @@ def _derive(schedule: Schedule, seed: int, timeout_ms: int) -> Counts:
         kind, cyc = _shape(p).op.value, per_phase[p.name].get("cycles")
         c = required[p.name][1] if p.name in required else per_phase[p.name].get(kind)
         if c is not None and cyc is not None and sympy.expand(cyc) != 0:
-            per_util[p.name] = tidy(in_n_m_d(c / (M * cyc)))
+            per_util[p.name] = _ratio(c, M * cyc)
     arith = [ops[k] for k in ("MAC", "EAC", "DIV")]
-    util = None if None in arith or cycles is None else tidy(in_n_m_d(sum(arith) / (M * cycles)))
+    util = None if None in arith or cycles is None else _ratio(sum(arith), M * cycles)
     show = (lambda e: tidy(in_n_m_d(e)) if e is not None else None)
     return Counts(show(cycles), {p.name: show(per_phase[p.name].get("cycles")) for p in schedule.phases},
                   {k: show(v) for k, v in ops.items()}, util, tuple(required), per_util,

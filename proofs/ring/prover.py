@@ -315,19 +315,20 @@ def _count_task(schedule: Schedule, opts: Options, keep: bool = False) -> tuple:
     return result, bijections, c if keep else None
 
 
-def _count_replay(schedule: Schedule, what: str, n: int, m: int, d: int, derived: int, claimed: int) -> Counterexample:
+def _count_replay(schedule: Schedule, what: str, n: int, m: int, d: int, derived: int, claimed: int,
+                  source: str = "derived") -> Counterexample:
     """A counts refutation with the ring model's run at its size: the count it measures must be
-    the derived one (else the counter is wrong: an internal error, never a refutation)."""
+    the `source` one (derived, or enumerated; else ringproof is wrong: an internal error, never a
+    refutation)."""
     ring = run(schedule, n, m, d=d)
     measured = {"cycles": ring.cycles, **ring.ops}
     if measured.get(what, 0) != derived:
         where = f"n={n}, m={m}" + ("" if schedule.square else f", d={d}")
-        raise InternalError(f"counts: the derived {what} is {derived} at {where}, the ring model measures "
+        raise InternalError(f"counts: the {source} {what} is {derived} at {where}, the ring model measures "
                             f"{measured.get(what, 0)}")
     replay = {"confirmed": True, "ring_counts": measured, "count": what, "measured": measured.get(what, 0),
-              "ring_violations": [str(v) for v in ring.violations], "max_rel_error": ring.max_rel_error,
-              "witness_only": ring.ok}
-    return Counterexample(n, m, f"claim {what}", f"derived {derived}, claimed {claimed}, the ring model "
+              "ring_violations": [str(v) for v in ring.violations], "max_rel_error": ring.max_rel_error}
+    return Counterexample(n, m, f"claim {what}", f"{source} {derived}, claimed {claimed}, the ring model "
                           f"measures {measured.get(what, 0)}", (), replay, None if schedule.square else d)
 
 
@@ -352,13 +353,13 @@ def _enumerate_counts(schedule: Schedule, opts: Options, result: Result, c, enum
             form = derived["cycles"] if kind == "cycles" else derived["ops"].get(kind)
             where = Counterexample(n, m, "", "", d=None if schedule.square else d).sizes()
             if kind in claims and claim_at(claims[kind], n, m, d) != measured:
-                cex = _count_replay(schedule, kind, n, m, d, measured, claim_at(claims[kind], n, m, d))
+                cex = _count_replay(schedule, kind, n, m, d, measured, claim_at(claims[kind], n, m, d), "enumerated")
                 return replace(result, verdict=Verdict.REFUTED, counterexample=cex,
                                reason=f"claim {kind} = {claims[kind]} disagrees with the run at {where}")
             if form is not None and form != measured:
                 if kind not in on_coverage:
                     raise InternalError(f"counts: the derived {kind} is {form} at {where}, enumeration {measured}")
-                cex = _count_replay(schedule, kind, n, m, d, measured, form)
+                cex = _count_replay(schedule, kind, n, m, d, measured, form, "enumerated")
                 return replace(result, verdict=Verdict.REFUTED, counterexample=cex,
                                reason=f"{kind} = |terms| (phases {', '.join(c.bijections)} covering their "
                                       f"terms once) disagrees with the run at {where}")
