@@ -177,3 +177,135 @@ def test_a_derived_count_that_differs_from_enumeration_is_an_internal_error(monk
     monkeypatch.setattr(counting, "_COUNTED", {})
     with pytest.raises(InternalError, match=r"phase phase1: the derived cycles .* at n=2, m=2"):
         counting.counts(ALGO1)
+
+
+# ----------------------------------------------------------------------------- read in the code
+
+BENT_MATVEC = '''\
+    import runpy
+    from dataclasses import replace
+
+    from ringproof import mod, wrap
+
+    _base = runpy.run_path("{examples}/matvec.py")["SCHEDULE"]
+    _rows = _base.phases[0]
+
+
+    def step(P, ix):
+        st = _rows.step(P, ix)
+        {bend}
+        return st
+
+
+    SCHEDULE = replace(_base, name="bent", phases=(replace(_rows, step=step),))
+    '''
+
+
+@pytest.mark.parametrize("bend", [
+    # differs on ints only where d ≠ n: sampled only at d = n, it was never seen
+    "if isinstance(P.d, int) and P.d != P.n:\n            st = replace(st, pe=wrap(ix.l + 1, P.m))",
+    # its formula names kd: evaluating it raised KeyError, which skipped the comparison
+    "st = replace(st, pe=ix.l + 0 * P.kd if not isinstance(ix.j, int) else wrap(ix.l + 1, P.m))",
+])
+def test_the_formula_that_runs_is_sampled_at_d_other_than_n_and_with_kd(tmp_path, bend):
+    import pathlib
+
+    examples = pathlib.Path(__file__).resolve().parents[1] / "examples"
+    path = schedule_file(tmp_path, BENT_MATVEC, examples=examples, bend=bend)
+    code, out, err = call(path, "--property", "coverage")
+    assert code == 64 and "not the formula the prover would check" in err, (out, err)
+
+
+def test_symmetric_declarations_are_shown_or_refused():
+    """A computed array declared symmetric whose terms are not symmetric in A and B would make
+    transposed copies legal: refused; the paper's symmetric problem is shown symmetric."""
+    from ringproof import computation
+    from ringproof.schedules.problems import SYMMETRIC
+
+    assert [a.name for a in SYMMETRIC.symmetric_pairs] == ["w1"]
+    arrays = {"q": "n d", "k": "n d", "x": "n d", "w1": "n n", "s": "n"}
+    for eq, why in (("w1[A, B] += q[A, C] * k[B, C]", "terms with A and B swapped"),
+                    ("w1[A, B] += x[A, C] * x[B, C] if B <= A", "mask with A and B swapped"),
+                    ("s[A] += exp(x[A, C])", "extents")):
+        with pytest.raises(BadInput, match=why):
+            computation("c", arrays, [eq], symmetric=(eq[:eq.index("[")],))
+    with pytest.raises(BadInput, match="input"):
+        computation("c", arrays, ["w1[A, B] += x[A, C] * x[B, C]"], symmetric=("q",))
+
+
+def test_an_unknown_answer_is_never_cached_as_false(monkeypatch):
+    """A side condition Z3 could not settle under a small budget is asked again under a larger one."""
+    import z3
+
+    from ringproof.proofs.ring import budgets
+    from ringproof.proofs.ring.normalize import Ctx
+
+    def ctx():
+        c = Ctx(nonlinear=True)
+        c.assumptions += [x >= 1, x <= c.k * c.m]
+        return c
+
+    x = z3.Int("x")
+    fact = x * x <= (ctx().k * ctx().m) * (ctx().k * ctx().m)
+    monkeypatch.setattr(budgets, "SIDE_CONDITION", 1)
+    assert ctx().prove(fact) is False             # not shown with a budget of 1
+    monkeypatch.undo()
+    assert ctx().prove(fact) is True
+
+
+def test_a_misspelled_tier_is_bad_input():
+    from ringproof.proofs.ring.prover import Options
+
+    with pytest.raises(BadInput, match="per-m"):
+        Options(tier="perm")
+
+
+def test_the_sampled_bound_of_a_claim_is_the_one_named():
+    """A claim that only agrees on samples names the sizes sampled (n, d ≤ 12 where d is a
+    parameter of its own), not 24."""
+    from ringproof.proofs.ring.counting import N, check_claim, claim_bound
+
+    assert claim_bound(True) == (24, 24) and claim_bound(False) == (12, 12)
+    derived = N * N
+    sneaky = "n**2 + Piecewise((1, n > 12), (0, True))"
+    assert check_claim(derived, sneaky, square=False)[0] is None
+    assert check_claim(derived, sneaky, square=True)[:2] == (13, 1)
+
+
+def test_counting_honours_the_seed(monkeypatch):
+    """Every Z3 query of the counts runs with the seed asked for (`--seed`)."""
+    import z3
+
+    from ringproof.proofs.ring import counting
+    from ringproof.schedules.algo2 import ALGO2
+
+    seeds = []
+    real = z3.Solver.set
+
+    def spy(self, *args, **kw):
+        if args and args[0] == "random_seed":
+            seeds.append(args[1])
+        return real(self, *args, **kw)
+
+    monkeypatch.setattr(z3.Solver, "set", spy)
+    monkeypatch.setattr(counting, "_COUNTED", {})
+    counting.counts(ALGO2, seed=7)
+    assert seeds and min(seeds) >= 7, seeds     # induction tries seed, seed + 1, ...
+
+
+def test_the_es_section_reads_its_table_from_a_regular_install(tmp_path):
+    """Not from the source tree: the table ships as package data (build_py copies what a regular
+    install holds)."""
+    import pathlib
+    import subprocess
+    import sys
+    import sysconfig
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    subprocess.run([sys.executable, "-c", "from setuptools import setup; setup()", "-q", "build_py",
+                    "--build-lib", str(tmp_path)], cwd=root, check=True, capture_output=True)
+    env = {"PYTHONPATH": f"{tmp_path}:{sysconfig.get_paths()['purelib']}", "PATH": "/usr/bin:/bin"}
+    got = subprocess.run([sys.executable, "-S", "-c", "import ringproof.proofs.report.paper as p; "
+                          "print(p.__file__); print(len(p.es_minima()))"],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, check=True).stdout.split()
+    assert got[0].startswith(str(tmp_path)) and int(got[1]) > 0, got

@@ -21,7 +21,7 @@ from ringproof.proofs.ring.formulas import check_formulas
 from ringproof.proofs.ring.pool import run_all
 from ringproof.proofs.ring.properties import Check, check_trace, derive
 from ringproof.proofs.ring.smt import Outcome, discharge
-from ringproof.proofs.results import PROPERTIES, Counterexample, Result, Verdict
+from ringproof.proofs.results import PROPERTIES, TIERS, Counterexample, Result, Verdict
 from ringproof.schedules.dsl import Schedule
 
 REPLAY_MAX_N = 96
@@ -41,6 +41,10 @@ class Options:
     smt2_dir: str | None = None      # write every solver query there as SMT-LIB 2
     size: tuple | None = None  # bounded tier: this one (n, m) only
     progress: Callable = silent  # told what runs now (the CLI's stderr line)
+
+    def __post_init__(self):
+        if self.tier not in TIERS:
+            raise BadInput(f"unknown tier {self.tier!r}; known: {', '.join(TIERS)}")
 
 
 def verify(schedule: Schedule, opts: Options = Options()) -> list[Result]:
@@ -296,7 +300,7 @@ def _count_task(schedule: Schedule, opts: Options, keep: bool = False) -> tuple:
         derived = c.cycles if what == "cycles" else c.ops[what]
         if derived is None:
             continue                       # named in the reason above
-        bad = check_claim(derived, claim, square=schedule.square)
+        bad = check_claim(derived, claim, square=schedule.square, seed=opts.seed)
         if bad is not None and bad[0] is None:
             verdict = Verdict.UNKNOWN
             limit_n, limit_d = claim_bound(schedule.square)
