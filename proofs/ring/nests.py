@@ -241,7 +241,7 @@ class Decider:
 
     def _solver(self):
         s = z3.Solver()
-        s.set("rlimit", budgets.SIDE_CONDITION)
+        s.set("rlimit", budgets.COUNT_DECIDE)
         s.set("timeout", self.timeout_ms)
         s.set("random_seed", self.seed)
         return s
@@ -267,6 +267,8 @@ class Decider:
 def _sign(e):
     """True if e ≤ 0 for all k, m, kd ≥ 1 (the coefficients of −e in k−1, m−1, kd−1 are ≥ 0),
     False if e ≥ 1 for all of them likewise; None otherwise (or e is not a polynomial)."""
+    if not e.is_polynomial(K, M, KD):
+        return None
     a, b, c = sympy.symbols("_a _b _c", nonnegative=True)
     shifted = sympy.expand(e.subs({K: a + 1, M: b + 1, KD: c + 1}, simultaneous=True))
     try:
