@@ -225,10 +225,13 @@ def _check(schedule: Schedule, per_phase: dict, required: dict) -> None:
 def _ratio(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
     """a / b in n, m, d, taken as 0 where b is 0 (a phase or schedule of no cycles: as the
     simulator reports its utilization)."""
-    q = sympy.piecewise_fold(in_n_m_d(a) / in_n_m_d(b))
-    if isinstance(q, sympy.Piecewise):
-        return sympy.Piecewise(*[(0 if e.has(sympy.zoo, sympy.nan) else tidy(e), c) for e, c in q.args])
-    return tidy(q)
+    q = in_n_m_d(a) / in_n_m_d(b)
+    if not q.has(sympy.Piecewise):
+        return tidy(q)
+    if q.has(sympy.Mod, sympy.floor, sympy.ceiling):
+        return q                          # a hint's cases: left as written (see `tidy`)
+    q = sympy.piecewise_fold(q)
+    return sympy.Piecewise(*[(0 if e.has(sympy.zoo, sympy.nan) else tidy(e), c) for e, c in q.args])
 
 
 def _derive(schedule: Schedule, seed: int, timeout_ms: int) -> Counts:
