@@ -90,6 +90,10 @@ def _library() -> list[Lemma]:
         z3.ForAll([q, r, m, x], z3.Implies(m > 0, q * m + r == (q + x) * m + (r - x * m))),
         "q·m + r = (q + c)·m + (r − c·m) for every c"))
     out.append(Lemma(
+        "radix-swap",
+        z3.ForAll([q, k, m], (q * k) * m == (q * m) * k),
+        "(a·U)·m = (a·m)·U: a multiple of n moves between the digits of m and the blocks of U"))
+    out.append(Lemma(
         "digit-split",
         z3.ForAll([j, lo, k, m], z3.Implies(
             z3.And(k > 0, m > 0),
