@@ -14,7 +14,7 @@ from twins import assert_same_check_replays
 
 from ringproof.proofs.ring.iterations import new_var
 from ringproof.proofs.ring.normalize import PARAMS, Ctx
-from ringproof.proofs.ring.prover import verify
+from ringproof.proofs.ring.prover import Options, verify
 from ringproof.proofs.results import Verdict
 from ringproof.schedules.expr import div, lt, mod, var
 
@@ -119,3 +119,82 @@ def test_contiguous_mutants_are_refuted_and_replay(name):
     assert refuted and all(r.tier == "parametric" for r in refuted)
     for r in refuted:
         assert_same_check_replays(schedule, r)
+
+
+# ------------------------------------------------------------------ zigzag: requires and derived h
+
+def test_zigzag_with_requires_proves_for_every_n():
+    schedule = load("ring_zigzag").SCHEDULE
+    results = verify(schedule)
+    assert {r.verdict for r in results} == {Verdict.PROVED}, [(r.property, r.reason) for r in results]
+    assert {r.tier for r in results} == {"parametric"}
+
+
+def test_the_chunk_of_a_derived_parameter_is_found_only_under_its_side_condition():
+    from dataclasses import replace
+    from ringproof.proofs.ring.properties import shape_of
+    schedule = load("ring_zigzag").SCHEDULE
+    assert shape_of(schedule)[1] == 2
+    from ringproof import eq, mod
+    weaker = replace(schedule, requires=lambda P: eq(mod(P.n, P.m), 0))   # says nothing of 2 | k
+    assert shape_of(weaker)[1] == 1
+
+
+def _zigzag_mutants():
+    from ringproof import ite, le, lt, mod as mod_
+    Z = load("ring_zigzag")
+
+    def token(P, pe, i):                 # tail chunk 2m − pe − 1: two PEs share a chunk
+        return ite(le(i, P.h), (pe - 1) * P.h + i, (2 * P.m - pe - 1) * P.h + i - P.h)
+
+    def target(P, ix, st):
+        return Z.w1[token(P, ix.l, ix.i), token(P, mod_(ix.l - ix.s, P.m) + 1, ix.b)]
+
+    def operands(P, ix, st):
+        return (Z.q[target(P, ix, st).idx[0], ix.c], Z.kk[target(P, ix, st).idx[1], ix.c])
+
+    def strict(P, ix, st):
+        return lt(st.operands[1].idx[0], st.target.idx[0])
+
+    return {"wrong pairing": Z.SCHEDULE.derive("wrong-pairing", {"scores": dict(target=target, operands=operands)}),
+            "mask off by one": Z.SCHEDULE.derive("mask-off", {"scores": dict(guard=strict)})}
+
+
+@pytest.mark.parametrize("name", ["wrong pairing", "mask off by one"])
+def test_zigzag_mutants_are_refuted_at_sizes_the_side_condition_allows(name):
+    schedule = _zigzag_mutants()[name]
+    refuted = [r for r in verify(schedule) if r.verdict is Verdict.REFUTED]
+    assert refuted and all(r.tier == "parametric" for r in refuted)
+    for r in refuted:
+        cex = r.counterexample
+        assert schedule.admits(cex.n, cex.m)
+        assert_same_check_replays(schedule, r)
+
+
+def test_requires_is_assumed_shown_necessary_and_refused_where_broken():
+    import io
+    from ringproof.proofs.cli.main import main
+    from ringproof.proofs.ring.bounded import shapes
+    from ringproof.proofs.ring.conditions import conditions
+    schedule = load("ring_zigzag").SCHEDULE
+    assert all(n % (2 * m) == 0 for n, m, _ in shapes(schedule, 12))
+    assert (8, 2, 8) in shapes(schedule, 12)
+    needed = {c["condition"]: c["counterexample"] for c in conditions(schedule)}
+    cex = needed[schedule.requirement()]
+    assert cex is not None and not schedule.admits(cex.n, cex.m)
+    out, err = io.StringIO(), io.StringIO()
+    path = str(EXAMPLES / "ring_zigzag.py")
+    assert main(["simulate", path, "-n", "6", "-m", "2"], out, err) == 64
+    assert "requires" in err.getvalue() and "n=6, m=2" in err.getvalue()
+    assert main(["simulate", path, "-n", "8", "-m", "2"], io.StringIO(), io.StringIO()) == 0
+    assert main([path, "--tier", "bounded", "-n", "6", "-m", "2"], io.StringIO(), io.StringIO()) == 64
+
+
+def test_claims_may_use_derived_parameters():
+    from dataclasses import replace
+    schedule = load("ring_zigzag").SCHEDULE
+    (counts,) = verify(schedule, Options(properties=("counts",)))
+    assert counts.verdict is Verdict.PROVED, counts.reason
+    wrong = replace(schedule, notes={"claims": {"MAC": "2*m*h*n**2*(2*m*h + 1)/2"}})
+    (counts,) = verify(wrong, Options(properties=("counts",)))
+    assert counts.verdict is Verdict.REFUTED and wrong.admits(counts.counterexample.n, counts.counterexample.m)

@@ -24,8 +24,8 @@ import z3
 from ringproof.errors import OutsideFragment
 from ringproof.proofs.ring import budgets
 from ringproof.proofs.ring.intervals import decide
-from ringproof.proofs.ring.lemmas import (BLOCK_WINDOWS, CONST_DIVISORS, MOD_WINDOWS, carry, div_const_cases,
-                           library_status)
+from ringproof.proofs.ring.lemmas import (BLOCK_DIVISORS, BLOCK_WINDOWS, CONST_DIVISORS, MOD_WINDOWS, carry,
+                                          div_const_cases, library_status)
 from ringproof.schedules.expr import Term, var
 
 
@@ -120,6 +120,25 @@ def _times(c, unit):
     return z3.simplify(c) * unit
 
 
+def _scaled(e, unit):
+    """e·unit as a linear term when e is built of integers, +, integer multiples and If (so the
+    product distributes into the branches), else None."""
+    if z3.is_int_value(e):
+        return e.as_long() * unit
+    if z3.is_app_of(e, z3.Z3_OP_ITE):
+        x, y = _scaled(e.arg(1), unit), _scaled(e.arg(2), unit)
+        return None if x is None or y is None else z3.If(e.arg(0), x, y)
+    if z3.is_add(e):
+        parts = [_scaled(c, unit) for c in e.children()]
+        return None if any(x is None for x in parts) else z3.Sum(parts)
+    if z3.is_mul(e) and len(e.children()) == 2:
+        a, b = e.children()
+        a, b = (a, b) if z3.is_int_value(a) else (b, a)
+        inner = _scaled(b, unit) if z3.is_int_value(a) else None
+        return None if inner is None else a.as_long() * inner
+    return None
+
+
 def _short(e, limit: int = 200) -> str:
     """A term in one line of at most `limit` characters, printed to a few levels only (Z3's
     printer takes seconds on the whole of the large terms a failed normalization meets)."""
@@ -142,7 +161,7 @@ def _coefficient(e, v):
     return (c.as_long(), rest) if z3.is_int_value(c) else None
 
 
-def _multiple(e, v):
+def multiple(e, v):
     """c if e is the multiple c·v of v (c an integer, possibly 0), else None."""
     split = _coefficient(e, v)
     return split[0] if split is not None and _is_const(split[1], 0) else None
@@ -174,23 +193,28 @@ class Ctx:
     """One query's world: the symbolic parameters, the assumptions so far, the variable map."""
 
     def __init__(self, m_value: int | None = None, timeout_ms: int = 10000, seed: int = 0,
-                 nonlinear: bool = False, square: bool = True, min_m: int = 1, block_split: bool = False):
+                 nonlinear: bool = False, square: bool = True, min_m: int = 1, block_split: bool = False,
+                 chunk: int = 1):
         """`square`: d = n (kd is k); else d = kd·m with kd ≥ 1 a parameter of its own. `min_m`:
         the least m of this query (a literal split decides smaller m apart). `block_split`: an
         index over n values is split in block radix, j = lo + jq·U + jr (0 ≤ jq < n/U, 0 ≤ jr < U),
-        for formulas of contiguous layouts; else in radix m, j = lo + jq·m + jr."""
+        for formulas of contiguous layouts; else in radix m, j = lo + jq·m + jr. `chunk` c > 1: the
+        schedule's side conditions make c divide k, and U is the chunk size h = k/c (k = c·h)."""
         self.nonlinear = nonlinear     # allow products of values (counting identities, not indices)
         self.block_split = block_split
         self.m, self.k = z3.Int("m"), z3.Int("k")
-        self.U = self.k                # the block unit: p·U in a DVal
         self.m_value, self.min_m = m_value, min_m
-        self.kd = self.k if square else z3.Int("kd")
-        self.units = (self.k,) if square else (self.k, self.kd)   # block counts: n = k·m, d = kd·m
+        self.U = self.k if chunk == 1 else z3.Int("h")      # the block unit: p·U in a DVal
+        blocks = self.k if chunk == 1 else z3.simplify(chunk * self.U)     # k, in units of U
+        self.kd = blocks if square else z3.Int("kd")
+        self.units = (blocks,) if square else (blocks, self.kd)   # block counts: n = k·m, d = kd·m
         self.assumptions: list = [self.m >= min_m] + [u >= 1 for u in self.units]
+        if chunk != 1:
+            self.assumptions += [self.U >= 1, self.k == blocks]
         if m_value is not None:
             self.assumptions.append(self.m == m_value)
         zero = z3.IntVal(0)
-        self.env = {"m": DVal(z3.IntVal(1), zero), "k": DVal(zero, self.k), "n": DVal(self.k, zero),
+        self.env = {"m": DVal(z3.IntVal(1), zero), "k": DVal(zero, blocks), "n": DVal(blocks, zero),
                     "kd": DVal(zero, self.kd), "d": DVal(self.kd, zero)}
         self.timeout_ms, self.seed = timeout_ms, seed
         self.lemmas_used: set[str] = set()
@@ -307,7 +331,7 @@ class Ctx:
         """x with its blocks p·U folded into q: possible when p = a·m (then p·U = (a·U)·m)."""
         if not x.blocks:
             return x
-        a = _multiple(x.p, self.m)
+        a = multiple(x.p, self.m)
         if a is None:
             raise NormalizationError(f"value mixes blocks of {self.U} ({_short(x.p)}) with digits of m")
         self._use("radix-swap")
@@ -317,7 +341,7 @@ class Ctx:
         """x with its multiples of m folded into p: possible when q = a·U (then q·m = (a·m)·U)."""
         if _is_const(x.q, 0):
             return x
-        a = _multiple(x.q, self.U)
+        a = multiple(x.q, self.U)
         if a is None:
             raise NormalizationError(f"value mixes digits of m ({_short(x.q)}) with blocks of {self.U}")
         self._use("radix-swap")
@@ -338,7 +362,7 @@ class Ctx:
         """Is x the block unit U itself (written U, or one block)?"""
         if not _is_const(x.q, 0):
             return False
-        return (_is_const(x.p, 1) and _is_const(x.r, 0)) or (not x.blocks and _multiple(x.r, self.U) == 1)
+        return (_is_const(x.p, 1) and _is_const(x.r, 0)) or (not x.blocks and multiple(x.r, self.U) == 1)
 
     def canonical(self, x: DVal) -> DVal:
         if x.canon:
@@ -374,7 +398,7 @@ class Ctx:
         p = z3.simplify(x.p - y.p)
         if not _is_const(p, 0):
             diff = DVal(q, r, p=p)
-            if _multiple(p, self.m) is not None:
+            if multiple(p, self.m) is not None:
                 diff = self.to_radix_m(diff)
                 q, r = diff.q, diff.r
             else:
@@ -449,10 +473,11 @@ class Ctx:
                 return DVal(z3.simplify(x.r * y.q), z3.IntVal(0), True)
         if not self.nonlinear:
             for x, y in ((a, b), (b, a)):                     # value · (c·U): c·value blocks
-                c = _multiple(y.r, self.U) if _is_const(y.q, 0) else None
+                c = multiple(y.r, self.U) if _is_const(y.q, 0) else None
                 free = _coefficient(x.r, self.U)
-                if c and _is_const(x.q) and free is not None and free[0] == 0:
-                    p = c * (z3.simplify(x.q).as_long() * self.m + x.r)
+                qm = _scaled(z3.simplify(x.q), self.m)
+                if c and qm is not None and free is not None and free[0] == 0:
+                    p = c * (qm + x.r)
                     return DVal(_ZERO, _ZERO, p=z3.simplify(p))
         if _is_const(a.q, 0) and _is_const(b.q, 0):
             return DVal(z3.IntVal(0), z3.simplify(a.r * b.r))
@@ -496,6 +521,12 @@ class Ctx:
             if op == "mod":
                 return DVal(zero, z3.simplify(a.r - _times(c, unit)))
             return DVal(zero, z3.simplify(c))
+        if _is_const(b.r, 0) and _is_const(b.q) and z3.simplify(b.q).as_long() in BLOCK_DIVISORS:
+            return self._div_block(op, a, z3.simplify(b.q).as_long())
+        if _is_const(b.q, 0) and _is_const(b.r) and not a.blocks and _is_const(a.q, 0):
+            c, t = z3.simplify(b.r).as_long(), multiple(a.r, self.U)
+            if c > 0 and t is not None and t % c == 0:          # (c·t'·U) div c = t'·U exactly
+                return DVal(zero, zero) if op == "mod" else DVal(zero, z3.simplify((t // c) * self.U))
         if _is_const(b.q, 0) and _is_const(b.r) and z3.simplify(b.r).as_long() > 0 and _is_const(a.q, 0):
             c = z3.simplify(b.r).as_long()
             return DVal(zero, a.r % c if op == "mod" else a.r / c)
@@ -503,6 +534,22 @@ class Ctx:
             hq, hr, p = self._div_const(a, z3.simplify(b.r).as_long())
             return DVal(hq, hr, True) if op == "div" else DVal(zero, p)
         raise NormalizationError(f"{op} by a divisor other than m, k, n, kd, d or a positive constant")
+
+    def _div_block(self, op, a: DVal, c: int) -> DVal:
+        """a div (c·m) and a mod (c·m): with a = q·m + r canonical and q = c·t + e (0 ≤ e < c),
+        lemma block-const[c] gives t and e·m + r; t = q/c exactly when q is a multiple of c·U."""
+        a = self.canonical(a)
+        zero = z3.IntVal(0)
+        t = multiple(a.q, self.U)
+        if t is not None and t % c == 0:
+            tq, e = z3.simplify((t // c) * self.U), zero
+        else:
+            tq, e = z3.simplify(a.q / c), z3.simplify(a.q % c)
+        m, r, q = self.m, a.r, a.q
+        self._use(f"block-const[{c}]", lambda: z3.Implies(
+            z3.And(m > 0, 0 <= r, r < m, q == c * tq + e, 0 <= e, e < c),
+            z3.And((q * m + r) / (c * m) == tq, (q * m + r) % (c * m) == e * m + r)))
+        return DVal(zero, tq) if op == "div" else DVal(e, r, True)
 
     def _div_const(self, a: DVal, c: int):
         """Digits of a div c and a mod c for a value involving m: fresh variables pinned by the

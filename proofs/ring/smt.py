@@ -95,17 +95,21 @@ def _translate(check: Check, m_value, timeout_ms: int, seed: int, min_m: int):
     """The check's query in digits: indices over n split in radix m, or, where that leaves the
     fragment, in blocks of k (contiguous layouts: `Ctx(block_split=True)`); the first reason is
     kept when neither normalizes."""
-    try:
-        ctx = Ctx(m_value, timeout_ms, seed, square=check.square, min_m=min_m)
+    def build(block_split: bool):
+        ctx = Ctx(m_value, timeout_ms, seed, square=check.square, min_m=min_m, block_split=block_split,
+                  chunk=check.chunk)
+        if check.requires is not None:
+            ctx.assumptions.append(ctx.cond(check.requires))
         its, hyp, goal = check.build(ctx)
         return ctx, its, [ctx.cond(h) for h in hyp], ctx.cond(goal)
+
+    try:
+        return build(False)
     except LiteralBound:
         raise
     except NormalizationError as first:
         try:
-            ctx = Ctx(m_value, timeout_ms, seed, square=check.square, min_m=min_m, block_split=True)
-            its, hyp, goal = check.build(ctx)
-            return ctx, its, [ctx.cond(h) for h in hyp], ctx.cond(goal)
+            return build(True)
         except NormalizationError:
             raise first from None
 
