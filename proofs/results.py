@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from dataclasses import asdict, dataclass, field
 
-PROPERTIES = ("well-formed", "coverage", "no-conflict", "ring-locality", "data-flow", "counts")
+PROPERTIES = ("well-formed", "coverage", "no-conflict", "ring-locality", "data-flow", "placement", "counts")
 TIERS = ("parametric", "per-m", "bounded")
 
 

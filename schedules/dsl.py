@@ -359,6 +359,10 @@ class Schedule:
     `derived`: {name: (P) -> value}, parameters computed from the others (`"h": lambda P:
     div(P.n, 2 * P.m)`), seen as `P.<name>` by every function of the schedule (steps, loop bounds,
     inverses, home) and usable in claims.
+
+    `placement(P, ref)` (same signature as `home`): the PE on which each output element must end;
+    `ends(P, ref)`: optionally, the iteration (`At`) that last touches it — a witness, checked —
+    needed where a running sum travels before it ends.
     """
 
     name: str
@@ -370,20 +374,23 @@ class Schedule:
     square: bool = True
     requires: Callable | None = None
     derived: dict = field(default_factory=dict)
+    placement: Callable | None = None
+    ends: Callable | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "home", guarded(self.home, f"the home placement of schedule {self.name}"))
-        if self.requires is not None:
-            object.__setattr__(self, "requires", guarded(self.requires, f"the side condition of schedule {self.name}"))
+        for fld, what in (("requires", "the side condition"), ("placement", "the placement"),
+                          ("ends", "the end witness")):
+            if getattr(self, fld) is not None:
+                object.__setattr__(self, fld, guarded(getattr(self, fld), f"{what} of schedule {self.name}"))
         for name, fn in self.derived.items():
             if name in ("n", "m", "k", "d", "kd", "l") or not name.isidentifier() or not callable(fn):
                 raise BadInput(f"schedule {self.name}: derived parameter {name!r} must be a new name "
                                "bound to a function (P) -> value")
         if self.derived:          # idempotent: a schedule derived from this one wraps again
             see = functools.partial(with_derived, self.derived)
-            object.__setattr__(self, "home", _seeing(self.home, see))
-            if self.requires is not None:
-                object.__setattr__(self, "requires", _seeing(self.requires, see))
+            for fld in ("home", "requires", "placement", "ends"):
+                object.__setattr__(self, fld, _seeing(getattr(self, fld), see))
             object.__setattr__(self, "phases", tuple(_phase_seeing(p, see) for p in self.phases))
         names = [p.name for p in self.phases]
         if len(set(names)) != len(names):

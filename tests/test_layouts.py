@@ -198,3 +198,52 @@ def test_claims_may_use_derived_parameters():
     wrong = replace(schedule, notes={"claims": {"MAC": "2*m*h*n**2*(2*m*h + 1)/2"}})
     (counts,) = verify(wrong, Options(properties=("counts",)))
     assert counts.verdict is Verdict.REFUTED and wrong.admits(counts.counterexample.n, counts.counterexample.m)
+
+
+# ------------------------------------------------------------------ placement
+
+def test_backward_schedule_with_placement_proves_for_every_n():
+    results = verify(load("ring_backward").SCHEDULE)
+    assert {r.verdict for r in results} == {Verdict.PROVED}, [(r.property, r.reason) for r in results]
+    place = next(r for r in results if r.property == "placement")
+    assert place.tier == "parametric" and place.phase == "dv"
+    assert "no node of dv in dv after its end witness" in place.details["checks"]
+
+
+def _backward_mutants():
+    from dataclasses import replace
+    from ringproof import Move, and_, eq, ne
+    base = load("ring_backward").SCHEDULE
+
+    def short(P, ix, st):
+        return Move(st.target, when=and_(eq(ix.i, P.k), ne(ix.s, P.m)))
+
+    return {"no return hop": base.derive("no-return-hop", {"dv": dict(send=short)}),
+            "no witness": replace(base, name="no-witness", ends=None)}
+
+
+def test_no_return_hop_is_refuted_with_the_datum_and_the_pe_where_it_ends():
+    schedule = _backward_mutants()["no return hop"]
+    (r,) = verify(schedule, Options(properties=("placement",)))
+    assert r.verdict is Verdict.REFUTED and r.tier == "parametric"
+    assert "ends on PE" in r.counterexample.message and ", not on PE" in r.counterexample.message
+    assert_same_check_replays(schedule, r)
+
+
+def test_a_travelling_sum_without_end_witness_is_not_proved():
+    """Every node leaving dv home is not true of a sum that travels; the schedule is right, so the
+    refutation of the sufficient check does not replay and the verdict is unknown, never proved."""
+    (r,) = verify(_backward_mutants()["no witness"], Options(properties=("placement",)))
+    assert r.verdict is Verdict.UNKNOWN and "did not replay" in r.reason
+
+
+def test_algorithms_declare_where_y_ends_and_a_wrong_placement_is_refuted():
+    from dataclasses import replace
+    from ringproof import ALGO1, mod as mod_
+    (r,) = verify(ALGO1, Options(properties=("placement",)))
+    assert r.verdict is Verdict.PROVED and r.phase == "y"
+    wrong = replace(ALGO1, placement=lambda P, ref: mod_(ref.idx[1], P.m) + 1)
+    (r,) = verify(wrong, Options(properties=("placement",)))
+    assert r.verdict is Verdict.REFUTED and (r.counterexample.n, r.counterexample.m) == (2, 2)
+    assert r.counterexample.message == "y[1, 1] ends on PE 1, not on PE 2"
+    assert_same_check_replays(wrong, r)

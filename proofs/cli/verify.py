@@ -204,7 +204,10 @@ def print_table(target, schedule, results, out) -> None:
         err = cex.replay.get("max_rel_error")
         if err is not None:
             out.write(f"  ring model: max relative error vs numpy = {err:.3g}\n")
-        if cex.replay.get("witness_only"):
+        if cex.replay.get("witness_only") and r.property == "placement":
+            out.write(f"  the schedule computes the right values at n={cex.n}, m={cex.m} (the ring "
+                      f"model's run is valid and matches numpy), but not on the PEs `placement` declares\n")
+        elif cex.replay.get("witness_only"):
             out.write(f"  the schedule computes the right result at n={cex.n}, m={cex.m} (the ring "
                       f"model's run is valid and y matches numpy): only a witness is wrong, the one "
                       f"checked by “{cex.check}”\n")

@@ -8,6 +8,8 @@
     ring-locality   running-sums.prev, .first, .fork                     (running_sums.py)
     ring-locality / operands.source, .final (local witness: ring-locality,
     data-flow       earlier phase: data-flow), operands.forwarded        (operands.py)
+    placement       placement.ends, .witness, .last (per output array,
+                    where the schedule declares `placement`)             (placement.py)
 
 `derive` gives the symbolic checks of a schedule (discharged by Z3 for all n, m); `check_trace`
 runs their concrete twins on one trace (the bounded tier, and the replay of every Z3
@@ -20,13 +22,14 @@ from dataclasses import replace
 
 from ringproof.errors import BadInput
 from ringproof.model.ring.trace import Trace
-from ringproof.proofs.ring.properties import coverage, no_conflict, operands, running_sums, well_formed
+from ringproof.proofs.ring.properties import coverage, no_conflict, operands, placement, running_sums, well_formed
 from ringproof.proofs.ring.properties.base import Check, Finding, Kind, generic_step
 from ringproof.schedules.dsl import Op, Schedule
 
 KINDS: tuple[Kind, ...] = (well_formed.KINDS + coverage.KINDS + no_conflict.KINDS + running_sums.KINDS
-                           + operands.KINDS)
-SOLVER_PROPERTIES = ("well-formed", "coverage", "no-conflict", "ring-locality", "data-flow")
+                           + operands.KINDS + placement.KINDS)
+SOLVER_PROPERTIES = ("well-formed", "coverage", "no-conflict", "ring-locality", "data-flow", "placement")
+PER_PHASE = SOLVER_PROPERTIES[:-1]      # placement is per output array, where one is declared
 
 __all__ = ["KINDS", "SOLVER_PROPERTIES", "Check", "Finding", "Kind", "derive", "check_trace"]
 
@@ -85,7 +88,7 @@ def check_trace(trace: Trace, properties=None, limit: int = 1) -> dict:
     wanted = set(properties or SOLVER_PROPERTIES)
     out: dict = {}
     for k, pt in enumerate(trace.phases):
-        for prop in SOLVER_PROPERTIES:
+        for prop in PER_PHASE:
             if prop in wanted:
                 out.setdefault((prop, pt.phase.name), [])
         for kind in KINDS:
@@ -94,6 +97,9 @@ def check_trace(trace: Trace, properties=None, limit: int = 1) -> dict:
             for f in kind.concrete(trace, k, pt, limit):
                 if f.property in wanted:
                     out.setdefault((f.property, f.phase), []).append(f)
+    if "placement" in wanted:
+        for array in placement.outputs(trace.schedule):
+            out.setdefault(("placement", array.name), [])
     for kind in KINDS:
         if kind.schedule_level and kind.prop in wanted:
             for f in kind.concrete(trace, limit):
