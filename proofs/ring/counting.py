@@ -20,6 +20,7 @@ from ringproof.proofs.ring.induction import TIMEOUT_MS, fold_guard, prove_throug
 from ringproof.proofs.ring.smt import small_sizes
 from ringproof.schedules.dsl import Op, Phase, Schedule, Step
 from ringproof.schedules.expr import var
+from ringproof.schedules.operators import require_complete
 
 N, M, D = sympy.symbols("n m d", positive=True, integer=True)
 SYM = SimpleNamespace(n=N, m=M, k=N / M, d=N, kd=N / M)          # a square schedule: d = n
@@ -96,6 +97,11 @@ class Counts:
         sub = {N: n, M: m, D: n if d is None else d}
         return {"cycles": int(self.cycles.subs(sub).doit()),
                 "ops": {k: (int(v.subs(sub).doit()) if v is not None else None) for k, v in self.ops.items()}}
+
+
+# A `where` is read as bounds when it is a conjunction of `≤`; every other operator gives None.
+require_complete("counting.required_count", ("and", "le"), refused=("eq", "lt", "or", "not", "ite"),
+                 sorts=("bool", "any"))
 
 
 def required_count(eqn, P=SYM) -> sympy.Expr | None:

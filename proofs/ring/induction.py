@@ -26,6 +26,7 @@ from ringproof.proofs.ring.iterations import new_var
 from ringproof.proofs.ring.normalize import PARAMS, Ctx, NormalizationError
 from ringproof.schedules.dsl import Loop, Phase
 from ringproof.schedules.expr import Term, eq, evaluate, le, lift, var
+from ringproof.schedules.operators import require_complete
 
 TIMEOUT_MS = 10000
 TRY_MS = 500           # tries: one per TRY_MS of the timeout (see _holds)
@@ -120,6 +121,11 @@ def prove_through(phase: Phase, seed: int = 0, timeout_ms: int = TIMEOUT_MS, squ
     except (NormalizationError, Unsupported) as e:
         return None, str(e)
     return True, ""
+
+
+# Guards `fold_guard` reads as loop bounds: a conjunction of `≤`; every other operator is refused.
+_GUARD_OPS = ("and", "le")
+require_complete("induction._atoms", _GUARD_OPS, refused=("eq", "lt", "or", "not", "ite"), sorts=("bool", "any"))
 
 
 def _atoms(guard: Term):

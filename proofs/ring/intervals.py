@@ -25,12 +25,18 @@ from itertools import product
 
 import z3
 
+from ringproof.schedules.operators import require_complete
+
 PARAMS = ("m", "k")
 WITNESS_GRID = range(1, 7)      # (m, k) tried for a refuting witness
 MAX_CHOICES = 16                # combinations of alternative bounds tried for a proof
 MAX_BRANCHES = 16               # combinations of If-branches tried for a proof
 
-_OPS = {z3.Z3_OP_ADD, z3.Z3_OP_SUB, z3.Z3_OP_MUL, z3.Z3_OP_UMINUS}
+# The Z3 node kinds of the linear operators of `schedules/operators.py` (what the normalizer keeps;
+# it rewrites the others into If-carries, which `linear` leaves to Z3 and `branches` splits).
+_Z3_KINDS = {"add": (z3.Z3_OP_ADD, z3.Z3_OP_SUB), "neg": (z3.Z3_OP_UMINUS,), "mul": (z3.Z3_OP_MUL,)}
+require_complete("intervals._OPS", _Z3_KINDS, refused=("mod", "div", "ite"), sorts=("int", "any"))
+_OPS = {kind for kinds in _Z3_KINDS.values() for kind in kinds}
 
 
 _LINEAR: dict = {}    # AST id -> (AST, its linear form or None), the AST kept alive

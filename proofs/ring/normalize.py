@@ -27,6 +27,7 @@ from ringproof.proofs.ring.intervals import decide
 from ringproof.proofs.ring.lemmas import (BLOCK_WINDOWS, CONST_DIVISORS, MOD_WINDOWS, carry, div_const_cases,
                            library_status)
 from ringproof.schedules.expr import Term, var
+from ringproof.schedules.operators import require_complete
 
 
 _PROVEN: dict = {}   # (fact id, ids of the assumptions used) -> (proved?, the ASTs, kept alive)
@@ -341,21 +342,21 @@ class Ctx:
             return self.env[args[0]]
         if op == "const":
             return DVal(z3.IntVal(0), z3.IntVal(args[0]))
-        if op == "add":
-            a, b = self.val(args[0]), self.val(args[1])
-            return DVal(z3.simplify(a.q + b.q), z3.simplify(a.r + b.r))
-        if op == "neg":
-            a = self.val(args[0])
-            return DVal(z3.simplify(-a.q), z3.simplify(-a.r))
-        if op == "mul":
-            return self._mul(self.val(args[0]), self.val(args[1]))
-        if op in ("mod", "div"):
-            return self._moddiv(op, self.val(args[0]), self.val(args[1]))
-        if op == "ite":
-            c, a, b = self.cond(args[0]), self.val(args[1]), self.val(args[2])
-            return DVal(z3.simplify(z3.If(c, a.q, b.q)), z3.simplify(z3.If(c, a.r, b.r)),
-                        a.canon and b.canon)
-        raise NormalizationError(f"{op} is not an integer expression")
+        if op not in _VAL:
+            raise NormalizationError(f"{op} is not an integer expression")
+        return _VAL[op](self, *args)
+
+    def _add(self, a: Term, b: Term) -> DVal:
+        a, b = self.val(a), self.val(b)
+        return DVal(z3.simplify(a.q + b.q), z3.simplify(a.r + b.r))
+
+    def _neg(self, a: Term) -> DVal:
+        a = self.val(a)
+        return DVal(z3.simplify(-a.q), z3.simplify(-a.r))
+
+    def _ite(self, c: Term, a: Term, b: Term) -> DVal:
+        c, a, b = self.cond(c), self.val(a), self.val(b)
+        return DVal(z3.simplify(z3.If(c, a.q, b.q)), z3.simplify(z3.If(c, a.r, b.r)), a.canon and b.canon)
 
     def _mul(self, a: DVal, b: DVal) -> DVal:
         for x, y in ((a, b), (b, a)):
@@ -423,20 +424,11 @@ class Ctx:
         return hit[1]
 
     def _cond(self, t) -> z3.BoolRef:
-        op, args = t.op, t.args
-        if op == "bool":
-            return z3.BoolVal(args[0])
-        if op in ("eq", "lt", "le"):
-            return self.compare(self.val(args[0]), self.val(args[1]), op)
-        if op == "and":
-            return z3.And(*[self.cond(a) for a in args])
-        if op == "or":
-            return z3.Or(*[self.cond(a) for a in args])
-        if op == "not":
-            return z3.Not(self.cond(args[0]))
-        if op == "ite":
-            return z3.If(self.cond(args[0]), self.cond(args[1]), self.cond(args[2]))
-        raise NormalizationError(f"{op} is not a condition")
+        if t.op == "bool":
+            return z3.BoolVal(t.args[0])
+        if t.op not in _COND:
+            raise NormalizationError(f"{t.op} is not a condition")
+        return _COND[t.op](self, *t.args)
 
     def int_term(self, x: DVal) -> z3.ArithRef:
         """x as one Z3 integer term q·m + r."""
@@ -445,3 +437,23 @@ class Ctx:
     def int_of(self, x: DVal, model) -> int:
         """The concrete value of x in a Z3 model."""
         return model.eval(self.int_term(x), model_completion=True).as_long()
+
+
+# Each operator of `schedules/operators.py` in digit form (an integer) or as a Z3 condition.
+_VAL = {
+    "add": Ctx._add, "neg": Ctx._neg, "ite": Ctx._ite,
+    "mul": lambda ctx, a, b: ctx._mul(ctx.val(a), ctx.val(b)),
+    "mod": lambda ctx, a, b: ctx._moddiv("mod", ctx.val(a), ctx.val(b)),
+    "div": lambda ctx, a, b: ctx._moddiv("div", ctx.val(a), ctx.val(b)),
+}
+_COND = {
+    "eq": lambda ctx, a, b: ctx.compare(ctx.val(a), ctx.val(b), "eq"),
+    "lt": lambda ctx, a, b: ctx.compare(ctx.val(a), ctx.val(b), "lt"),
+    "le": lambda ctx, a, b: ctx.compare(ctx.val(a), ctx.val(b), "le"),
+    "and": lambda ctx, *xs: z3.And(*[ctx.cond(x) for x in xs]),
+    "or": lambda ctx, *xs: z3.Or(*[ctx.cond(x) for x in xs]),
+    "not": lambda ctx, a: z3.Not(ctx.cond(a)),
+    "ite": lambda ctx, c, a, b: z3.If(ctx.cond(c), ctx.cond(a), ctx.cond(b)),
+}
+require_complete("normalize.Ctx.val", _VAL, sorts=("int", "any"))
+require_complete("normalize.Ctx.cond", _COND, sorts=("bool", "any"))
