@@ -95,7 +95,7 @@ def main():
           f"normalized coverage of phase 1 (3 queries): {inj.verdict.value} in {inj.seconds:.2f} s")
 
     _, t_sweep = timed(lambda: check_sizes(ALGO1, max_n))
-    from ringproof.proofs.ring.bounded import sizes
+    from ringproof.schedules.shape import divisible as sizes
     print(f"bounded sweep, every property, all (n, m) with m | n, n ≤ {max_n} "
           f"({len(sizes(max_n))} sizes): {t_sweep:.2f} s (target < 10 s)")
 

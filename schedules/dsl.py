@@ -23,13 +23,13 @@ from __future__ import annotations
 import enum
 import functools
 import sys
-from dataclasses import dataclass, field, replace
-from types import SimpleNamespace
+from dataclasses import InitVar, dataclass, field, replace
 from typing import Any, Callable
 
 
 from ringproof.errors import BadInput, RingproofError
 from ringproof.schedules.expr import user_line
+from ringproof.schedules.shape import ANY_D, PARAMETERS, D_IS_N, Shape
 
 
 class Op(enum.Enum):
@@ -191,9 +191,9 @@ class Loop:
 
     def __post_init__(self):
         for b in (self.lo, self.hi):
-            if not (callable(b) or b in ("n", "m", "k", "d") if isinstance(b, str) else _is_index(b)):
+            if not (callable(b) or b in PARAMETERS if isinstance(b, str) else _is_index(b)):
                 raise BadInput(f"{user_line(__file__)}loop {self.name}: bound {b!r} is not an int, "
-                               "'n', 'm', 'k', 'd' or a callable (P, ix) -> value")
+                               f"{', '.join(map(repr, PARAMETERS))} or a callable (P, ix) -> value")
         if self.through is not None:
             object.__setattr__(self, "through", guarded(self.through, f"the counting hint of loop {self.name}"))
 
@@ -203,8 +203,9 @@ class Loop:
 
 def _bound(b, P, ix):
     if isinstance(b, str):
-        if b not in ("n", "m", "k", "d", "kd"):
-            raise BadInput(f"unknown loop bound {b!r}: expected an int, 'n', 'm', 'k', 'd', 'kd' or a callable")
+        if b not in PARAMETERS:
+            raise BadInput(f"unknown loop bound {b!r}: expected an int, {', '.join(map(repr, PARAMETERS))} "
+                           "or a callable")
         return getattr(P, b)
     if callable(b):
         value = guarded(b, "a loop bound")(P, ix)
@@ -350,9 +351,10 @@ class Problem:
 class Schedule:
     """A schedule: phases run in order; `home(P, ref)` is the initial PE of each input element.
 
-    `square`: the schedule is written for d = n (the paper's shape: P.d is P.n, and the prover
-    treats them as one parameter). False: d is a parameter of its own, with m | d (P.kd = d/m),
-    and every check holds for all n, d with m dividing both.
+    `shape` (`ringproof.schedules.shape`): which sizes are free. `D_IS_N` (the default, the paper's):
+    the schedule is written for d = n, P.d is P.n and the prover treats them as one parameter.
+    `ANY_D`: d is a parameter of its own, with m | d (P.kd = d/m), and every check holds for all
+    n, d with m dividing both. `square=False` is another spelling of `shape=ANY_D`.
     """
 
     name: str
@@ -361,9 +363,12 @@ class Schedule:
     home: Callable
     doc: str = ""
     notes: dict = field(default_factory=dict)
-    square: bool = True
+    shape: Shape = D_IS_N
+    square: InitVar[bool | None] = None
 
-    def __post_init__(self):
+    def __post_init__(self, square):
+        if square is not None:
+            object.__setattr__(self, "shape", D_IS_N if square else ANY_D)
         object.__setattr__(self, "home", guarded(self.home, f"the home placement of schedule {self.name}"))
         names = [p.name for p in self.phases]
         if len(set(names)) != len(names):
@@ -411,10 +416,9 @@ def variant_name(base: str, defects, known) -> str:
     return base if not defects else f"{base}-" + "+".join(defects)
 
 
-def params(n, m, k=None, d=None):
+def params(n, m, d=None):
     """The parameter record a step sees: n, m, k = n / m, d (= n in the paper), kd = d / m."""
-    d = d if d is not None else n
-    return SimpleNamespace(n=n, m=m, k=k if k is not None else n // m, d=d, kd=d // m)
+    return ANY_D.params(m, n=n, d=d if d is not None else n)
 
 
 def check_size(n: int, m: int, d: int | None = None) -> None:
@@ -431,10 +435,11 @@ def check_size(n: int, m: int, d: int | None = None) -> None:
 
 
 def check_shape(schedule: "Schedule", n: int, m: int, d: int | None) -> int:
-    """The d of a run of `schedule`: n for a square schedule (which refuses any other d), else d."""
+    """The d of a run of `schedule`: n where d is not a free size of its shape (which refuses any
+    other d), else d."""
     if d is None or d == n:
         return n
-    if schedule.square:
+    if not schedule.shape.is_free("d"):
         raise BadInput(f"schedule {schedule.name} is written for d = n (the paper's shape), got n={n}, "
                        f"d={d}; its formulas bound column indices by n (use a -general schedule)")
     check_size(n, m, d)

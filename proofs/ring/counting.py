@@ -21,15 +21,18 @@ from ringproof.proofs.ring.smt import small_sizes
 from ringproof.schedules.dsl import Op, Phase, Schedule, Step
 from ringproof.schedules.expr import var
 from ringproof.schedules.operators import require_complete
+from ringproof.schedules.shape import D_IS_N, Shape
 
 N, M, D = sympy.symbols("n m d", positive=True, integer=True)
-SYM = SimpleNamespace(n=N, m=M, k=N / M, d=N, kd=N / M)          # a square schedule: d = n
-SYM_D = SimpleNamespace(n=N, m=M, k=N / M, d=D, kd=D / M)        # d a parameter of its own
+_SYMBOLS = {"n": N, "m": M, "k": N / M, "d": D, "kd": D / M}
 
 
-def symbols(schedule: Schedule) -> SimpleNamespace:
-    """The sympy parameters of `schedule`'s counts: d = n for a square schedule."""
-    return SYM if schedule.square else SYM_D
+def symbols(shape: Shape) -> SimpleNamespace:
+    """The sympy parameters of counts for `shape` (d is n where d is not a free size)."""
+    return shape.record(_SYMBOLS.__getitem__)
+
+
+SYM = symbols(D_IS_N)
 
 
 def phase_cycles(phase: Phase, P=SYM, hint: tuple | None = None) -> sympy.Expr:
@@ -70,14 +73,15 @@ def tidy(e: sympy.Expr) -> sympy.Expr:
     return e if e.has(sympy.Piecewise) else sympy.factor(sympy.simplify(e))
 
 
-def phase_ops(phase: Phase, P=SYM, hint: tuple | None = None, timeout_ms: int = TIMEOUT_MS) -> sympy.Expr | None:
-    """Ops of a phase: cycles · m, over the loop nest its guard selects (if proved to be one);
-    None where a guard needs the coverage bijection."""
+def phase_ops(phase: Phase, P=SYM, hint: tuple | None = None, timeout_ms: int = TIMEOUT_MS,
+              shape: Shape = D_IS_N) -> sympy.Expr | None:
+    """Ops of a phase: cycles · m, over the loop nest its guard selects (if proved to be one, for
+    the `shape` whose sympy record P is); None where a guard needs the coverage bijection."""
     guard = _shape(phase).guard
     if guard is True:
         return sympy.factor(phase_cycles(phase, P, hint) * P.m)
-    folded = (fold_guard(phase, guard, timeout_ms=timeout_ms, square=P is SYM)
-              if P in (SYM, SYM_D) and guard is not False else None)
+    folded = (fold_guard(phase, guard, timeout_ms=timeout_ms, shape=shape)
+              if guard is not False else None)
     if folded is not None:
         return sympy.factor(phase_cycles(folded, P) * P.m)
     return None
@@ -153,8 +157,8 @@ def counts(schedule: Schedule, seed: int = 0, timeout_ms: int = TIMEOUT_MS) -> C
 
 
 def _derive(schedule: Schedule, seed: int, timeout_ms: int) -> Counts:
-    P = symbols(schedule)
-    hints = {p.name: prove_through(p, seed, timeout_ms, square=schedule.square) for p in schedule.phases
+    P = symbols(schedule.shape)
+    hints = {p.name: prove_through(p, seed, timeout_ms, shape=schedule.shape) for p in schedule.phases
              if p.loops and p.loops[0].through is not None}
     per_phase = {p.name: phase_cycles(p, P, hint=hints.get(p.name)) for p in schedule.phases}
     ops: dict = {op.value: sympy.Integer(0) for op in Op}
@@ -163,7 +167,7 @@ def _derive(schedule: Schedule, seed: int, timeout_ms: int) -> Counts:
     for p in schedule.phases:
         st = _shape(p)
         kind = st.op.value
-        c = phase_ops(p, P, hint=hints.get(p.name), timeout_ms=timeout_ms)
+        c = phase_ops(p, P, hint=hints.get(p.name), timeout_ms=timeout_ms, shape=schedule.shape)
         if (c is None and st.op is not Op.MOVE and st.target is not None
                 and st.target.array not in schedule.problem.symmetric_pairs):   # not a bijection there
             c = required_count(schedule.problem.equation_for(st.target.array), P)
@@ -240,14 +244,14 @@ def per_residue(e: sympy.Expr) -> list[tuple[str, sympy.Expr]]:
     return out
 
 
-def check_claim(derived: sympy.Expr, claim: str, max_n: int = 24, square: bool = True):
+def check_claim(derived: sympy.Expr, claim: str, max_n: int = 24, shape: Shape = D_IS_N):
     """None if `claim` is shown equal to `derived` for all n, m (and d; `equal`); else the smallest
     (n, m, d, derived, claimed) where they differ, or (None, None, None, derived, claimed) when no
-    size up to max_n tells them apart (agreement on samples, not a proof). `square`: d = n."""
-    c = sympy.sympify(claim, locals={"n": N, "m": M, "d": N if square else D})
+    size up to max_n tells them apart (agreement on samples, not a proof). `shape`: the free sizes."""
+    c = sympy.sympify(claim, locals={"n": N, "m": M, "d": symbols(shape).d})
     if closed(derived) and equal(derived, c):
         return None
-    for n, d, m in small_sizes(square, max_n if square else max_n // 2):
+    for n, d, m in small_sizes(shape, max_n // len(shape.free)):    # max_n shared by the free sizes
         sub = {N: n, M: m, D: d}
         got, want = derived.subs(sub).doit(), c.subs(sub)
         if got != want:

@@ -32,7 +32,7 @@ def check_formulas(schedule: Schedule, sizes=SIZES, per_size: int = PER_SIZE, se
         bounds = [lp.bounds(PARAMS, sym_ix) for lp in phase.loops]
         for n, m in sizes:
             P = params(n, m)
-            env = {"n": n, "m": m, "k": P.k, "d": P.d}
+            env = vars(P)
             for ix in _sample(phase, P, rng, per_size):
                 point = {**env, **ix}
                 for lp, (lo, hi) in zip(phase.loops, bounds):
@@ -148,7 +148,7 @@ def _value(t: Term, env: dict, memo: dict):
 
 def _differ(phase: Phase, what: str, point: dict) -> None:
     fn = getattr(phase.step, "__wrapped__", phase.step)
-    at = ", ".join(f"{k}={v}" for k, v in point.items() if k not in ("k", "d"))
+    at = ", ".join(f"{k}={v}" for k, v in point.items() if k not in ("k", "d", "kd"))
     raise BadInput(f"{where(fn)}: phase {phase.name}: the step run on ints is not the formula the "
                    f"prover would check: at {at}, {what} (Python control flow on index values? "
                    "use ite/eq/lt/... from ringproof)")

@@ -27,6 +27,7 @@ from ringproof.proofs.ring.normalize import PARAMS, Ctx, NormalizationError
 from ringproof.schedules.dsl import Loop, Phase
 from ringproof.schedules.expr import Term, eq, evaluate, le, lift, var
 from ringproof.schedules.operators import require_complete
+from ringproof.schedules.shape import D_IS_N, Shape
 
 TIMEOUT_MS = 10000
 TRY_MS = 500           # tries: one per TRY_MS of the timeout (see _holds)
@@ -88,9 +89,9 @@ def _at(model, ctx: Ctx, what: str) -> str:
     return f"{what} fails at n={k * m}, m={m}"
 
 
-def prove_through(phase: Phase, seed: int = 0, timeout_ms: int = TIMEOUT_MS, square: bool = True) -> tuple:
-    """(verdict, message) for the outermost loop's `through` hint (see the module doc); `square`:
-    d = n, else d = kd·m is a parameter of its own."""
+def prove_through(phase: Phase, seed: int = 0, timeout_ms: int = TIMEOUT_MS, shape: Shape = D_IS_N) -> tuple:
+    """(verdict, message) for the outermost loop's `through` hint (see the module doc); `shape`:
+    the schedule's free sizes."""
     lp = phase.loops[0]
     if lp.through is None:
         return None, "no hint"
@@ -98,7 +99,7 @@ def prove_through(phase: Phase, seed: int = 0, timeout_ms: int = TIMEOUT_MS, squ
     lo, hi = (lift(b) for b in lp.bounds(PARAMS, SimpleNamespace()))
     try:
         for what in ("base", "step"):
-            ctx = Ctx(timeout_ms=timeout_ms, seed=seed, nonlinear=True, square=square)
+            ctx = Ctx(timeout_ms=timeout_ms, seed=seed, nonlinear=True, shape=shape)
             if what == "base" and not ctx.prove(ctx.cond(le(lo, hi))):
                 return None, f"cannot prove loop {name} is non-empty ({lo} ≤ {hi})"
             new_var(ctx, name, lo, hi)          # canonical digits of V over the whole range
@@ -136,13 +137,13 @@ def _atoms(guard: Term):
         yield p.args
 
 
-def fold_guard(phase: Phase, guard: Term, seed: int = 0, timeout_ms: int = TIMEOUT_MS, square: bool = True):
+def fold_guard(phase: Phase, guard: Term, seed: int = 0, timeout_ms: int = TIMEOUT_MS, shape: Shape = D_IS_N):
     """The phase with guard atoms `x ≤ b` / `b ≤ x` turned into bounds of loop x, or None when
     not proved (see the module doc). Every loop index of the phase is a fresh variable."""
     names = [lp.name for lp in phase.loops]
     new = {lp.name: [lp.lo, lp.hi] for lp in phase.loops}
     try:
-        ctx = Ctx(timeout_ms=timeout_ms, seed=seed, square=square)
+        ctx = Ctx(timeout_ms=timeout_ms, seed=seed, shape=shape)
         idx = {}
         for lp in phase.loops:
             lo, hi = lp.bounds(PARAMS, SimpleNamespace(**idx))

@@ -28,6 +28,7 @@ from ringproof.proofs.ring.lemmas import (BLOCK_WINDOWS, CONST_DIVISORS, MOD_WIN
                            library_status)
 from ringproof.schedules.expr import Term, var
 from ringproof.schedules.operators import require_complete
+from ringproof.schedules.shape import ANY_D, PARAMETERS, RING, D_IS_N, Shape
 
 
 _PROVEN: dict = {}   # (fact id, ids of the assumptions used) -> (proved?, the ASTs, kept alive)
@@ -131,8 +132,8 @@ def _is_const(e, value=None) -> bool:
     return z3.is_int_value(e) and (value is None or e.as_long() == value)
 
 
-PARAMS = SimpleNamespace(n=var("n"), m=var("m"), k=var("k"), d=var("d"), kd=var("kd"))
-_PARAM_NAMES = frozenset({"m", "k", "kd"})
+PARAMS = SimpleNamespace(**{name: var(name) for name in PARAMETERS})   # the symbolic parameter record
+_PARAM_NAMES = frozenset({RING} | {e.blocks for e in ANY_D.extents})   # Z3 constants that are parameters
 
 
 def _keep_point(model, group: tuple, relevant: list) -> None:
@@ -152,20 +153,25 @@ class Ctx:
     """One query's world: the symbolic parameters, the assumptions so far, the variable map."""
 
     def __init__(self, m_value: int | None = None, timeout_ms: int = 10000, seed: int = 0,
-                 nonlinear: bool = False, square: bool = True, min_m: int = 1):
-        """`square`: d = n (kd is k); else d = kd·m with kd ≥ 1 a parameter of its own. `min_m`:
-        the least m of this query (a literal split decides smaller m apart)."""
+                 nonlinear: bool = False, shape: Shape = D_IS_N, min_m: int = 1):
+        """`shape`: the schedule's free sizes (each extent = its block count · m, the block count
+        ≥ 1 a parameter; an alias is the parameter it names). `min_m`: the least m of this query
+        (a literal split decides smaller m apart)."""
         self.nonlinear = nonlinear     # allow products of values (counting identities, not indices)
-        self.m, self.k = z3.Int("m"), z3.Int("k")
+        self.shape = shape
+        self.m = z3.Int(RING)
         self.m_value, self.min_m = m_value, min_m
-        self.kd = self.k if square else z3.Int("kd")
-        self.units = (self.k,) if square else (self.k, self.kd)   # block counts: n = k·m, d = kd·m
+        zero = z3.IntVal(0)
+        self.units = tuple(z3.Int(e.blocks) for e in shape.extents)    # block counts: n = k·m, d = kd·m
+        self.env = {RING: DVal(z3.IntVal(1), zero)}
+        for e, u in zip(shape.extents, self.units):
+            self.env[e.blocks], self.env[e.name] = DVal(zero, u), DVal(u, zero)
+        for alias, name in shape.same:
+            self.env[alias] = self.env[name]
+        self.k, self.kd = self.env["k"].r, self.env["kd"].r
         self.assumptions: list = [self.m >= min_m] + [u >= 1 for u in self.units]
         if m_value is not None:
             self.assumptions.append(self.m == m_value)
-        zero = z3.IntVal(0)
-        self.env = {"m": DVal(z3.IntVal(1), zero), "k": DVal(zero, self.k), "n": DVal(self.k, zero),
-                    "kd": DVal(zero, self.kd), "d": DVal(self.kd, zero)}
         self.timeout_ms, self.seed = timeout_ms, seed
         self.lemmas_used: set[str] = set()
         self._instances: list = []     # (lemma name, a function building its instance here)

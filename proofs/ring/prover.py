@@ -158,7 +158,7 @@ def _verdict(schedule, prop, phase, outs: list[Outcome], opts: Options, sweep: t
         if cex is not None:
             return Result(prop, phase, Verdict.REFUTED, opts.tier, seconds,
                           f"{o.check.name}: fails at {cex.sizes()}", cex, len(outs))
-        where = Counterexample(o.n, o.m, "", "", d=None if schedule.square else o.d).sizes()
+        where = Counterexample(o.n, o.m, "", "", d=schedule.shape.own("d", o.d)).sizes()
         return Result(prop, phase, Verdict.UNKNOWN, opts.tier, seconds,
                       f"{o.check.name}: z3 found {where} but it did not replay concretely",
                       checks=len(outs))
@@ -196,7 +196,7 @@ def _replay(schedule, prop, phase, o: Outcome) -> Counterexample | None:
               "ring_violations": [str(v) for v in ring.violations],
               "max_rel_error": ring.max_rel_error, "witness_only": ring.ok}
     return Counterexample(o.n, o.m, o.check.name, f.message, tuple(o.iterations), replay,
-                          None if schedule.square else o.d)
+                          schedule.shape.own("d", o.d))
 
 
 def _enumerated(schedule, n, m, f) -> Counterexample:
@@ -206,7 +206,7 @@ def _enumerated(schedule, n, m, f) -> Counterexample:
     return Counterexample(n, m, f.check, f.message, f.iterations,
                           {"confirmed": True, "ring_violations": [str(v) for v in ring.violations],
                            "max_rel_error": ring.max_rel_error, "witness_only": ring.ok},
-                          None if schedule.square else f.d)
+                          schedule.shape.own("d", f.d))
 
 
 # ----------------------------------------------------------------------------- bounded tier
@@ -289,7 +289,7 @@ def _count_task(schedule: Schedule, opts: Options, keep: bool = False) -> tuple:
         derived = c.cycles if what == "cycles" else c.ops.get(what)
         if derived is None:
             continue
-        bad = check_claim(derived, claim, square=schedule.square)
+        bad = check_claim(derived, claim, shape=schedule.shape)
         if bad is not None and bad[0] is None:
             verdict = Verdict.UNKNOWN
             form = "closed form" if closed(derived) else "sum (no closed form)"
@@ -301,7 +301,7 @@ def _count_task(schedule: Schedule, opts: Options, keep: bool = False) -> tuple:
             reason = f"claim {what} = {claim} differs from the derived {derived}"
             if n is not None:
                 cex = Counterexample(n, m, f"claim {what}", f"derived {got}, claimed {want}",
-                                     d=None if schedule.square else d)
+                                     d=schedule.shape.own("d", d))
             break
     details["claims"] = schedule.notes.get("claims", {})
     result = Result("counts", "all", verdict, opts.tier, time.perf_counter() - t0, reason, cex, details=details)
@@ -327,7 +327,7 @@ def _enumerate_counts(schedule: Schedule, opts: Options, result: Result, c, enum
         gops = {k: v for k, v in got["ops"].items() if v and k in compared}
         if got["cycles"] != want["cycles"] or gops != wops:
             cex = Counterexample(n, m, "counts", f"enumerated {got}, closed form {want}",
-                                 d=None if schedule.square else d)
+                                 d=schedule.shape.own("d", d))
             return replace(result, verdict=Verdict.REFUTED, counterexample=cex,
                            reason=f"closed form or claim disagrees with enumeration at {cex.sizes()}")
     if result.verdict is Verdict.UNKNOWN and open_ops <= set(claims):

@@ -19,6 +19,7 @@ from ringproof.proofs.ring.normalize import Ctx, LiteralBound, NormalizationErro
 from ringproof.proofs.ring.properties.base import Check
 from ringproof.proofs.results import Verdict
 from ringproof.schedules.expr import Term
+from ringproof.schedules.shape import Shape
 
 SMALL_N = 24
 
@@ -50,7 +51,7 @@ def discharge(check: Check, m_value: int | None = None, timeout_ms: int = 10000,
     """Decide one check; `smt2_dir` also writes the query as SMT-LIB 2, and `cross_check`
     ('cvc5') asks a second solver, within `cross_timeout_ms`, about every query Z3 answers unsat."""
     t0 = time.perf_counter()
-    ctx = Ctx(m_value, timeout_ms, seed, square=check.square, min_m=min_m)
+    ctx = Ctx(m_value, timeout_ms, seed, shape=check.shape, min_m=min_m)
     try:
         its, hyp, goal = check.build(ctx)
         hyps = [ctx.cond(h) for h in hyp]
@@ -94,11 +95,9 @@ def discharge(check: Check, m_value: int | None = None, timeout_ms: int = 10000,
                    iterations=_decode(ctx, its, model), **audit)
 
 
-def small_sizes(square: bool, limit: int = SMALL_N):
-    """(n, d, m) with m | n, m | d, smallest first: by n + d, then n, then m; d = n if square."""
-    out = [(n, d, m) for n in range(1, limit + 1) for d in ((n,) if square else range(1, limit + 1))
-           for m in range(1, min(n, d) + 1) if n % m == 0 and d % m == 0]
-    return sorted(out, key=lambda t: (t[0] + t[1], t[0], t[2]))
+def small_sizes(shape: Shape, limit: int = SMALL_N):
+    """(n, d, m) of `shape` with each free size ≤ limit, smallest first: by n + d, then n, then m."""
+    return sorted(((n, d, m) for n, m, d in shape.sizes(limit)), key=lambda t: (t[0] + t[1], t[0], t[2]))
 
 
 def _split(check: Check, limit: int, t0: float, options: dict) -> Outcome:
@@ -130,11 +129,10 @@ def _sat(s: z3.Solver, *extra):
 def _smallest(s: z3.Solver, ctx: Ctx, m_value):
     """A model with the smallest sizes (n + d, then n, then m) up to SMALL_N, if there is one; with
     m fixed, the smallest k at any size (galloping, then bisection on k)."""
-    square = ctx.kd is ctx.k
-    for n, d, m in small_sizes(square, SMALL_N if square else SMALL_N // 2):
+    for n, d, m in small_sizes(ctx.shape, SMALL_N // len(ctx.shape.free)):   # SMALL_N shared by the free sizes
         if m_value is not None and m != m_value:
             continue
-        extra = [ctx.m == m, ctx.k == n // m] + ([] if square else [ctx.kd == d // m])
+        extra = [ctx.m == m] + [ctx.env[e.blocks].r == {"n": n, "d": d}[e.name] // m for e in ctx.shape.extents]
         model = _sat(s, *extra)[1]
         if model is not None:
             return model

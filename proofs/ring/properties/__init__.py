@@ -37,7 +37,7 @@ def derive(schedule: Schedule) -> list[Check]:
     phase_kinds = [k for k in KINDS if not k.schedule_level]
     checks = [c for phase in schedule.phases for kind in phase_kinds for c in kind.symbolic(schedule, phase)]
     checks += [c for kind in KINDS if kind.schedule_level for c in kind.symbolic(schedule)]
-    return [replace(c, square=schedule.square) for c in checks]
+    return [replace(c, shape=schedule.shape) for c in checks]
 
 
 def check_trace(trace: Trace, properties=None, limit: int = 1) -> dict:

@@ -19,6 +19,7 @@ from ringproof.model.ring.trace import PhaseTrace
 from ringproof.proofs.ring.normalize import PARAMS, Ctx
 from ringproof.schedules.dsl import Op, Phase, Ref, Schedule
 from ringproof.schedules.expr import and_, between, lift, not_, or_, var
+from ringproof.schedules.shape import D_IS_N, Shape
 
 # --------------------------------------------------------------------------------- records
 
@@ -33,7 +34,7 @@ class Check:
     name: str
     build: Callable[[Ctx], tuple]
     kind: str = ""
-    square: bool = True     # d = n (the schedule's shape; False: d is a parameter of its own)
+    shape: Shape = D_IS_N   # the schedule's free sizes
 
 
 class Finding:
