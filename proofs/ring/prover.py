@@ -8,39 +8,22 @@ does not replay is reported as `unknown`, never as a refutation.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial
-from typing import Callable
 
 from ringproof.errors import BadInput
 from ringproof.model.ring.machine import run
 from ringproof.model.ring.trace import build_trace
 from ringproof.proofs.ring.bounded import check_sizes, shapes, sweep
-from ringproof.proofs.progress import silent
 from ringproof.proofs.ring.formulas import check_formulas
 from ringproof.proofs.ring.pool import run_all
 from ringproof.proofs.ring.properties import Check, check_trace, derive
 from ringproof.proofs.ring.smt import Outcome, discharge
-from ringproof.proofs.results import PROPERTIES, Counterexample, Result, Verdict
+from ringproof.proofs.options import Options
+from ringproof.proofs.results import PROPERTIES, SOLVER_PROPERTIES, Counterexample, Result, Verdict
 from ringproof.schedules.dsl import Schedule
 
 REPLAY_MAX_N = 96
-
-
-@dataclass(frozen=True)
-class Options:
-    properties: tuple = PROPERTIES
-    tier: str = "parametric"
-    max_n: int = 24          # bounded tier
-    max_m: int = 8           # per-m tier
-    timeout: float = 10.0    # seconds per query
-    seed: int = 0
-    jobs: int = 0            # 0: one per core
-    cross_check: str | None = None   # 'cvc5': a second solver re-checks every unsat query
-    cross_timeout: float = 60.0      # seconds per query for the second solver
-    smt2_dir: str | None = None      # write every solver query there as SMT-LIB 2
-    size: tuple | None = None  # bounded tier: this one (n, m) only
-    progress: Callable = silent  # told what runs now (the CLI's stderr line)
 
 
 def verify(schedule: Schedule, opts: Options = Options()) -> list[Result]:
@@ -50,7 +33,7 @@ def verify(schedule: Schedule, opts: Options = Options()) -> list[Result]:
     opts.progress(f"{schedule.name}: its steps on ints against their formulas")
     check_formulas(schedule)
     results: list[Result] = []
-    solver_props = [p for p in opts.properties if p != "counts"]
+    solver_props = [p for p in opts.properties if p in SOLVER_PROPERTIES]
     derived, enumerated = None, None
     if solver_props and opts.tier == "bounded":
         opts.progress(f"{schedule.name}: enumerating " + (f"n={opts.size[0]}, m={opts.size[1]}" if opts.size

@@ -22,13 +22,24 @@ from ringproof.errors import BadInput
 from ringproof.model.ring.trace import Trace
 from ringproof.proofs.ring.properties import coverage, no_conflict, operands, running_sums, well_formed
 from ringproof.proofs.ring.properties.base import Check, Finding, Kind, generic_step
+from ringproof.proofs.results import SOLVER_PROPERTIES
 from ringproof.schedules.dsl import Op, Schedule
 
 KINDS: tuple[Kind, ...] = (well_formed.KINDS + coverage.KINDS + no_conflict.KINDS + running_sums.KINDS
                            + operands.KINDS)
-SOLVER_PROPERTIES = ("well-formed", "coverage", "no-conflict", "ring-locality", "data-flow")
 
-__all__ = ["KINDS", "SOLVER_PROPERTIES", "Check", "Finding", "Kind", "derive", "check_trace"]
+
+def unhandled(properties=SOLVER_PROPERTIES, kinds=KINDS) -> list[str]:
+    """The properties decided by checks (`ringproof.proofs.results.PROPERTY_TABLE`) that no kind
+    reports, and the properties kinds report that the table does not list: both must be empty."""
+    reported = {p for k in kinds for p in k.properties}
+    return sorted((set(properties) - reported) | (reported - set(properties)))
+
+
+if unhandled():
+    raise ImportError(f"the property table and the registry's kinds disagree on {unhandled()}")
+
+__all__ = ["KINDS", "SOLVER_PROPERTIES", "Check", "Finding", "Kind", "derive", "check_trace", "unhandled"]
 
 
 def derive(schedule: Schedule) -> list[Check]:

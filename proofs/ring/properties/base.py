@@ -50,6 +50,9 @@ class Finding:
         return f"{self.property}/{self.phase}: {self.check}: {self.message}"
 
 
+SITE_DECIDED = ("ring-locality", "data-flow")   # what a kind with prop None reports, site by site
+
+
 @dataclass(frozen=True)
 class Kind:
     """One kind of check, both twins side by side.
@@ -66,6 +69,11 @@ class Kind:
     symbolic: Callable
     concrete: Callable
     schedule_level: bool = False
+
+    @property
+    def properties(self) -> tuple[str, ...]:
+        """The properties this kind's checks report."""
+        return (self.prop,) if self.prop is not None else SITE_DECIDED
 
     def name(self, **kw) -> str:
         return self.template.format(**kw)
