@@ -110,4 +110,7 @@ def main():
 
 
 if __name__ == "__main__":
+    from ringproof.proofs.ring.heap import keep_freed_memory
+
+    keep_freed_memory()      # as `prove` does for its own process (the sweeps' figures depend on it)
     main()

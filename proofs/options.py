@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ringproof.proofs.progress import silent
+from ringproof.proofs.ring.budgets import Budget
 from ringproof.proofs.results import PROPERTIES
 
 
@@ -24,6 +25,12 @@ class Options:
     smt2_dir: str | None = None      # write every solver query there as SMT-LIB 2
     size: tuple | None = None  # bounded tier: this one (n, m) only
     progress: Callable = silent  # told what runs now (the CLI's stderr line)
+
+    @property
+    def budget(self) -> Budget:
+        """The solvers' budget these options set."""
+        return Budget(int(self.timeout * 1000), self.seed, second_solver=self.cross_check,
+                      second_timeout_ms=int(self.cross_timeout * 1000))
 
 
 DEFAULTS = Options()

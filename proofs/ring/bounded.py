@@ -13,7 +13,6 @@ from functools import partial
 from typing import Callable
 
 from ringproof.model.ring.trace import Trace, build_trace
-from ringproof.proofs.ring.heap import keep_freed_memory
 from ringproof.proofs.ring.pool import run_all
 from ringproof.proofs.ring.properties import check_trace
 from ringproof.schedules.dsl import Schedule
@@ -64,7 +63,6 @@ def sweep(schedule: Schedule, max_n: int, properties=None, max_m=None, jobs: int
     count only. The Finding's `d` says at which d (= n where the shape has no free d). `jobs`: worker
     processes (0: one per core); `first`: a zero-argument task run in the same pool before the
     sizes (the counts' closed forms)."""
-    keep_freed_memory()
     if only:
         todo = [(only[0], only[1], only[2] if len(only) > 2 else only[0])]
     else:   # largest first (a trace has about n·n·d iterations), one size per task: small ones fill in

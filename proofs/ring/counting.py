@@ -16,7 +16,8 @@ from types import SimpleNamespace
 
 import sympy
 
-from ringproof.proofs.ring.induction import TIMEOUT_MS, fold_guard, prove_through
+from ringproof.proofs.ring.induction import fold_guard, prove_through
+from ringproof.proofs.ring.session import Session
 from ringproof.proofs.ring.smt import small_sizes
 from ringproof.schedules.dsl import Op, Phase, Schedule, Step
 from ringproof.schedules.expr import var
@@ -73,14 +74,14 @@ def tidy(e: sympy.Expr) -> sympy.Expr:
     return e if e.has(sympy.Piecewise) else sympy.factor(sympy.simplify(e))
 
 
-def phase_ops(phase: Phase, P=SYM, hint: tuple | None = None, timeout_ms: int = TIMEOUT_MS,
+def phase_ops(phase: Phase, P=SYM, hint: tuple | None = None, session: Session | None = None,
               shape: Shape = D_IS_N) -> sympy.Expr | None:
     """Ops of a phase: cycles · m, over the loop nest its guard selects (if proved to be one, for
     the `shape` whose sympy record P is); None where a guard needs the coverage bijection."""
     guard = _shape(phase).guard
     if guard is True:
         return sympy.factor(phase_cycles(phase, P, hint) * P.m)
-    folded = (fold_guard(phase, guard, timeout_ms=timeout_ms, shape=shape)
+    folded = (fold_guard(phase, guard, session, shape=shape)
               if guard is not False else None)
     if folded is not None:
         return sympy.factor(phase_cycles(folded, P) * P.m)
@@ -138,27 +139,24 @@ def required_count(eqn, P=SYM) -> sympy.Expr | None:
     return sympy.factor(sympy.simplify(total))
 
 
-_COUNTED: dict = {}   # (id(schedule), seed, timeout) -> (schedule, Counts): one derivation per process
-
-
-def counts(schedule: Schedule, seed: int = 0, timeout_ms: int = TIMEOUT_MS) -> Counts:
+def counts(schedule: Schedule, session: Session | None = None) -> Counts:
     """Cycles and ops per kind. A guarded phase's ops are |terms| of its equation, valid only with
     that phase's coverage (a bijection onto the terms) proved: `bijections` lists those phases.
-    Counting hints are proved here (Z3 `seed`, `timeout_ms` per query), once per schedule, seed
-    and timeout in a process when they all hold."""
-    key = (id(schedule), seed, timeout_ms)
-    hit = _COUNTED.get(key)
+    Counting hints are proved here under the session's budget (None: the shared default), once
+    per schedule in a session when they all hold."""
+    session = session if session is not None else Session.for_budget()
+    hit = session.counted.get(id(schedule))
     if hit is not None and hit[0] is schedule:
         return hit[1]
-    c = _derive(schedule, seed, timeout_ms)
+    c = _derive(schedule, session)
     if not any(c.hints.values()):      # a hint that failed (e.g. timed out) is tried again next time
-        _COUNTED[key] = (schedule, c)
+        session.counted[id(schedule)] = (schedule, c)
     return c
 
 
-def _derive(schedule: Schedule, seed: int, timeout_ms: int) -> Counts:
+def _derive(schedule: Schedule, session: Session) -> Counts:
     P = symbols(schedule.shape)
-    hints = {p.name: prove_through(p, seed, timeout_ms, shape=schedule.shape) for p in schedule.phases
+    hints = {p.name: prove_through(p, session, shape=schedule.shape) for p in schedule.phases
              if p.loops and p.loops[0].through is not None}
     per_phase = {p.name: phase_cycles(p, P, hint=hints.get(p.name)) for p in schedule.phases}
     ops: dict = {op.value: sympy.Integer(0) for op in Op}
@@ -167,7 +165,7 @@ def _derive(schedule: Schedule, seed: int, timeout_ms: int) -> Counts:
     for p in schedule.phases:
         st = _shape(p)
         kind = st.op.value
-        c = phase_ops(p, P, hint=hints.get(p.name), timeout_ms=timeout_ms, shape=schedule.shape)
+        c = phase_ops(p, P, hint=hints.get(p.name), session=session, shape=schedule.shape)
         if (c is None and st.op is not Op.MOVE and st.target is not None
                 and st.target.array not in schedule.problem.symmetric_pairs):   # not a bijection there
             c = required_count(schedule.problem.equation_for(st.target.array), P)

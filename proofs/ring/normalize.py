@@ -22,31 +22,28 @@ from types import SimpleNamespace
 import z3
 
 from ringproof.errors import OutsideFragment
-from ringproof.proofs.ring import budgets
-from ringproof.proofs.ring.intervals import decide
-from ringproof.proofs.ring.lemmas import (BLOCK_WINDOWS, CONST_DIVISORS, MOD_WINDOWS, carry, div_const_cases,
-                           library_status)
+from ringproof.proofs.ring.lemmas import BLOCK_WINDOWS, CONST_DIVISORS, MOD_WINDOWS, carry, div_const_cases
+from ringproof.proofs.ring.budgets import Budget
+from ringproof.proofs.ring.session import Session
 from ringproof.schedules.expr import Term, var
 from ringproof.schedules.operators import require_complete
 from ringproof.schedules.shape import ANY_D, PARAMETERS, RING, D_IS_N, Shape
 
 
-_PROVEN: dict = {}   # (fact id, ids of the assumptions used) -> (proved?, the ASTs, kept alive)
-_MODELS: dict = {}   # ids of the assumptions used -> (the ASTs, kept alive, [points satisfying them])
 MAX_MODELS = 8       # points kept per set of assumptions
-_VARS: dict = {}     # AST id -> (AST, names of its uninterpreted constants)
 
 
-def _vars(e) -> frozenset:
-    """Names of the uninterpreted constants in e (memoized on every sub-term)."""
+def _vars(e, memo: dict) -> frozenset:
+    """Names of the uninterpreted constants in e (memoized in `memo`, a session's, on every
+    sub-term: AST id -> (AST, names))."""
     todo = [e]
     while todo:
         x = todo[-1]
-        if x.get_id() in _VARS:
+        if x.get_id() in memo:
             todo.pop()
             continue
         kids = x.children()
-        missing = [c for c in kids if c.get_id() not in _VARS]
+        missing = [c for c in kids if c.get_id() not in memo]
         if missing:
             todo.extend(missing)
             continue
@@ -54,19 +51,19 @@ def _vars(e) -> frozenset:
         if z3.is_const(x) and x.decl().kind() == z3.Z3_OP_UNINTERPRETED:
             names = frozenset((x.decl().name(),))
         else:
-            names = frozenset().union(*[_VARS[c.get_id()][1] for c in kids])
-        _VARS[x.get_id()] = (x, names)
-    return _VARS[e.get_id()][1]
+            names = frozenset().union(*[memo[c.get_id()][1] for c in kids])
+        memo[x.get_id()] = (x, names)
+    return memo[e.get_id()][1]
 
 
-def new_solver(timeout_ms: int, seed: int, rlimit: int = budgets.SIDE_CONDITION) -> z3.Solver:
-    """A fresh solver for linear integer queries: Z3's simplify / propagate-values / solve-eqs
+def new_solver(budget: Budget) -> z3.Solver:
+    """A fresh solver for one linear integer query: Z3's simplify / propagate-values / solve-eqs
     preprocessing before its SMT core (several times faster here than the default strategy).
-    `rlimit` decides when it gives up; the wall-clock timeout is only a backstop (see budgets)."""
+    The budget's query rlimit decides when it gives up; its timeout is only a backstop."""
     s = z3.Then("simplify", "propagate-values", "solve-eqs", "smt").solver()
-    s.set("rlimit", rlimit)
-    s.set("timeout", timeout_ms)
-    s.set("random_seed", seed)
+    s.set("rlimit", budget.query_rlimit)
+    s.set("timeout", budget.timeout_ms)
+    s.set("random_seed", budget.seed)
     return s
 
 
@@ -136,27 +133,29 @@ PARAMS = SimpleNamespace(**{name: var(name) for name in PARAMETERS})   # the sym
 _PARAM_NAMES = frozenset({RING} | {e.blocks for e in ANY_D.extents})   # Z3 constants that are parameters
 
 
-def _keep_point(model, group: tuple, relevant: list) -> None:
-    """Keep a model of `relevant` (completed: every variable gets a value) as a known point, once
-    checked to satisfy every assumption of the group."""
-    kept = _MODELS.setdefault(group, (relevant, []))[1]
+def _keep_point(models: dict, model, group: tuple, relevant: list) -> None:
+    """Keep a model of `relevant` (completed: every variable gets a value) as a known point of the
+    group in `models` (a session's), once checked to satisfy every assumption of the group."""
+    kept = models.setdefault(group, (relevant, []))[1]
     if len(kept) < MAX_MODELS and all(z3.is_true(model.eval(a, model_completion=True)) for a in relevant):
         kept.append(model)
 
 
-def _refuted_at_known_point(fact, group: tuple) -> bool:
+def _refuted_at_known_point(models: dict, fact, group: tuple) -> bool:
     """Is `fact` false at a known point of the group's assumptions? Then it does not follow."""
-    return any(z3.is_false(p.eval(fact, model_completion=True)) for p in _MODELS.get(group, ((), ()))[1])
+    return any(z3.is_false(p.eval(fact, model_completion=True)) for p in models.get(group, ((), ()))[1])
 
 
 class Ctx:
     """One query's world: the symbolic parameters, the assumptions so far, the variable map."""
 
-    def __init__(self, m_value: int | None = None, timeout_ms: int = 10000, seed: int = 0,
+    def __init__(self, m_value: int | None = None, session: Session | None = None,
                  nonlinear: bool = False, shape: Shape = D_IS_N, min_m: int = 1):
-        """`shape`: the schedule's free sizes (each extent = its block count · m, the block count
+        """`session`: the budget and caches (None: the session shared under the default budget).
+        `shape`: the schedule's free sizes (each extent = its block count · m, the block count
         ≥ 1 a parameter; an alias is the parameter it names). `min_m`: the least m of this query
         (a literal split decides smaller m apart)."""
+        self.session = session if session is not None else Session.for_budget()
         self.nonlinear = nonlinear     # allow products of values (counting identities, not indices)
         self.shape = shape
         self.m = z3.Int(RING)
@@ -172,7 +171,6 @@ class Ctx:
         self.assumptions: list = [self.m >= min_m] + [u >= 1 for u in self.units]
         if m_value is not None:
             self.assumptions.append(self.m == m_value)
-        self.timeout_ms, self.seed = timeout_ms, seed
         self.lemmas_used: set[str] = set()
         self._instances: list = []     # (lemma name, a function building its instance here)
         self.side_conditions = 0
@@ -189,36 +187,38 @@ class Ctx:
 
         Proven from the assumptions that share variables with `fact` (transitively): a fact that
         follows from a subset follows from all, and the answer is cached by that subset. Interval
-        reasoning (`intervals.decide`) settles what it can; a fact false at a point already known
+        reasoning (`Intervals.decide`) settles what it can; a fact false at a point already known
         to satisfy the subset (a counter-model of an earlier side condition) does not follow; the
         rest goes to one incremental Z3 solver per subset, the fact's negation pushed and popped.
         """
         relevant = self._relevant(fact)
         group = tuple(a.get_id() for a in relevant)
         key = (fact.get_id(), group)
-        if key not in _PROVEN:
-            verdict = decide(fact, relevant)
-            if verdict is None and _refuted_at_known_point(fact, group):
+        proven = self.session.proven
+        if key not in proven:
+            verdict = self.session.intervals.decide(fact, relevant)
+            if verdict is None and _refuted_at_known_point(self.session.models, fact, group):
                 verdict = False
             if verdict is None:
                 verdict = self._z3_proves(fact, group, relevant)
-            _PROVEN[key] = (verdict, fact, relevant)
-        return _PROVEN[key][0]
+            proven[key] = (verdict, fact, relevant)
+        return proven[key][0]
 
     def _z3_proves(self, fact, group: tuple, relevant: list) -> bool:
         s = self._solvers.get(group)
         if s is None:
             s = self._solvers[group] = z3.Solver() if self.nonlinear else z3.SolverFor("QF_LIA")
-            s.set("rlimit", budgets.SIDE_CONDITION)   # per check; the wall clock only a backstop
-            s.set("timeout", self.timeout_ms)
-            s.set("random_seed", self.seed)
+            budget = self.session.budget
+            s.set("rlimit", budget.side_condition_rlimit)   # per check; the wall clock only a backstop
+            s.set("timeout", budget.timeout_ms)
+            s.set("random_seed", budget.seed)
             s.add(*relevant)
         s.push()
         s.add(z3.Not(fact))
         self.side_conditions += 1
         answer = s.check()
         if answer == z3.sat:
-            _keep_point(s.model(), group, relevant)
+            _keep_point(self.session.models, s.model(), group, relevant)
         s.pop()
         return answer == z3.unsat
 
@@ -227,8 +227,8 @@ class Ctx:
         set and number of assumptions: assumptions are only ever appended)."""
         own = self._own
         for a in self.assumptions[len(own):]:
-            own.append(_vars(a) - _PARAM_NAMES)
-        need = frozenset(_vars(fact) - _PARAM_NAMES)
+            own.append(_vars(a, self.session.variables) - _PARAM_NAMES)
+        need = frozenset(_vars(fact, self.session.variables) - _PARAM_NAMES)
         key = (need, len(own))
         hit = self._relevance.get(key)
         if hit is None:
@@ -248,7 +248,7 @@ class Ctx:
     def _use(self, lemma: str, instance=None):
         """Record a use of `lemma`; `instance` builds its instance here (a valid formula), which
         only an exported query needs, so it is built only then (`instances`)."""
-        if not library_status().get(lemma, False):
+        if not self.session.lemma_status().get(lemma, False):
             raise NormalizationError(f"lemma {lemma} is not proven")
         self.lemmas_used.add(lemma)
         if instance is not None:
