@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # tes
 
 import z3  # noqa: E402
 
-import backend_z3  # noqa: E402,F401
+from helpers import backend_z3  # noqa: E402,F401
 from ringproof.proofs.ring import lemmas  # noqa: E402
 from ringproof.proofs.ring.bounded import check_sizes, check_trace  # noqa: E402
 from ringproof.proofs.ring.counting import check_claim, counts  # noqa: E402
