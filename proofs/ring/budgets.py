@@ -3,10 +3,9 @@ the `Budget` record a session's solvers run under.
 
 A wall-clock timeout makes the same query `unknown` on a busy machine and proved on an idle one. Z3's
 resource counter is deterministic for a given query, seed and Z3 version, so each class of query gets
-a budget in those units, about ten times the most the registered schedules need (measured with
-`prove algoN --jobs 1` under Z3 4.x: side conditions up to 0.7 M, parametric checks up to 3.6 M, a
-library lemma 31 k, a successful induction try 0.9 M). The user's `--timeout` stays on every query
-as a backstop that should never be the one to stop it.
+a budget in those units, about ten times the most the registered schedules need (the measurements:
+docs/proofs.md, "Deterministic verdicts"). The user's `--timeout` stays on every query as a backstop
+that should never be the one to stop it.
 """
 
 from __future__ import annotations
