@@ -95,4 +95,38 @@ def divisible(max_n: int, max_m: int | None = None):
 N_EXTENT, D_EXTENT = Extent("n", "k"), Extent("d", "kd")
 D_IS_N = Shape("d = n", (N_EXTENT,), same=(("d", "n"), ("kd", "k")))
 ANY_D = Shape("any d", (N_EXTENT, D_EXTENT))
-PARAMETERS = ("n", RING, "k", "d", "kd")     # every shape's parameter names (loop bounds may name them)
+SHAPES = (D_IS_N, ANY_D)
+# Every shape's parameter names, as its record lists them (loop bounds may name them).
+PARAMETERS = tuple(dict.fromkeys(name for shape in SHAPES for name in vars(shape.record(str))))
+
+# Places that name the parameters one by one: (where, the names it handles), re-checked by `incomplete`.
+_CHECKS: list = []
+
+
+class IncompleteParameters(Exception):
+    """A place that names the parameters one by one does not handle every parameter."""
+
+
+def require_parameters(where: str, handled) -> None:
+    """Raise IncompleteParameters unless `handled` is exactly `PARAMETERS` (recorded, so a test can
+    repeat the check against a longer list)."""
+    _CHECKS.append((where, frozenset(handled)))
+    problem = incomplete()
+    if problem:
+        raise IncompleteParameters("; ".join(f"{w}: {p}" for w, p in problem.items()))
+
+
+def incomplete(parameters=None) -> dict[str, str]:
+    """Each recorded place that does not handle exactly `parameters` (default: `PARAMETERS`) -> what
+    it leaves out or has too many."""
+    want = set(PARAMETERS if parameters is None else parameters)
+    out = {}
+    for where, handled in _CHECKS:
+        missing, extra = sorted(want - handled), sorted(handled - want)
+        if missing or extra:
+            out[where] = ", ".join([f"not handled: {' '.join(missing)}"] * bool(missing)
+                                   + [f"not a parameter: {' '.join(extra)}"] * bool(extra))
+    return out
+
+
+require_parameters("Shape.sizes and Shape.breaking (n, d as extents)", ("n", RING, "k", "d", "kd"))

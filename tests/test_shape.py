@@ -9,6 +9,7 @@ from ringproof.proofs.ring.counting import symbols
 from ringproof.proofs.ring.normalize import Ctx
 from ringproof.proofs.ring.smt import small_sizes
 from ringproof.schedules.algo1 import ALGO1
+from ringproof.schedules import shape as shapes
 from ringproof.schedules.shape import ANY_D, D_IS_N, PARAMETERS
 
 
@@ -43,3 +44,11 @@ def test_square_false_is_the_older_spelling_of_any_d():
     assert replace(ALGO1, square=False).shape is ANY_D
     assert replace(replace(ALGO1, square=False), name="x").shape is ANY_D
     assert ALGO1.shape is D_IS_N
+
+
+def test_a_parameter_added_without_its_handlers_fails_in_every_place_that_names_them():
+    assert shapes.incomplete() == {}
+    failing = shapes.incomplete(PARAMETERS + ("h",))
+    assert {"counting._SYMBOLS", "Shape.sizes and Shape.breaking (n, d as extents)",
+            "smt._smallest (n, d as extents)"} <= set(failing)
+    assert all("not handled: h" in why for why in failing.values())

@@ -22,10 +22,11 @@ from ringproof.proofs.ring.smt import small_sizes
 from ringproof.schedules.dsl import Op, Phase, Schedule, Step
 from ringproof.schedules.expr import var
 from ringproof.schedules.operators import require_complete
-from ringproof.schedules.shape import D_IS_N, Shape
+from ringproof.schedules.shape import D_IS_N, Shape, require_parameters
 
 N, M, D = sympy.symbols("n m d", positive=True, integer=True)
 _SYMBOLS = {"n": N, "m": M, "k": N / M, "d": D, "kd": D / M}
+require_parameters("counting._SYMBOLS", _SYMBOLS)
 
 
 def symbols(shape: Shape) -> SimpleNamespace:

@@ -19,7 +19,7 @@ from ringproof.proofs.ring.properties.base import Check
 from ringproof.proofs.ring.session import Session
 from ringproof.proofs.results import Verdict
 from ringproof.schedules.expr import Term
-from ringproof.schedules.shape import Shape
+from ringproof.schedules.shape import RING, Shape, require_parameters
 
 SMALL_N = 24
 
@@ -121,6 +121,9 @@ def _sat(s: z3.Solver, *extra):
     model = s.model() if r == z3.sat else None
     s.pop()
     return r, model
+
+
+require_parameters("smt._smallest (n, d as extents)", ("n", RING, "k", "d", "kd"))
 
 
 def _smallest(s: z3.Solver, ctx: Ctx, m_value):
