@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from ringproof.schedules.dsl import (DIV, EAC, HOME, MAC, At, Copy, Either, Loop, Move, Phase, Schedule,
                            Step, variant_name)
 from ringproof.schedules.expr import and_, div, eq, ite, mod, ne, wrap
+from ringproof.schedules.shape import ANY_D
 from ringproof.schedules.problems import PLAIN, k, q, s, v, w, w1, y
 
 PRINTED_DEFECTS = ("C-mod", "phase1-assign", "phase2-B-mod", "phase3-assign")
@@ -267,7 +268,7 @@ def general() -> Schedule:
                     (_phase1((), GENERAL), _phase2a((), w1_last(GENERAL)), _phase2b(()),
                      _phase3((), cols=GENERAL)),
                     home=home, doc="Algorithm 1 for n ≠ d: plain self-attention, m | n, m | d",
-                    notes={"claims": GENERAL_CLAIMS}, square=False, placement=placement)
+                    notes={"claims": GENERAL_CLAIMS}, shape=ANY_D, placement=placement)
 
 
 # d·n² MACs in each of phases 1 and 3; phases 1 and 3 take n·k·d cycles each, phase 2 takes 2·k·n.

@@ -18,6 +18,7 @@ from ringproof.schedules.dsl import (DIV, EAC, HOME, MAC, At, Copy, Either, Loop
                            Step, variant_name)
 from ringproof.schedules.expr import and_, div, eq, ge, gt, ite, le, lt, mod, not_, or_, wrap
 from ringproof.schedules.algo1 import GENERAL, PAPER, home, placement, sum_source
+from ringproof.schedules.shape import ANY_D
 from ringproof.schedules.problems import MASKED, k, q, s, v, w, w1, y
 
 PRINTED_DEFECTS = ("C-bracket", "phase2-B-bracket", "phase2-A-offset", "sum-before-first")
@@ -274,7 +275,7 @@ def general() -> Schedule:
                     (_phase1((), GENERAL), _phase2a((), w1_source), _phase2b((), w1_source),
                      _phase3((), GENERAL)),
                     home=home, doc="Algorithm 3 for n ≠ d: masked self-attention, m | n, m | d",
-                    notes={"claims": GENERAL_CLAIMS}, square=False, placement=placement)
+                    notes={"claims": GENERAL_CLAIMS}, shape=ANY_D, placement=placement)
 
 
 # d·n(n+1)/2 MACs in each of phases 1 and 3; phases 1 and 3 take (n div 2 + 1)·k·d cycles each.

@@ -18,7 +18,7 @@ running sums, its numerics, its holds and reads; a phase that copies or reads th
 accumulates is read a second time for those reads alone, once its sums are finished. A schedule that
 reads a sum a later phase still adds to is checked in two passes over all phases instead (first
 every running sum, then everything else). The violations are those of the whole-trace checker, the
-same iterations included (tests/reference_machine.py): of each rule family the first one, in the
+same iterations included (tests/helpers/reference_machine.py): of each rule family the first one, in the
 order the whole trace sorts them.
 """
 

@@ -24,14 +24,25 @@ from ringproof.errors import BadInput
 from ringproof.model.ring.trace import Trace
 from ringproof.proofs.ring.properties import coverage, no_conflict, operands, placement, running_sums, well_formed
 from ringproof.proofs.ring.properties.base import Check, Finding, Kind, generic_step
+from ringproof.proofs.results import SOLVER_PROPERTIES
 from ringproof.schedules.dsl import Op, Schedule
 
 KINDS: tuple[Kind, ...] = (well_formed.KINDS + coverage.KINDS + no_conflict.KINDS + running_sums.KINDS
                            + operands.KINDS + placement.KINDS)
-SOLVER_PROPERTIES = ("well-formed", "coverage", "no-conflict", "ring-locality", "data-flow", "placement")
-PER_PHASE = SOLVER_PROPERTIES[:-1]      # placement is per output array, where one is declared
+PER_PHASE = tuple(p for p in SOLVER_PROPERTIES if p != "placement")   # placement: per output array
 
-__all__ = ["KINDS", "SOLVER_PROPERTIES", "Check", "Finding", "Kind", "derive", "check_trace"]
+
+def unhandled(properties=SOLVER_PROPERTIES, kinds=KINDS) -> list[str]:
+    """The properties decided by checks (`ringproof.proofs.results.PROPERTY_TABLE`) that no kind
+    reports, and the properties kinds report that the table does not list: both must be empty."""
+    reported = {p for k in kinds for p in k.properties}
+    return sorted((set(properties) - reported) | (reported - set(properties)))
+
+
+if unhandled():
+    raise ImportError(f"the property table and the registry's kinds disagree on {unhandled()}")
+
+__all__ = ["KINDS", "SOLVER_PROPERTIES", "Check", "Finding", "Kind", "derive", "check_trace", "unhandled"]
 
 
 def derive(schedule: Schedule) -> list[Check]:
@@ -41,7 +52,7 @@ def derive(schedule: Schedule) -> list[Check]:
     checks = [c for phase in schedule.phases for kind in phase_kinds for c in kind.symbolic(schedule, phase)]
     checks += [c for kind in KINDS if kind.schedule_level for c in kind.symbolic(schedule)]
     requires, chunk = shape_of(schedule)
-    return [replace(c, square=schedule.square, requires=requires, chunk=chunk) for c in checks]
+    return [replace(c, shape=schedule.shape, requires=requires, chunk=chunk) for c in checks]
 
 
 def shape_of(schedule: Schedule):
@@ -51,7 +62,7 @@ def shape_of(schedule: Schedule):
     if schedule.requires is None:
         return None, 1
     from ringproof.proofs.ring.lemmas import BLOCK_DIVISORS
-    from ringproof.proofs.ring.normalize import PARAMS, Ctx, NormalizationError
+    from ringproof.proofs.ring.normalize import PARAMS, Ctx, NormalizationError, same_term
     from ringproof.schedules.dsl import with_derived
     from ringproof.schedules.expr import lift
     requires = lift(schedule.requires(PARAMS))
@@ -60,7 +71,7 @@ def shape_of(schedule: Schedule):
         t = lift(getattr(P, name))
         if t.op != "div":
             continue
-        ctx = Ctx(square=schedule.square)
+        ctx = Ctx(shape=schedule.shape)
         try:
             ctx.assumptions.append(ctx.cond(requires))
             num, den = ctx.val(t.args[0]), ctx.val(t.args[1])
@@ -68,8 +79,8 @@ def shape_of(schedule: Schedule):
             continue
         if num.blocks or den.blocks:
             continue
-        is_k = ctx.count_unit(num) is ctx.k and z3_int(den.q) == 0 and z3_int(den.r)
-        is_n = ctx.extent_unit(num) is ctx.k and z3_int(den.r) == 0 and z3_int(den.q)
+        is_k = same_term(ctx.count_unit(num), ctx.k) and z3_int(den.q) == 0 and z3_int(den.r)
+        is_n = same_term(ctx.extent_unit(num), ctx.k) and z3_int(den.r) == 0 and z3_int(den.q)
         c = z3_int(den.r) if is_k else z3_int(den.q) if is_n else None
         if c in BLOCK_DIVISORS and ctx.prove(ctx.k % c == 0):
             return requires, c
