@@ -338,8 +338,13 @@ class Problem:
     name: str
     inputs: tuple[Array, ...]
     equations: tuple[Equation, ...]
-    output: Array
+    output: Array                            # the first output (a problem may have several)
     symmetric_pairs: tuple[Array, ...] = ()  # arrays with a[A, B] = a[B, A]
+    outputs: tuple[Array, ...] = ()          # every output; () means (output,)
+
+    def __post_init__(self):
+        if not self.outputs:
+            object.__setattr__(self, "outputs", (self.output,))
 
     def equation_for(self, array: Array) -> Equation:
         for e in self.equations:

@@ -248,3 +248,69 @@ def test_algorithms_declare_where_y_ends_and_a_wrong_placement_is_refuted():
     assert r.verdict is Verdict.REFUTED and (r.counterexample.n, r.counterexample.m) == (2, 2)
     assert r.counterexample.message == "y[1, 1] ends on PE 1, not on PE 2"
     assert_same_check_replays(wrong, r)
+
+
+# ------------------------------------------------------------------ several outputs
+
+def test_a_computation_with_several_outputs_is_simulated_and_placed_output_by_output():
+    from dataclasses import replace
+    from ringproof import At, Move, Schedule, computation
+    from ringproof.model.ring.machine import run
+    mv = load("matvec")
+    TWO = computation("two", {"a": "n d", "b": "n d", "x": "d", "y": "n", "z": "n"},
+                      ["y[A] += a[A, C] * x[C]", "z[A] += b[A, C] * x[C]"], output=("y", "z"))
+    a, b, x = TWO.inputs
+    y, z = TWO.outputs
+    assert TWO.output is y
+    names = {"y": y, "a": a, "x": x}
+
+    def rename(ref, to):
+        return {**names, **to}[ref.array.name][ref.idx]
+
+    def phase(name, to):
+        return mv.ROWS.derive(name, target=lambda P, ix, st: rename(st.target, to),
+                              operands=lambda P, ix, st: tuple(rename(r, to) for r in st.operands),
+                              send=lambda P, ix, st: Move(rename(st.send.datum, to), when=st.send.when),
+                              prev=lambda P, ix, st: At(name, st.prev.idx),
+                              inverse=mv.ROWS.inverse)
+
+    S = Schedule("two", TWO, (phase("ys", {}), phase("zs", {"y": z, "a": b})), home=mv.home, square=False,
+                 placement=lambda P, ref: 1)
+    results = {(r.property, r.phase): r.verdict for r in verify(S, Options(properties=("coverage", "placement")))}
+    assert results[("coverage", "ys")] is Verdict.PROVED and results[("coverage", "zs")] is Verdict.PROVED
+    assert {("placement", "y"), ("placement", "z")} <= set(results)
+    assert run(S, 4, 2, d=4).max_rel_error < 1e-12
+    wrong = replace(S, phases=(S.phases[0], S.phases[0].derive("zs")))     # z never computed
+    assert run(wrong, 4, 2, d=4).max_rel_error > 1e-3 or not run(wrong, 4, 2, d=4).ok
+
+
+# ------------------------------------------------------------------ balance
+
+def _causal_contiguous():
+    """Ring Attention's contiguous layout with the causal mask: the PEs of later rows do more."""
+    from ringproof import le
+    Z, C = load("ring_zigzag"), load("ring_contiguous")
+    return C.SCHEDULE.derive("causal-contiguous", {"scores": dict(
+        guard=lambda P, ix, st: le(st.operands[1].idx[0], st.target.idx[0]))}, problem=Z.CAUSAL, notes={})
+
+
+def test_balance_is_derived_where_every_pe_works_every_cycle_and_checked_by_enumeration():
+    from ringproof.proofs.ring import spread
+    assert spread.derived(load("ring_contiguous").SCHEDULE)[0] == 0
+    zig = spread.summary(load("ring_zigzag").SCHEDULE)
+    assert zig["spread"] is None and "guarded" in zig["reason"]
+    assert (zig["at"]["n"], zig["at"]["m"], zig["at"]["spread"]) == (16, 4, 0)
+    naive = spread.summary(_causal_contiguous())
+    per = naive["at"]["per_pe"]["MAC"]
+    assert [x // 16 for x in per] == [10, 26, 42, 58] and naive["at"]["spread"] == 48 * 16
+
+
+def test_a_balance_claim_is_refuted_with_a_real_size_or_left_unknown():
+    from dataclasses import replace
+    from ringproof.proofs.ring import spread
+    v, why, cex = spread.check_claim(_causal_contiguous(), "0")
+    assert v is Verdict.REFUTED and (cex.n, cex.m) == (2, 2) and "enumerated spread 2" in cex.message
+    assert spread.check_claim(load("ring_contiguous").SCHEDULE, "0")[0] is Verdict.PROVED
+    zig = replace(load("ring_zigzag").SCHEDULE, notes={"claims": {"balance": "0"}})
+    (counts,) = verify(zig, Options(properties=("counts",)))
+    assert counts.verdict is Verdict.UNKNOWN and "for every n ≤ 24 only" in counts.reason

@@ -213,11 +213,15 @@ def print_table(target, schedule, results, out) -> None:
             out.write(f"  replay: {cex.command(target, r.property)}\n")
         out.write(f"  run: {cex.command(target)}\n")
     if any(r.property == "counts" for r in results):
-        c = next(r for r in results if r.property == "counts").details.get("readable")
+        details = next(r for r in results if r.property == "counts").details
+        c = details.get("readable")
         if c:
             out.write(f"\ncycles = {c['cycles']}; ops = "
                       + ", ".join(f"{k}: {v}" for k, v in c["ops"].items() if v not in ("not derived", "0"))
                       + f"; utilization = {c['utilization']}\n")
+        if details.get("balance"):
+            from ringproof.proofs.ring.spread import readable
+            out.write(readable(details["balance"]) + "\n")
 
 
 def _where(schedule, phase: str) -> str:

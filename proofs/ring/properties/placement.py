@@ -27,8 +27,8 @@ from ringproof.schedules.expr import and_, eq, ite, lift, not_, var
 
 
 def outputs(S) -> list:
-    """The arrays whose placement is declared: the problem's output."""
-    return [S.problem.output] if S.placement is not None else []
+    """The arrays whose placement is declared: the problem's outputs."""
+    return list(S.problem.outputs) if S.placement is not None else []
 
 
 def _touches(it: It):
