@@ -314,3 +314,20 @@ def test_a_balance_claim_is_refuted_with_a_real_size_or_left_unknown():
     zig = replace(load("ring_zigzag").SCHEDULE, notes={"claims": {"balance": "0"}})
     (counts,) = verify(zig, Options(properties=("counts",)))
     assert counts.verdict is Verdict.UNKNOWN and "for every n ≤ 24 only" in counts.reason
+
+
+# ------------------------------------------------------------------ memory (measured)
+
+def test_memory_peak_is_measured_per_pe_and_a_claim_is_never_proved():
+    from dataclasses import replace
+    from ringproof.model.ring.memory import peak_per_pe
+    from ringproof.model.ring.trace import build_trace
+    from ringproof.proofs.ring import held
+    S = load("ring_contiguous").SCHEDULE
+    # n = m = 1: q[1,1], k[1,1] held from cycle 0, w1[1,1] from its MAC to the end: 3 data
+    assert peak_per_pe(build_trace(S, 1, 1)) == [3]
+    peaks = peak_per_pe(build_trace(S, 8, 2))
+    assert len(peaks) == 2 and min(peaks) >= 8 * 8 // 2       # at least its own rows of w1
+    v, why, cex = held.check_claim(S, "0")
+    assert v is Verdict.REFUTED and (cex.n, cex.m) == (1, 1) and "measured peak 3" in cex.message
+    assert held.check_claim(replace(S, notes={}), "n**2") [0] in (Verdict.REFUTED, Verdict.UNKNOWN)

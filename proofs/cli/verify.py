@@ -220,8 +220,9 @@ def print_table(target, schedule, results, out) -> None:
                       + ", ".join(f"{k}: {v}" for k, v in c["ops"].items() if v not in ("not derived", "0"))
                       + f"; utilization = {c['utilization']}\n")
         if details.get("balance"):
-            from ringproof.proofs.ring.spread import readable
-            out.write(readable(details["balance"]) + "\n")
+            from ringproof.proofs.ring import held, spread
+            out.write(spread.readable(details["balance"]) + "\n")
+            out.write(held.readable(details["memory"]) + "\n")
 
 
 def _where(schedule, phase: str) -> str:

@@ -254,7 +254,7 @@ def _count_task(schedule: Schedule, opts: Options, session: Session, keep: bool 
     rest on their coverage, the counts themselves if `keep`). Runs in the pool beside the solver
     checks; what it returns holds no sympy object unless `keep`, so the parent never imports
     sympy for a parametric proof."""
-    from ringproof.proofs.ring import spread
+    from ringproof.proofs.ring import held, spread
     from ringproof.proofs.ring.counting import check_claim, closed, counts, derived_parameters
     from ringproof.proofs.ring.readable import readable
 
@@ -277,10 +277,10 @@ def _count_task(schedule: Schedule, opts: Options, session: Session, keep: bool 
     bijections = list(c.bijections) if opts.tier != "bounded" else []
     if bijections:
         details["bijections"] = bijections
-    details["balance"] = spread.summary(schedule)
+    details["balance"], details["memory"] = spread.summary(schedule), held.summary(schedule)
     for what, claim in schedule.notes.get("claims", {}).items():
-        if what == "balance":
-            v, why, bad = spread.check_claim(schedule, claim)
+        if what in ("balance", "memory"):
+            v, why, bad = (spread if what == "balance" else held).check_claim(schedule, claim)
             if v is not Verdict.PROVED and verdict is not Verdict.REFUTED:
                 verdict, reason, cex = v, why, bad
             continue
