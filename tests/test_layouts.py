@@ -85,6 +85,33 @@ def test_block_comparisons_agree_with_enumeration():
             s.pop()
 
 
+def test_the_block_const_lemmas_are_proved_and_hold_at_small_values():
+    from ringproof.proofs.ring.lemmas import BLOCK_DIVISORS, prove_library
+    status = {r.name: r.proved for r in prove_library()}
+    for c in BLOCK_DIVISORS:
+        assert status[f"block-const[{c}]"]
+        for t, e, m in itertools.product(range(-3, 4), range(c), range(1, 6)):
+            for r in range(m):
+                x = (c * t + e) * m + r
+                assert (x // (c * m), x % (c * m)) == (t, e * m + r)
+
+
+def test_div_by_a_multiple_of_m_agrees_with_enumeration():
+    ctx = Ctx()
+    new_var(ctx, "j", 1, PARAMS.n)
+    value = ctx.val(mod(var("j") - 1, 2 * PARAMS.m) + div(var("j") - 1, 3 * PARAMS.m) * PARAMS.m)
+    s = z3.Solver()
+    s.add(*ctx.assumptions)
+    for m, k in ((1, 5), (2, 3), (3, 4)):
+        for j in range(1, m * k + 1):
+            s.push()
+            s.add(ctx.m == m, ctx.k == k, z3.Int("j.q") == (j - 1) // m, z3.Int("j.r") == (j - 1) % m)
+            assert s.check() == z3.sat
+            got = s.model().eval(ctx.int_term(value), model_completion=True).as_long()
+            assert got == (j - 1) % (2 * m) + (j - 1) // (3 * m) * m, (m, k, j)
+            s.pop()
+
+
 def test_the_radix_swap_lemma_holds_at_small_values():
     from ringproof.proofs.ring.lemmas import _library, prove_library
     assert {r.name: r.proved for r in prove_library()}["radix-swap"]
