@@ -57,9 +57,11 @@ class Shape:
     def record(self, values: Callable[[str], object]) -> SimpleNamespace:
         """The parameter record: `values(name)` for m, each free extent and its block count; an
         alias gets the value of the parameter it is."""
-        out = {RING: values(RING)}
-        for e in self.extents:
-            out[e.name], out[e.blocks] = values(e.name), values(e.blocks)
+        out = {}
+        for e in self.extents:          # in the order sizes are written: n, m, k, then d, kd
+            out[e.name] = values(e.name)
+            out.setdefault(RING, values(RING))
+            out[e.blocks] = values(e.blocks)
         for alias, name in self.same:
             out[alias] = out[name]
         return SimpleNamespace(**out)
