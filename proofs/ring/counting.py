@@ -156,7 +156,7 @@ def counts(schedule: Schedule, session: Session | None = None) -> Counts:
 
 
 def _derive(schedule: Schedule, session: Session) -> Counts:
-    P = symbols(schedule.shape)
+    P = with_parameters(schedule, symbols(schedule.shape))
     hints = {p.name: prove_through(p, session, shape=schedule.shape) for p in schedule.phases
              if p.loops and p.loops[0].through is not None}
     per_phase = {p.name: phase_cycles(p, P, hint=hints.get(p.name)) for p in schedule.phases}
@@ -260,16 +260,19 @@ def check_claim(derived: sympy.Expr, claim: str, max_n: int = 24, shape: Shape =
     return (None, None, None, derived, c)
 
 
-def derived_parameters(schedule, max_n: int = 24) -> dict:
-    """{name: sympy value} of the schedule's derived parameters; a floor division is taken as the
-    exact quotient where it is exact at every size up to max_n the side condition allows."""
+def derived_parameters(schedule) -> dict:
+    """{name: sympy value} of the schedule's derived parameters: the chunk size k/c exactly where
+    its side condition is proved to make c divide k (`properties.shape_of`), else as its formula
+    evaluates in sympy (a floor stays a floor)."""
+    from ringproof.proofs.ring.properties import shape_of
     from ringproof.schedules.dsl import with_derived
+    _, c, chunk = shape_of(schedule)
     P = with_derived(schedule.derived, symbols(schedule.shape))
-    out = {}
-    for name in schedule.derived:
-        value = sympy.sympify(getattr(P, name))
-        exact = value.replace(sympy.floor, lambda x: x)
-        sizes = small_sizes(schedule.shape, max_n)             # the sizes the side condition allows
-        same = all(value.subs({N: n, M: m, D: d}) == exact.subs({N: n, M: m, D: d}) for n, d, m in sizes)
-        out[name] = exact if same else value
-    return out
+    return {name: N / (c * M) if name == chunk else sympy.sympify(getattr(P, name)) for name in schedule.derived}
+
+
+def with_parameters(schedule, P):
+    """The sympy record P with the schedule's derived parameters (`derived_parameters`)."""
+    if not schedule.derived:
+        return P
+    return SimpleNamespace(**vars(P), **derived_parameters(schedule))
