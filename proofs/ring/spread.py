@@ -53,7 +53,8 @@ def derived(schedule):
     busy = [p for p in schedule.phases if _generic_op(p) != "MOVE"]
     guarded = [p.name for p in busy if not _unguarded_on_l(p)]
     if guarded:
-        return None, f"phase {', '.join(guarded)} is guarded or not on PE l"
+        few = len(guarded) == 1
+        return None, f"phase{'' if few else 's'} {', '.join(guarded)} {'is' if few else 'are'} guarded or not on PE l"
     bad = next(((n, m, d) for n, m, d in schedule.shape.sizes(CHECK_N)
                 if spread_of(per_pe(schedule, n, m, d)) != 0), None)
     if bad is not None:        # the derivation disagrees with enumeration: say so, never report it
