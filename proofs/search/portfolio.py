@@ -11,6 +11,7 @@ import multiprocessing
 import multiprocessing.connection
 import time
 
+from ringproof.proofs.threads import alone, paused
 from ringproof.model.bitlevel.types import Verdict
 from ringproof.proofs.workers import die_with_parent
 
@@ -86,15 +87,16 @@ def _enumerate(conn, name, clauses, count, block):
 
 
 def _spawn(target, jobs):
-    ctx = multiprocessing.get_context("fork")
     procs, conns = [], []
-    for job in jobs:
-        recv, send = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=target, args=(send,) + tuple(job), daemon=True)
-        proc.start()
-        send.close()
-        procs.append(proc)
-        conns.append(recv)
+    with paused():          # fork from one thread (proofs/threads.py), else from a fork server
+        ctx = multiprocessing.get_context("fork" if alone() else "forkserver")
+        for job in jobs:
+            recv, send = ctx.Pipe(duplex=False)
+            proc = ctx.Process(target=target, args=(send,) + tuple(job), daemon=True)
+            proc.start()
+            send.close()
+            procs.append(proc)
+            conns.append(recv)
     return procs, conns
 
 
