@@ -11,7 +11,8 @@ Arrays are named with their extents ("n", "d"; one per index). An equation is ei
 
 Arrays that no equation computes are the inputs; the last equation's target is the output unless
 `output` says otherwise; `symmetric` names computed arrays with t[A, B] = t[B, A] (a copy may be
-stored transposed). The paper's three variants of attention are declared this way in
+stored transposed): each must follow from its equation (its terms and mask the same with A and B
+swapped, which holds for every n), else the declaration is bad input. The paper's three variants of attention are declared this way in
 `ringproof.schedules.problems`.
 """
 
