@@ -253,16 +253,22 @@ class Ctx:
         group = tuple(a.get_id() for a in relevant)
         key = (fact.get_id(), group)
         proven = self.session.proven
-        if key not in proven:
-            verdict = self.session.intervals.decide(fact, relevant)
-            if verdict is None and _refuted_at_known_point(self.session.models, fact, group):
-                verdict = False
-            if verdict is None:
-                verdict = self._z3_proves(fact, group, relevant)
-            proven[key] = (verdict, fact, relevant)
-        return proven[key][0]
+        if key in proven:
+            return proven[key][0]
+        verdict = self.session.intervals.decide(fact, relevant)
+        if verdict is None and _refuted_at_known_point(self.session.models, fact, group):
+            verdict = False
+        if verdict is None:
+            verdict = self._z3_proves(fact, group, relevant)
+        if verdict is None:
+            return False        # not shown under this budget; a larger one may: never cached
+        # Only definite answers are kept (proved, or false at a point satisfying the assumptions):
+        # no budget changes them, and the session's caches are its budget's anyway.
+        proven[key] = (verdict, fact, relevant)
+        return verdict
 
-    def _z3_proves(self, fact, group: tuple, relevant: list) -> bool:
+    def _z3_proves(self, fact, group: tuple, relevant: list) -> bool | None:
+        """True (unsat), False (a counter-model), None (Z3 gave no answer within the budget)."""
         s = self._solvers.get(group)
         if s is None:
             s = self._solvers[group] = z3.Solver() if self.nonlinear else z3.SolverFor("QF_LIA")
@@ -278,7 +284,7 @@ class Ctx:
         if answer == z3.sat:
             _keep_point(self.session.models, s.model(), group, relevant)
         s.pop()
-        return answer == z3.unsat
+        return True if answer == z3.unsat else (False if answer == z3.sat else None)
 
     def _relevant(self, fact) -> list:
         """The assumptions that share variables with `fact`, transitively (memoized per variable
