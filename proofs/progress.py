@@ -7,6 +7,8 @@ from __future__ import annotations
 import threading
 import time
 
+from ringproof.proofs.threads import Background
+
 
 class Progress:
     """`progress("stage ...")` names what runs now; a ticker thread keeps the line's clock going;
@@ -16,15 +18,15 @@ class Progress:
         isatty = getattr(stream, "isatty", None)
         self.stream, self.on = stream, bool(enabled and isatty and isatty())
         self._text, self._since, self._width = "", time.monotonic(), 0
-        self._lock, self._stop, self._ticker = threading.Lock(), threading.Event(), None
+        self._lock, self._stop = threading.Lock(), threading.Event()
+        self._clock = Background("progress", self._tick)    # paused around forks (proofs/threads.py)
+        if self.on:
+            self._clock.start()
 
     def __call__(self, text: str) -> None:
         if self.on:
             with self._lock:
                 self._text, self._since = text, time.monotonic()
-                if self._ticker is None:    # started on first use: `line` alone starts no thread
-                    self._ticker = threading.Thread(target=self._tick, daemon=True, name="progress")
-                    self._ticker.start()
             self._draw()
 
     def line(self, text: str) -> None:
@@ -36,8 +38,8 @@ class Progress:
                 self._width = 0
             self._draw()
 
-    def _tick(self) -> None:
-        while not self._stop.wait(1.0):
+    def _tick(self, stopping: threading.Event) -> None:
+        while not stopping.wait(1.0) and not self._stop.is_set():
             self._draw()
 
     def _draw(self) -> None:
@@ -51,6 +53,7 @@ class Progress:
 
     def done(self) -> None:
         self._stop.set()
+        self._clock.stop()
         with self._lock:
             if self.on and self._width:
                 self.stream.write("\r" + " " * self._width + "\r")

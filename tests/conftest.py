@@ -1,8 +1,5 @@
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).parent))
-
+"""What every test gets: the working directory it started in (messages name files relative to it,
+`examples/matvec.py:26`, so a test that moves elsewhere must not move the tests after it)."""
 
 import os
 
@@ -11,8 +8,6 @@ import pytest
 
 @pytest.fixture(autouse=True)
 def _same_working_directory():
-    """Each test starts in the directory the run started in: messages name files relative to it
-    (`examples/matvec.py:26`), so a test that moves elsewhere must not move the ones after it."""
     here = os.getcwd()
     yield
     os.chdir(here)

@@ -321,7 +321,7 @@ def test_algorithm_2s_cycles_per_class_match_the_trace():
     from ringproof.proofs.ring.counting import M, N, counts
     from ringproof.schedules.algo2 import ALGO2
 
-    forms = class_forms(str(counts(ALGO2, 0, 10_000).cycles))
+    forms = class_forms(str(counts(ALGO2).cycles))
     assert forms and len(forms) == 4 and all("floor" not in f["formula"] for f in forms)
     for f in forms:
         k_part, m_part = f["class"].split(", ")

@@ -62,8 +62,10 @@ def main(argv, stdout, stderr) -> int:
     schedules = [(name, resolve(name)) for name in names]
     outputs = _outputs(args)             # checked (and --out created) before any proof runs
     from ringproof.proofs.ring.prover import verify   # heavy (z3, sympy): not for --help
+    from ringproof.proofs.ring.session import Session
 
     sections = []
+    session = Session.for_budget(opts.budget)     # one session for every target and the front
     with Progress(stderr, not args.quiet) as progress:
         t0 = time.perf_counter()
         for i, (name, schedule) in enumerate(schedules, 1):
@@ -71,7 +73,7 @@ def main(argv, stdout, stderr) -> int:
             progress(step)
             t1 = time.perf_counter()
             results = verify(schedule, replace(opts, smt2_dir=str(Path(args.smt2) / schedule.name))
-                             if args.smt2 else opts)
+                             if args.smt2 else opts, session)
             sections.append(collect.target(name, schedule, results, opts, (args.n, args.m), args.cycles,
                                            printed_defects(name)))
             progress.line(f"{step} {sections[-1]['verdict']} ({time.perf_counter() - t1:.1f} s, "
@@ -82,7 +84,7 @@ def main(argv, stdout, stderr) -> int:
             from ringproof.proofs.report.front import front as build_front
 
             progress("front section (Tables I, II, ES, fair readings) ...")
-            front = build_front(opts.seed, int(opts.timeout * 1000))
+            front = build_front(session)
     doc = jsonout.document("report", {
         "schema": "ringproof-report",
         "generated": {"command": "prove report " + shlex.join(argv), "versions": collect.versions(args.cross_check),

@@ -54,6 +54,9 @@ def _scale(text: str, d: int) -> float:
     return value
 
 
+MEMORY_N = 64        # the peak memory per PE is measured on the whole trace, up to this size
+
+
 def main(argv, stdout, stderr) -> int:
     args = parser().parse(argv, stdout)
     if args is None:
@@ -67,10 +70,15 @@ def main(argv, stdout, stderr) -> int:
     if picture:
         _picture(schedule, args, r.violations, *picture, stderr)
     copies = args.heads * args.batch
+    peaks = None
+    if r.ok and args.n <= MEMORY_N and d <= MEMORY_N:           # the whole trace is needed
+        from ringproof.model.ring.memory import peak_per_pe
+        from ringproof.model.ring.trace import build_trace
+        peaks = peak_per_pe(build_trace(schedule, args.n, args.m, args.d))
     data = {"target": args.target, "n": args.n, "m": args.m, "d": d, "heads": args.heads,
             "batch": args.batch, "scale": scale, "cycles": r.cycles * copies, "cycles_per_head": r.cycles,
             "ops": {k: v * copies for k, v in r.ops.items()}, "utilization": r.utilization,
-            "max_rel_error": r.max_rel_error,
+            "max_rel_error": r.max_rel_error, "memory_peak_per_pe": peaks,
             "violations": [{"rule": v.rule, "message": v.message, "iterations": list(v.iterations)}
                            for v in r.violations]}
     if args.json:
@@ -84,6 +92,8 @@ def main(argv, stdout, stderr) -> int:
         stdout.write("ops           " + ", ".join(f"{k} {v}" for k, v in data["ops"].items()) + "\n")
         stdout.write(f"utilization   {r.utilization:.4f}\n")
         stdout.write(f"max rel error {r.max_rel_error:.3g} (vs numpy)\n")
+        stdout.write("memory        " + ("peak data held per PE " + "/".join(map(str, peaks)) if peaks else
+                                         f"not measured (a valid run with n, d ≤ {MEMORY_N} only)") + "\n")
         for v in r.violations:
             stdout.write(f"violation     {v}\n")
             for it in v.iterations:

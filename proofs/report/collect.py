@@ -61,7 +61,7 @@ def target(name: str, schedule, results, opts, size=(4, 2), per_phase: int = 6, 
            "results": [r.to_json() for r in results],
            "proofs": [_proof(r) for r in results if r.solver],
            "refutations": [_refutation(name, schedule, r) for r in results if r.verdict is not Verdict.PROVED],
-           "counts": _counts(results, schedule.square), "defects": formula_differences(*defects) if defects else [],
+           "counts": _counts(results, schedule.shape), "defects": formula_differences(*defects) if defects else [],
            "grid": grid(trace, cycles),
            "picture": {"n": size[0], "m": size[1], "cycles": cycles, "cycles_total": trace.cycles,
                        "svg": svg.picture(trace, cycles), "rows": svg.rows(trace, cycles)}}
@@ -101,11 +101,15 @@ def _refutation(name: str, schedule, r) -> dict:
     return out
 
 
-def _counts(results, square: bool = True) -> dict | None:
+def _counts(results, shape=None) -> dict | None:
     r = next((r for r in results if r.property == "counts"), None)
     if r is None or not r.details:
         return None
     from ringproof.proofs.ring.counting import D, M, N, check_claim, per_residue
+    from ringproof.schedules.shape import D_IS_N
+
+    shape = shape or D_IS_N
+    square = shape == D_IS_N
 
     def agree(derived, claim):
         """The paper's claim against the derived form: shown equal, the smallest size where they
@@ -113,14 +117,14 @@ def _counts(results, square: bool = True) -> dict | None:
         if derived is None or claim is None or "Sum" in derived:
             return None
         got = check_claim(sympy.sympify(derived, locals={"n": N, "m": M, "d": N if square else D}), claim,
-                          square=square)
+                          shape=shape)
         if got is None:
             return "equal"
         n, m, d, mine, theirs = got
         if n is None:
             return "agrees on every size tried (n ≤ 24), not shown equal"
-        shape = "" if square else f", d = {d}"
-        return f"differs at n = {n}, m = {m}{shape}: derived {mine}, claimed {theirs}"
+        at_d = "" if square else f", d = {d}"
+        return f"differs at n = {n}, m = {m}{at_d}: derived {mine}, claimed {theirs}"
 
     def forms(text):
         if text is None:
