@@ -23,6 +23,7 @@ PROPERTY_TABLE = (
     Property("no-conflict", "checks"),
     Property("ring-locality", "checks"),
     Property("data-flow", "checks"),
+    Property("placement", "checks"),
     Property("counts", "counting"),
 )
 PROPERTIES = tuple(p.name for p in PROPERTY_TABLE)

@@ -11,7 +11,7 @@ none of them is told "square" apart.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Callable
 
@@ -29,11 +29,18 @@ class Extent:
 @dataclass(frozen=True)
 class Shape:
     """`extents`: the free extents, in the order sizes are written (n, d); `same`: (alias, parameter)
-    pairs, a parameter that is another under a second name (d = n, kd = k for the paper's shape)."""
+    pairs, a parameter that is another under a second name (d = n, kd = k for the paper's shape);
+    `requires`: a side condition beyond m | each extent, `(P) -> condition` written with the DSL
+    helpers (`Schedule(requires=...)` sets it), which every size enumerator honours."""
 
     name: str
     extents: tuple[Extent, ...]
     same: tuple[tuple[str, str], ...] = ()
+    requires: Callable | None = field(default=None, compare=False)
+
+    def admits(self, n: int, m: int, d: int | None = None) -> bool:
+        """Do the sizes (m | each extent assumed) satisfy the side condition `requires`?"""
+        return self.requires is None or bool(self.requires(self.params(m, n=n, d=n if d is None else d)))
 
     @property
     def free(self) -> tuple[str, ...]:
@@ -72,18 +79,23 @@ class Shape:
         """Every (n, m, d) satisfying the side conditions with each extent ≤ max_size (and m ≤
         max_m), by n, then m, then d (d = n where d is not free)."""
         return [(n, m, d) for n, m in divisible(max_size, max_m)
-                for d in (range(m, max_size + 1, m) if self.is_free("d") else (n,))]
+                for d in (range(m, max_size + 1, m) if self.is_free("d") else (n,)) if self.admits(n, m, d)]
 
     def breaking(self, which: str, max_size: int) -> list[tuple[int, int, int]]:
-        """(n, d, m), m ≥ 2, each free extent ≤ max_size, where m divides every free extent but
-        `which`; smallest n + d first."""
+        """(n, d, m), each free extent ≤ max_size, where m ≥ 2 divides every free extent but
+        `which` (for d, at sizes the side condition allows: it constrains n and m), or, for
+        `which` = "requires", m divides every free extent and the side condition fails; smallest
+        n + d first."""
         out = []
         for n in range(1, max_size + 1):
             for d in (range(1, max_size + 1) if self.is_free("d") else (n,)):
                 at = {"n": n, "d": d}
-                for m in range(2, max(n, d) + 1):
+                for m in range(1 if which == "requires" else 2, max(n, d) + 1):
                     broken = {e for e in self.free if at[e] % m}
-                    if broken == {which}:
+                    if which == "requires":
+                        if not broken and not self.admits(n, m, d):
+                            out.append((n, d, m))
+                    elif broken == {which} and (which == self.extents[0].name or self.admits(n, m, d)):
                         out.append((n, d, m))
         return sorted(out, key=lambda t: (t[0] + t[1], t[0], t[2]))
 

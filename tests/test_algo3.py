@@ -37,7 +37,7 @@ def test_ring_model_computes_masked_attention(n, m):
 
 
 def test_every_property_of_every_phase_is_proved_for_all_n(parametric):
-    assert {r.phase for r in parametric} == {p.name for p in ALGO3.phases}
+    assert {r.phase for r in parametric} == {p.name for p in ALGO3.phases} | {"y"}    # placement of y
     bad = [(r.property, r.phase, r.reason) for r in parametric
            if (r.verdict, r.tier) != (Verdict.PROVED, "parametric")]
     assert bad == []

@@ -202,7 +202,10 @@ def print_table(target, schedule, results, out) -> None:
         err = cex.replay.get("max_rel_error")
         if err is not None:
             out.write(f"  ring model: max relative error vs numpy = {err:.3g}\n")
-        if cex.replay.get("witness_only"):
+        if cex.replay.get("witness_only") and r.property == "placement":
+            out.write(f"  the schedule computes the right values at n={cex.n}, m={cex.m} (the ring "
+                      f"model's run is valid and matches numpy), but not on the PEs `placement` declares\n")
+        elif cex.replay.get("witness_only"):
             out.write(f"  the schedule computes the right result at n={cex.n}, m={cex.m} (the ring "
                       f"model's run is valid and y matches numpy): only a witness is wrong, the one "
                       f"checked by “{cex.check}”\n")
@@ -213,11 +216,16 @@ def print_table(target, schedule, results, out) -> None:
         out.write(f"  replay: {cex.command(target, r.property)}\n")
         out.write(f"  run: {cex.command(target)}\n")
     if any(r.property == "counts" for r in results):
-        c = next(r for r in results if r.property == "counts").details.get("readable")
+        details = next(r for r in results if r.property == "counts").details
+        c = details.get("readable")
         if c:
             out.write(f"\ncycles = {c['cycles']}; ops = "
                       + ", ".join(f"{k}: {v}" for k, v in c["ops"].items() if v not in ("not derived", "0"))
                       + f"; utilization = {c['utilization']}\n")
+        if details.get("balance"):
+            from ringproof.proofs.ring import held, spread
+            out.write(spread.readable(details["balance"]) + "\n")
+            out.write(held.readable(details["memory"]) + "\n")
 
 
 def _where(schedule, phase: str) -> str:

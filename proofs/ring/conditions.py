@@ -22,8 +22,12 @@ MAX_SIZE = 6
 
 def conditions(schedule: Schedule, max_size: int = MAX_SIZE) -> list[dict]:
     """[{"condition", "counterexample" (Counterexample | None)}] for m | n, and m | d if d is free."""
-    return [{"condition": f"{RING} | {e}", "counterexample": _without(schedule, e, max_size)}
-            for e in schedule.shape.free]
+    out = [{"condition": f"{RING} | {e}", "counterexample": _without(schedule, e, max_size)}
+           for e in schedule.shape.free]
+    if schedule.requires is not None:
+        out.append({"condition": schedule.requirement(),
+                    "counterexample": _without(schedule, "requires", 2 * max_size)})
+    return out
 
 
 def _without(schedule: Schedule, which: str, max_size: int) -> Counterexample | None:

@@ -237,7 +237,7 @@ def _ratio(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
 
 
 def _derive(schedule: Schedule, session: Session) -> Counts:
-    P = parameters(schedule.shape)
+    P = with_parameters(schedule, parameters(schedule.shape))
     decider = Decider(schedule.shape, session.budget)
     hints = {p.name: prove_through(p, session, shape=schedule.shape) for p in schedule.phases
              if p.loops and p.loops[0].through is not None}
@@ -377,12 +377,13 @@ def claim_bound(shape: Shape) -> tuple[int, int]:
     return limit, limit
 
 
-def check_claim(derived: sympy.Expr, claim: str, shape: Shape = D_IS_N, seed: int = 0):
+def check_claim(derived: sympy.Expr, claim: str, shape: Shape = D_IS_N, seed: int = 0, derived_params=None):
     """None if `claim` is shown equal to `derived` for all n, m (and d; `equal`); else the smallest
     (n, m, d, derived, claimed) where they differ, or (None, None, None, derived, claimed) when no
     size up to `claim_bound` tells them apart (agreement on samples, not a proof). `shape`: the
-    schedule's free sizes."""
-    c = parse_claim(claim, shape)
+    schedule's free sizes (and its side condition: only the sizes it allows are compared);
+    `derived_params`: {name: value in n, m, d} of its derived parameters, which a claim may name."""
+    c = parse_claim(claim, shape, derived_params)
     if closed(derived) and equal(derived, c, seed):
         return None
     for n, d, m in small_sizes(shape, claim_bound(shape)[0]):
@@ -393,11 +394,13 @@ def check_claim(derived: sympy.Expr, claim: str, shape: Shape = D_IS_N, seed: in
     return (None, None, None, derived, c)
 
 
-def parse_claim(claim: str, shape: Shape = D_IS_N) -> sympy.Expr:
-    """A claim's closed form in n, m (and d, where the shape has it free; else d is n): bad input if
-    it is not one."""
+def parse_claim(claim: str, shape: Shape = D_IS_N, derived_params=None) -> sympy.Expr:
+    """A claim's closed form in n, m (and d, where the shape has it free; else d is n), where the
+    schedule's derived parameters (`derived_params`) stand for their values: bad input if it is
+    not one."""
     try:
-        c = sympy.sympify(claim, locals={"n": N, "m": M, "d": D if shape.is_free("d") else N})
+        c = sympy.sympify(claim, locals={"n": N, "m": M, "d": D if shape.is_free("d") else N,
+                                         **(derived_params or {})})
     except (sympy.SympifyError, SyntaxError, TypeError) as e:
         raise BadInput(f"claim {claim!r} is not a formula in n, m, d: {e}") from None
     if not isinstance(c, sympy.Expr) or c.free_symbols - {N, M, D}:
@@ -408,3 +411,23 @@ def parse_claim(claim: str, shape: Shape = D_IS_N) -> sympy.Expr:
 def rests_on_coverage(schedule: Schedule, c: Counts) -> set:
     """The kinds whose derived count is |terms| of a phase's equation (`Counts.bijections`)."""
     return {_shape(schedule.phase(p)).op.value for p in c.bijections}
+
+
+def derived_parameters(schedule, P=None) -> dict:
+    """{name: sympy value} of the schedule's derived parameters in the record P (default: n, m, d
+    as claims are written): the chunk size k/c exactly where its side condition is proved to make
+    c divide k (`properties.shape_of`), else as its formula evaluates in sympy (a floor stays)."""
+    from ringproof.proofs.ring.properties import shape_of
+    from ringproof.schedules.dsl import with_derived
+    if P is None:
+        P = schedule.shape.record({"n": N, "m": M, "k": N / M, "d": D, "kd": D / M}.__getitem__)
+    _, c, chunk = shape_of(schedule)
+    seen = with_derived(schedule.derived, P)
+    return {name: P.k / c if name == chunk else sympy.sympify(getattr(seen, name)) for name in schedule.derived}
+
+
+def with_parameters(schedule, P):
+    """The sympy record P with the schedule's derived parameters (`derived_parameters`)."""
+    if not schedule.derived:
+        return P
+    return SimpleNamespace(**vars(P), **derived_parameters(schedule, P))

@@ -31,6 +31,7 @@ def check_formulas(schedule: Schedule, sizes=SIZES, per_size: int = PER_SIZE, se
     shapes = [(s[0], s[1], s[2] if len(s) > 2 else s[0]) for s in sizes]
     if schedule.shape.is_free("d"):
         shapes += list(D_SIZES)
+    shapes = admitted(schedule, shapes)
     for phase in schedule.phases:
         sym_ix = SimpleNamespace(**{name: var(name) for name in phase.index_names})
         symbolic = _leaves(phase.step(PARAMS, sym_ix))
@@ -47,6 +48,19 @@ def check_formulas(schedule: Schedule, sizes=SIZES, per_size: int = PER_SIZE, se
                     _compare(phase, f"the bounds of loop {lp.name}", got, (lo, hi), point, {})
                 concrete = _leaves(phase.step(P, SimpleNamespace(**ix)))
                 _compare_steps(phase, concrete, symbolic, point)
+
+
+def admitted(schedule: Schedule, sizes) -> list:
+    """The (n, m, d) the schedule's side condition allows; at least four (more drawn from n ≤ 24,
+    d = n)."""
+    out = [(n, m, d) for n, m, d in sizes if schedule.admits(n, m, d)]
+    more = ((n, m, n) for n in range(1, 25) for m in range(1, n + 1) if n % m == 0 and (n, m, n) not in out)
+    for size in more:
+        if len(out) >= 4:
+            break
+        if schedule.admits(*size):
+            out.append(size)
+    return out
 
 
 def _sample(phase: Phase, P, rng: random.Random, count: int) -> list[dict]:

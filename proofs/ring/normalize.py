@@ -22,7 +22,8 @@ from types import SimpleNamespace
 import z3
 
 from ringproof.errors import OutsideFragment
-from ringproof.proofs.ring.lemmas import BLOCK_WINDOWS, CONST_DIVISORS, MOD_WINDOWS, carry, div_const_cases
+from ringproof.proofs.ring.lemmas import (BLOCK_DIVISORS, BLOCK_WINDOWS, CONST_DIVISORS, MOD_WINDOWS, carry,
+                                          div_const_cases)
 from ringproof.proofs.ring.budgets import Budget
 from ringproof.proofs.ring.session import Session
 from ringproof.schedules.expr import Term, var
@@ -93,13 +94,24 @@ def _literal(x) -> int:
     return 0
 
 
+_ZERO = z3.IntVal(0)
+
+
 @dataclass(frozen=True)
 class DVal:
-    """The integer q·m + r; `canon` records a proof that 0 ≤ r < m."""
+    """The integer q·m + p·U + r, U the block unit of the query (k, or a declared chunk size);
+    `canon` records a proof that 0 ≤ r < m and p = 0. A value with p ≠ 0 is in block radix: it is
+    compared and divided by U after its carry into p (`Ctx.in_blocks`)."""
 
     q: z3.ArithRef
     r: z3.ArithRef
     canon: bool = False
+    p: z3.ArithRef = _ZERO
+
+    @property
+    def blocks(self) -> bool:
+        p = self.p        # built simplified: a zero is a numeral (no simplify call here: this is hot)
+        return p is not _ZERO and not (z3.is_int_value(p) and p.as_long() == 0)
 
 
 def _times(c, unit):
@@ -107,6 +119,25 @@ def _times(c, unit):
     if z3.is_app_of(c, z3.Z3_OP_ITE):
         return z3.If(c.arg(0), _times(c.arg(1), unit), _times(c.arg(2), unit))
     return z3.simplify(c) * unit
+
+
+def _scaled(e, unit):
+    """e·unit as a linear term when e is built of integers, +, integer multiples and If (so the
+    product distributes into the branches), else None."""
+    if z3.is_int_value(e):
+        return e.as_long() * unit
+    if z3.is_app_of(e, z3.Z3_OP_ITE):
+        x, y = _scaled(e.arg(1), unit), _scaled(e.arg(2), unit)
+        return None if x is None or y is None else z3.If(e.arg(0), x, y)
+    if z3.is_add(e):
+        parts = [_scaled(c, unit) for c in e.children()]
+        return None if any(x is None for x in parts) else z3.Sum(parts)
+    if z3.is_mul(e) and len(e.children()) == 2:
+        a, b = e.children()
+        a, b = (a, b) if z3.is_int_value(a) else (b, a)
+        inner = _scaled(b, unit) if z3.is_int_value(a) else None
+        return None if inner is None else a.as_long() * inner
+    return None
 
 
 def _short(e, limit: int = 200) -> str:
@@ -122,6 +153,24 @@ def _short(e, limit: int = 200) -> str:
     finally:
         fmt.max_depth, fmt.max_args = saved
     return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def _coefficient(e, v):
+    """(c, rest) with e = c·v + rest, c an integer and rest free of v; None if e is not so."""
+    rest = z3.simplify(z3.substitute(e, (v, z3.IntVal(0))))
+    c = z3.simplify(z3.substitute(e, (v, z3.IntVal(1))) - rest)
+    return (c.as_long(), rest) if z3.is_int_value(c) else None
+
+
+def multiple(e, v):
+    """c if e is the multiple c·v of v (c an integer, possibly 0), else None."""
+    split = _coefficient(e, v)
+    return split[0] if split is not None and _is_const(split[1], 0) else None
+
+
+def same_term(a, b) -> bool:
+    """Are the Z3 terms a (possibly None) and b the same term?"""
+    return a is not None and z3.eq(z3.simplify(a), z3.simplify(b))
 
 
 def _is_const(e, value=None) -> bool:
@@ -150,25 +199,34 @@ class Ctx:
     """One query's world: the symbolic parameters, the assumptions so far, the variable map."""
 
     def __init__(self, m_value: int | None = None, session: Session | None = None,
-                 nonlinear: bool = False, shape: Shape = D_IS_N, min_m: int = 1):
+                 nonlinear: bool = False, shape: Shape = D_IS_N, min_m: int = 1, block_split: bool = False,
+                 chunk: int = 1):
         """`session`: the budget and caches (None: the session shared under the default budget).
         `shape`: the schedule's free sizes (each extent = its block count · m, the block count
         ≥ 1 a parameter; an alias is the parameter it names). `min_m`: the least m of this query
-        (a literal split decides smaller m apart)."""
+        (a literal split decides smaller m apart). `block_split`: an index over n values is split
+        in block radix, j = lo + jq·U + jr (0 ≤ jq < n/U, 0 ≤ jr < U), for formulas of contiguous
+        layouts; else in radix m, j = lo + jq·m + jr. `chunk` c > 1: the schedule's side condition
+        makes c divide k, and U is the chunk size h = k/c (k = c·h)."""
         self.session = session if session is not None else Session.for_budget()
         self.nonlinear = nonlinear     # allow products of values (counting identities, not indices)
+        self.block_split = block_split
         self.shape = shape
-        self.m = z3.Int(RING)
+        self.m, self.k = z3.Int(RING), z3.Int("k")
         self.m_value, self.min_m = m_value, min_m
+        self.U = self.k if chunk == 1 else z3.Int("h")      # the block unit: p·U in a DVal
         zero = z3.IntVal(0)
-        self.units = tuple(z3.Int(e.blocks) for e in shape.extents)    # block counts: n = k·m, d = kd·m
+        self.units = tuple(z3.Int(e.blocks) if e.blocks != "k" or chunk == 1 else z3.simplify(chunk * self.U)
+                           for e in shape.extents)        # block counts: n = k·m (k = c·h), d = kd·m
         self.env = {RING: DVal(z3.IntVal(1), zero)}
         for e, u in zip(shape.extents, self.units):
             self.env[e.blocks], self.env[e.name] = DVal(zero, u), DVal(u, zero)
         for alias, name in shape.same:
             self.env[alias] = self.env[name]
-        self.k, self.kd = self.env["k"].r, self.env["kd"].r
+        self.kd = self.env["kd"].r
         self.assumptions: list = [self.m >= min_m] + [u >= 1 for u in self.units]
+        if chunk != 1:
+            self.assumptions += [self.U >= 1, self.k == self.env["k"].r]
         if m_value is not None:
             self.assumptions.append(self.m == m_value)
         self.lemmas_used: set[str] = set()
@@ -289,9 +347,47 @@ class Ctx:
         return a, b
 
     # ------------------------------------------------------------------ digit arithmetic
+    def to_radix_m(self, x: DVal) -> DVal:
+        """x with its blocks p·U folded into q: possible when p = a·m (then p·U = (a·U)·m)."""
+        if not x.blocks:
+            return x
+        a = multiple(x.p, self.m)
+        if a is None:
+            raise NormalizationError(f"value mixes blocks of {self.U} ({_short(x.p)}) with digits of m")
+        self._use("radix-swap")
+        return DVal(z3.simplify(x.q + a * self.U), x.r)
+
+    def to_blocks(self, x: DVal) -> DVal:
+        """x with its multiples of m folded into p: possible when q = a·U (then q·m = (a·m)·U)."""
+        if _is_const(x.q, 0):
+            return x
+        a = multiple(x.q, self.U)
+        if a is None:
+            raise NormalizationError(f"value mixes digits of m ({_short(x.q)}) with blocks of {self.U}")
+        self._use("radix-swap")
+        return DVal(_ZERO, x.r, p=z3.simplify(x.p + a * self.m))
+
+    def in_blocks(self, x: DVal) -> DVal:
+        """x = p·U + r with 0 ≤ r < U proven (block radix; q = 0)."""
+        x = self.to_blocks(x)
+        a, b = self._window(x.r, self.U, MOD_WINDOWS, "block carry")
+        if (a, b) == (0, 1):
+            return x
+        c = carry(x.r, self.U, a, b)
+        self._use(f"mod-window[{a},{b}]", self._window_instance(x.r, self.U, a, b, c))
+        self._use("carry")
+        return DVal(_ZERO, z3.simplify(x.r - _times(c, self.U)), p=z3.simplify(x.p + c))
+
+    def is_unit(self, x: DVal) -> bool:
+        """Is x the block unit U itself (written U, or one block)?"""
+        if not _is_const(x.q, 0):
+            return False
+        return (_is_const(x.p, 1) and _is_const(x.r, 0)) or (not x.blocks and multiple(x.r, self.U) == 1)
+
     def canonical(self, x: DVal) -> DVal:
         if x.canon:
             return x
+        x = self.to_radix_m(x)
         try:
             a, b = self._window(x.r, self.m, MOD_WINDOWS, "carry")
         except NormalizationError:
@@ -319,6 +415,17 @@ class Ctx:
 
     def compare(self, x: DVal, y: DVal, op: str):
         q, r = z3.simplify(x.q - y.q), z3.simplify(x.r - y.r)
+        p = z3.simplify(x.p - y.p) if x.blocks or y.blocks else _ZERO
+        if p is not _ZERO and not _is_const(p, 0):
+            diff = DVal(q, r, p=p)
+            if multiple(p, self.m) is not None:
+                diff = self.to_radix_m(diff)
+                q, r = diff.q, diff.r
+            else:
+                self._use("digit-compare")
+                d = self.in_blocks(diff)
+                return {"eq": z3.And(d.p == 0, d.r == 0), "lt": d.p < 0,
+                        "le": z3.Or(d.p < 0, z3.And(d.p == 0, d.r == 0))}[op]
         if not _is_const(q, 0):
             self._use("digit-compare")
             d = self.canonical(DVal(q, r))
@@ -328,14 +435,18 @@ class Ctx:
         return {"eq": r == 0, "lt": r < 0, "le": r <= 0}[op]
 
     def is_m(self, x: DVal) -> bool:
-        return _is_const(x.q, 1) and _is_const(x.r, 0)
+        return _is_const(x.q, 1) and _is_const(x.r, 0) and not x.blocks
 
     def count_unit(self, x: DVal):
         """The block count (k or kd) that x is, else None."""
+        if x.blocks:
+            return None
         return next((u for u in self.units if _is_const(x.q, 0) and z3.eq(z3.simplify(x.r), u)), None)
 
     def extent_unit(self, x: DVal):
         """The block count u of an extent x = u·m (n or d), else None."""
+        if x.blocks:
+            return self.U if _is_const(x.q, 0) and _is_const(x.r, 0) and z3.eq(z3.simplify(x.p), self.m) else None
         return next((u for u in self.units if _is_const(x.r, 0) and z3.eq(z3.simplify(x.q), u)), None)
 
     # ------------------------------------------------------------------ translation
@@ -360,24 +471,37 @@ class Ctx:
 
     def _add(self, a: Term, b: Term) -> DVal:
         a, b = self.val(a), self.val(b)
-        return DVal(z3.simplify(a.q + b.q), z3.simplify(a.r + b.r))
+        p = z3.simplify(a.p + b.p) if a.blocks or b.blocks else _ZERO
+        return DVal(z3.simplify(a.q + b.q), z3.simplify(a.r + b.r), p=p)
 
     def _neg(self, a: Term) -> DVal:
         a = self.val(a)
-        return DVal(z3.simplify(-a.q), z3.simplify(-a.r))
+        return DVal(z3.simplify(-a.q), z3.simplify(-a.r), p=z3.simplify(-a.p) if a.blocks else _ZERO)
 
     def _ite(self, c: Term, a: Term, b: Term) -> DVal:
         c, a, b = self.cond(c), self.val(a), self.val(b)
-        return DVal(z3.simplify(z3.If(c, a.q, b.q)), z3.simplify(z3.If(c, a.r, b.r)), a.canon and b.canon)
+        return DVal(z3.simplify(z3.If(c, a.q, b.q)), z3.simplify(z3.If(c, a.r, b.r)), a.canon and b.canon,
+                    z3.simplify(z3.If(c, a.p, b.p)) if a.blocks or b.blocks else _ZERO)
 
     def _mul(self, a: DVal, b: DVal) -> DVal:
         for x, y in ((a, b), (b, a)):
-            if _is_const(x.q, 0) and _is_const(x.r):
+            if _is_const(x.q, 0) and _is_const(x.r) and not x.blocks:
                 c = z3.simplify(x.r).as_long()
-                return DVal(z3.simplify(c * y.q), z3.simplify(c * y.r), y.canon and c == 1)
+                return DVal(z3.simplify(c * y.q), z3.simplify(c * y.r), y.canon and c == 1,
+                            z3.simplify(c * y.p) if y.blocks else _ZERO)
+        if a.blocks or b.blocks:
+            raise NormalizationError("product of a value in blocks with another value")
         for x, y in ((a, b), (b, a)):
             if _is_const(x.q, 0) and _is_const(y.r, 0):      # scalar · (multiple of m)
                 return DVal(z3.simplify(x.r * y.q), z3.IntVal(0), True)
+        if not self.nonlinear:
+            for x, y in ((a, b), (b, a)):                     # value · (c·U): c·value blocks
+                c = multiple(y.r, self.U) if _is_const(y.q, 0) else None
+                free = _coefficient(x.r, self.U)
+                qm = _scaled(z3.simplify(x.q), self.m)
+                if c and qm is not None and free is not None and free[0] == 0:
+                    p = c * (qm + x.r)
+                    return DVal(_ZERO, _ZERO, p=z3.simplify(p))
         if _is_const(a.q, 0) and _is_const(b.q, 0):
             return DVal(z3.IntVal(0), z3.simplify(a.r * b.r))
         if self.nonlinear:
@@ -386,9 +510,26 @@ class Ctx:
 
     def _moddiv(self, op, a: DVal, b: DVal) -> DVal:
         zero = z3.IntVal(0)
+        if b.blocks:
+            raise NormalizationError(f"{op} by a divisor written in blocks of {self.U}")
         if self.is_m(b):
             a = self.canonical(a)
             return DVal(zero, a.r, True) if op == "mod" else DVal(zero, a.q)
+        if (a.blocks or not _is_const(a.q, 0)) and self.is_unit(b):
+            x = self.in_blocks(a)
+            return DVal(zero, x.r) if op == "mod" else DVal(zero, x.p)
+        if a.blocks and same_term(self.extent_unit(b), self.U):      # (p·U + r) mod (m·U)
+            x = self.in_blocks(a)
+            lo, hi = self._window(x.p, self.m, BLOCK_WINDOWS, f"mod m·{self.U}")
+            c = carry(x.p, self.m, lo, hi)
+            m, u = self.m, self.U
+            v = lambda: x.p * u + x.r     # noqa: E731 (the instance is built only when exported)
+            self._use(f"block-window[{lo},{hi}]", lambda: z3.Implies(
+                z3.And(m > 0, u > 0, 0 <= x.r, x.r < u, lo * m <= x.p, x.p < hi * m),
+                z3.And(v() % (m * u) == (x.p - c * m) * u + x.r, v() / (m * u) == c)))
+            if op == "mod":
+                return DVal(zero, x.r, p=z3.simplify(x.p - _times(c, m)))
+            return DVal(zero, z3.simplify(c))
         unit = self.extent_unit(b)
         if unit is not None:
             x, c = self._block(a, unit)
@@ -403,6 +544,12 @@ class Ctx:
             if op == "mod":
                 return DVal(zero, z3.simplify(a.r - _times(c, unit)))
             return DVal(zero, z3.simplify(c))
+        if _is_const(b.r, 0) and _is_const(b.q) and z3.simplify(b.q).as_long() in BLOCK_DIVISORS:
+            return self._div_block(op, a, z3.simplify(b.q).as_long())
+        if self.U is not self.k and _is_const(b.q, 0) and _is_const(b.r) and not a.blocks and _is_const(a.q, 0):
+            c, t = z3.simplify(b.r).as_long(), multiple(a.r, self.U)
+            if c > 0 and t is not None and t % c == 0:          # (c·t'·U) div c = t'·U exactly
+                return DVal(zero, zero) if op == "mod" else DVal(zero, z3.simplify((t // c) * self.U))
         if _is_const(b.q, 0) and _is_const(b.r) and z3.simplify(b.r).as_long() > 0 and _is_const(a.q, 0):
             c = z3.simplify(b.r).as_long()
             return DVal(zero, a.r % c if op == "mod" else a.r / c)
@@ -410,6 +557,22 @@ class Ctx:
             hq, hr, p = self._div_const(a, z3.simplify(b.r).as_long())
             return DVal(hq, hr, True) if op == "div" else DVal(zero, p)
         raise NormalizationError(f"{op} by a divisor other than m, k, n, kd, d or a positive constant")
+
+    def _div_block(self, op, a: DVal, c: int) -> DVal:
+        """a div (c·m) and a mod (c·m): with a = q·m + r canonical and q = c·t + e (0 ≤ e < c),
+        lemma block-const[c] gives t and e·m + r; t = q/c exactly when q is a multiple of c·U."""
+        a = self.canonical(a)
+        zero = z3.IntVal(0)
+        t = multiple(a.q, self.U)
+        if t is not None and t % c == 0:
+            tq, e = z3.simplify((t // c) * self.U), zero
+        else:
+            tq, e = z3.simplify(a.q / c), z3.simplify(a.q % c)
+        m, r, q = self.m, a.r, a.q
+        self._use(f"block-const[{c}]", lambda: z3.Implies(
+            z3.And(m > 0, 0 <= r, r < m, q == c * tq + e, 0 <= e, e < c),
+            z3.And((q * m + r) / (c * m) == tq, (q * m + r) % (c * m) == e * m + r)))
+        return DVal(zero, tq) if op == "div" else DVal(e, r, True)
 
     def _div_const(self, a: DVal, c: int):
         """Digits of a div c and a mod c for a value involving m: fresh variables pinned by the
@@ -443,8 +606,8 @@ class Ctx:
         return _COND[t.op](self, *t.args)
 
     def int_term(self, x: DVal) -> z3.ArithRef:
-        """x as one Z3 integer term q·m + r."""
-        return x.q * self.m + x.r
+        """x as one Z3 integer term q·m + p·U + r."""
+        return x.q * self.m + x.r + x.p * self.U
 
     def int_of(self, x: DVal, model) -> int:
         """The concrete value of x in a Z3 model."""

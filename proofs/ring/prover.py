@@ -22,7 +22,7 @@ from ringproof.proofs.ring.session import Session
 from ringproof.proofs.ring.smt import Outcome, discharge
 from ringproof.proofs.options import Options
 from ringproof.proofs.results import PROPERTIES, SOLVER_PROPERTIES, Counterexample, Result, Verdict
-from ringproof.schedules.dsl import Schedule
+from ringproof.schedules.dsl import LOAD_CLAIMS, Schedule
 
 REPLAY_MAX_N = 96
 
@@ -257,8 +257,10 @@ def _count_task(schedule: Schedule, opts: Options, session: Session, keep: bool 
 
     Every claimed kind is checked: shown equal to its derived form (proved), refuted at a size
     (replayed on the ring model), or, where its form is not derived or no size up to the sampled
-    bound tells them apart, `unknown` saying which kind and why."""
-    from ringproof.proofs.ring.counting import check_claim, claim_bound, counts
+    bound tells them apart, `unknown` saying which kind and why. Claims of balance and memory are
+    decided by `spread` and `held`."""
+    from ringproof.proofs.ring import held, spread
+    from ringproof.proofs.ring.counting import check_claim, claim_bound, counts, derived_parameters
     from ringproof.proofs.ring.readable import readable
 
     t0 = time.perf_counter()
@@ -274,7 +276,8 @@ def _count_task(schedule: Schedule, opts: Options, session: Session, keep: bool 
     if c.why:
         details["not_derived"] = dict(c.why)
     claims = schedule.notes.get("claims", {})
-    needed = ["cycles", "MAC", "EAC", "DIV"] + [k for k in claims if k not in ("cycles", "MAC", "EAC", "DIV")]
+    needed = ["cycles", "MAC", "EAC", "DIV"] + [k for k in claims if k not in ("cycles", "MAC", "EAC", "DIV")
+                                                and k not in LOAD_CLAIMS]
     missing = [k for k in needed if k in c.why]
     verdict, reason, cex = Verdict.PROVED, "", None
     if missing:
@@ -283,11 +286,18 @@ def _count_task(schedule: Schedule, opts: Options, session: Session, keep: bool 
     bijections = list(c.bijections) if opts.tier != "bounded" else []
     if bijections:
         details["bijections"] = bijections
+    details["balance"], details["memory"] = spread.summary(schedule), held.summary(schedule)
     for what, claim in claims.items():
+        if what in LOAD_CLAIMS:
+            v, why, bad = (spread if what == "balance" else held).check_claim(schedule, claim)
+            if v is not Verdict.PROVED and verdict is not Verdict.REFUTED:
+                verdict, reason, cex = v, (reason + "; " if reason and v is Verdict.UNKNOWN else "") + why, bad
+            continue
         derived = c.cycles if what == "cycles" else c.ops[what]
         if derived is None:
             continue                       # named in the reason above
-        bad = check_claim(derived, claim, shape=schedule.shape, seed=opts.seed)
+        bad = check_claim(derived, claim, shape=schedule.shape, seed=opts.seed,
+                          derived_params=derived_parameters(schedule))
         if bad is not None and bad[0] is None:
             verdict = Verdict.UNKNOWN
             limit_n, limit_d = claim_bound(schedule.shape)

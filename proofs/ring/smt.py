@@ -49,11 +49,8 @@ def discharge(check: Check, session: Session | None = None, m_value: int | None 
     t0 = time.perf_counter()
     session = session if session is not None else Session.for_budget()
     budget = session.budget
-    ctx = Ctx(m_value, session, shape=check.shape, min_m=min_m)
     try:
-        its, hyp, goal = check.build(ctx)
-        hyps = [ctx.cond(h) for h in hyp]
-        g = ctx.cond(goal)
+        ctx, its, hyps, g = _translate(check, session, m_value, min_m)
     except LiteralBound as err:
         return _split(check, err.limit, t0, session, smt2_dir)
     except NormalizationError as err:
@@ -90,6 +87,28 @@ def discharge(check: Check, session: Session | None = None, m_value: int | None 
                for x in (ctx.k * ctx.m, ctx.m, ctx.kd * ctx.m))
     return Outcome(check, Verdict.REFUTED, time.perf_counter() - t0, n=n, m=m, d=d,
                    iterations=_decode(ctx, its, model), **audit)
+
+
+def _translate(check: Check, session: Session, m_value, min_m: int):
+    """The check's query in digits: indices over n split in radix m, or, where that leaves the
+    fragment, in blocks of k (contiguous layouts: `Ctx(block_split=True)`); the first reason is
+    kept when neither normalizes. The schedule's side condition joins the assumptions."""
+    def build(block_split: bool):
+        ctx = Ctx(m_value, session, shape=check.shape, min_m=min_m, block_split=block_split, chunk=check.chunk)
+        if check.requires is not None:
+            ctx.assumptions.append(ctx.cond(check.requires))
+        its, hyp, goal = check.build(ctx)
+        return ctx, its, [ctx.cond(h) for h in hyp], ctx.cond(goal)
+
+    try:
+        return build(False)
+    except LiteralBound:
+        raise
+    except NormalizationError as first:
+        try:
+            return build(True)
+        except NormalizationError:
+            raise first from None
 
 
 def small_sizes(shape: Shape, limit: int = SMALL_N):

@@ -35,6 +35,8 @@ class Check:
     build: Callable[[Ctx], tuple]
     kind: str = ""
     shape: Shape = D_IS_N   # the schedule's free sizes
+    requires: object = None  # the schedule's side condition (a Term), assumed by the query
+    chunk: int = 1          # c > 1: the side condition makes c divide k; blocks of h = k/c
 
 
 class Finding:
