@@ -27,6 +27,7 @@ SUBCOMMANDS = {
     "search": "ringproof.proofs.cli.search",
     "balance": "ringproof.proofs.cli.balance",
     "unroll": "ringproof.proofs.cli.unroll",
+    "layout": "ringproof.proofs.cli.layout",
 }
 DEFAULT = "ringproof.proofs.cli.verify"
 
