@@ -28,6 +28,7 @@ SUBCOMMANDS = {
     "balance": "ringproof.proofs.cli.balance",
     "unroll": "ringproof.proofs.cli.unroll",
     "layout": "ringproof.proofs.cli.layout",
+    "conform": "ringproof.proofs.cli.conform",
 }
 DEFAULT = "ringproof.proofs.cli.verify"
 
