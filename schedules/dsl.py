@@ -353,6 +353,12 @@ class Schedule:
     `square`: the schedule is written for d = n (the paper's shape: P.d is P.n, and the prover
     treats them as one parameter). False: d is a parameter of its own, with m | d (P.kd = d/m),
     and every check holds for all n, d with m dividing both.
+
+    `requires(P)`: a side condition on the sizes beyond m | n, written with the DSL helpers
+    (`eq(mod(P.n, 2 * P.m), 0)`); every tier assumes it and sizes that break it are not run.
+    `derived`: {name: (P) -> value}, parameters computed from the others (`"h": lambda P:
+    div(P.n, 2 * P.m)`), seen as `P.<name>` by every function of the schedule (steps, loop bounds,
+    inverses, home) and usable in claims.
     """
 
     name: str
@@ -362,14 +368,43 @@ class Schedule:
     doc: str = ""
     notes: dict = field(default_factory=dict)
     square: bool = True
+    requires: Callable | None = None
+    derived: dict = field(default_factory=dict)
 
     def __post_init__(self):
         object.__setattr__(self, "home", guarded(self.home, f"the home placement of schedule {self.name}"))
+        if self.requires is not None:
+            object.__setattr__(self, "requires", guarded(self.requires, f"the side condition of schedule {self.name}"))
+        for name, fn in self.derived.items():
+            if name in ("n", "m", "k", "d", "kd", "l") or not name.isidentifier() or not callable(fn):
+                raise BadInput(f"schedule {self.name}: derived parameter {name!r} must be a new name "
+                               "bound to a function (P) -> value")
+        if self.derived:          # idempotent: a schedule derived from this one wraps again
+            see = functools.partial(with_derived, self.derived)
+            object.__setattr__(self, "home", _seeing(self.home, see))
+            if self.requires is not None:
+                object.__setattr__(self, "requires", _seeing(self.requires, see))
+            object.__setattr__(self, "phases", tuple(_phase_seeing(p, see) for p in self.phases))
         names = [p.name for p in self.phases]
         if len(set(names)) != len(names):
             raise BadInput(f"schedule {self.name}: phase names repeat: {names}")
         if not self.phases:
             raise BadInput(f"schedule {self.name} has no phases")
+
+    def admits(self, n: int, m: int, d: int | None = None) -> bool:
+        """Do the sizes (m | n assumed) satisfy the schedule's side condition `requires`?"""
+        if self.requires is None:
+            return True
+        return bool(self.requires(params(n, m, d=d)))
+
+    def requirement(self) -> str | None:
+        """The side condition as written in the prover's syntax (for the "assumed:" line)."""
+        if self.requires is None:
+            return None
+        from ringproof.schedules.expr import lift, render, var
+        from types import SimpleNamespace as NS
+        P = NS(n=var("n"), m=var("m"), k=var("k"), d=var("d"), kd=var("kd"))
+        return render(lift(self.requires(P)))
 
     def phase(self, name: str) -> Phase:
         for p in self.phases:
@@ -403,6 +438,35 @@ class Schedule:
         return f"Schedule({self.name!r}, problem={self.problem.name}, phases={[p.name for p in self.phases]})"
 
 
+def with_derived(derived: dict, P):
+    """P with the derived parameters added (P itself if it has them already)."""
+    if not derived or all(hasattr(P, name) for name in derived):
+        return P
+    out = SimpleNamespace(**vars(P))
+    for name, fn in derived.items():
+        setattr(out, name, guarded(fn, f"derived parameter {name}")(out))
+    return out
+
+
+def _seeing(fn, see):
+    """fn(P, ...) called with P's derived parameters added (a user's function: keeps its name,
+    file and line through __wrapped__)."""
+    if fn is None or not callable(fn):
+        return fn
+
+    def call(P, *args):
+        return fn(see(P), *args)
+
+    functools.update_wrapper(call, fn)
+    return call
+
+
+def _phase_seeing(phase: Phase, see) -> Phase:
+    loops = tuple(replace(lp, lo=_seeing(lp.lo, see), hi=_seeing(lp.hi, see), through=_seeing(lp.through, see))
+                  for lp in phase.loops)
+    return replace(phase, loops=loops, step=_seeing(phase.step, see), inverse=_seeing(phase.inverse, see))
+
+
 def variant_name(base: str, defects, known) -> str:
     """The name of `base` with some printed defects put back; unknown defect names are an error."""
     unknown = set(defects) - set(known)
@@ -431,11 +495,16 @@ def check_size(n: int, m: int, d: int | None = None) -> None:
 
 
 def check_shape(schedule: "Schedule", n: int, m: int, d: int | None) -> int:
-    """The d of a run of `schedule`: n for a square schedule (which refuses any other d), else d."""
+    """The d of a run of `schedule`: n for a square schedule (which refuses any other d), else d;
+    sizes that break the schedule's side condition are refused."""
     if d is None or d == n:
-        return n
-    if schedule.square:
+        d = n
+    elif schedule.square:
         raise BadInput(f"schedule {schedule.name} is written for d = n (the paper's shape), got n={n}, "
                        f"d={d}; its formulas bound column indices by n (use a -general schedule)")
-    check_size(n, m, d)
+    else:
+        check_size(n, m, d)
+    if not schedule.admits(n, m, d):
+        raise BadInput(f"schedule {schedule.name} requires {schedule.requirement()}, which n={n}, m={m}"
+                       + ("" if schedule.square else f", d={d}") + " breaks")
     return d

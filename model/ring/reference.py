@@ -58,3 +58,15 @@ def evaluate(problem: Problem, inputs: dict, scale: float = 1.0) -> np.ndarray:
             term = np.where(e.where(None, *grid), term, 0.0)
         val[e.target.name] = term.sum(axis=-1) if e.reduce else term
     return val[problem.output.name]
+
+
+def empty_sums(problem: Problem, n: int, d: int) -> np.ndarray | None:
+    """Where the output is a masked sum: the entries whose mask keeps no term (their value is 0,
+    and a schedule need not touch them); else None."""
+    e = problem.equation_for(problem.output)
+    if e.where is None or not e.reduce:
+        return None
+    ext = {"n": n, "d": d}
+    dims = list(e.target.dims) + [e.reduce]
+    grid = np.meshgrid(*[np.arange(1, ext[x] + 1) for x in dims], indexing="ij")
+    return ~np.broadcast_to(e.where(None, *grid), grid[0].shape).any(axis=-1)

@@ -32,8 +32,10 @@ def shapes(schedule: Schedule, max_n: int, max_m: int | None = None):
     """The (n, m, d) a sweep of `schedule` covers: d = n for a square schedule, else every d ≤ max_n
     with m | d too."""
     if schedule.square:
-        return [(n, m, n) for n, m in sizes(max_n, max_m)]
-    return [(n, m, d) for n, m in sizes(max_n, max_m) for d in range(m, max_n + 1, m)]
+        out = [(n, m, n) for n, m in sizes(max_n, max_m)]
+    else:
+        out = [(n, m, d) for n, m in sizes(max_n, max_m) for d in range(m, max_n + 1, m)]
+    return [s for s in out if schedule.admits(*s)]          # sizes its side condition allows
 
 
 @dataclass

@@ -24,15 +24,22 @@ def conditions(schedule: Schedule, max_size: int = MAX_SIZE) -> list[dict]:
     out = [{"condition": "m | n", "counterexample": _without(schedule, "n", max_size)}]
     if not schedule.square:
         out.append({"condition": "m | d", "counterexample": _without(schedule, "d", max_size)})
+    if schedule.requires is not None:
+        out.append({"condition": schedule.requirement(),
+                    "counterexample": _without(schedule, "requires", 2 * max_size)})
     return out
 
 
 def _sizes(schedule: Schedule, which: str, max_size: int):
-    """(n, d, m), m ≥ 2, that break `which` ∈ {"n", "d"} of m | n, m | d and nothing else;
-    smallest n + d first."""
+    """(n, d, m) that break `which` ∈ {"n", "d", "requires"} of m | n, m | d (m ≥ 2) and the
+    schedule's side condition (m | n and m | d kept) and nothing else; smallest n + d first."""
     out = []
     for n in range(1, max_size + 1):
         for d in ((n,) if schedule.square else range(1, max_size + 1)):
+            if which == "requires":
+                out += [(n, d, m) for m in range(1, min(n, d) + 1)
+                        if n % m == 0 and d % m == 0 and not schedule.admits(n, m, d)]
+                continue
             for m in range(2, max(n, d) + 1):
                 breaks_n, breaks_d = n % m != 0, d % m != 0
                 if (which == "n" and breaks_n and (schedule.square or not breaks_d)) or \

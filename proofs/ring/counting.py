@@ -234,16 +234,38 @@ def per_residue(e: sympy.Expr) -> list[tuple[str, sympy.Expr]]:
     return out
 
 
-def check_claim(derived: sympy.Expr, claim: str, max_n: int = 24, square: bool = True):
+def check_claim(derived: sympy.Expr, claim: str, max_n: int = 24, square: bool = True, schedule=None):
     """None if `claim` is shown equal to `derived` for all n, m (and d; `equal`); else the smallest
     (n, m, d, derived, claimed) where they differ, or (None, None, None, derived, claimed) when no
-    size up to max_n tells them apart (agreement on samples, not a proof). `square`: d = n."""
-    c = sympy.sympify(claim, locals={"n": N, "m": M, "d": N if square else D})
+    size up to max_n tells them apart (agreement on samples, not a proof). `square`: d = n.
+    `schedule`: its derived parameters may appear in the claim, and only the sizes its side
+    condition allows are compared."""
+    names = {"n": N, "m": M, "d": N if square else D}
+    if schedule is not None:
+        names.update(derived_parameters(schedule, max_n))
+    c = sympy.sympify(claim, locals=names)
     if closed(derived) and equal(derived, c):
         return None
     for n, d, m in small_sizes(square, max_n if square else max_n // 2):
+        if schedule is not None and not schedule.admits(n, m, d):
+            continue
         sub = {N: n, M: m, D: d}
         got, want = derived.subs(sub).doit(), c.subs(sub)
         if got != want:
             return n, m, d, got, want
     return (None, None, None, derived, c)
+
+
+def derived_parameters(schedule, max_n: int = 24) -> dict:
+    """{name: sympy value} of the schedule's derived parameters; a floor division is taken as the
+    exact quotient where it is exact at every size up to max_n the side condition allows."""
+    from ringproof.schedules.dsl import with_derived
+    P = with_derived(schedule.derived, symbols(schedule))
+    out = {}
+    for name in schedule.derived:
+        value = sympy.sympify(getattr(P, name))
+        exact = value.replace(sympy.floor, lambda x: x)
+        sizes = [(n, d, m) for n, d, m in small_sizes(schedule.square, max_n) if schedule.admits(n, m, d)]
+        same = all(value.subs({N: n, M: m, D: d}) == exact.subs({N: n, M: m, D: d}) for n, d, m in sizes)
+        out[name] = exact if same else value
+    return out

@@ -26,13 +26,14 @@ def check_formulas(schedule: Schedule, sizes=SIZES, per_size: int = PER_SIZE, se
     """Raise BadInput at the first sampled point where a phase's concrete step (or loop bound)
     differs from its symbolic one."""
     rng = random.Random(seed)
+    sizes = admitted(schedule, sizes)
     for phase in schedule.phases:
         sym_ix = SimpleNamespace(**{name: var(name) for name in phase.index_names})
         symbolic = _leaves(phase.step(PARAMS, sym_ix))
         bounds = [lp.bounds(PARAMS, sym_ix) for lp in phase.loops]
         for n, m in sizes:
             P = params(n, m)
-            env = {"n": n, "m": m, "k": P.k, "d": P.d}
+            env = {"n": n, "m": m, "k": P.k, "d": P.d, "kd": P.kd}
             for ix in _sample(phase, P, rng, per_size):
                 point = {**env, **ix}
                 for lp, (lo, hi) in zip(phase.loops, bounds):
@@ -42,6 +43,18 @@ def check_formulas(schedule: Schedule, sizes=SIZES, per_size: int = PER_SIZE, se
                     _compare(phase, f"the bounds of loop {lp.name}", got, (lo, hi), point, {})
                 concrete = _leaves(phase.step(P, SimpleNamespace(**ix)))
                 _compare_steps(phase, concrete, symbolic, point)
+
+
+def admitted(schedule: Schedule, sizes) -> list:
+    """The sizes the schedule's side condition allows; at least four (more drawn from n ≤ 24)."""
+    out = [(n, m) for n, m in sizes if schedule.admits(n, m)]
+    more = ((n, m) for n in range(1, 25) for m in range(1, n + 1) if n % m == 0 and (n, m) not in out)
+    for n, m in more:
+        if len(out) >= 4:
+            break
+        if schedule.admits(n, m):
+            out.append((n, m))
+    return out
 
 
 def _sample(phase: Phase, P, rng: random.Random, count: int) -> list[dict]:

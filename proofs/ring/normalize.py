@@ -24,8 +24,8 @@ import z3
 from ringproof.errors import OutsideFragment
 from ringproof.proofs.ring import budgets
 from ringproof.proofs.ring.intervals import decide
-from ringproof.proofs.ring.lemmas import (BLOCK_WINDOWS, CONST_DIVISORS, MOD_WINDOWS, carry, div_const_cases,
-                           library_status)
+from ringproof.proofs.ring.lemmas import (BLOCK_DIVISORS, BLOCK_WINDOWS, CONST_DIVISORS, MOD_WINDOWS, carry,
+                                          div_const_cases, library_status)
 from ringproof.schedules.expr import Term, var
 
 
@@ -94,13 +94,23 @@ def _literal(x) -> int:
     return 0
 
 
+_ZERO = z3.IntVal(0)
+
+
 @dataclass(frozen=True)
 class DVal:
-    """The integer q·m + r; `canon` records a proof that 0 ≤ r < m."""
+    """The integer q·m + p·U + r, U the block unit of the query (k, or a declared chunk size);
+    `canon` records a proof that 0 ≤ r < m and p = 0. A value with p ≠ 0 is in block radix: it is
+    compared and divided by U after its carry into p (`Ctx.in_blocks`)."""
 
     q: z3.ArithRef
     r: z3.ArithRef
     canon: bool = False
+    p: z3.ArithRef = _ZERO
+
+    @property
+    def blocks(self) -> bool:
+        return not _is_const(self.p, 0)
 
 
 def _times(c, unit):
@@ -108,6 +118,25 @@ def _times(c, unit):
     if z3.is_app_of(c, z3.Z3_OP_ITE):
         return z3.If(c.arg(0), _times(c.arg(1), unit), _times(c.arg(2), unit))
     return z3.simplify(c) * unit
+
+
+def _scaled(e, unit):
+    """e·unit as a linear term when e is built of integers, +, integer multiples and If (so the
+    product distributes into the branches), else None."""
+    if z3.is_int_value(e):
+        return e.as_long() * unit
+    if z3.is_app_of(e, z3.Z3_OP_ITE):
+        x, y = _scaled(e.arg(1), unit), _scaled(e.arg(2), unit)
+        return None if x is None or y is None else z3.If(e.arg(0), x, y)
+    if z3.is_add(e):
+        parts = [_scaled(c, unit) for c in e.children()]
+        return None if any(x is None for x in parts) else z3.Sum(parts)
+    if z3.is_mul(e) and len(e.children()) == 2:
+        a, b = e.children()
+        a, b = (a, b) if z3.is_int_value(a) else (b, a)
+        inner = _scaled(b, unit) if z3.is_int_value(a) else None
+        return None if inner is None else a.as_long() * inner
+    return None
 
 
 def _short(e, limit: int = 200) -> str:
@@ -123,6 +152,19 @@ def _short(e, limit: int = 200) -> str:
     finally:
         fmt.max_depth, fmt.max_args = saved
     return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def _coefficient(e, v):
+    """(c, rest) with e = c·v + rest, c an integer and rest free of v; None if e is not so."""
+    rest = z3.simplify(z3.substitute(e, (v, z3.IntVal(0))))
+    c = z3.simplify(z3.substitute(e, (v, z3.IntVal(1))) - rest)
+    return (c.as_long(), rest) if z3.is_int_value(c) else None
+
+
+def multiple(e, v):
+    """c if e is the multiple c·v of v (c an integer, possibly 0), else None."""
+    split = _coefficient(e, v)
+    return split[0] if split is not None and _is_const(split[1], 0) else None
 
 
 def _is_const(e, value=None) -> bool:
@@ -151,19 +193,28 @@ class Ctx:
     """One query's world: the symbolic parameters, the assumptions so far, the variable map."""
 
     def __init__(self, m_value: int | None = None, timeout_ms: int = 10000, seed: int = 0,
-                 nonlinear: bool = False, square: bool = True, min_m: int = 1):
+                 nonlinear: bool = False, square: bool = True, min_m: int = 1, block_split: bool = False,
+                 chunk: int = 1):
         """`square`: d = n (kd is k); else d = kd·m with kd ≥ 1 a parameter of its own. `min_m`:
-        the least m of this query (a literal split decides smaller m apart)."""
+        the least m of this query (a literal split decides smaller m apart). `block_split`: an
+        index over n values is split in block radix, j = lo + jq·U + jr (0 ≤ jq < n/U, 0 ≤ jr < U),
+        for formulas of contiguous layouts; else in radix m, j = lo + jq·m + jr. `chunk` c > 1: the
+        schedule's side conditions make c divide k, and U is the chunk size h = k/c (k = c·h)."""
         self.nonlinear = nonlinear     # allow products of values (counting identities, not indices)
+        self.block_split = block_split
         self.m, self.k = z3.Int("m"), z3.Int("k")
         self.m_value, self.min_m = m_value, min_m
-        self.kd = self.k if square else z3.Int("kd")
-        self.units = (self.k,) if square else (self.k, self.kd)   # block counts: n = k·m, d = kd·m
+        self.U = self.k if chunk == 1 else z3.Int("h")      # the block unit: p·U in a DVal
+        blocks = self.k if chunk == 1 else z3.simplify(chunk * self.U)     # k, in units of U
+        self.kd = blocks if square else z3.Int("kd")
+        self.units = (blocks,) if square else (blocks, self.kd)   # block counts: n = k·m, d = kd·m
         self.assumptions: list = [self.m >= min_m] + [u >= 1 for u in self.units]
+        if chunk != 1:
+            self.assumptions += [self.U >= 1, self.k == blocks]
         if m_value is not None:
             self.assumptions.append(self.m == m_value)
         zero = z3.IntVal(0)
-        self.env = {"m": DVal(z3.IntVal(1), zero), "k": DVal(zero, self.k), "n": DVal(self.k, zero),
+        self.env = {"m": DVal(z3.IntVal(1), zero), "k": DVal(zero, blocks), "n": DVal(blocks, zero),
                     "kd": DVal(zero, self.kd), "d": DVal(self.kd, zero)}
         self.timeout_ms, self.seed = timeout_ms, seed
         self.lemmas_used: set[str] = set()
@@ -276,9 +327,47 @@ class Ctx:
         return a, b
 
     # ------------------------------------------------------------------ digit arithmetic
+    def to_radix_m(self, x: DVal) -> DVal:
+        """x with its blocks p·U folded into q: possible when p = a·m (then p·U = (a·U)·m)."""
+        if not x.blocks:
+            return x
+        a = multiple(x.p, self.m)
+        if a is None:
+            raise NormalizationError(f"value mixes blocks of {self.U} ({_short(x.p)}) with digits of m")
+        self._use("radix-swap")
+        return DVal(z3.simplify(x.q + a * self.U), x.r)
+
+    def to_blocks(self, x: DVal) -> DVal:
+        """x with its multiples of m folded into p: possible when q = a·U (then q·m = (a·m)·U)."""
+        if _is_const(x.q, 0):
+            return x
+        a = multiple(x.q, self.U)
+        if a is None:
+            raise NormalizationError(f"value mixes digits of m ({_short(x.q)}) with blocks of {self.U}")
+        self._use("radix-swap")
+        return DVal(_ZERO, x.r, p=z3.simplify(x.p + a * self.m))
+
+    def in_blocks(self, x: DVal) -> DVal:
+        """x = p·U + r with 0 ≤ r < U proven (block radix; q = 0)."""
+        x = self.to_blocks(x)
+        a, b = self._window(x.r, self.U, MOD_WINDOWS, "block carry")
+        if (a, b) == (0, 1):
+            return x
+        c = carry(x.r, self.U, a, b)
+        self._use(f"mod-window[{a},{b}]", self._window_instance(x.r, self.U, a, b, c))
+        self._use("carry")
+        return DVal(_ZERO, z3.simplify(x.r - _times(c, self.U)), p=z3.simplify(x.p + c))
+
+    def is_unit(self, x: DVal) -> bool:
+        """Is x the block unit U itself (written U, or one block)?"""
+        if not _is_const(x.q, 0):
+            return False
+        return (_is_const(x.p, 1) and _is_const(x.r, 0)) or (not x.blocks and multiple(x.r, self.U) == 1)
+
     def canonical(self, x: DVal) -> DVal:
         if x.canon:
             return x
+        x = self.to_radix_m(x)
         try:
             a, b = self._window(x.r, self.m, MOD_WINDOWS, "carry")
         except NormalizationError:
@@ -306,6 +395,17 @@ class Ctx:
 
     def compare(self, x: DVal, y: DVal, op: str):
         q, r = z3.simplify(x.q - y.q), z3.simplify(x.r - y.r)
+        p = z3.simplify(x.p - y.p)
+        if not _is_const(p, 0):
+            diff = DVal(q, r, p=p)
+            if multiple(p, self.m) is not None:
+                diff = self.to_radix_m(diff)
+                q, r = diff.q, diff.r
+            else:
+                self._use("digit-compare")
+                d = self.in_blocks(diff)
+                return {"eq": z3.And(d.p == 0, d.r == 0), "lt": d.p < 0,
+                        "le": z3.Or(d.p < 0, z3.And(d.p == 0, d.r == 0))}[op]
         if not _is_const(q, 0):
             self._use("digit-compare")
             d = self.canonical(DVal(q, r))
@@ -315,14 +415,18 @@ class Ctx:
         return {"eq": r == 0, "lt": r < 0, "le": r <= 0}[op]
 
     def is_m(self, x: DVal) -> bool:
-        return _is_const(x.q, 1) and _is_const(x.r, 0)
+        return _is_const(x.q, 1) and _is_const(x.r, 0) and not x.blocks
 
     def count_unit(self, x: DVal):
         """The block count (k or kd) that x is, else None."""
+        if x.blocks:
+            return None
         return next((u for u in self.units if _is_const(x.q, 0) and z3.eq(z3.simplify(x.r), u)), None)
 
     def extent_unit(self, x: DVal):
         """The block count u of an extent x = u·m (n or d), else None."""
+        if x.blocks:
+            return self.U if _is_const(x.q, 0) and _is_const(x.r, 0) and z3.eq(z3.simplify(x.p), self.m) else None
         return next((u for u in self.units if _is_const(x.r, 0) and z3.eq(z3.simplify(x.q), u)), None)
 
     # ------------------------------------------------------------------ translation
@@ -343,10 +447,10 @@ class Ctx:
             return DVal(z3.IntVal(0), z3.IntVal(args[0]))
         if op == "add":
             a, b = self.val(args[0]), self.val(args[1])
-            return DVal(z3.simplify(a.q + b.q), z3.simplify(a.r + b.r))
+            return DVal(z3.simplify(a.q + b.q), z3.simplify(a.r + b.r), p=z3.simplify(a.p + b.p))
         if op == "neg":
             a = self.val(args[0])
-            return DVal(z3.simplify(-a.q), z3.simplify(-a.r))
+            return DVal(z3.simplify(-a.q), z3.simplify(-a.r), p=z3.simplify(-a.p))
         if op == "mul":
             return self._mul(self.val(args[0]), self.val(args[1]))
         if op in ("mod", "div"):
@@ -354,17 +458,27 @@ class Ctx:
         if op == "ite":
             c, a, b = self.cond(args[0]), self.val(args[1]), self.val(args[2])
             return DVal(z3.simplify(z3.If(c, a.q, b.q)), z3.simplify(z3.If(c, a.r, b.r)),
-                        a.canon and b.canon)
+                        a.canon and b.canon, z3.simplify(z3.If(c, a.p, b.p)))
         raise NormalizationError(f"{op} is not an integer expression")
 
     def _mul(self, a: DVal, b: DVal) -> DVal:
         for x, y in ((a, b), (b, a)):
-            if _is_const(x.q, 0) and _is_const(x.r):
+            if _is_const(x.q, 0) and _is_const(x.r) and not x.blocks:
                 c = z3.simplify(x.r).as_long()
-                return DVal(z3.simplify(c * y.q), z3.simplify(c * y.r), y.canon and c == 1)
+                return DVal(z3.simplify(c * y.q), z3.simplify(c * y.r), y.canon and c == 1, z3.simplify(c * y.p))
+        if a.blocks or b.blocks:
+            raise NormalizationError("product of a value in blocks with another value")
         for x, y in ((a, b), (b, a)):
             if _is_const(x.q, 0) and _is_const(y.r, 0):      # scalar · (multiple of m)
                 return DVal(z3.simplify(x.r * y.q), z3.IntVal(0), True)
+        if not self.nonlinear:
+            for x, y in ((a, b), (b, a)):                     # value · (c·U): c·value blocks
+                c = multiple(y.r, self.U) if _is_const(y.q, 0) else None
+                free = _coefficient(x.r, self.U)
+                qm = _scaled(z3.simplify(x.q), self.m)
+                if c and qm is not None and free is not None and free[0] == 0:
+                    p = c * (qm + x.r)
+                    return DVal(_ZERO, _ZERO, p=z3.simplify(p))
         if _is_const(a.q, 0) and _is_const(b.q, 0):
             return DVal(z3.IntVal(0), z3.simplify(a.r * b.r))
         if self.nonlinear:
@@ -373,6 +487,23 @@ class Ctx:
 
     def _moddiv(self, op, a: DVal, b: DVal) -> DVal:
         zero = z3.IntVal(0)
+        if b.blocks:
+            raise NormalizationError(f"{op} by a divisor written in blocks of {self.U}")
+        if self.is_unit(b) and (a.blocks or not _is_const(a.q, 0)):
+            x = self.in_blocks(a)
+            return DVal(zero, x.r) if op == "mod" else DVal(zero, x.p)
+        if a.blocks and self.extent_unit(b) is self.U:          # (p·U + r) mod (m·U)
+            x = self.in_blocks(a)
+            lo, hi = self._window(x.p, self.m, BLOCK_WINDOWS, f"mod m·{self.U}")
+            c = carry(x.p, self.m, lo, hi)
+            m, u = self.m, self.U
+            v = lambda: x.p * u + x.r     # noqa: E731 (the instance is built only when exported)
+            self._use(f"block-window[{lo},{hi}]", lambda: z3.Implies(
+                z3.And(m > 0, u > 0, 0 <= x.r, x.r < u, lo * m <= x.p, x.p < hi * m),
+                z3.And(v() % (m * u) == (x.p - c * m) * u + x.r, v() / (m * u) == c)))
+            if op == "mod":
+                return DVal(zero, x.r, p=z3.simplify(x.p - _times(c, m)))
+            return DVal(zero, z3.simplify(c))
         if self.is_m(b):
             a = self.canonical(a)
             return DVal(zero, a.r, True) if op == "mod" else DVal(zero, a.q)
@@ -390,6 +521,12 @@ class Ctx:
             if op == "mod":
                 return DVal(zero, z3.simplify(a.r - _times(c, unit)))
             return DVal(zero, z3.simplify(c))
+        if _is_const(b.r, 0) and _is_const(b.q) and z3.simplify(b.q).as_long() in BLOCK_DIVISORS:
+            return self._div_block(op, a, z3.simplify(b.q).as_long())
+        if _is_const(b.q, 0) and _is_const(b.r) and not a.blocks and _is_const(a.q, 0):
+            c, t = z3.simplify(b.r).as_long(), multiple(a.r, self.U)
+            if c > 0 and t is not None and t % c == 0:          # (c·t'·U) div c = t'·U exactly
+                return DVal(zero, zero) if op == "mod" else DVal(zero, z3.simplify((t // c) * self.U))
         if _is_const(b.q, 0) and _is_const(b.r) and z3.simplify(b.r).as_long() > 0 and _is_const(a.q, 0):
             c = z3.simplify(b.r).as_long()
             return DVal(zero, a.r % c if op == "mod" else a.r / c)
@@ -397,6 +534,22 @@ class Ctx:
             hq, hr, p = self._div_const(a, z3.simplify(b.r).as_long())
             return DVal(hq, hr, True) if op == "div" else DVal(zero, p)
         raise NormalizationError(f"{op} by a divisor other than m, k, n, kd, d or a positive constant")
+
+    def _div_block(self, op, a: DVal, c: int) -> DVal:
+        """a div (c·m) and a mod (c·m): with a = q·m + r canonical and q = c·t + e (0 ≤ e < c),
+        lemma block-const[c] gives t and e·m + r; t = q/c exactly when q is a multiple of c·U."""
+        a = self.canonical(a)
+        zero = z3.IntVal(0)
+        t = multiple(a.q, self.U)
+        if t is not None and t % c == 0:
+            tq, e = z3.simplify((t // c) * self.U), zero
+        else:
+            tq, e = z3.simplify(a.q / c), z3.simplify(a.q % c)
+        m, r, q = self.m, a.r, a.q
+        self._use(f"block-const[{c}]", lambda: z3.Implies(
+            z3.And(m > 0, 0 <= r, r < m, q == c * tq + e, 0 <= e, e < c),
+            z3.And((q * m + r) / (c * m) == tq, (q * m + r) % (c * m) == e * m + r)))
+        return DVal(zero, tq) if op == "div" else DVal(e, r, True)
 
     def _div_const(self, a: DVal, c: int):
         """Digits of a div c and a mod c for a value involving m: fresh variables pinned by the
@@ -439,8 +592,8 @@ class Ctx:
         raise NormalizationError(f"{op} is not a condition")
 
     def int_term(self, x: DVal) -> z3.ArithRef:
-        """x as one Z3 integer term q·m + r."""
-        return x.q * self.m + x.r
+        """x as one Z3 integer term q·m + p·U + r."""
+        return x.q * self.m + x.r + x.p * self.U
 
     def int_of(self, x: DVal, model) -> int:
         """The concrete value of x in a Z3 model."""

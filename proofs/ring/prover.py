@@ -289,7 +289,7 @@ def _count_task(schedule: Schedule, opts: Options, keep: bool = False) -> tuple:
         derived = c.cycles if what == "cycles" else c.ops.get(what)
         if derived is None:
             continue
-        bad = check_claim(derived, claim, square=schedule.square)
+        bad = check_claim(derived, claim, square=schedule.square, schedule=schedule)
         if bad is not None and bad[0] is None:
             verdict = Verdict.UNKNOWN
             form = "closed form" if closed(derived) else "sum (no closed form)"

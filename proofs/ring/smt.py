@@ -50,11 +50,8 @@ def discharge(check: Check, m_value: int | None = None, timeout_ms: int = 10000,
     """Decide one check; `smt2_dir` also writes the query as SMT-LIB 2, and `cross_check`
     ('cvc5') asks a second solver, within `cross_timeout_ms`, about every query Z3 answers unsat."""
     t0 = time.perf_counter()
-    ctx = Ctx(m_value, timeout_ms, seed, square=check.square, min_m=min_m)
     try:
-        its, hyp, goal = check.build(ctx)
-        hyps = [ctx.cond(h) for h in hyp]
-        g = ctx.cond(goal)
+        ctx, its, hyps, g = _translate(check, m_value, timeout_ms, seed, min_m)
     except LiteralBound as err:
         return _split(check, err.limit, t0, dict(timeout_ms=timeout_ms, seed=seed, cross_check=cross_check,
                                                  smt2_dir=smt2_dir, cross_timeout_ms=cross_timeout_ms))
@@ -92,6 +89,29 @@ def discharge(check: Check, m_value: int | None = None, timeout_ms: int = 10000,
                for x in (ctx.k * ctx.m, ctx.m, ctx.kd * ctx.m))
     return Outcome(check, Verdict.REFUTED, time.perf_counter() - t0, n=n, m=m, d=d,
                    iterations=_decode(ctx, its, model), **audit)
+
+
+def _translate(check: Check, m_value, timeout_ms: int, seed: int, min_m: int):
+    """The check's query in digits: indices over n split in radix m, or, where that leaves the
+    fragment, in blocks of k (contiguous layouts: `Ctx(block_split=True)`); the first reason is
+    kept when neither normalizes."""
+    def build(block_split: bool):
+        ctx = Ctx(m_value, timeout_ms, seed, square=check.square, min_m=min_m, block_split=block_split,
+                  chunk=check.chunk)
+        if check.requires is not None:
+            ctx.assumptions.append(ctx.cond(check.requires))
+        its, hyp, goal = check.build(ctx)
+        return ctx, its, [ctx.cond(h) for h in hyp], ctx.cond(goal)
+
+    try:
+        return build(False)
+    except LiteralBound:
+        raise
+    except NormalizationError as first:
+        try:
+            return build(True)
+        except NormalizationError:
+            raise first from None
 
 
 def small_sizes(square: bool, limit: int = SMALL_N):

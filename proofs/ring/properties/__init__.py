@@ -37,7 +37,47 @@ def derive(schedule: Schedule) -> list[Check]:
     phase_kinds = [k for k in KINDS if not k.schedule_level]
     checks = [c for phase in schedule.phases for kind in phase_kinds for c in kind.symbolic(schedule, phase)]
     checks += [c for kind in KINDS if kind.schedule_level for c in kind.symbolic(schedule)]
-    return [replace(c, square=schedule.square) for c in checks]
+    requires, chunk = shape_of(schedule)
+    return [replace(c, square=schedule.square, requires=requires, chunk=chunk) for c in checks]
+
+
+def shape_of(schedule: Schedule):
+    """(the side condition as a Term or None, the chunk c): c > 1 where a derived parameter is
+    div(k, c) or div(n, c·m) and the side condition is proved to make c divide k, so the queries
+    may split indices in chunks of h = k/c; else 1."""
+    if schedule.requires is None:
+        return None, 1
+    from ringproof.proofs.ring.lemmas import BLOCK_DIVISORS
+    from ringproof.proofs.ring.normalize import PARAMS, Ctx, NormalizationError
+    from ringproof.schedules.dsl import with_derived
+    from ringproof.schedules.expr import lift
+    requires = lift(schedule.requires(PARAMS))
+    P = with_derived(schedule.derived, PARAMS)
+    for name in schedule.derived:
+        t = lift(getattr(P, name))
+        if t.op != "div":
+            continue
+        ctx = Ctx(square=schedule.square)
+        try:
+            ctx.assumptions.append(ctx.cond(requires))
+            num, den = ctx.val(t.args[0]), ctx.val(t.args[1])
+        except NormalizationError:
+            continue
+        if num.blocks or den.blocks:
+            continue
+        is_k = ctx.count_unit(num) is ctx.k and z3_int(den.q) == 0 and z3_int(den.r)
+        is_n = ctx.extent_unit(num) is ctx.k and z3_int(den.r) == 0 and z3_int(den.q)
+        c = z3_int(den.r) if is_k else z3_int(den.q) if is_n else None
+        if c in BLOCK_DIVISORS and ctx.prove(ctx.k % c == 0):
+            return requires, c
+    return requires, 1
+
+
+def z3_int(e):
+    """The integer value of a Z3 term that simplifies to a numeral, else None."""
+    import z3
+    e = z3.simplify(e)
+    return e.as_long() if z3.is_int_value(e) else None
 
 
 def check_trace(trace: Trace, properties=None, limit: int = 1) -> dict:

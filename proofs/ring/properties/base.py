@@ -34,6 +34,8 @@ class Check:
     build: Callable[[Ctx], tuple]
     kind: str = ""
     square: bool = True     # d = n (the schedule's shape; False: d is a parameter of its own)
+    requires: object = None  # the schedule's side condition (a Term), assumed by the query
+    chunk: int = 1          # c > 1: the side condition makes c divide k; blocks of h = k/c
 
 
 class Finding:
