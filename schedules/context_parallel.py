@@ -8,50 +8,89 @@ dK/dV travelling beside K/V and one more hop bringing them home.
 
 The layouts (0-based rank r and slot j; k = n/m, h = n/(2m)):
 
-    contiguous  token r·k + j                                   (Ring Attention; m | n)
-    striped     token j·m + r                                   (Brandon et al.; m | n)
-    zigzag      token r·h + j for j < h, else (2m−1−r)·h + j − h (head-tail; 2m | n)
+    contiguous  token r·k + j                                    (Ring Attention; m | n)
+    striped     token j·m + r                                    (Brandon et al.; m | n)
+    zigzag      token r·h + j for j < h, else (2m−1−r)·h + j − h  (head-tail; 2m | n)
 
-Every formula is written with the DSL's helpers, so it runs on ints and numpy arrays alike.
+Every formula is written once with the DSL's helpers: the same functions give the layout that
+`prove layout` compares with a load balancer, the pairs `prove conform` expects of a real library,
+and the steps of the registered schedules the prover proves (`SCHEDULE`), which are the ring pass
+of the scores w1[A, B] = Σ_C q[A, C]·k[B, C] (B ≤ A where causal): PE l (1-based) at ring step s
+(1-based) computes its queries against the key block of PE ((l − s) mod m) + 1, which PE l − 1
+copies on while it uses it. The folding of each block into the output (online softmax) and the
+backward pass are not written in the DSL yet: `prove conform` checks them numerically.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
-from ringproof.schedules.expr import div, eq, ite, le, lt, mod
+from ringproof.schedules.computation import computation
+from ringproof.schedules.dsl import (HOME, MAC, At, Copy, Either, Loop, Phase, Schedule, Step, params,
+                                     with_derived)
+from ringproof.schedules.expr import div, eq, ite, le, lt, mod, wrap
 
 
-def _contiguous(P, r, j):
-    return r * P.k + j
+# --------------------------------------------------------------------------- the layouts
 
 
-def _striped(P, r, j):
-    return j * P.m + r
+@dataclass(frozen=True)
+class Layout:
+    """Where tokens live: `token(P, r, j)` the 0-based token in slot j of rank r, and its inverse,
+    `owner(P, t)` and `slot(P, t)` of a 0-based token t."""
+
+    name: str
+    token: Callable
+    owner: Callable
+    slot: Callable
 
 
-def _zigzag(P, r, j):
-    h = div(P.n, 2 * P.m)
-    return ite(lt(j, h), r * h + j, (2 * P.m - 1 - r) * h + j - h)
+CONTIGUOUS = Layout("contiguous", lambda P, r, j: r * P.k + j,
+                    lambda P, t: div(t, P.k), lambda P, t: mod(t, P.k))
+STRIPED = Layout("striped", lambda P, r, j: j * P.m + r,
+                 lambda P, t: mod(t, P.m), lambda P, t: div(t, P.m))
+
+
+def _zigzag_token(P, r, j):
+    return ite(lt(j, P.h), r * P.h + j, (2 * P.m - 1 - r) * P.h + j - P.h)
+
+
+def _zigzag_owner(P, t):
+    """Chunk g = t div h is rank g's head (g < m) or rank 2m − 1 − g's tail."""
+    g = div(t, P.h)
+    return ite(lt(g, P.m), g, 2 * P.m - 1 - g)
+
+
+def _zigzag_slot(P, t):
+    return ite(lt(div(t, P.h), P.m), 0, P.h) + mod(t, P.h)
+
+
+ZIGZAG = Layout("zigzag", _zigzag_token, _zigzag_owner, _zigzag_slot)
+
+
+# --------------------------------------------------------------------------- the schedules
 
 
 @dataclass(frozen=True)
 class ContextParallel:
     """One context-parallel schedule: its layout, its mask and its side condition.
 
-    `token(P, r, j)`: the 0-based token in slot j of rank r; `requires(P)`: the side condition on
-    the sizes beyond m | n (a DSL condition), `requires_text` the same for people; `unit(m)`: the
-    least n it allows for m ranks (every valid n is a multiple of it)."""
+    `requires(P)`: the side condition beyond m | n (a DSL condition), `requires_text` the same for
+    people; `unit(m)`: the least n it allows for m ranks (every valid n is a multiple of it);
+    `derived`: parameters its formulas use (zigzag's h = n/(2m))."""
 
     name: str
-    layout: str
-    token: Callable
+    layout: Layout
     causal: bool
-    requires: Callable
+    requires: Callable | None
     requires_text: str
     unit: Callable
     doc: str
+    derived: dict = field(default_factory=dict)
+
+    def params(self, n: int, m: int, d: int | None = None):
+        return with_derived(self.derived, params(n, m, d=d))
 
     def valid(self, n: int, m: int) -> bool:
         return n >= 1 and m >= 1 and n % self.unit(m) == 0
@@ -61,8 +100,9 @@ class ContextParallel:
         map returns (numpy, 0-based)."""
         import numpy as np
 
+        P = with_derived(self.derived, P)
         r, j = np.divmod(np.arange(P.n, dtype=np.int64), P.k)
-        return self.token(P, r, j)
+        return self.layout.token(P, r, j)
 
     def held(self, P, r, s):
         """The rank whose K/V block rank r holds at ring step s (0-based)."""
@@ -81,28 +121,87 @@ def _multiple_of_2m(m):
     return 2 * m
 
 
-def _always(P):
-    return True
-
-
 def _two_m_divides_n(P):
     return eq(mod(P.n, 2 * P.m), 0)
 
 
+def _h(P):
+    return div(P.n, 2 * P.m)
+
+
 SCHEDULES = {s.name: s for s in (
-    ContextParallel("ring-attention", "contiguous", _contiguous, False, _always, "m | n", _multiple_of_m,
+    ContextParallel("ring-attention", CONTIGUOUS, False, None, "m | n", _multiple_of_m,
                     "Ring Attention (Liu, Zaharia, Abbeel 2023): contiguous blocks, no mask"),
-    ContextParallel("ring-attention-causal", "contiguous", _contiguous, True, _always, "m | n",
-                    _multiple_of_m, "Ring Attention with the causal mask: contiguous blocks, "
-                    "imbalanced (rank r computes more pairs than rank r − 1)"),
-    ContextParallel("striped", "striped", _striped, True, _always, "m | n", _multiple_of_m,
+    ContextParallel("ring-attention-causal", CONTIGUOUS, True, None, "m | n", _multiple_of_m,
+                    "Ring Attention with the causal mask: contiguous blocks, imbalanced (rank r "
+                    "computes more pairs than rank r − 1)"),
+    ContextParallel("striped", STRIPED, True, None, "m | n", _multiple_of_m,
                     "Striped attention (Brandon et al. 2023): token t on rank t mod m, causal"),
-    ContextParallel("zigzag", "zigzag", _zigzag, True, _two_m_divides_n, "2m | n", _multiple_of_2m,
+    ContextParallel("zigzag", ZIGZAG, True, _two_m_divides_n, "2m | n", _multiple_of_2m,
                     "zigzag / head-tail: 2m chunks of n/(2m) tokens, rank r holds chunks r and "
-                    "2m−1−r in that order, causal"),
+                    "2m−1−r in that order, causal", {"h": _h}),
 )}
 
 
 def schedule(name: str) -> ContextParallel | None:
     """The context-parallel schedule of a target name (its `-bwd` twin shares it), or None."""
     return SCHEDULES.get(name.removesuffix("-bwd"))
+
+
+# --------------------------------------------------------------------------- as DSL schedules
+
+SCORES = computation("cp-scores", {"q": "n d", "k": "n d", "w1": "n n"}, ["w1[A, B] += q[A, C] * k[B, C]"])
+CAUSAL_SCORES = computation("cp-causal-scores", {"q": "n d", "k": "n d", "w1": "n n"},
+                            ["w1[A, B] += q[A, C] * k[B, C] if B <= A"])
+
+
+def ring_pass(cp: ContextParallel) -> Schedule:
+    """The ring pass of `cp` as a DSL schedule: loops s (ring step), i (query slot), b (key slot),
+    c (column); PE l computes q[A, c]·k[B, c] for its query A = slot i and the key B = slot b of
+    the block it holds. Every index is `cp`'s layout formula shifted to 1-based."""
+    problem = CAUSAL_SCORES if cp.causal else SCORES
+    q, kk = problem.inputs
+    w1 = problem.output
+    lay = cp.layout
+
+    def query(P, ix):
+        return lay.token(P, ix.l - 1, ix.i - 1) + 1
+
+    def key(P, ix):
+        return lay.token(P, mod(ix.l - ix.s, P.m), ix.b - 1) + 1
+
+    def step(P, ix):
+        A, B = query(P, ix), key(P, ix)
+        arrived = Either(eq(ix.s, 1), HOME,
+                         At("ring", dict(s=ix.s - 1, i=1, b=ix.b, c=ix.c, l=wrap(ix.l - 1, P.m))))
+        return Step(pe=ix.l, op=MAC, target=w1[A, B], operands=(q[A, ix.c], kk[B, ix.c]),
+                    guard=le(B, A) if cp.causal else True,
+                    send=Copy(kk[B, ix.c], when=eq(ix.i, 1), source=arrived),   # pass the block on
+                    first=eq(ix.c, 1),
+                    prev=At("ring", dict(s=ix.s, i=ix.i, b=ix.b, c=ix.c - 1, l=ix.l)),
+                    sources=(HOME, Either(eq(ix.i, 1), arrived,
+                                          At("ring", dict(s=ix.s, i=1, b=ix.b, c=ix.c, l=ix.l)))))
+
+    def inverse(P, key_):
+        A, B, C = key_
+        la, lb = lay.owner(P, A - 1), lay.owner(P, B - 1)
+        return dict(s=mod(la - lb, P.m) + 1, i=lay.slot(P, A - 1) + 1, b=lay.slot(P, B - 1) + 1,
+                    c=C, l=la + 1)
+
+    def home(P, ref):
+        return lay.owner(P, ref.idx[0] - 1) + 1
+
+    phase = Phase("ring", (Loop("s", 1, "m"), Loop("i", 1, "k"), Loop("b", 1, "k"), Loop("c", 1, "d")),
+                  step, inverse=inverse,
+                  doc="PE l at ring step s: q[A, c]·k[B, c] for its query slot i and key slot b of the "
+                      "block of PE ((l − s) mod m) + 1, which it copies on")
+    macs = "n**2*(n + 1)/2" if cp.causal else "n**3"
+    return Schedule(cp.name, problem, (phase,), home=home,
+                    doc=f"{cp.doc}; the ring pass of the scores (where and when each (query, key) "
+                        "pair is computed)",
+                    notes={"claims": {"cycles": "n**3/m", "MAC": macs}},
+                    requires=cp.requires, derived=cp.derived)
+
+
+RING_PASSES = {name: ring_pass(cp) for name, cp in SCHEDULES.items()}
+RING_ATTENTION, RING_ATTENTION_CAUSAL, STRIPED_RING, ZIGZAG_RING = RING_PASSES.values()

@@ -11,11 +11,12 @@ from ringproof.errors import BadInput
 
 
 def registry() -> dict:
-    from ringproof.schedules import algo1, algo2, algo3
+    from ringproof.schedules import algo1, algo2, algo3, context_parallel as cp
 
     return {s.name: s for s in (algo1.ALGO1, algo1.ALGO1_PRINTED, algo1.ALGO1_GENERAL,
                                 algo2.ALGO2, algo2.ALGO2_PRINTED, algo2.ALGO2_GENERAL,
-                                algo3.ALGO3, algo3.ALGO3_PRINTED, algo3.ALGO3_GENERAL)}
+                                algo3.ALGO3, algo3.ALGO3_PRINTED, algo3.ALGO3_GENERAL,
+                                cp.RING_ATTENTION, cp.RING_ATTENTION_CAUSAL, cp.STRIPED_RING, cp.ZIGZAG_RING)}
 
 
 def printed_defects(target: str):

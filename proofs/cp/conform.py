@@ -8,8 +8,8 @@ and backward, and reports its kernel calls, its peers and its outputs and gradie
 
 The implementation conforms when, at every (m, n):
   - every kernel call's (rank, ring step, query, key) pairs, forward and backward, are exactly the
-    schedule's: rank r at step s computes the pairs of its queries with the K/V block of rank
-    (r − s) mod m that the mask allows, each pair once;
+    registered schedule's (read from its steps on ints: rank r at step s computes the pairs of its
+    queries with the K/V block of rank (r − s) mod m that the mask allows), each pair once;
   - every rank sends only to the next rank and receives only from the previous one;
   - outputs and gradients equal the reference within `TOLERANCE` (relative to the largest value).
 """
@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from ringproof.errors import BadInput, InternalError
 from ringproof.proofs.cp import kernels
 from ringproof.proofs.cp.load import load_callable
-from ringproof.schedules.context_parallel import ContextParallel
+from ringproof.schedules.context_parallel import RING_PASSES, ContextParallel
 from ringproof.schedules.dsl import params
 
 # The largest |difference| from the float64 reference, relative to the quantity's largest |value|,
@@ -348,19 +348,24 @@ def _judge(cp, m, n, reports, failure, tolerance):
 
 
 def _schedule(cp, m, n) -> set:
-    """The schedule's (rank, step, query, key): rank r at step s, the pairs of its queries with the
-    K/V block of rank (r − s) mod m that the mask allows."""
+    """The (rank, step, query, key) of the registered schedule of `cp` (0-based), read from its
+    steps on ints: the iterations whose guard holds, one per pair (the column loop aside)."""
+    return ring_pairs(RING_PASSES[cp.name], n, m)
+
+
+def ring_pairs(schedule, n: int, m: int) -> set:
+    """(PE − 1, s − 1, A − 1, B − 1) of every active iteration of a ring pass with c = 1."""
+    phase = schedule.phases[0]
     P = params(n, m)
-    pos = cp.positions(P).tolist()
-    k = n // m
     out = set()
-    for r in range(m):
-        for s in range(m):
-            held = int(cp.held(P, r, s))
-            for qt in pos[r * k:(r + 1) * k]:
-                for kt in pos[held * k:(held + 1) * k]:
-                    if cp.computes(P, qt, kt):
-                        out.add((r, s, qt, kt))
+    for s in range(1, m + 1):
+        for l in range(1, m + 1):
+            for i in range(1, P.k + 1):
+                for b in range(1, P.k + 1):
+                    st = phase.step(P, types.SimpleNamespace(s=s, i=i, b=b, c=1, l=l))
+                    if st.guard:
+                        A, B = st.target.idx
+                        out.add((int(st.pe) - 1, s - 1, int(A) - 1, int(B) - 1))
     return out
 
 

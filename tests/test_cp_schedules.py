@@ -1,0 +1,100 @@
+"""The context-parallel targets (ring-attention, ring-attention-causal, striped, zigzag) as DSL
+schedules: proved at tier parametric, in agreement with enumeration, their pairs those of the
+layout formulas, their mutants refuted and replayed."""
+
+import pytest
+
+from twins import assert_same_check_replays
+
+from ringproof.proofs.cli.targets import registry
+from ringproof.proofs.cp.conform import ring_pairs
+from ringproof.proofs.ring.prover import Options, verify
+from ringproof.proofs.results import Verdict
+from ringproof.schedules import context_parallel as cpm
+from ringproof.schedules.expr import ite, le, lt, mod
+
+NAMES = list(cpm.SCHEDULES)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_each_target_proves_at_tier_parametric(name):
+    schedule = registry()[name]
+    results = verify(schedule)
+    assert {r.verdict for r in results} == {Verdict.PROVED}, [(r.property, r.reason) for r in results]
+    assert {r.tier for r in results} == {"parametric"}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_bounded_tier_agrees(name):
+    results = verify(registry()[name], Options(tier="bounded", max_n=8))
+    assert {r.verdict for r in results} == {Verdict.PROVED}, [(r.property, r.reason) for r in results]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_schedule_computes_the_pairs_of_the_layout_formulas(name):
+    """Rank r at ring step s: its queries with rank (r − s) mod m's keys, where the mask allows —
+    written independently with plain lists of tokens."""
+    cp = cpm.SCHEDULES[name]
+    for m in range(1, 5):
+        for n in range(cp.unit(m), 4 * cp.unit(m) + 1, cp.unit(m)):
+            P = cp.params(n, m)
+            tokens = cp.positions(P).tolist()
+            k = n // m
+            want = {(r, s, qt, kt) for r in range(m) for s in range(m)
+                    for qt in tokens[r * k:(r + 1) * k] for kt in tokens[((r - s) % m) * k:((r - s) % m + 1) * k]
+                    if kt <= qt or not cp.causal}
+            assert ring_pairs(registry()[name], n, m) == want, (name, n, m)
+            assert len(want) == (n * (n + 1) // 2 if cp.causal else n * n)     # every pair once
+
+
+def test_zigzag_balances_the_causal_pairs_and_contiguous_does_not():
+    """Causal pairs per rank at n = 16, m = 4: 10/26/42/58 contiguous, 34 each zigzag and striped."""
+    def per_rank(name):
+        pairs = ring_pairs(registry()[name], 16, 4)
+        return [sum(1 for p in pairs if p[0] == r) for r in range(4)]
+    assert per_rank("ring-attention-causal") == [10, 26, 42, 58]
+    assert per_rank("zigzag") == [34] * 4
+    assert per_rank("striped") == [28, 32, 36, 40]
+
+
+def _mutants():
+    zig = registry()["zigzag"]
+    causal = registry()["ring-attention-causal"]
+
+    def pairing(P, ix, st):      # tail chunk 2m − 2 − r: two ranks share a chunk
+        def tok(r, j):
+            return ite(lt(j, P.h), r * P.h + j, (2 * P.m - 2 - r) * P.h + j - P.h) + 1
+        A, B = tok(ix.l - 1, ix.i - 1), tok(mod(ix.l - ix.s, P.m), ix.b - 1)
+        return st.target.array[A, B]
+
+    def operands(P, ix, st):
+        A, B = pairing(P, ix, st).idx
+        return (st.operands[0].array[A, ix.c], st.operands[1].array[B, ix.c])
+
+    def strict(P, ix, st):       # the mask off by one: B < A
+        return lt(st.operands[1].idx[0], st.target.idx[0])
+
+    return {"zigzag wrong pairing": zig.derive("zigzag-pairing", {"ring": dict(target=pairing, operands=operands)}),
+            "zigzag mask off by one": zig.derive("zigzag-mask", {"ring": dict(guard=strict)}),
+            "causal no hop": causal.derive("causal-no-hop", {"ring": dict(send=None)}),
+            "causal mask off by one": causal.derive("causal-mask", {"ring": dict(guard=lambda P, ix, st: le(
+                st.operands[1].idx[0], st.target.idx[0] - 1))})}
+
+
+@pytest.mark.parametrize("name", ["zigzag wrong pairing", "zigzag mask off by one", "causal no hop",
+                                  "causal mask off by one"])
+def test_mutants_are_refuted_replayed_and_found_at_their_smallest_size(name):
+    schedule = _mutants()[name]
+    refuted = [r for r in verify(schedule) if r.verdict is Verdict.REFUTED]
+    assert refuted and all(r.tier == "parametric" for r in refuted)
+    for r in refuted:
+        assert schedule.admits(r.counterexample.n, r.counterexample.m)
+        assert_same_check_replays(schedule, r)
+    bounded = [r for r in verify(schedule, Options(tier="bounded", max_n=8)) if r.verdict is Verdict.REFUTED]
+    smallest = min((r.counterexample.n, r.counterexample.m) for r in bounded)
+    # the smallest size the side condition allows: the wrong pairing gives one rank its head chunk
+    # twice and the mask off by one drops the diagonal, at once; without the hop, the ring-locality
+    # witness of a key read at slot i > 1 fails already at one rank (from two ranks on the keys of
+    # another rank never arrive)
+    assert smallest == {"zigzag wrong pairing": (2, 1), "zigzag mask off by one": (2, 1),
+                        "causal no hop": (2, 1), "causal mask off by one": (1, 1)}[name]
