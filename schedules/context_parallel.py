@@ -195,11 +195,11 @@ def ring_pass(cp: ContextParallel) -> Schedule:
                   step, inverse=inverse,
                   doc="PE l at ring step s: q[A, c]·k[B, c] for its query slot i and key slot b of the "
                       "block of PE ((l − s) mod m) + 1, which it copies on")
-    macs = "n**2*(n + 1)/2" if cp.causal else "n**3"
-    return Schedule(cp.name, problem, (phase,), home=home,
+    macs = "n*(n + 1)*d/2" if cp.causal else "n**2*d"
+    return Schedule(cp.name, problem, (phase,), home=home, square=False,
                     doc=f"{cp.doc}; the ring pass of the scores (where and when each (query, key) "
                         "pair is computed)",
-                    notes={"claims": {"cycles": "n**3/m", "MAC": macs}},
+                    notes={"claims": {"cycles": "n**2*d/m", "MAC": macs}},
                     requires=cp.requires, derived=cp.derived)
 
 

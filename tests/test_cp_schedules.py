@@ -98,3 +98,13 @@ def test_mutants_are_refuted_replayed_and_found_at_their_smallest_size(name):
     # another rank never arrive)
     assert smallest == {"zigzag wrong pairing": (2, 1), "zigzag mask off by one": (2, 1),
                         "causal no hop": (2, 1), "causal mask off by one": (1, 1)}[name]
+
+
+def test_a_condition_is_shown_necessary_only_at_sizes_the_other_conditions_allow():
+    """m | d broken alone keeps zigzag's 2m | n: no counterexample at a size zigzag refuses."""
+    from ringproof.proofs.ring.conditions import conditions
+
+    for c in conditions(registry()["zigzag"]):
+        cex = c["counterexample"]
+        if c["condition"] == "m | d" and cex is not None:
+            assert registry()["zigzag"].admits(cex.n, cex.m, cex.d)

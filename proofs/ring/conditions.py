@@ -43,7 +43,7 @@ def _sizes(schedule: Schedule, which: str, max_size: int):
             for m in range(2, max(n, d) + 1):
                 breaks_n, breaks_d = n % m != 0, d % m != 0
                 if (which == "n" and breaks_n and (schedule.square or not breaks_d)) or \
-                        (which == "d" and breaks_d and not breaks_n):
+                        (which == "d" and breaks_d and not breaks_n and schedule.admits(n, m, d)):
                     out.append((n, d, m))
     return sorted(out, key=lambda t: (t[0] + t[1], t[0], t[2]))
 
