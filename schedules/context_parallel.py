@@ -87,6 +87,8 @@ class ContextParallel:
     requires_text: str
     unit: Callable
     doc: str
+    pairs: Callable           # (P, r) -> the (query, key) pairs rank r computes, closed form
+    spread: str               # max − min over ranks of `pairs`, for people
     derived: dict = field(default_factory=dict)
 
     def params(self, n: int, m: int, d: int | None = None):
@@ -129,17 +131,25 @@ def _h(P):
     return div(P.n, 2 * P.m)
 
 
+# Pairs per rank (0-based r): contiguous causal, rank r's k queries see the r·k keys before its
+# block and a triangle of its own; striped, query j·m + r sees j·m + r + 1 keys; zigzag, head chunk
+# r and tail chunk 2m − 1 − r together see (2m − 1)·h² + h·(h + 1) keys, whatever r. Checked
+# against the registered schedules' pairs by enumeration (tests/test_cp_schedules.py).
 SCHEDULES = {s.name: s for s in (
     ContextParallel("ring-attention", CONTIGUOUS, False, None, "m | n", _multiple_of_m,
-                    "Ring Attention (Liu, Zaharia, Abbeel 2023): contiguous blocks, no mask"),
+                    "Ring Attention (Liu, Zaharia, Abbeel 2023): contiguous blocks, no mask",
+                    lambda P, r: P.k * P.n, "0"),
     ContextParallel("ring-attention-causal", CONTIGUOUS, True, None, "m | n", _multiple_of_m,
                     "Ring Attention with the causal mask: contiguous blocks, imbalanced (rank r "
-                    "computes more pairs than rank r − 1)"),
+                    "computes more pairs than rank r − 1)",
+                    lambda P, r: P.k * P.k * r + div(P.k * (P.k + 1), 2), "k²·(m − 1)"),
     ContextParallel("striped", STRIPED, True, None, "m | n", _multiple_of_m,
-                    "Striped attention (Brandon et al. 2023): token t on rank t mod m, causal"),
+                    "Striped attention (Brandon et al. 2023): token t on rank t mod m, causal",
+                    lambda P, r: P.m * div(P.k * (P.k - 1), 2) + P.k * (r + 1), "k·(m − 1)"),
     ContextParallel("zigzag", ZIGZAG, True, _two_m_divides_n, "2m | n", _multiple_of_2m,
                     "zigzag / head-tail: 2m chunks of n/(2m) tokens, rank r holds chunks r and "
-                    "2m−1−r in that order, causal", {"h": _h}),
+                    "2m−1−r in that order, causal",
+                    lambda P, r: (2 * P.m - 1) * P.h * P.h + P.h * (P.h + 1), "0", {"h": _h}),
 )}
 
 

@@ -108,3 +108,14 @@ def test_a_condition_is_shown_necessary_only_at_sizes_the_other_conditions_allow
         cex = c["counterexample"]
         if c["condition"] == "m | d" and cex is not None:
             assert registry()["zigzag"].admits(cex.n, cex.m, cex.d)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_pairs_per_rank_closed_forms_agree_with_enumeration(name):
+    cp = cpm.SCHEDULES[name]
+    for m in range(1, 7):
+        for n in range(cp.unit(m), 32 + 1, cp.unit(m)):
+            P = cp.params(n, m)
+            pairs = ring_pairs(registry()[name], n, m)
+            counted = [sum(1 for p in pairs if p[0] == r) for r in range(m)]
+            assert counted == [cp.pairs(P, r) for r in range(m)], (name, n, m)

@@ -36,10 +36,10 @@ def main(argv, stdout, stderr) -> int:
     cp = SCHEDULES[args.target.removesuffix("-bwd")]
     bounds = f"n ≤ {args.max_n}, m ≤ {args.max_m}, {cp.requires_text}"
     if check.ok:
-        stdout.write(f"{args.against} equals the {cp.layout} layout of {args.target} at all "
+        stdout.write(f"{args.against} equals the {cp.layout.name} layout of {args.target} at all "
                      f"{check.sizes} sizes ({bounds})\n")
         return 0
-    stdout.write(f"{args.against} differs from the {cp.layout} layout of {args.target}: {check.difference}\n"
+    stdout.write(f"{args.against} differs from the {cp.layout.name} layout of {args.target}: {check.difference}\n"
                  f"(the first difference: sizes in order of n, then m ({bounds}); equal at the "
                  f"{check.sizes - 1} sizes before it)\n")
     return 1
