@@ -10,7 +10,7 @@ Arrays are named with their extents ("n", "d"; one per index). An equation is ei
     ... if X <= Y [and ...]      only the terms with X ≤ Y (a mask)
 
 Arrays that no equation computes are the inputs; the last equation's target is the output unless
-`output` says otherwise; `symmetric` names computed arrays with t[A, B] = t[B, A] (a copy may be
+`output` names another, or several (`output=("dq", "dk")`: each is compared with numpy and placed); `symmetric` names computed arrays with t[A, B] = t[B, A] (a copy may be
 stored transposed). The paper's three variants of attention are declared this way in
 `ringproof.schedules.problems`.
 """
@@ -43,11 +43,12 @@ def computation(name: str, arrays: dict, equations, output: str | None = None,
     targets = [p[0] for p in parsed]
     made = {a: Array(a, shapes[a], is_input=a not in targets) for a in shapes}
     eqs = tuple(_equation(made, *p) for p in parsed)
-    out = output or targets[-1]
-    if out not in targets:
-        raise BadInput(f"{name}: output {out} is not computed by any equation")
-    return Problem(name, tuple(made[a] for a in shapes if a not in targets), eqs, made[out],
-                   symmetric_pairs=tuple(made[a] for a in symmetric))
+    outs = (output,) if isinstance(output, str) else tuple(output or (targets[-1],))
+    for out in outs:
+        if out not in targets:
+            raise BadInput(f"{name}: output {out} is not computed by any equation")
+    return Problem(name, tuple(made[a] for a in shapes if a not in targets), eqs, made[outs[0]],
+                   symmetric_pairs=tuple(made[a] for a in symmetric), outputs=tuple(made[o] for o in outs))
 
 
 def _parse(name, text, shapes):

@@ -23,13 +23,14 @@ from __future__ import annotations
 import enum
 import functools
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import InitVar, dataclass, field, replace
 from types import SimpleNamespace
 from typing import Any, Callable
 
 
 from ringproof.errors import BadInput, RingproofError
 from ringproof.schedules.expr import user_line
+from ringproof.schedules.shape import ANY_D, PARAMETERS, D_IS_N, Shape
 
 
 class Op(enum.Enum):
@@ -191,9 +192,9 @@ class Loop:
 
     def __post_init__(self):
         for b in (self.lo, self.hi):
-            if not (callable(b) or b in ("n", "m", "k", "d") if isinstance(b, str) else _is_index(b)):
+            if not (callable(b) or b in PARAMETERS if isinstance(b, str) else _is_index(b)):
                 raise BadInput(f"{user_line(__file__)}loop {self.name}: bound {b!r} is not an int, "
-                               "'n', 'm', 'k', 'd' or a callable (P, ix) -> value")
+                               f"{', '.join(map(repr, PARAMETERS))} or a callable (P, ix) -> value")
         if self.through is not None:
             object.__setattr__(self, "through", guarded(self.through, f"the counting hint of loop {self.name}"))
 
@@ -203,8 +204,9 @@ class Loop:
 
 def _bound(b, P, ix):
     if isinstance(b, str):
-        if b not in ("n", "m", "k", "d", "kd"):
-            raise BadInput(f"unknown loop bound {b!r}: expected an int, 'n', 'm', 'k', 'd', 'kd' or a callable")
+        if b not in PARAMETERS:
+            raise BadInput(f"unknown loop bound {b!r}: expected an int, {', '.join(map(repr, PARAMETERS))} "
+                           "or a callable")
         return getattr(P, b)
     if callable(b):
         value = guarded(b, "a loop bound")(P, ix)
@@ -336,8 +338,13 @@ class Problem:
     name: str
     inputs: tuple[Array, ...]
     equations: tuple[Equation, ...]
-    output: Array
+    output: Array                            # the first output (a problem may have several)
     symmetric_pairs: tuple[Array, ...] = ()  # arrays with a[A, B] = a[B, A]
+    outputs: tuple[Array, ...] = ()          # every output; () means (output,)
+
+    def __post_init__(self):
+        if not self.outputs:
+            object.__setattr__(self, "outputs", (self.output,))
 
     def equation_for(self, array: Array) -> Equation:
         for e in self.equations:
@@ -350,15 +357,20 @@ class Problem:
 class Schedule:
     """A schedule: phases run in order; `home(P, ref)` is the initial PE of each input element.
 
-    `square`: the schedule is written for d = n (the paper's shape: P.d is P.n, and the prover
-    treats them as one parameter). False: d is a parameter of its own, with m | d (P.kd = d/m),
-    and every check holds for all n, d with m dividing both.
+    `shape` (`ringproof.schedules.shape`): which sizes are free. `D_IS_N` (the default, the paper's):
+    the schedule is written for d = n, P.d is P.n and the prover treats them as one parameter.
+    `ANY_D`: d is a parameter of its own, with m | d (P.kd = d/m), and every check holds for all
+    n, d with m dividing both. `square=False` is another spelling of `shape=ANY_D`.
 
     `requires(P)`: a side condition on the sizes beyond m | n, written with the DSL helpers
     (`eq(mod(P.n, 2 * P.m), 0)`); every tier assumes it and sizes that break it are not run.
     `derived`: {name: (P) -> value}, parameters computed from the others (`"h": lambda P:
     div(P.n, 2 * P.m)`), seen as `P.<name>` by every function of the schedule (steps, loop bounds,
     inverses, home) and usable in claims.
+
+    `placement(P, ref)` (same signature as `home`): the PE on which each output element must end;
+    `ends(P, ref)`: optionally, the iteration (`At`) that last touches it — a witness, checked —
+    needed where a running sum travels before it ends.
     """
 
     name: str
@@ -367,24 +379,32 @@ class Schedule:
     home: Callable
     doc: str = ""
     notes: dict = field(default_factory=dict)
-    square: bool = True
+    shape: Shape = D_IS_N
+    square: InitVar[bool | None] = None
     requires: Callable | None = None
     derived: dict = field(default_factory=dict)
+    placement: Callable | None = None
+    ends: Callable | None = None
 
-    def __post_init__(self):
+    def __post_init__(self, square):
+        if square is not None:
+            object.__setattr__(self, "shape", D_IS_N if square else ANY_D)
         object.__setattr__(self, "home", guarded(self.home, f"the home placement of schedule {self.name}"))
-        if self.requires is not None:
-            object.__setattr__(self, "requires", guarded(self.requires, f"the side condition of schedule {self.name}"))
+        for fld, what in (("requires", "the side condition"), ("placement", "the placement"),
+                          ("ends", "the end witness")):
+            if getattr(self, fld) is not None:
+                object.__setattr__(self, fld, guarded(getattr(self, fld), f"{what} of schedule {self.name}"))
         for name, fn in self.derived.items():
             if name in ("n", "m", "k", "d", "kd", "l") or not name.isidentifier() or not callable(fn):
                 raise BadInput(f"schedule {self.name}: derived parameter {name!r} must be a new name "
                                "bound to a function (P) -> value")
         if self.derived:          # idempotent: a schedule derived from this one wraps again
             see = functools.partial(with_derived, self.derived)
-            object.__setattr__(self, "home", _seeing(self.home, see))
-            if self.requires is not None:
-                object.__setattr__(self, "requires", _seeing(self.requires, see))
+            for fld in ("home", "requires", "placement", "ends"):
+                object.__setattr__(self, fld, _seeing(getattr(self, fld), see))
             object.__setattr__(self, "phases", tuple(_phase_seeing(p, see) for p in self.phases))
+        if self.requires is not self.shape.requires:       # the shape's enumerators honour it
+            object.__setattr__(self, "shape", replace(self.shape, requires=self.requires))
         names = [p.name for p in self.phases]
         if len(set(names)) != len(names):
             raise BadInput(f"schedule {self.name}: phase names repeat: {names}")
@@ -393,18 +413,14 @@ class Schedule:
 
     def admits(self, n: int, m: int, d: int | None = None) -> bool:
         """Do the sizes (m | n assumed) satisfy the schedule's side condition `requires`?"""
-        if self.requires is None:
-            return True
-        return bool(self.requires(params(n, m, d=d)))
+        return self.shape.admits(n, m, d)
 
     def requirement(self) -> str | None:
         """The side condition as written in the prover's syntax (for the "assumed:" line)."""
         if self.requires is None:
             return None
         from ringproof.schedules.expr import lift, render, var
-        from types import SimpleNamespace as NS
-        P = NS(n=var("n"), m=var("m"), k=var("k"), d=var("d"), kd=var("kd"))
-        return render(lift(self.requires(P)))
+        return render(lift(self.requires(self.shape.record(var))))
 
     def phase(self, name: str) -> Phase:
         for p in self.phases:
@@ -475,10 +491,9 @@ def variant_name(base: str, defects, known) -> str:
     return base if not defects else f"{base}-" + "+".join(defects)
 
 
-def params(n, m, k=None, d=None):
+def params(n, m, d=None):
     """The parameter record a step sees: n, m, k = n / m, d (= n in the paper), kd = d / m."""
-    d = d if d is not None else n
-    return SimpleNamespace(n=n, m=m, k=k if k is not None else n // m, d=d, kd=d // m)
+    return ANY_D.params(m, n=n, d=d if d is not None else n)
 
 
 def check_size(n: int, m: int, d: int | None = None) -> None:
@@ -495,16 +510,16 @@ def check_size(n: int, m: int, d: int | None = None) -> None:
 
 
 def check_shape(schedule: "Schedule", n: int, m: int, d: int | None) -> int:
-    """The d of a run of `schedule`: n for a square schedule (which refuses any other d), else d;
-    sizes that break the schedule's side condition are refused."""
+    """The d of a run of `schedule`: n where d is not a free size of its shape (which refuses any
+    other d), else d; sizes that break the schedule's side condition are refused."""
     if d is None or d == n:
         d = n
-    elif schedule.square:
+    elif not schedule.shape.is_free("d"):
         raise BadInput(f"schedule {schedule.name} is written for d = n (the paper's shape), got n={n}, "
                        f"d={d}; its formulas bound column indices by n (use a -general schedule)")
     else:
         check_size(n, m, d)
     if not schedule.admits(n, m, d):
         raise BadInput(f"schedule {schedule.name} requires {schedule.requirement()}, which n={n}, m={m}"
-                       + ("" if schedule.square else f", d={d}") + " breaks")
+                       + (f", d={d}" if schedule.shape.is_free("d") else "") + " breaks")
     return d

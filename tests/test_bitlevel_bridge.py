@@ -8,7 +8,7 @@ import pytest
 from ringproof.model.bitlevel import check_run
 from ringproof.proofs.search.sat_check import sat_check_run
 from ringproof.model.bitlevel.bridge import to_run
-from mutants import REFUTED
+from helpers.mutants import REFUTED
 from ringproof.proofs.cli import main
 from ringproof.schedules.algo1 import ALGO1
 from ringproof.schedules.algo2 import ALGO2

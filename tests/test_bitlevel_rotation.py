@@ -1,4 +1,4 @@
-"""Rotation-invariant witness search (model/bitlevel_rotation.py) and the stage that uses it."""
+"""Rotation-invariant witness search (proofs/search/rotation.py) and the stage that uses it."""
 
 import pytest
 

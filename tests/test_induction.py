@@ -5,7 +5,7 @@ from dataclasses import replace
 import sympy
 
 from ringproof.model.ring.trace import build_trace
-from ringproof.proofs.ring.bounded import sizes
+from ringproof.schedules.shape import divisible as sizes
 from ringproof.proofs.ring.counting import N, _shape, check_claim, closed, counts, equal
 from ringproof.proofs.ring.induction import fold_guard, prove_through
 from ringproof.proofs.ring.prover import Options, verify

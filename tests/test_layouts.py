@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 import z3
 
-from twins import assert_same_check_replays
+from helpers.twins import assert_same_check_replays
 
 from ringproof.proofs.ring.iterations import new_var
 from ringproof.proofs.ring.normalize import PARAMS, Ctx
-from ringproof.proofs.ring.prover import Options, verify
+from ringproof.proofs.options import Options
+from ringproof.proofs.ring.prover import verify
 from ringproof.proofs.results import Verdict
 from ringproof.schedules.expr import div, lt, mod, var
 
@@ -84,9 +85,36 @@ def test_block_comparisons_agree_with_enumeration():
             s.pop()
 
 
+def test_the_block_const_lemmas_are_proved_and_hold_at_small_values():
+    from ringproof.proofs.ring.lemmas import BLOCK_DIVISORS, prove_library
+    status = {r.name: r.proved for r in prove_library()}
+    for c in BLOCK_DIVISORS:
+        assert status[f"block-const[{c}]"]
+        for t, e, m in itertools.product(range(-3, 4), range(c), range(1, 6)):
+            for r in range(m):
+                x = (c * t + e) * m + r
+                assert (x // (c * m), x % (c * m)) == (t, e * m + r)
+
+
+def test_div_by_a_multiple_of_m_agrees_with_enumeration():
+    ctx = Ctx()
+    new_var(ctx, "j", 1, PARAMS.n)
+    value = ctx.val(mod(var("j") - 1, 2 * PARAMS.m) + div(var("j") - 1, 3 * PARAMS.m) * PARAMS.m)
+    s = z3.Solver()
+    s.add(*ctx.assumptions)
+    for m, k in ((1, 5), (2, 3), (3, 4)):
+        for j in range(1, m * k + 1):
+            s.push()
+            s.add(ctx.m == m, ctx.k == k, z3.Int("j.q") == (j - 1) // m, z3.Int("j.r") == (j - 1) % m)
+            assert s.check() == z3.sat
+            got = s.model().eval(ctx.int_term(value), model_completion=True).as_long()
+            assert got == (j - 1) % (2 * m) + (j - 1) // (3 * m) * m, (m, k, j)
+            s.pop()
+
+
 def test_the_radix_swap_lemma_holds_at_small_values():
-    from ringproof.proofs.ring.lemmas import _library, library_status
-    assert library_status()["radix-swap"]
+    from ringproof.proofs.ring.lemmas import _library, prove_library
+    assert {r.name: r.proved for r in prove_library()}["radix-swap"]
     lemma = next(x for x in _library() if x.name == "radix-swap")
     assert "(a·U)·m = (a·m)·U" in lemma.doc
     for a, u, m in itertools.product(range(-3, 4), range(1, 5), range(1, 5)):
@@ -198,3 +226,135 @@ def test_claims_may_use_derived_parameters():
     wrong = replace(schedule, notes={"claims": {"MAC": "2*m*h*n**2*(2*m*h + 1)/2"}})
     (counts,) = verify(wrong, Options(properties=("counts",)))
     assert counts.verdict is Verdict.REFUTED and wrong.admits(counts.counterexample.n, counts.counterexample.m)
+
+
+# ------------------------------------------------------------------ placement
+
+def test_backward_schedule_with_placement_proves_for_every_n():
+    results = verify(load("ring_backward").SCHEDULE)
+    assert {r.verdict for r in results} == {Verdict.PROVED}, [(r.property, r.reason) for r in results]
+    place = next(r for r in results if r.property == "placement")
+    assert place.tier == "parametric" and place.phase == "dv"
+    assert "no node of dv in dv after its end witness" in place.details["checks"]
+
+
+def _backward_mutants():
+    from dataclasses import replace
+    from ringproof import Move, and_, eq, ne
+    base = load("ring_backward").SCHEDULE
+
+    def short(P, ix, st):
+        return Move(st.target, when=and_(eq(ix.i, P.k), ne(ix.s, P.m)))
+
+    return {"no return hop": base.derive("no-return-hop", {"dv": dict(send=short)}),
+            "no witness": replace(base, name="no-witness", ends=None)}
+
+
+def test_no_return_hop_is_refuted_with_the_datum_and_the_pe_where_it_ends():
+    schedule = _backward_mutants()["no return hop"]
+    (r,) = verify(schedule, Options(properties=("placement",)))
+    assert r.verdict is Verdict.REFUTED and r.tier == "parametric"
+    assert "ends on PE" in r.counterexample.message and ", not on PE" in r.counterexample.message
+    assert_same_check_replays(schedule, r)
+
+
+def test_a_travelling_sum_without_end_witness_is_not_proved():
+    """Every node leaving dv home is not true of a sum that travels; the schedule is right, so the
+    refutation of the sufficient check does not replay and the verdict is unknown, never proved."""
+    (r,) = verify(_backward_mutants()["no witness"], Options(properties=("placement",)))
+    assert r.verdict is Verdict.UNKNOWN and "did not replay" in r.reason
+
+
+def test_algorithms_declare_where_y_ends_and_a_wrong_placement_is_refuted():
+    from dataclasses import replace
+    from ringproof import ALGO1, mod as mod_
+    (r,) = verify(ALGO1, Options(properties=("placement",)))
+    assert r.verdict is Verdict.PROVED and r.phase == "y"
+    wrong = replace(ALGO1, placement=lambda P, ref: mod_(ref.idx[1], P.m) + 1)
+    (r,) = verify(wrong, Options(properties=("placement",)))
+    assert r.verdict is Verdict.REFUTED and (r.counterexample.n, r.counterexample.m) == (2, 2)
+    assert r.counterexample.message == "y[1, 1] ends on PE 1, not on PE 2"
+    assert_same_check_replays(wrong, r)
+
+
+# ------------------------------------------------------------------ several outputs
+
+def test_a_computation_with_several_outputs_is_simulated_and_placed_output_by_output():
+    from dataclasses import replace
+    from ringproof import At, Move, Schedule, computation
+    from ringproof.model.ring.machine import run
+    mv = load("matvec")
+    TWO = computation("two", {"a": "n d", "b": "n d", "x": "d", "y": "n", "z": "n"},
+                      ["y[A] += a[A, C] * x[C]", "z[A] += b[A, C] * x[C]"], output=("y", "z"))
+    a, b, x = TWO.inputs
+    y, z = TWO.outputs
+    assert TWO.output is y
+    names = {"y": y, "a": a, "x": x}
+
+    def rename(ref, to):
+        return {**names, **to}[ref.array.name][ref.idx]
+
+    def phase(name, to):
+        return mv.ROWS.derive(name, target=lambda P, ix, st: rename(st.target, to),
+                              operands=lambda P, ix, st: tuple(rename(r, to) for r in st.operands),
+                              send=lambda P, ix, st: Move(rename(st.send.datum, to), when=st.send.when),
+                              prev=lambda P, ix, st: At(name, st.prev.idx),
+                              inverse=mv.ROWS.inverse)
+
+    S = Schedule("two", TWO, (phase("ys", {}), phase("zs", {"y": z, "a": b})), home=mv.home, square=False,
+                 placement=lambda P, ref: 1)
+    results = {(r.property, r.phase): r.verdict for r in verify(S, Options(properties=("coverage", "placement")))}
+    assert results[("coverage", "ys")] is Verdict.PROVED and results[("coverage", "zs")] is Verdict.PROVED
+    assert {("placement", "y"), ("placement", "z")} <= set(results)
+    assert run(S, 4, 2, d=4).max_rel_error < 1e-12
+    wrong = replace(S, phases=(S.phases[0], S.phases[0].derive("zs")))     # z never computed
+    assert run(wrong, 4, 2, d=4).max_rel_error > 1e-3 or not run(wrong, 4, 2, d=4).ok
+
+
+# ------------------------------------------------------------------ balance
+
+def _causal_contiguous():
+    """Ring Attention's contiguous layout with the causal mask: the PEs of later rows do more."""
+    from ringproof import le
+    Z, C = load("ring_zigzag"), load("ring_contiguous")
+    return C.SCHEDULE.derive("causal-contiguous", {"scores": dict(
+        guard=lambda P, ix, st: le(st.operands[1].idx[0], st.target.idx[0]))}, problem=Z.CAUSAL, notes={})
+
+
+def test_balance_is_derived_where_every_pe_works_every_cycle_and_checked_by_enumeration():
+    from ringproof.proofs.ring import spread
+    assert spread.derived(load("ring_contiguous").SCHEDULE)[0] == 0
+    zig = spread.summary(load("ring_zigzag").SCHEDULE)
+    assert zig["spread"] is None and "guarded" in zig["reason"]
+    assert (zig["at"]["n"], zig["at"]["m"], zig["at"]["spread"]) == (16, 4, 0)
+    naive = spread.summary(_causal_contiguous())
+    per = naive["at"]["per_pe"]["MAC"]
+    assert [x // 16 for x in per] == [10, 26, 42, 58] and naive["at"]["spread"] == 48 * 16
+
+
+def test_a_balance_claim_is_refuted_with_a_real_size_or_left_unknown():
+    from dataclasses import replace
+    from ringproof.proofs.ring import spread
+    v, why, cex = spread.check_claim(_causal_contiguous(), "0")
+    assert v is Verdict.REFUTED and (cex.n, cex.m) == (2, 2) and "enumerated spread 2" in cex.message
+    assert spread.check_claim(load("ring_contiguous").SCHEDULE, "0")[0] is Verdict.PROVED
+    zig = replace(load("ring_zigzag").SCHEDULE, notes={"claims": {"balance": "0"}})
+    (counts,) = verify(zig, Options(properties=("counts",)))
+    assert counts.verdict is Verdict.UNKNOWN and "for every n ≤ 24 only" in counts.reason
+
+
+# ------------------------------------------------------------------ memory (measured)
+
+def test_memory_peak_is_measured_per_pe_and_a_claim_is_never_proved():
+    from dataclasses import replace
+    from ringproof.model.ring.memory import peak_per_pe
+    from ringproof.model.ring.trace import build_trace
+    from ringproof.proofs.ring import held
+    S = load("ring_contiguous").SCHEDULE
+    # n = m = 1: q[1,1], k[1,1] held from cycle 0, w1[1,1] from its MAC to the end: 3 data
+    assert peak_per_pe(build_trace(S, 1, 1)) == [3]
+    peaks = peak_per_pe(build_trace(S, 8, 2))
+    assert len(peaks) == 2 and min(peaks) >= 8 * 8 // 2       # at least its own rows of w1
+    v, why, cex = held.check_claim(S, "0")
+    assert v is Verdict.REFUTED and (cex.n, cex.m) == (1, 1) and "measured peak 3" in cex.message
+    assert held.check_claim(replace(S, notes={}), "n**2") [0] in (Verdict.REFUTED, Verdict.UNKNOWN)

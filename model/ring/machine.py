@@ -18,7 +18,7 @@ running sums, its numerics, its holds and reads; a phase that copies or reads th
 accumulates is read a second time for those reads alone, once its sums are finished. A schedule that
 reads a sum a later phase still adds to is checked in two passes over all phases instead (first
 every running sum, then everything else). The violations are those of the whole-trace checker, the
-same iterations included (tests/reference_machine.py): of each rule family the first one, in the
+same iterations included (tests/helpers/reference_machine.py): of each rule family the first one, in the
 order the whole trace sorts them.
 """
 
@@ -31,7 +31,7 @@ import numpy as np
 from ringproof.model.ring.holds import Holds
 from ringproof.model.ring.limits import check_simulable
 from ringproof.model.ring.numerics import Numerics, relative_error
-from ringproof.model.ring.reference import empty_sums, random_inputs, reference_output
+from ringproof.model.ring.reference import empty_sums, random_inputs, reference_outputs
 from ringproof.model.ring.sums import RunningSums
 from ringproof.model.ring.trace import CHUNK, Stream, Trace
 from ringproof.schedules.dsl import Op, Schedule
@@ -117,11 +117,13 @@ def simulate(schedule: Schedule, n: int, m: int, seed: int = 0, max_violations: 
     if machine.broken:
         err = float("inf")
     else:
-        y = machine.numerics.output(schedule.problem)
-        empty = empty_sums(schedule.problem, n, stream.P.d)
-        if empty is not None:                          # a sum of no terms is 0, touched or not
-            y = np.where(empty & np.isnan(y), 0.0, y)
-        err = relative_error(y, reference_output(schedule.problem, inputs, scale))
+        refs, err = reference_outputs(schedule.problem, inputs, scale), 0.0
+        for out in schedule.problem.outputs:           # the worst of every output
+            y = machine.numerics.output(schedule.problem, out)
+            empty = empty_sums(schedule.problem, n, stream.P.d, out)
+            if empty is not None:                      # a sum of no terms is 0, touched or not
+                y = np.where(empty & np.isnan(y), 0.0, y)
+            err = max(err, relative_error(y, refs[out.name]))
     return RunResult(n, m, stream.cycles, machine.ops, util, err, machine.violations(max_violations))
 
 

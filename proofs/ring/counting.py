@@ -16,19 +16,25 @@ from types import SimpleNamespace
 
 import sympy
 
-from ringproof.proofs.ring.induction import TIMEOUT_MS, fold_guard, prove_through
+from ringproof.proofs.ring.induction import fold_guard, prove_through
+from ringproof.proofs.ring.session import Session
 from ringproof.proofs.ring.smt import small_sizes
 from ringproof.schedules.dsl import Op, Phase, Schedule, Step
 from ringproof.schedules.expr import var
+from ringproof.schedules.operators import require_complete
+from ringproof.schedules.shape import D_IS_N, Shape, require_parameters
 
 N, M, D = sympy.symbols("n m d", positive=True, integer=True)
-SYM = SimpleNamespace(n=N, m=M, k=N / M, d=N, kd=N / M)          # a square schedule: d = n
-SYM_D = SimpleNamespace(n=N, m=M, k=N / M, d=D, kd=D / M)        # d a parameter of its own
+_SYMBOLS = {"n": N, "m": M, "k": N / M, "d": D, "kd": D / M}
+require_parameters("counting._SYMBOLS", _SYMBOLS)
 
 
-def symbols(schedule: Schedule) -> SimpleNamespace:
-    """The sympy parameters of `schedule`'s counts: d = n for a square schedule."""
-    return SYM if schedule.square else SYM_D
+def symbols(shape: Shape) -> SimpleNamespace:
+    """The sympy parameters of counts for `shape` (d is n where d is not a free size)."""
+    return shape.record(_SYMBOLS.__getitem__)
+
+
+SYM = symbols(D_IS_N)
 
 
 def phase_cycles(phase: Phase, P=SYM, hint: tuple | None = None) -> sympy.Expr:
@@ -69,14 +75,15 @@ def tidy(e: sympy.Expr) -> sympy.Expr:
     return e if e.has(sympy.Piecewise) else sympy.factor(sympy.simplify(e))
 
 
-def phase_ops(phase: Phase, P=SYM, hint: tuple | None = None, timeout_ms: int = TIMEOUT_MS) -> sympy.Expr | None:
-    """Ops of a phase: cycles · m, over the loop nest its guard selects (if proved to be one);
-    None where a guard needs the coverage bijection."""
+def phase_ops(phase: Phase, P=SYM, hint: tuple | None = None, session: Session | None = None,
+              shape: Shape = D_IS_N) -> sympy.Expr | None:
+    """Ops of a phase: cycles · m, over the loop nest its guard selects (if proved to be one, for
+    the `shape` whose sympy record P is); None where a guard needs the coverage bijection."""
     guard = _shape(phase).guard
     if guard is True:
         return sympy.factor(phase_cycles(phase, P, hint) * P.m)
-    folded = (fold_guard(phase, guard, timeout_ms=timeout_ms, square=P is SYM)
-              if P in (SYM, SYM_D) and guard is not False else None)
+    folded = (fold_guard(phase, guard, session, shape=shape)
+              if guard is not False else None)
     if folded is not None:
         return sympy.factor(phase_cycles(folded, P) * P.m)
     return None
@@ -96,6 +103,11 @@ class Counts:
         sub = {N: n, M: m, D: n if d is None else d}
         return {"cycles": int(self.cycles.subs(sub).doit()),
                 "ops": {k: (int(v.subs(sub).doit()) if v is not None else None) for k, v in self.ops.items()}}
+
+
+# A `where` is read as bounds when it is a conjunction of `≤`; every other operator gives None.
+require_complete("counting.required_count", ("and", "le"), refused=("eq", "lt", "or", "not", "ite"),
+                 sorts=("bool", "any"))
 
 
 def required_count(eqn, P=SYM) -> sympy.Expr | None:
@@ -128,27 +140,24 @@ def required_count(eqn, P=SYM) -> sympy.Expr | None:
     return sympy.factor(sympy.simplify(total))
 
 
-_COUNTED: dict = {}   # (id(schedule), seed, timeout) -> (schedule, Counts): one derivation per process
-
-
-def counts(schedule: Schedule, seed: int = 0, timeout_ms: int = TIMEOUT_MS) -> Counts:
+def counts(schedule: Schedule, session: Session | None = None) -> Counts:
     """Cycles and ops per kind. A guarded phase's ops are |terms| of its equation, valid only with
     that phase's coverage (a bijection onto the terms) proved: `bijections` lists those phases.
-    Counting hints are proved here (Z3 `seed`, `timeout_ms` per query), once per schedule, seed
-    and timeout in a process when they all hold."""
-    key = (id(schedule), seed, timeout_ms)
-    hit = _COUNTED.get(key)
+    Counting hints are proved here under the session's budget (None: the shared default), once
+    per schedule in a session when they all hold."""
+    session = session if session is not None else Session.for_budget()
+    hit = session.counted.get(id(schedule))
     if hit is not None and hit[0] is schedule:
         return hit[1]
-    c = _derive(schedule, seed, timeout_ms)
+    c = _derive(schedule, session)
     if not any(c.hints.values()):      # a hint that failed (e.g. timed out) is tried again next time
-        _COUNTED[key] = (schedule, c)
+        session.counted[id(schedule)] = (schedule, c)
     return c
 
 
-def _derive(schedule: Schedule, seed: int, timeout_ms: int) -> Counts:
-    P = symbols(schedule)
-    hints = {p.name: prove_through(p, seed, timeout_ms, square=schedule.square) for p in schedule.phases
+def _derive(schedule: Schedule, session: Session) -> Counts:
+    P = symbols(schedule.shape)
+    hints = {p.name: prove_through(p, session, shape=schedule.shape) for p in schedule.phases
              if p.loops and p.loops[0].through is not None}
     per_phase = {p.name: phase_cycles(p, P, hint=hints.get(p.name)) for p in schedule.phases}
     ops: dict = {op.value: sympy.Integer(0) for op in Op}
@@ -157,7 +166,7 @@ def _derive(schedule: Schedule, seed: int, timeout_ms: int) -> Counts:
     for p in schedule.phases:
         st = _shape(p)
         kind = st.op.value
-        c = phase_ops(p, P, hint=hints.get(p.name), timeout_ms=timeout_ms)
+        c = phase_ops(p, P, hint=hints.get(p.name), session=session, shape=schedule.shape)
         if (c is None and st.op is not Op.MOVE and st.target is not None
                 and st.target.array not in schedule.problem.symmetric_pairs):   # not a bijection there
             c = required_count(schedule.problem.equation_for(st.target.array), P)
@@ -234,21 +243,16 @@ def per_residue(e: sympy.Expr) -> list[tuple[str, sympy.Expr]]:
     return out
 
 
-def check_claim(derived: sympy.Expr, claim: str, max_n: int = 24, square: bool = True, schedule=None):
+def check_claim(derived: sympy.Expr, claim: str, max_n: int = 24, shape: Shape = D_IS_N, derived_params=None):
     """None if `claim` is shown equal to `derived` for all n, m (and d; `equal`); else the smallest
     (n, m, d, derived, claimed) where they differ, or (None, None, None, derived, claimed) when no
-    size up to max_n tells them apart (agreement on samples, not a proof). `square`: d = n.
-    `schedule`: its derived parameters may appear in the claim, and only the sizes its side
-    condition allows are compared."""
-    names = {"n": N, "m": M, "d": N if square else D}
-    if schedule is not None:
-        names.update(derived_parameters(schedule, max_n))
-    c = sympy.sympify(claim, locals=names)
+    size up to max_n tells them apart (agreement on samples, not a proof). `shape`: the free sizes
+    (and the side condition: only the sizes it allows are compared); `derived_params`: {name:
+    sympy value} of the schedule's derived parameters, which the claim may name."""
+    c = sympy.sympify(claim, locals={"n": N, "m": M, "d": symbols(shape).d, **(derived_params or {})})
     if closed(derived) and equal(derived, c):
         return None
-    for n, d, m in small_sizes(square, max_n if square else max_n // 2):
-        if schedule is not None and not schedule.admits(n, m, d):
-            continue
+    for n, d, m in small_sizes(shape, max_n // len(shape.free)):    # max_n shared by the free sizes
         sub = {N: n, M: m, D: d}
         got, want = derived.subs(sub).doit(), c.subs(sub)
         if got != want:
@@ -260,12 +264,12 @@ def derived_parameters(schedule, max_n: int = 24) -> dict:
     """{name: sympy value} of the schedule's derived parameters; a floor division is taken as the
     exact quotient where it is exact at every size up to max_n the side condition allows."""
     from ringproof.schedules.dsl import with_derived
-    P = with_derived(schedule.derived, symbols(schedule))
+    P = with_derived(schedule.derived, symbols(schedule.shape))
     out = {}
     for name in schedule.derived:
         value = sympy.sympify(getattr(P, name))
         exact = value.replace(sympy.floor, lambda x: x)
-        sizes = [(n, d, m) for n, d, m in small_sizes(schedule.square, max_n) if schedule.admits(n, m, d)]
+        sizes = small_sizes(schedule.shape, max_n)             # the sizes the side condition allows
         same = all(value.subs({N: n, M: m, D: d}) == exact.subs({N: n, M: m, D: d}) for n, d, m in sizes)
         out[name] = exact if same else value
     return out

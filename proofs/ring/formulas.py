@@ -16,7 +16,7 @@ from types import SimpleNamespace
 from ringproof.errors import BadInput
 from ringproof.proofs.ring.normalize import PARAMS
 from ringproof.schedules.dsl import At, Either, Phase, Ref, Schedule, Send, Step, params, where
-from ringproof.schedules.expr import Term, var
+from ringproof.schedules.expr import INT, Term, var
 
 SIZES = ((1, 1), (2, 1), (4, 2), (6, 3), (6, 2), (8, 4), (9, 3))   # (n, m), m | n
 PER_SIZE = 24          # sampled iterations per phase and size
@@ -33,7 +33,7 @@ def check_formulas(schedule: Schedule, sizes=SIZES, per_size: int = PER_SIZE, se
         bounds = [lp.bounds(PARAMS, sym_ix) for lp in phase.loops]
         for n, m in sizes:
             P = params(n, m)
-            env = {"n": n, "m": m, "k": P.k, "d": P.d, "kd": P.kd}
+            env = vars(P)
             for ix in _sample(phase, P, rng, per_size):
                 point = {**env, **ix}
                 for lp, (lo, hi) in zip(phase.loops, bounds):
@@ -141,12 +141,7 @@ def _compare(phase: Phase, what: str, concrete, symbolic, point: dict, memo: dic
                 f"{int(value)}", point)
 
 
-_INT_OPS = {
-    "add": lambda a, b: a + b, "mul": lambda a, b: a * b, "neg": lambda a: -a,
-    "mod": lambda a, b: a % b, "div": lambda a, b: a // b, "ite": lambda c, a, b: a if c else b,
-    "eq": lambda a, b: a == b, "lt": lambda a, b: a < b, "le": lambda a, b: a <= b,
-    "and": lambda *xs: all(xs), "or": lambda *xs: any(xs), "not": lambda a: not a,
-}
+_INT_OPS = INT.operations()     # every operator of schedules/operators.py on ints
 
 
 def _value(t: Term, env: dict, memo: dict):
@@ -166,7 +161,7 @@ def _value(t: Term, env: dict, memo: dict):
 
 def _differ(phase: Phase, what: str, point: dict) -> None:
     fn = getattr(phase.step, "__wrapped__", phase.step)
-    at = ", ".join(f"{k}={v}" for k, v in point.items() if k not in ("k", "d"))
+    at = ", ".join(f"{k}={v}" for k, v in point.items() if k not in ("k", "d", "kd"))
     raise BadInput(f"{where(fn)}: phase {phase.name}: the step run on ints is not the formula the "
                    f"prover would check: at {at}, {what} (Python control flow on index values? "
                    "use ite/eq/lt/... from ringproof)")

@@ -21,13 +21,14 @@ import time
 
 import z3
 
-from ringproof.proofs.ring import budgets
+from ringproof.proofs.ring.session import Session
 from ringproof.proofs.ring.iterations import new_var
 from ringproof.proofs.ring.normalize import PARAMS, Ctx, NormalizationError
 from ringproof.schedules.dsl import Loop, Phase
 from ringproof.schedules.expr import Term, eq, evaluate, le, lift, var
+from ringproof.schedules.operators import require_complete
+from ringproof.schedules.shape import D_IS_N, Shape
 
-TIMEOUT_MS = 10000
 TRY_MS = 500           # tries: one per TRY_MS of the timeout (see _holds)
 
 
@@ -56,20 +57,22 @@ def _product(xs):
     return total
 
 
-def _holds(ctx: Ctx, claim: z3.BoolRef, seed: int, timeout_ms: int):
+def _holds(ctx: Ctx, claim: z3.BoolRef):
     """(True | False | None, model) for: claim follows from ctx's assumptions.
 
     Z3's nonlinear core varies several-fold with the seed and the order of the query's terms on
-    these identities, so the query runs under successive seeds, each with a resource limit
-    (budgets.INDUCTION_TRY): which seed answers does not depend on the load. The wall clock
-    (`timeout_ms` for all tries together) is only a backstop."""
+    these identities, so the query runs under successive seeds from the budget's, each with the
+    budget's induction rlimit: which seed answers does not depend on the load. The wall clock
+    (the budget's timeout for all tries together) is only a backstop."""
+    budget = ctx.session.budget
+    seed, timeout_ms = budget.seed, budget.timeout_ms
     deadline = time.monotonic() + timeout_ms / 1000
     for attempt in range(max(1, timeout_ms // TRY_MS)):
         left = int((deadline - time.monotonic()) * 1000)
         if left <= 0:
             break
         s = z3.SolverFor("QF_NIA")
-        s.set("rlimit", budgets.INDUCTION_TRY)
+        s.set("rlimit", budget.induction_rlimit)
         s.set("timeout", left)                   # backstop only
         s.set("random_seed", seed + attempt)
         s.add(*ctx.assumptions)
@@ -87,9 +90,9 @@ def _at(model, ctx: Ctx, what: str) -> str:
     return f"{what} fails at n={k * m}, m={m}"
 
 
-def prove_through(phase: Phase, seed: int = 0, timeout_ms: int = TIMEOUT_MS, square: bool = True) -> tuple:
-    """(verdict, message) for the outermost loop's `through` hint (see the module doc); `square`:
-    d = n, else d = kd·m is a parameter of its own."""
+def prove_through(phase: Phase, session: Session | None = None, shape: Shape = D_IS_N) -> tuple:
+    """(verdict, message) for the outermost loop's `through` hint (see the module doc), under the
+    session's budget (None: the shared default); `shape`: the schedule's free sizes."""
     lp = phase.loops[0]
     if lp.through is None:
         return None, "no hint"
@@ -97,7 +100,7 @@ def prove_through(phase: Phase, seed: int = 0, timeout_ms: int = TIMEOUT_MS, squ
     lo, hi = (lift(b) for b in lp.bounds(PARAMS, SimpleNamespace()))
     try:
         for what in ("base", "step"):
-            ctx = Ctx(timeout_ms=timeout_ms, seed=seed, nonlinear=True, square=square)
+            ctx = Ctx(session=session, nonlinear=True, shape=shape)
             if what == "base" and not ctx.prove(ctx.cond(le(lo, hi))):
                 return None, f"cannot prove loop {name} is non-empty ({lo} ≤ {hi})"
             new_var(ctx, name, lo, hi)          # canonical digits of V over the whole range
@@ -113,13 +116,18 @@ def prove_through(phase: Phase, seed: int = 0, timeout_ms: int = TIMEOUT_MS, squ
             else:
                 lhs = here - lift(lp.through(PARAMS, v - 1))
             claim = ctx.int_term(ctx.val(lhs)) == ctx.int_term(ctx.val(_product(extents)))
-            ok, model = _holds(ctx, claim, seed, timeout_ms)
+            ok, model = _holds(ctx, claim)
             if ok is not True:
                 return ok, (_at(model, ctx, f"hint {what}") if ok is False
                             else f"hint {what}: z3 gave no answer")
     except (NormalizationError, Unsupported) as e:
         return None, str(e)
     return True, ""
+
+
+# Guards `fold_guard` reads as loop bounds: a conjunction of `≤`; every other operator is refused.
+_GUARD_OPS = ("and", "le")
+require_complete("induction._atoms", _GUARD_OPS, refused=("eq", "lt", "or", "not", "ite"), sorts=("bool", "any"))
 
 
 def _atoms(guard: Term):
@@ -130,13 +138,13 @@ def _atoms(guard: Term):
         yield p.args
 
 
-def fold_guard(phase: Phase, guard: Term, seed: int = 0, timeout_ms: int = TIMEOUT_MS, square: bool = True):
+def fold_guard(phase: Phase, guard: Term, session: Session | None = None, shape: Shape = D_IS_N):
     """The phase with guard atoms `x ≤ b` / `b ≤ x` turned into bounds of loop x, or None when
     not proved (see the module doc). Every loop index of the phase is a fresh variable."""
     names = [lp.name for lp in phase.loops]
     new = {lp.name: [lp.lo, lp.hi] for lp in phase.loops}
     try:
-        ctx = Ctx(timeout_ms=timeout_ms, seed=seed, square=square)
+        ctx = Ctx(session=session, shape=shape)
         idx = {}
         for lp in phase.loops:
             lo, hi = lp.bounds(PARAMS, SimpleNamespace(**idx))

@@ -176,14 +176,3 @@ def prove_library(timeout_ms: int = 30000, use_cache: bool = True) -> list[Lemma
         except OSError:
             pass
     return results
-
-
-_STATUS: dict | None = None
-
-
-def library_status() -> dict:
-    """name -> proved?, computed once per process."""
-    global _STATUS
-    if _STATUS is None:
-        _STATUS = {r.name: r.proved for r in prove_library()}
-    return _STATUS

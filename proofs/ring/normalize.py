@@ -22,29 +22,29 @@ from types import SimpleNamespace
 import z3
 
 from ringproof.errors import OutsideFragment
-from ringproof.proofs.ring import budgets
-from ringproof.proofs.ring.intervals import decide
 from ringproof.proofs.ring.lemmas import (BLOCK_DIVISORS, BLOCK_WINDOWS, CONST_DIVISORS, MOD_WINDOWS, carry,
-                                          div_const_cases, library_status)
+                                          div_const_cases)
+from ringproof.proofs.ring.budgets import Budget
+from ringproof.proofs.ring.session import Session
 from ringproof.schedules.expr import Term, var
+from ringproof.schedules.operators import require_complete
+from ringproof.schedules.shape import ANY_D, PARAMETERS, RING, D_IS_N, Shape
 
 
-_PROVEN: dict = {}   # (fact id, ids of the assumptions used) -> (proved?, the ASTs, kept alive)
-_MODELS: dict = {}   # ids of the assumptions used -> (the ASTs, kept alive, [points satisfying them])
 MAX_MODELS = 8       # points kept per set of assumptions
-_VARS: dict = {}     # AST id -> (AST, names of its uninterpreted constants)
 
 
-def _vars(e) -> frozenset:
-    """Names of the uninterpreted constants in e (memoized on every sub-term)."""
+def _vars(e, memo: dict) -> frozenset:
+    """Names of the uninterpreted constants in e (memoized in `memo`, a session's, on every
+    sub-term: AST id -> (AST, names))."""
     todo = [e]
     while todo:
         x = todo[-1]
-        if x.get_id() in _VARS:
+        if x.get_id() in memo:
             todo.pop()
             continue
         kids = x.children()
-        missing = [c for c in kids if c.get_id() not in _VARS]
+        missing = [c for c in kids if c.get_id() not in memo]
         if missing:
             todo.extend(missing)
             continue
@@ -52,19 +52,19 @@ def _vars(e) -> frozenset:
         if z3.is_const(x) and x.decl().kind() == z3.Z3_OP_UNINTERPRETED:
             names = frozenset((x.decl().name(),))
         else:
-            names = frozenset().union(*[_VARS[c.get_id()][1] for c in kids])
-        _VARS[x.get_id()] = (x, names)
-    return _VARS[e.get_id()][1]
+            names = frozenset().union(*[memo[c.get_id()][1] for c in kids])
+        memo[x.get_id()] = (x, names)
+    return memo[e.get_id()][1]
 
 
-def new_solver(timeout_ms: int, seed: int, rlimit: int = budgets.SIDE_CONDITION) -> z3.Solver:
-    """A fresh solver for linear integer queries: Z3's simplify / propagate-values / solve-eqs
+def new_solver(budget: Budget) -> z3.Solver:
+    """A fresh solver for one linear integer query: Z3's simplify / propagate-values / solve-eqs
     preprocessing before its SMT core (several times faster here than the default strategy).
-    `rlimit` decides when it gives up; the wall-clock timeout is only a backstop (see budgets)."""
+    The budget's query rlimit decides when it gives up; its timeout is only a backstop."""
     s = z3.Then("simplify", "propagate-values", "solve-eqs", "smt").solver()
-    s.set("rlimit", rlimit)
-    s.set("timeout", timeout_ms)
-    s.set("random_seed", seed)
+    s.set("rlimit", budget.query_rlimit)
+    s.set("timeout", budget.timeout_ms)
+    s.set("random_seed", budget.seed)
     return s
 
 
@@ -167,56 +167,67 @@ def multiple(e, v):
     return split[0] if split is not None and _is_const(split[1], 0) else None
 
 
+def same_term(a, b) -> bool:
+    """Are the Z3 terms a (possibly None) and b the same term?"""
+    return a is not None and z3.eq(z3.simplify(a), z3.simplify(b))
+
+
 def _is_const(e, value=None) -> bool:
     e = z3.simplify(e)
     return z3.is_int_value(e) and (value is None or e.as_long() == value)
 
 
-PARAMS = SimpleNamespace(n=var("n"), m=var("m"), k=var("k"), d=var("d"), kd=var("kd"))
-_PARAM_NAMES = frozenset({"m", "k", "kd"})
+PARAMS = SimpleNamespace(**{name: var(name) for name in PARAMETERS})   # the symbolic parameter record
+_PARAM_NAMES = frozenset({RING} | {e.blocks for e in ANY_D.extents})   # Z3 constants that are parameters
 
 
-def _keep_point(model, group: tuple, relevant: list) -> None:
-    """Keep a model of `relevant` (completed: every variable gets a value) as a known point, once
-    checked to satisfy every assumption of the group."""
-    kept = _MODELS.setdefault(group, (relevant, []))[1]
+def _keep_point(models: dict, model, group: tuple, relevant: list) -> None:
+    """Keep a model of `relevant` (completed: every variable gets a value) as a known point of the
+    group in `models` (a session's), once checked to satisfy every assumption of the group."""
+    kept = models.setdefault(group, (relevant, []))[1]
     if len(kept) < MAX_MODELS and all(z3.is_true(model.eval(a, model_completion=True)) for a in relevant):
         kept.append(model)
 
 
-def _refuted_at_known_point(fact, group: tuple) -> bool:
+def _refuted_at_known_point(models: dict, fact, group: tuple) -> bool:
     """Is `fact` false at a known point of the group's assumptions? Then it does not follow."""
-    return any(z3.is_false(p.eval(fact, model_completion=True)) for p in _MODELS.get(group, ((), ()))[1])
+    return any(z3.is_false(p.eval(fact, model_completion=True)) for p in models.get(group, ((), ()))[1])
 
 
 class Ctx:
     """One query's world: the symbolic parameters, the assumptions so far, the variable map."""
 
-    def __init__(self, m_value: int | None = None, timeout_ms: int = 10000, seed: int = 0,
-                 nonlinear: bool = False, square: bool = True, min_m: int = 1, block_split: bool = False,
+    def __init__(self, m_value: int | None = None, session: Session | None = None,
+                 nonlinear: bool = False, shape: Shape = D_IS_N, min_m: int = 1, block_split: bool = False,
                  chunk: int = 1):
-        """`square`: d = n (kd is k); else d = kd·m with kd ≥ 1 a parameter of its own. `min_m`:
-        the least m of this query (a literal split decides smaller m apart). `block_split`: an
-        index over n values is split in block radix, j = lo + jq·U + jr (0 ≤ jq < n/U, 0 ≤ jr < U),
-        for formulas of contiguous layouts; else in radix m, j = lo + jq·m + jr. `chunk` c > 1: the
-        schedule's side conditions make c divide k, and U is the chunk size h = k/c (k = c·h)."""
+        """`session`: the budget and caches (None: the session shared under the default budget).
+        `shape`: the schedule's free sizes (each extent = its block count · m, the block count
+        ≥ 1 a parameter; an alias is the parameter it names). `min_m`: the least m of this query
+        (a literal split decides smaller m apart). `block_split`: an index over n values is split
+        in block radix, j = lo + jq·U + jr (0 ≤ jq < n/U, 0 ≤ jr < U), for formulas of contiguous
+        layouts; else in radix m, j = lo + jq·m + jr. `chunk` c > 1: the schedule's side condition
+        makes c divide k, and U is the chunk size h = k/c (k = c·h)."""
+        self.session = session if session is not None else Session.for_budget()
         self.nonlinear = nonlinear     # allow products of values (counting identities, not indices)
         self.block_split = block_split
-        self.m, self.k = z3.Int("m"), z3.Int("k")
+        self.shape = shape
+        self.m, self.k = z3.Int(RING), z3.Int("k")
         self.m_value, self.min_m = m_value, min_m
         self.U = self.k if chunk == 1 else z3.Int("h")      # the block unit: p·U in a DVal
-        blocks = self.k if chunk == 1 else z3.simplify(chunk * self.U)     # k, in units of U
-        self.kd = blocks if square else z3.Int("kd")
-        self.units = (blocks,) if square else (blocks, self.kd)   # block counts: n = k·m, d = kd·m
+        zero = z3.IntVal(0)
+        self.units = tuple(z3.Int(e.blocks) if e.blocks != "k" or chunk == 1 else z3.simplify(chunk * self.U)
+                           for e in shape.extents)        # block counts: n = k·m (k = c·h), d = kd·m
+        self.env = {RING: DVal(z3.IntVal(1), zero)}
+        for e, u in zip(shape.extents, self.units):
+            self.env[e.blocks], self.env[e.name] = DVal(zero, u), DVal(u, zero)
+        for alias, name in shape.same:
+            self.env[alias] = self.env[name]
+        self.kd = self.env["kd"].r
         self.assumptions: list = [self.m >= min_m] + [u >= 1 for u in self.units]
         if chunk != 1:
-            self.assumptions += [self.U >= 1, self.k == blocks]
+            self.assumptions += [self.U >= 1, self.k == self.env["k"].r]
         if m_value is not None:
             self.assumptions.append(self.m == m_value)
-        zero = z3.IntVal(0)
-        self.env = {"m": DVal(z3.IntVal(1), zero), "k": DVal(zero, blocks), "n": DVal(blocks, zero),
-                    "kd": DVal(zero, self.kd), "d": DVal(self.kd, zero)}
-        self.timeout_ms, self.seed = timeout_ms, seed
         self.lemmas_used: set[str] = set()
         self._instances: list = []     # (lemma name, a function building its instance here)
         self.side_conditions = 0
@@ -233,36 +244,38 @@ class Ctx:
 
         Proven from the assumptions that share variables with `fact` (transitively): a fact that
         follows from a subset follows from all, and the answer is cached by that subset. Interval
-        reasoning (`intervals.decide`) settles what it can; a fact false at a point already known
+        reasoning (`Intervals.decide`) settles what it can; a fact false at a point already known
         to satisfy the subset (a counter-model of an earlier side condition) does not follow; the
         rest goes to one incremental Z3 solver per subset, the fact's negation pushed and popped.
         """
         relevant = self._relevant(fact)
         group = tuple(a.get_id() for a in relevant)
         key = (fact.get_id(), group)
-        if key not in _PROVEN:
-            verdict = decide(fact, relevant)
-            if verdict is None and _refuted_at_known_point(fact, group):
+        proven = self.session.proven
+        if key not in proven:
+            verdict = self.session.intervals.decide(fact, relevant)
+            if verdict is None and _refuted_at_known_point(self.session.models, fact, group):
                 verdict = False
             if verdict is None:
                 verdict = self._z3_proves(fact, group, relevant)
-            _PROVEN[key] = (verdict, fact, relevant)
-        return _PROVEN[key][0]
+            proven[key] = (verdict, fact, relevant)
+        return proven[key][0]
 
     def _z3_proves(self, fact, group: tuple, relevant: list) -> bool:
         s = self._solvers.get(group)
         if s is None:
             s = self._solvers[group] = z3.Solver() if self.nonlinear else z3.SolverFor("QF_LIA")
-            s.set("rlimit", budgets.SIDE_CONDITION)   # per check; the wall clock only a backstop
-            s.set("timeout", self.timeout_ms)
-            s.set("random_seed", self.seed)
+            budget = self.session.budget
+            s.set("rlimit", budget.side_condition_rlimit)   # per check; the wall clock only a backstop
+            s.set("timeout", budget.timeout_ms)
+            s.set("random_seed", budget.seed)
             s.add(*relevant)
         s.push()
         s.add(z3.Not(fact))
         self.side_conditions += 1
         answer = s.check()
         if answer == z3.sat:
-            _keep_point(s.model(), group, relevant)
+            _keep_point(self.session.models, s.model(), group, relevant)
         s.pop()
         return answer == z3.unsat
 
@@ -271,8 +284,8 @@ class Ctx:
         set and number of assumptions: assumptions are only ever appended)."""
         own = self._own
         for a in self.assumptions[len(own):]:
-            own.append(_vars(a) - _PARAM_NAMES)
-        need = frozenset(_vars(fact) - _PARAM_NAMES)
+            own.append(_vars(a, self.session.variables) - _PARAM_NAMES)
+        need = frozenset(_vars(fact, self.session.variables) - _PARAM_NAMES)
         key = (need, len(own))
         hit = self._relevance.get(key)
         if hit is None:
@@ -292,7 +305,7 @@ class Ctx:
     def _use(self, lemma: str, instance=None):
         """Record a use of `lemma`; `instance` builds its instance here (a valid formula), which
         only an exported query needs, so it is built only then (`instances`)."""
-        if not library_status().get(lemma, False):
+        if not self.session.lemma_status().get(lemma, False):
             raise NormalizationError(f"lemma {lemma} is not proven")
         self.lemmas_used.add(lemma)
         if instance is not None:
@@ -445,21 +458,22 @@ class Ctx:
             return self.env[args[0]]
         if op == "const":
             return DVal(z3.IntVal(0), z3.IntVal(args[0]))
-        if op == "add":
-            a, b = self.val(args[0]), self.val(args[1])
-            return DVal(z3.simplify(a.q + b.q), z3.simplify(a.r + b.r), p=z3.simplify(a.p + b.p))
-        if op == "neg":
-            a = self.val(args[0])
-            return DVal(z3.simplify(-a.q), z3.simplify(-a.r), p=z3.simplify(-a.p))
-        if op == "mul":
-            return self._mul(self.val(args[0]), self.val(args[1]))
-        if op in ("mod", "div"):
-            return self._moddiv(op, self.val(args[0]), self.val(args[1]))
-        if op == "ite":
-            c, a, b = self.cond(args[0]), self.val(args[1]), self.val(args[2])
-            return DVal(z3.simplify(z3.If(c, a.q, b.q)), z3.simplify(z3.If(c, a.r, b.r)),
-                        a.canon and b.canon, z3.simplify(z3.If(c, a.p, b.p)))
-        raise NormalizationError(f"{op} is not an integer expression")
+        if op not in _VAL:
+            raise NormalizationError(f"{op} is not an integer expression")
+        return _VAL[op](self, *args)
+
+    def _add(self, a: Term, b: Term) -> DVal:
+        a, b = self.val(a), self.val(b)
+        return DVal(z3.simplify(a.q + b.q), z3.simplify(a.r + b.r), p=z3.simplify(a.p + b.p))
+
+    def _neg(self, a: Term) -> DVal:
+        a = self.val(a)
+        return DVal(z3.simplify(-a.q), z3.simplify(-a.r), p=z3.simplify(-a.p))
+
+    def _ite(self, c: Term, a: Term, b: Term) -> DVal:
+        c, a, b = self.cond(c), self.val(a), self.val(b)
+        return DVal(z3.simplify(z3.If(c, a.q, b.q)), z3.simplify(z3.If(c, a.r, b.r)), a.canon and b.canon,
+                    z3.simplify(z3.If(c, a.p, b.p)))
 
     def _mul(self, a: DVal, b: DVal) -> DVal:
         for x, y in ((a, b), (b, a)):
@@ -492,7 +506,7 @@ class Ctx:
         if self.is_unit(b) and (a.blocks or not _is_const(a.q, 0)):
             x = self.in_blocks(a)
             return DVal(zero, x.r) if op == "mod" else DVal(zero, x.p)
-        if a.blocks and self.extent_unit(b) is self.U:          # (p·U + r) mod (m·U)
+        if a.blocks and same_term(self.extent_unit(b), self.U):      # (p·U + r) mod (m·U)
             x = self.in_blocks(a)
             lo, hi = self._window(x.p, self.m, BLOCK_WINDOWS, f"mod m·{self.U}")
             c = carry(x.p, self.m, lo, hi)
@@ -576,20 +590,11 @@ class Ctx:
         return hit[1]
 
     def _cond(self, t) -> z3.BoolRef:
-        op, args = t.op, t.args
-        if op == "bool":
-            return z3.BoolVal(args[0])
-        if op in ("eq", "lt", "le"):
-            return self.compare(self.val(args[0]), self.val(args[1]), op)
-        if op == "and":
-            return z3.And(*[self.cond(a) for a in args])
-        if op == "or":
-            return z3.Or(*[self.cond(a) for a in args])
-        if op == "not":
-            return z3.Not(self.cond(args[0]))
-        if op == "ite":
-            return z3.If(self.cond(args[0]), self.cond(args[1]), self.cond(args[2]))
-        raise NormalizationError(f"{op} is not a condition")
+        if t.op == "bool":
+            return z3.BoolVal(t.args[0])
+        if t.op not in _COND:
+            raise NormalizationError(f"{t.op} is not a condition")
+        return _COND[t.op](self, *t.args)
 
     def int_term(self, x: DVal) -> z3.ArithRef:
         """x as one Z3 integer term q·m + p·U + r."""
@@ -598,3 +603,23 @@ class Ctx:
     def int_of(self, x: DVal, model) -> int:
         """The concrete value of x in a Z3 model."""
         return model.eval(self.int_term(x), model_completion=True).as_long()
+
+
+# Each operator of `schedules/operators.py` in digit form (an integer) or as a Z3 condition.
+_VAL = {
+    "add": Ctx._add, "neg": Ctx._neg, "ite": Ctx._ite,
+    "mul": lambda ctx, a, b: ctx._mul(ctx.val(a), ctx.val(b)),
+    "mod": lambda ctx, a, b: ctx._moddiv("mod", ctx.val(a), ctx.val(b)),
+    "div": lambda ctx, a, b: ctx._moddiv("div", ctx.val(a), ctx.val(b)),
+}
+_COND = {
+    "eq": lambda ctx, a, b: ctx.compare(ctx.val(a), ctx.val(b), "eq"),
+    "lt": lambda ctx, a, b: ctx.compare(ctx.val(a), ctx.val(b), "lt"),
+    "le": lambda ctx, a, b: ctx.compare(ctx.val(a), ctx.val(b), "le"),
+    "and": lambda ctx, *xs: z3.And(*[ctx.cond(x) for x in xs]),
+    "or": lambda ctx, *xs: z3.Or(*[ctx.cond(x) for x in xs]),
+    "not": lambda ctx, a: z3.Not(ctx.cond(a)),
+    "ite": lambda ctx, c, a, b: z3.If(ctx.cond(c), ctx.cond(a), ctx.cond(b)),
+}
+require_complete("normalize.Ctx.val", _VAL, sorts=("int", "any"))
+require_complete("normalize.Ctx.cond", _COND, sorts=("bool", "any"))

@@ -68,7 +68,7 @@ class Encoding:
     where a phase's op count fills it; split=None leaves the barriers as variables. fixed=(ops, sends)
     fixes op placement {op key: (p, t)} and the sends {(t, p, datum)} (bounded check of a schedule);
     pin fixes the placement of some ops only; rotation=g keeps only runs equal to their rotation by
-    g (model/bitlevel_rotation.py). band={phase: (lo, hi)} (pe and none barriers) keeps each phase's
+    g (proofs/search/rotation.py). band={phase: (lo, hi)} (pe and none barriers) keeps each phase's
     ops in those cycles. Pin, rotation and band remove valid runs: for witness search only. barriers
     is the machine's barrier mode (global, pe, none; a split needs global barriers); cube {op key:
     PE} keeps the runs in which each named op runs on its PE (one cube of cubes.py). With fixed,

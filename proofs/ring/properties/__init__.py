@@ -8,6 +8,8 @@
     ring-locality   running-sums.prev, .first, .fork                     (running_sums.py)
     ring-locality / operands.source, .final (local witness: ring-locality,
     data-flow       earlier phase: data-flow), operands.forwarded        (operands.py)
+    placement       placement.ends, .witness, .last (per output array,
+                    where the schedule declares `placement`)             (placement.py)
 
 `derive` gives the symbolic checks of a schedule (discharged by Z3 for all n, m); `check_trace`
 runs their concrete twins on one trace (the bounded tier, and the replay of every Z3
@@ -20,15 +22,27 @@ from dataclasses import replace
 
 from ringproof.errors import BadInput
 from ringproof.model.ring.trace import Trace
-from ringproof.proofs.ring.properties import coverage, no_conflict, operands, running_sums, well_formed
+from ringproof.proofs.ring.properties import coverage, no_conflict, operands, placement, running_sums, well_formed
 from ringproof.proofs.ring.properties.base import Check, Finding, Kind, generic_step
+from ringproof.proofs.results import SOLVER_PROPERTIES
 from ringproof.schedules.dsl import Op, Schedule
 
 KINDS: tuple[Kind, ...] = (well_formed.KINDS + coverage.KINDS + no_conflict.KINDS + running_sums.KINDS
-                           + operands.KINDS)
-SOLVER_PROPERTIES = ("well-formed", "coverage", "no-conflict", "ring-locality", "data-flow")
+                           + operands.KINDS + placement.KINDS)
+PER_PHASE = tuple(p for p in SOLVER_PROPERTIES if p != "placement")   # placement: per output array
 
-__all__ = ["KINDS", "SOLVER_PROPERTIES", "Check", "Finding", "Kind", "derive", "check_trace"]
+
+def unhandled(properties=SOLVER_PROPERTIES, kinds=KINDS) -> list[str]:
+    """The properties decided by checks (`ringproof.proofs.results.PROPERTY_TABLE`) that no kind
+    reports, and the properties kinds report that the table does not list: both must be empty."""
+    reported = {p for k in kinds for p in k.properties}
+    return sorted((set(properties) - reported) | (reported - set(properties)))
+
+
+if unhandled():
+    raise ImportError(f"the property table and the registry's kinds disagree on {unhandled()}")
+
+__all__ = ["KINDS", "SOLVER_PROPERTIES", "Check", "Finding", "Kind", "derive", "check_trace", "unhandled"]
 
 
 def derive(schedule: Schedule) -> list[Check]:
@@ -38,7 +52,7 @@ def derive(schedule: Schedule) -> list[Check]:
     checks = [c for phase in schedule.phases for kind in phase_kinds for c in kind.symbolic(schedule, phase)]
     checks += [c for kind in KINDS if kind.schedule_level for c in kind.symbolic(schedule)]
     requires, chunk = shape_of(schedule)
-    return [replace(c, square=schedule.square, requires=requires, chunk=chunk) for c in checks]
+    return [replace(c, shape=schedule.shape, requires=requires, chunk=chunk) for c in checks]
 
 
 def shape_of(schedule: Schedule):
@@ -48,7 +62,7 @@ def shape_of(schedule: Schedule):
     if schedule.requires is None:
         return None, 1
     from ringproof.proofs.ring.lemmas import BLOCK_DIVISORS
-    from ringproof.proofs.ring.normalize import PARAMS, Ctx, NormalizationError
+    from ringproof.proofs.ring.normalize import PARAMS, Ctx, NormalizationError, same_term
     from ringproof.schedules.dsl import with_derived
     from ringproof.schedules.expr import lift
     requires = lift(schedule.requires(PARAMS))
@@ -57,7 +71,7 @@ def shape_of(schedule: Schedule):
         t = lift(getattr(P, name))
         if t.op != "div":
             continue
-        ctx = Ctx(square=schedule.square)
+        ctx = Ctx(shape=schedule.shape)
         try:
             ctx.assumptions.append(ctx.cond(requires))
             num, den = ctx.val(t.args[0]), ctx.val(t.args[1])
@@ -65,8 +79,8 @@ def shape_of(schedule: Schedule):
             continue
         if num.blocks or den.blocks:
             continue
-        is_k = ctx.count_unit(num) is ctx.k and z3_int(den.q) == 0 and z3_int(den.r)
-        is_n = ctx.extent_unit(num) is ctx.k and z3_int(den.r) == 0 and z3_int(den.q)
+        is_k = same_term(ctx.count_unit(num), ctx.k) and z3_int(den.q) == 0 and z3_int(den.r)
+        is_n = same_term(ctx.extent_unit(num), ctx.k) and z3_int(den.r) == 0 and z3_int(den.q)
         c = z3_int(den.r) if is_k else z3_int(den.q) if is_n else None
         if c in BLOCK_DIVISORS and ctx.prove(ctx.k % c == 0):
             return requires, c
@@ -85,7 +99,7 @@ def check_trace(trace: Trace, properties=None, limit: int = 1) -> dict:
     wanted = set(properties or SOLVER_PROPERTIES)
     out: dict = {}
     for k, pt in enumerate(trace.phases):
-        for prop in SOLVER_PROPERTIES:
+        for prop in PER_PHASE:
             if prop in wanted:
                 out.setdefault((prop, pt.phase.name), [])
         for kind in KINDS:
@@ -94,6 +108,9 @@ def check_trace(trace: Trace, properties=None, limit: int = 1) -> dict:
             for f in kind.concrete(trace, k, pt, limit):
                 if f.property in wanted:
                     out.setdefault((f.property, f.phase), []).append(f)
+    if "placement" in wanted:
+        for array in placement.outputs(trace.schedule):
+            out.setdefault(("placement", array.name), [])
     for kind in KINDS:
         if kind.schedule_level and kind.prop in wanted:
             for f in kind.concrete(trace, limit):
