@@ -17,7 +17,8 @@ import time
 
 from ringproof.proofs.cli.main import main as prove
 from ringproof.proofs.cli.targets import registry
-from ringproof.proofs.ring.prover import Options, verify
+from ringproof.proofs.options import Options
+from ringproof.proofs.ring.prover import verify
 from ringproof.proofs.results import Verdict
 from ringproof.schedules.context_parallel import SCHEDULES
 

@@ -4,11 +4,12 @@ layout formulas, their mutants refuted and replayed."""
 
 import pytest
 
-from twins import assert_same_check_replays
+from helpers.twins import assert_same_check_replays
 
 from ringproof.proofs.cli.targets import registry
 from ringproof.proofs.cp.conform import ring_pairs
-from ringproof.proofs.ring.prover import Options, verify
+from ringproof.proofs.options import Options
+from ringproof.proofs.ring.prover import verify
 from ringproof.proofs.results import Verdict
 from ringproof.schedules import context_parallel as cpm
 from ringproof.schedules.expr import ite, le, lt, mod
