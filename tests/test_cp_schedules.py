@@ -120,3 +120,19 @@ def test_the_pairs_per_rank_closed_forms_agree_with_enumeration(name):
             pairs = ring_pairs(registry()[name], n, m)
             counted = [sum(1 for p in pairs if p[0] == r) for r in range(m)]
             assert counted == [cp.pairs(P, r) for r in range(m)], (name, n, m)
+
+
+def test_a_claim_of_balance_0_is_refuted_for_contiguous_causal_and_not_for_zigzag():
+    """The imbalanced example: rank r computes k²·r + k(k+1)/2 pairs; zigzag's spread is 0 (not
+    derived for every n, the phase being guarded: unknown beyond the enumerated sizes)."""
+    from dataclasses import replace
+
+    claims = {"balance": "0"}
+    causal = replace(registry()["ring-attention-causal"], notes={"claims": claims})
+    (result,) = verify(causal, Options(properties=("counts",)))
+    assert result.verdict is Verdict.REFUTED
+    cex = result.counterexample
+    assert (cex.n, cex.m) == (2, 2)            # the smallest size with two ranks: 1 pair against 2
+    zigzag = replace(registry()["zigzag"], notes={"claims": claims})
+    (result,) = verify(zigzag, Options(properties=("counts",)))
+    assert result.verdict is Verdict.UNKNOWN and "enumeration" in result.reason
