@@ -120,3 +120,12 @@ def test_ring_flash_attn_ring_returns_dq_in_bfloat16():
 def test_the_issue_figure_zigzag_at_world_sizes_2_3_4():
     code, out, _ = _cli("zigzag", "--impl", "ring-flash-attn", "--world-sizes", "2,3,4")
     assert code == 0, out
+
+
+def test_a_rank_that_dies_is_a_difference_naming_its_exit_code(tmp_path):
+    path = tmp_path / "dies.py"
+    path.write_text("import os\nimport torch.distributed as dist\n\n"
+                    "def func(q, k, v, causal=True, **kwargs):\n"
+                    "    if dist.get_rank() == 1:\n        os._exit(3)\n    return q * 1\n")
+    code, out, _ = _cli("zigzag", "--impl", f"{path}:func", "--world-sizes", "2", "--timeout", "30")
+    assert code == 1 and "rank 1 ended without a report (exit code 3)" in out, out

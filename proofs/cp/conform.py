@@ -184,21 +184,23 @@ def _run_ring(cp, fn, m, sizes, setup):
             p.start()
         reports, failure, deadline = {}, None, time.monotonic() + setup.timeout
         try:
-            while len(reports) < m * len(sizes):
+            while not all(all((r, n) in reports for n in sizes)
+                          or any(reports.get((r, n), {}).get("error") for n in sizes) for r in range(m)):
                 if time.monotonic() > deadline:
                     failure = failure or "timeout"
                     break
                 try:
                     rep = results.get(timeout=0.2)
                 except queues.Empty:
-                    ended = [r for r, p in enumerate(procs) if not p.is_alive()
-                             and not any(key[0] == r and key[1] == sizes[-1] for key in reports)]
-                    if ended and failure is None:
-                        rank = ended[0]
-                        n = next(n for n in sizes if (rank, n) not in reports)
-                        failure = {"rank": rank, "n": n, "error": f"ended without a report (exit code "
-                                   f"{procs[rank].exitcode}{_signal(procs[rank].exitcode)})", "peers": []}
-                        reports[(rank, n)] = failure
+                    for rank, p in enumerate(procs):
+                        missing = [n for n in sizes if (rank, n) not in reports]
+                        if p.is_alive() or not missing or any(
+                                reports.get((rank, n), {}).get("error") for n in sizes):
+                            continue
+                        rep = {"rank": rank, "n": missing[0], "error": f"ended without a report (exit "
+                               f"code {p.exitcode}{_signal(p.exitcode)})", "peers": [], "died": True}
+                        reports[(rank, missing[0])] = rep
+                        failure = failure or rep
                         deadline = min(deadline, time.monotonic() + 5.0)
                     if all(not p.is_alive() for p in procs) and results.empty():
                         break
@@ -319,7 +321,8 @@ def _judge(cp, m, n, reports, failure, tolerance):
         note = f"; it had sent to rank{'s' if len(set(sent)) > 1 else ''} {', '.join(map(str, sorted(set(sent))))}" if sent else ""
         self_send = " (itself)" if bad["rank"] in sent else ""
         during = f" in the {bad['pass']} pass" if bad.get("pass") else ""
-        return Difference(m, n, "error", f"rank {bad['rank']}{during} raised {bad['error']}{note}{self_send}",
+        verb = "" if bad.get("died") else "raised "
+        return Difference(m, n, "error", f"rank {bad['rank']}{during} {verb}{bad['error']}{note}{self_send}",
                           rank=bad["rank"]), 0, None
     for rep in reports:
         for what, peer in rep["peers"]:
