@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ringproof.schedules.computation import computation
-from ringproof.schedules.dsl import (HOME, MAC, At, Copy, Either, Loop, Phase, Schedule, Step, params,
-                                     with_derived)
-from ringproof.schedules.expr import div, eq, ite, le, lt, mod, wrap
+from ringproof.schedules.dsl import (HOME, MAC, At, Copy, Either, Loop, Move, Phase, Schedule, Step,
+                                     params, with_derived)
+from ringproof.schedules.expr import and_, div, eq, ite, le, lt, mod, wrap
 
 
 # --------------------------------------------------------------------------- the layouts
@@ -215,3 +215,101 @@ def ring_pass(cp: ContextParallel) -> Schedule:
 
 RING_PASSES = {name: ring_pass(cp) for name, cp in SCHEDULES.items()}
 RING_ATTENTION, RING_ATTENTION_CAUSAL, STRIPED_RING, ZIGZAG_RING = RING_PASSES.values()
+
+
+# --------------------------------------------------------------------------- the backward pass
+
+GRADIENTS = computation("cp-gradients", {"ds": "n n", "p": "n n", "q": "n d", "k": "n d", "g": "n d",
+                                         "dq": "n d", "dk": "n d", "dv": "n d"},
+                        ["dq[A, C] += ds[A, B] * k[B, C]",
+                         "dk[B, C] += ds[A, B] * q[A, C]",
+                         "dv[B, C] += p[A, B] * g[A, C]"], output=("dq", "dk", "dv"))
+
+
+def ring_backward(cp: ContextParallel) -> Schedule:
+    """The backward ring of `cp` (no mask): with dS = P∘(dP − D) and P on the queries' ranks,
+    dq[A, C] = Σ_B dS[A, B]·k[B, C] stays on A's rank while K travels (one pass, as forward);
+    dk[B, C] = Σ_A dS[A, B]·q[A, C] and dv[B, C] = Σ_A P[A, B]·dO[A, C] travel the ring with their
+    key block, each rank adding its rows' terms, and one more hop, the return hop, brings them
+    home (`placement`). Three ring passes: the language has no concurrent ops yet to fuse them."""
+    if cp.causal:
+        raise ValueError("ring_backward writes the unmasked ring only")
+    ds, p, q, kk, g = GRADIENTS.inputs
+    dq, dk, dv = (e.target for e in GRADIENTS.equations)
+    lay = cp.layout
+
+    def row(P, ix):                      # query A: PE l's own slot i
+        return lay.token(P, ix.l - 1, ix.i - 1) + 1
+
+    def key(P, ix):                      # key B: slot b of the block PE l holds in ring step s
+        return lay.token(P, mod(ix.l - ix.s, P.m), ix.b - 1) + 1
+
+    def owner(P, A):
+        return lay.owner(P, A - 1) + 1
+
+    def dq_step(P, ix):
+        A, B = row(P, ix), key(P, ix)
+        arrived = Either(eq(ix.s, 1), HOME,
+                         At("dq", dict(s=ix.s - 1, i=1, b=ix.b, c=ix.c, l=wrap(ix.l - 1, P.m))))
+        return Step(pe=ix.l, op=MAC, target=dq[A, ix.c], operands=(ds[A, B], kk[B, ix.c]),
+                    send=Copy(kk[B, ix.c], when=eq(ix.i, 1), source=arrived),
+                    first=and_(eq(ix.s, 1), eq(ix.b, 1)),
+                    prev=At("dq", dict(s=ite(eq(ix.b, 1), ix.s - 1, ix.s), i=ix.i,
+                                       b=ite(eq(ix.b, 1), P.k, ix.b - 1), c=ix.c, l=ix.l)),
+                    sources=(HOME, Either(eq(ix.i, 1), arrived,
+                                          At("dq", dict(s=ix.s, i=1, b=ix.b, c=ix.c, l=ix.l)))))
+
+    def dq_at(P, key_):
+        A, C, B = key_
+        la, lb = owner(P, A), owner(P, B)
+        return dict(s=mod(la - lb, P.m) + 1, i=lay.slot(P, A - 1) + 1, b=lay.slot(P, B - 1) + 1, c=C, l=la)
+
+    def travelling(name, target, first_operand, second_operand):
+        def step(P, ix):
+            A, B = row(P, ix), key(P, ix)
+            first_row = eq(ix.i, 1)
+            return Step(pe=ix.l, op=MAC, target=target[B, ix.c],
+                        operands=(first_operand[A, B], second_operand[A, ix.c]),
+                        send=Move(target[B, ix.c], when=eq(ix.i, P.k)),    # on, and home at s = m
+                        first=eq(ix.s + ix.i, 2),
+                        prev=At(name, dict(s=ite(first_row, ix.s - 1, ix.s), b=ix.b, c=ix.c,
+                                           i=ite(first_row, P.k, ix.i - 1),
+                                           l=ite(first_row, wrap(ix.l - 1, P.m), ix.l))),
+                        sources=(HOME, HOME))
+
+        def at(P, key_):
+            B, C, A = key_
+            la, lb = owner(P, A), owner(P, B)
+            return dict(s=mod(la - lb, P.m) + 1, b=lay.slot(P, B - 1) + 1, c=C, i=lay.slot(P, A - 1) + 1, l=la)
+
+        return Phase(name, (Loop("s", 1, "m"), Loop("b", 1, "k"), Loop("c", 1, "d"), Loop("i", 1, "k")),
+                     step, inverse=at,
+                     doc=f"{target.name}[B, c] travels with key block B, each PE adding its rows' terms")
+
+    def home(P, ref):
+        """Rows of dS, P, q and dO on their query's PE; rows of k on their key's."""
+        return owner(P, ref.idx[0])
+
+    def placement(P, ref):
+        return owner(P, ref.idx[0])
+
+    def ends(P, ref):
+        """dq's last term on its own PE; dk's and dv's at ring step m on the PE before home."""
+        X, C = ref.idx
+        if ref.array.name == "dq":
+            return At("dq", dict(s=P.m, i=lay.slot(P, X - 1) + 1, b=P.k, c=C, l=owner(P, X)))
+        return At(ref.array.name, dict(s=P.m, b=lay.slot(P, X - 1) + 1, c=C, i=P.k,
+                                       l=wrap(owner(P, X) - 1, P.m)))
+
+    phases = (Phase("dq", (Loop("s", 1, "m"), Loop("i", 1, "k"), Loop("b", 1, "k"), Loop("c", 1, "d")),
+                    dq_step, inverse=dq_at, doc="dq[A, c] stays on A's PE; K travels as in the forward"),
+              travelling("dk", dk, ds, q), travelling("dv", dv, p, g))
+    return Schedule(f"{cp.name}-bwd", GRADIENTS, phases, home=home, square=False,
+                    placement=placement, ends=ends,
+                    doc=f"{cp.doc}; the backward ring: dq on the queries' PEs, dk and dv travelling "
+                        "with their key block and brought home by the return hop",
+                    notes={"claims": {"cycles": "3*n**2*d/m", "MAC": "3*n**2*d"}},
+                    requires=cp.requires, derived=cp.derived)
+
+
+RING_ATTENTION_BWD = ring_backward(SCHEDULES["ring-attention"])

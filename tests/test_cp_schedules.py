@@ -136,3 +136,29 @@ def test_a_claim_of_balance_0_is_refuted_for_contiguous_causal_and_not_for_zigza
     zigzag = replace(registry()["zigzag"], notes={"claims": claims})
     (result,) = verify(zigzag, Options(properties=("counts",)))
     assert result.verdict is Verdict.UNKNOWN and "enumeration" in result.reason
+
+
+def test_the_backward_ring_proves_with_placement_and_balance():
+    results = verify(registry()["ring-attention-bwd"])
+    assert {r.verdict for r in results} == {Verdict.PROVED}, [(r.property, r.reason) for r in results]
+    assert {r.tier for r in results} == {"parametric"}
+    assert {r.phase for r in results if r.property == "placement"} == {"dq", "dk", "dv"}
+    (counts,) = [r for r in results if r.property == "counts"]
+    assert counts.details["balance"]["spread"] == "0"
+    bounded = verify(registry()["ring-attention-bwd"], Options(tier="bounded", max_n=6))
+    assert {r.verdict for r in bounded} == {Verdict.PROVED}
+
+
+def test_the_backward_without_its_return_hop_is_refuted_at_two_ranks():
+    from ringproof.schedules.dsl import Move
+    from ringproof.schedules.expr import and_, eq
+
+    bwd = registry()["ring-attention-bwd"]
+    no_return = bwd.derive("no-return-hop", {name: dict(send=lambda P, ix, st: Move(
+        st.target, when=and_(eq(ix.i, P.k), lt(ix.s, P.m)))) for name in ("dk", "dv")})
+    refuted = [r for r in verify(no_return) if r.verdict is Verdict.REFUTED]
+    assert {r.property for r in refuted} >= {"placement"}
+    for r in refuted:
+        assert_same_check_replays(no_return, r)
+    bounded = [r for r in verify(no_return, Options(tier="bounded", max_n=6)) if r.verdict is Verdict.REFUTED]
+    assert min((r.counterexample.n, r.counterexample.m) for r in bounded) == (2, 2)   # one rank is home

@@ -16,7 +16,8 @@ def registry() -> dict:
     return {s.name: s for s in (algo1.ALGO1, algo1.ALGO1_PRINTED, algo1.ALGO1_GENERAL,
                                 algo2.ALGO2, algo2.ALGO2_PRINTED, algo2.ALGO2_GENERAL,
                                 algo3.ALGO3, algo3.ALGO3_PRINTED, algo3.ALGO3_GENERAL,
-                                cp.RING_ATTENTION, cp.RING_ATTENTION_CAUSAL, cp.STRIPED_RING, cp.ZIGZAG_RING)}
+                                cp.RING_ATTENTION, cp.RING_ATTENTION_BWD, cp.RING_ATTENTION_CAUSAL, cp.STRIPED_RING,
+                                cp.ZIGZAG_RING)}
 
 
 def printed_defects(target: str):
