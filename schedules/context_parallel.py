@@ -29,7 +29,7 @@ from typing import Callable
 from ringproof.schedules.computation import computation
 from ringproof.schedules.dsl import (HOME, MAC, At, Copy, Either, Loop, Move, Phase, Schedule, Step,
                                      params, with_derived)
-from ringproof.schedules.expr import and_, div, eq, ite, le, lt, mod, wrap
+from ringproof.schedules.expr import and_, div, eq, gt, ite, le, lt, mod, or_, wrap
 
 
 # --------------------------------------------------------------------------- the layouts
@@ -219,27 +219,66 @@ RING_ATTENTION, RING_ATTENTION_CAUSAL, STRIPED_RING, ZIGZAG_RING = RING_PASSES.v
 
 # --------------------------------------------------------------------------- the backward pass
 
-GRADIENTS = computation("cp-gradients", {"ds": "n n", "p": "n n", "q": "n d", "k": "n d", "g": "n d",
-                                         "dq": "n d", "dk": "n d", "dv": "n d"},
-                        ["dq[A, C] += ds[A, B] * k[B, C]",
-                         "dk[B, C] += ds[A, B] * q[A, C]",
-                         "dv[B, C] += p[A, B] * g[A, C]"], output=("dq", "dk", "dv"))
+
+def _gradients(name, mask):
+    return computation(name, {"ds": "n n", "p": "n n", "q": "n d", "k": "n d", "g": "n d",
+                              "dq": "n d", "dk": "n d", "dv": "n d"},
+                       [f"dq[A, C] += ds[A, B] * k[B, C]{mask}",
+                        f"dk[B, C] += ds[A, B] * q[A, C]{mask}",
+                        f"dv[B, C] += p[A, B] * g[A, C]{mask}"], output=("dq", "dk", "dv"))
+
+
+GRADIENTS, CAUSAL_GRADIENTS = _gradients("cp-gradients", ""), _gradients("cp-causal-gradients", " if B <= A")
+
+
+def _at_most(x, size):
+    """#{j ∈ [0, size): j ≤ x}."""
+    return ite(lt(x, 0), 0, ite(lt(x, size), x + 1, size))
+
+
+# Under the causal mask, for query a (0-based) and the block of rank r: the keys ≤ a are a prefix
+# of the block's slots (`ALLOWED` counts them), the ring steps with any are 1..`LAST_STEP` (1-based),
+# and the rows of rank l's block (1-based) that take key slot b at step s are a suffix: `ROW_BEFORE`
+# says whether row i − 1 is one of them too (each layout's own reading, which stays in the prover's
+# fragment; checked against the rows' tokens by the bounded tier and tests/test_cp_schedules.py).
+ALLOWED = {
+    "contiguous": lambda P, r, a: _at_most(a - r * P.k, P.k),
+    "striped": lambda P, r, a: ite(lt(a, r), 0, _at_most(div(a - r, P.m), P.k)),
+    "zigzag": lambda P, r, a: _at_most(a - r * P.h, P.h) + _at_most(a - (2 * P.m - 1 - r) * P.h, P.h),
+}
+LAST_STEP = {
+    "contiguous": lambda P, a: div(a, P.k) + 1,
+    "striped": lambda P, a: ite(lt(a, P.m), a + 1, P.m),
+    "zigzag": lambda P, a: ite(lt(div(a, P.h), P.m), div(a, P.h) + 1, P.m),
+}
+ROW_BEFORE = {
+    # own block (s = 1): rows from slot b on; a lower rank's block (2 ≤ s ≤ l): every row; else none
+    "contiguous": lambda P, ix, tokens: or_(and_(eq(ix.s, 1), gt(ix.i, ix.b)),
+                                            and_(gt(ix.s, 1), le(ix.s, ix.l))),
+    # by the tokens: key B ≤ the token of row i − 1
+    "striped": lambda P, ix, tokens: tokens,
+    # own block: rows from slot b on; a lower rank's block: every row for its head keys (b ≤ h);
+    # a higher rank's block: the tail rows (i > h)
+    "zigzag": lambda P, ix, tokens: or_(and_(eq(ix.s, 1), gt(ix.i, ix.b)),
+                                        and_(gt(ix.s, 1), le(ix.s, ix.l), le(ix.b, P.h)),
+                                        and_(gt(ix.s, 1), gt(ix.s, ix.l), gt(ix.i, P.h + 1))),
+}
 
 
 def ring_backward(cp: ContextParallel) -> Schedule:
-    """The backward ring of `cp` (no mask): with dS = P∘(dP − D) and P on the queries' ranks,
-    dq[A, C] = Σ_B dS[A, B]·k[B, C] stays on A's rank while K travels (one pass, as forward);
+    """The backward ring of `cp`: with dS = P∘(dP − D) and P on the queries' ranks,
+    dq[A, C] = Σ_B dS[A, B]·k[B, C] stays on A's rank while K travels (as in the forward);
     dk[B, C] = Σ_A dS[A, B]·q[A, C] and dv[B, C] = Σ_A P[A, B]·dO[A, C] travel the ring with their
     key block, each rank adding its rows' terms, and one more hop, the return hop, brings them
-    home (`placement`). Three ring passes: the language has no concurrent ops yet to fuse them."""
-    if cp.causal:
-        raise ValueError("ring_backward writes the unmasked ring only")
-    ds, p, q, kk, g = GRADIENTS.inputs
-    dq, dk, dv = (e.target for e in GRADIENTS.equations)
+    home (`placement`). Under the mask a sum starts at its first allowed term and passes the
+    ranks with none on. Three ring passes: the language has no concurrent ops yet to fuse them."""
+    problem = CAUSAL_GRADIENTS if cp.causal else GRADIENTS
+    ds, p, q, kk, g = problem.inputs
+    dq, dk, dv = (e.target for e in problem.equations)
     lay = cp.layout
 
-    def row(P, ix):                      # query A: PE l's own slot i
-        return lay.token(P, ix.l - 1, ix.i - 1) + 1
+    def row(P, l, i):                    # query: slot i of PE l's own block
+        return lay.token(P, l - 1, i - 1) + 1
 
     def key(P, ix):                      # key B: slot b of the block PE l holds in ring step s
         return lay.token(P, mod(ix.l - ix.s, P.m), ix.b - 1) + 1
@@ -247,15 +286,23 @@ def ring_backward(cp: ContextParallel) -> Schedule:
     def owner(P, A):
         return lay.owner(P, A - 1) + 1
 
+    def allowed(P, A, B):
+        return le(B, A) if cp.causal else True
+
+    def keys_at(P, l, s, A):             # how many keys of the block PE l holds at step s A takes
+        return ALLOWED[lay.name](P, mod(l - s, P.m), A - 1) if cp.causal else P.k
+
     def dq_step(P, ix):
-        A, B = row(P, ix), key(P, ix)
+        A, B = row(P, ix.l, ix.i), key(P, ix)
         arrived = Either(eq(ix.s, 1), HOME,
                          At("dq", dict(s=ix.s - 1, i=1, b=ix.b, c=ix.c, l=wrap(ix.l - 1, P.m))))
         return Step(pe=ix.l, op=MAC, target=dq[A, ix.c], operands=(ds[A, B], kk[B, ix.c]),
+                    guard=allowed(P, A, B),
                     send=Copy(kk[B, ix.c], when=eq(ix.i, 1), source=arrived),
                     first=and_(eq(ix.s, 1), eq(ix.b, 1)),
                     prev=At("dq", dict(s=ite(eq(ix.b, 1), ix.s - 1, ix.s), i=ix.i,
-                                       b=ite(eq(ix.b, 1), P.k, ix.b - 1), c=ix.c, l=ix.l)),
+                                       b=ite(eq(ix.b, 1), keys_at(P, ix.l, ix.s - 1, A), ix.b - 1),
+                                       c=ix.c, l=ix.l)),
                     sources=(HOME, Either(eq(ix.i, 1), arrived,
                                           At("dq", dict(s=ix.s, i=1, b=ix.b, c=ix.c, l=ix.l)))))
 
@@ -266,15 +313,19 @@ def ring_backward(cp: ContextParallel) -> Schedule:
 
     def travelling(name, target, first_operand, second_operand):
         def step(P, ix):
-            A, B = row(P, ix), key(P, ix)
-            first_row = eq(ix.i, 1)
+            A, B = row(P, ix.l, ix.i), key(P, ix)
+            if cp.causal:                # row i − 1 took this key too: the sum's previous term
+                before = and_(gt(ix.i, 1), ROW_BEFORE[lay.name](P, ix, le(B, row(P, ix.l, ix.i - 1))))
+            else:
+                before = gt(ix.i, 1)
             return Step(pe=ix.l, op=MAC, target=target[B, ix.c],
                         operands=(first_operand[A, B], second_operand[A, ix.c]),
+                        guard=allowed(P, A, B),
                         send=Move(target[B, ix.c], when=eq(ix.i, P.k)),    # on, and home at s = m
-                        first=eq(ix.s + ix.i, 2),
-                        prev=At(name, dict(s=ite(first_row, ix.s - 1, ix.s), b=ix.b, c=ix.c,
-                                           i=ite(first_row, P.k, ix.i - 1),
-                                           l=ite(first_row, wrap(ix.l - 1, P.m), ix.l))),
+                        first=and_(eq(ix.s, 1), eq(ix.i, ix.b if cp.causal else 1)),
+                        prev=At(name, dict(s=ite(before, ix.s, ix.s - 1), b=ix.b, c=ix.c,
+                                           i=ite(before, ix.i - 1, P.k),
+                                           l=ite(before, ix.l, wrap(ix.l - 1, P.m)))),
                         sources=(HOME, HOME))
 
         def at(P, key_):
@@ -290,26 +341,27 @@ def ring_backward(cp: ContextParallel) -> Schedule:
         """Rows of dS, P, q and dO on their query's PE; rows of k on their key's."""
         return owner(P, ref.idx[0])
 
-    def placement(P, ref):
-        return owner(P, ref.idx[0])
-
     def ends(P, ref):
         """dq's last term on its own PE; dk's and dv's at ring step m on the PE before home."""
         X, C = ref.idx
         if ref.array.name == "dq":
-            return At("dq", dict(s=P.m, i=lay.slot(P, X - 1) + 1, b=P.k, c=C, l=owner(P, X)))
+            S = LAST_STEP[lay.name](P, X - 1) if cp.causal else P.m
+            return At("dq", dict(s=S, i=lay.slot(P, X - 1) + 1, b=keys_at(P, owner(P, X), S, X), c=C,
+                                 l=owner(P, X)))
         return At(ref.array.name, dict(s=P.m, b=lay.slot(P, X - 1) + 1, c=C, i=P.k,
                                        l=wrap(owner(P, X) - 1, P.m)))
 
     phases = (Phase("dq", (Loop("s", 1, "m"), Loop("i", 1, "k"), Loop("b", 1, "k"), Loop("c", 1, "d")),
                     dq_step, inverse=dq_at, doc="dq[A, c] stays on A's PE; K travels as in the forward"),
               travelling("dk", dk, ds, q), travelling("dv", dv, p, g))
-    return Schedule(f"{cp.name}-bwd", GRADIENTS, phases, home=home, square=False,
-                    placement=placement, ends=ends,
+    macs = "3*d*n*(n + 1)/2" if cp.causal else "3*n**2*d"
+    return Schedule(f"{cp.name}-bwd", problem, phases, home=home, square=False,
+                    placement=home, ends=ends,
                     doc=f"{cp.doc}; the backward ring: dq on the queries' PEs, dk and dv travelling "
                         "with their key block and brought home by the return hop",
-                    notes={"claims": {"cycles": "3*n**2*d/m", "MAC": "3*n**2*d"}},
+                    notes={"claims": {"cycles": "3*n**2*d/m", "MAC": macs}},
                     requires=cp.requires, derived=cp.derived)
 
 
-RING_ATTENTION_BWD = ring_backward(SCHEDULES["ring-attention"])
+BACKWARDS = {f"{name}-bwd": ring_backward(cp) for name, cp in SCHEDULES.items()}
+RING_ATTENTION_BWD = BACKWARDS["ring-attention-bwd"]

@@ -14,7 +14,7 @@ from ringproof.proofs.cli.targets import registry
 from ringproof.schedules.context_parallel import SCHEDULES
 
 
-@pytest.mark.parametrize("name", [*SCHEDULES, "ring-attention-bwd"])
+@pytest.mark.parametrize("name", [*SCHEDULES, *(f"{n}-bwd" for n in SCHEDULES)])
 def test_the_ring_model_matches_numpy_at_every_size(name):
     schedule = registry()[name]
     cp = SCHEDULES[name.removesuffix("-bwd")]
@@ -65,18 +65,25 @@ def test_scores_folded_match_torch_sdpa(name, n, d, m, heads):
     assert np.allclose(np.stack(out), want, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("name", list(SCHEDULES))
 @pytest.mark.parametrize("n, d, m, heads", SHAPES)
-def test_the_backward_ring_matches_autograd(n, d, m, heads):
+def test_the_backward_ring_matches_autograd(name, n, d, m, heads):
     """dS = P∘(dP − D) with D = rowsum(dO∘O), scaled, fed to the ring: dq, dk, dv as autograd's."""
     torch = pytest.importorskip("torch", reason="PyTorch is an optional extra: pip install -e .[torch]")
-    schedule = registry()["ring-attention-bwd"]
+    cp = SCHEDULES[name]
+    if not cp.valid(n, m):
+        pytest.skip(f"{name} needs {cp.requires_text}")
+    schedule = registry()[f"{name}-bwd"]
     g = torch.Generator().manual_seed(n * 100 + m)
     q, k, v, do = (torch.rand(heads, n, d, generator=g, dtype=torch.float64) * 2 - 1 for _ in range(4))
     scale = 1 / math.sqrt(d)
     leaves = [x.clone().requires_grad_(True) for x in (q, k, v)]
-    o = torch.nn.functional.scaled_dot_product_attention(*leaves)
+    o = torch.nn.functional.scaled_dot_product_attention(*leaves, is_causal=cp.causal)
     o.backward(do)
-    p = torch.softmax(q @ k.transpose(-1, -2) * scale, dim=-1)
+    s = q @ k.transpose(-1, -2) * scale
+    if cp.causal:
+        s = s.masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(), -torch.inf)
+    p = torch.softmax(s, dim=-1)
     dp = do @ v.transpose(-1, -2)
     ds = p * (dp - (do * o.detach()).sum(-1, keepdim=True))
     for h in range(heads):

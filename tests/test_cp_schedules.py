@@ -17,17 +17,27 @@ from ringproof.schedules.expr import ite, le, lt, mod
 NAMES = list(cpm.SCHEDULES)
 
 
-@pytest.mark.parametrize("name", NAMES)
+TARGETS = NAMES + [f"{name}-bwd" for name in NAMES]
+# zigzag-bwd: the travelling sums' prev witness (rows of the tail half) leaves the normalizer's
+# fragment (a product of two values that both involve m); its bounded tier and n ≤ 24 agree
+NOT_YET = {("zigzag-bwd", "ring-locality", "dk"), ("zigzag-bwd", "ring-locality", "dv")}
+
+
+@pytest.mark.parametrize("name", TARGETS)
 def test_each_target_proves_at_tier_parametric(name):
     schedule = registry()[name]
     results = verify(schedule)
-    assert {r.verdict for r in results} == {Verdict.PROVED}, [(r.property, r.reason) for r in results]
     assert {r.tier for r in results} == {"parametric"}
+    for r in results:
+        if (name, r.property, r.phase) in NOT_YET:
+            assert r.verdict is Verdict.UNKNOWN and "not normalized" in r.reason, r.reason
+        else:
+            assert r.verdict is Verdict.PROVED, (r.property, r.phase, r.reason)
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", TARGETS)
 def test_the_bounded_tier_agrees(name):
-    results = verify(registry()[name], Options(tier="bounded", max_n=8))
+    results = verify(registry()[name], Options(tier="bounded", max_n=8 if name in NAMES else 6))
     assert {r.verdict for r in results} == {Verdict.PROVED}, [(r.property, r.reason) for r in results]
 
 
@@ -138,15 +148,12 @@ def test_a_claim_of_balance_0_is_refuted_for_contiguous_causal_and_not_for_zigza
     assert result.verdict is Verdict.UNKNOWN and "enumeration" in result.reason
 
 
-def test_the_backward_ring_proves_with_placement_and_balance():
+def test_the_backward_ring_proves_placement_and_the_unmasked_one_balance():
     results = verify(registry()["ring-attention-bwd"])
-    assert {r.verdict for r in results} == {Verdict.PROVED}, [(r.property, r.reason) for r in results]
-    assert {r.tier for r in results} == {"parametric"}
     assert {r.phase for r in results if r.property == "placement"} == {"dq", "dk", "dv"}
+    assert {r.verdict for r in results if r.property == "placement"} == {Verdict.PROVED}
     (counts,) = [r for r in results if r.property == "counts"]
     assert counts.details["balance"]["spread"] == "0"
-    bounded = verify(registry()["ring-attention-bwd"], Options(tier="bounded", max_n=6))
-    assert {r.verdict for r in bounded} == {Verdict.PROVED}
 
 
 def test_the_backward_without_its_return_hop_is_refuted_at_two_ranks():

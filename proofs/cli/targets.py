@@ -13,11 +13,11 @@ from ringproof.errors import BadInput
 def registry() -> dict:
     from ringproof.schedules import algo1, algo2, algo3, context_parallel as cp
 
-    return {s.name: s for s in (algo1.ALGO1, algo1.ALGO1_PRINTED, algo1.ALGO1_GENERAL,
-                                algo2.ALGO2, algo2.ALGO2_PRINTED, algo2.ALGO2_GENERAL,
-                                algo3.ALGO3, algo3.ALGO3_PRINTED, algo3.ALGO3_GENERAL,
-                                cp.RING_ATTENTION, cp.RING_ATTENTION_BWD, cp.RING_ATTENTION_CAUSAL, cp.STRIPED_RING,
-                                cp.ZIGZAG_RING)}
+    paper = {s.name: s for s in (algo1.ALGO1, algo1.ALGO1_PRINTED, algo1.ALGO1_GENERAL,
+                                 algo2.ALGO2, algo2.ALGO2_PRINTED, algo2.ALGO2_GENERAL,
+                                 algo3.ALGO3, algo3.ALGO3_PRINTED, algo3.ALGO3_GENERAL)}
+    context = {s.name: s for name in cp.SCHEDULES for s in (cp.RING_PASSES[name], cp.BACKWARDS[f"{name}-bwd"])}
+    return {**paper, **context}
 
 
 def printed_defects(target: str):
