@@ -20,7 +20,7 @@ from ringproof.proofs.cli.targets import registry
 from ringproof.proofs.options import Options
 from ringproof.proofs.ring.prover import verify
 from ringproof.proofs.results import Verdict
-from ringproof.schedules.context_parallel import RING_ATTENTION_BWD, SCHEDULES
+from ringproof.schedules.context_parallel import BACKWARDS, SCHEDULES
 
 PEER = "striped"
 
@@ -43,13 +43,14 @@ def main():
     args = ap.parse_args()
     print("prove TARGET (every property, tier parametric, jobs = 1):")
     times = {}
-    names = [*SCHEDULES, RING_ATTENTION_BWD.name]
+    names = [*SCHEDULES, *BACKWARDS]
     for name in names:
         results, times[name] = timed(lambda: verify(registry()[name], Options(jobs=1)))
-        proved = all(r.verdict is Verdict.PROVED and r.tier == "parametric" for r in results)
-        print(f"  {name:24s} {times[name]:6.2f} s  {'all proved' if proved else 'NOT all proved'}")
+        unproved = sum(r.verdict is not Verdict.PROVED for r in results)
+        print(f"  {name:26s} {times[name]:6.2f} s  "
+              f"{'all proved' if not unproved else f'{unproved} of {len(results)} not proved'}")
     for name in names:
-        print(f"  {name:24s} {times[name] / times[PEER]:5.2f} × the peer ({PEER}, {times[PEER]:.2f} s)")
+        print(f"  {name:26s} {times[name] / times[PEER]:5.2f} × the peer ({PEER}, {times[PEER]:.2f} s)")
     code, seconds, last = command("layout", "zigzag", "--against", "torch-head-tail", "--max-n", "4096",
                                   "--max-m", "16")
     print(f"prove layout zigzag --against torch-head-tail --max-n 4096 --max-m 16: exit {code}, "
