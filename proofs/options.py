@@ -6,9 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from ringproof.errors import BadInput
 from ringproof.proofs.progress import silent
 from ringproof.proofs.ring.budgets import Budget
-from ringproof.proofs.results import PROPERTIES
+from ringproof.proofs.results import PROPERTIES, TIERS
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,10 @@ class Options:
     smt2_dir: str | None = None      # write every solver query there as SMT-LIB 2
     size: tuple | None = None  # bounded tier: this one (n, m) only
     progress: Callable = silent  # told what runs now (the CLI's stderr line)
+
+    def __post_init__(self):
+        if self.tier not in TIERS:
+            raise BadInput(f"unknown tier {self.tier!r}; known: {', '.join(TIERS)}")
 
     @property
     def budget(self) -> Budget:

@@ -10,8 +10,10 @@ Arrays are named with their extents ("n", "d"; one per index). An equation is ei
     ... if X <= Y [and ...]      only the terms with X ≤ Y (a mask)
 
 Arrays that no equation computes are the inputs; the last equation's target is the output unless
-`output` names another, or several (`output=("dq", "dk")`: each is compared with numpy and placed); `symmetric` names computed arrays with t[A, B] = t[B, A] (a copy may be
-stored transposed). The paper's three variants of attention are declared this way in
+`output` names another, or several (`output=("dq", "dk")`: each is compared with numpy and
+placed); `symmetric` names computed arrays with t[A, B] = t[B, A] (a copy may be stored transposed):
+each must follow from its equation (its terms and mask the same with A and B swapped, which holds
+for every n), else the declaration is bad input. The paper's three variants of attention are declared this way in
 `ringproof.schedules.problems`.
 """
 

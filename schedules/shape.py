@@ -83,8 +83,9 @@ class Shape:
 
     def breaking(self, which: str, max_size: int) -> list[tuple[int, int, int]]:
         """(n, d, m), each free extent ≤ max_size, where m ≥ 2 divides every free extent but
-        `which` (and the side condition holds), or, for `which` = "requires", m divides every
-        free extent and the side condition fails; smallest n + d first."""
+        `which` (for d, at sizes the side condition allows: it constrains n and m), or, for
+        `which` = "requires", m divides every free extent and the side condition fails; smallest
+        n + d first."""
         out = []
         for n in range(1, max_size + 1):
             for d in (range(1, max_size + 1) if self.is_free("d") else (n,)):
@@ -94,8 +95,8 @@ class Shape:
                     if which == "requires":
                         if not broken and not self.admits(n, m, d):
                             out.append((n, d, m))
-                    elif broken == {which} and (which == "n" or self.admits(n, m, d)):
-                        out.append((n, d, m))     # (a side condition on n needs m | n itself)
+                    elif broken == {which} and (which == self.extents[0].name or self.admits(n, m, d)):
+                        out.append((n, d, m))
         return sorted(out, key=lambda t: (t[0] + t[1], t[0], t[2]))
 
 

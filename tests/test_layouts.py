@@ -162,7 +162,7 @@ def test_the_chunk_of_a_derived_parameter_is_found_only_under_its_side_condition
     from dataclasses import replace
     from ringproof.proofs.ring.properties import shape_of
     schedule = load("ring_zigzag").SCHEDULE
-    assert shape_of(schedule)[1] == 2
+    assert shape_of(schedule)[1:] == (2, "h")
     from ringproof import eq, mod
     weaker = replace(schedule, requires=lambda P: eq(mod(P.n, P.m), 0))   # says nothing of 2 | k
     assert shape_of(weaker)[1] == 1
@@ -358,3 +358,12 @@ def test_memory_peak_is_measured_per_pe_and_a_claim_is_never_proved():
     v, why, cex = held.check_claim(S, "0")
     assert v is Verdict.REFUTED and (cex.n, cex.m) == (1, 1) and "measured peak 3" in cex.message
     assert held.check_claim(replace(S, notes={}), "n**2") [0] in (Verdict.REFUTED, Verdict.UNKNOWN)
+
+
+def test_a_derived_parameter_in_loop_bounds_proves_as_its_value():
+    from dataclasses import replace
+    Z = load("ring_zigzag")
+    phase = Z.PHASE.derive(bounds={"i": (1, lambda P, ix: 2 * P.h), "b": (1, lambda P, ix: 2 * P.h)})
+    S = replace(Z.SCHEDULE, name="zigzag-h-bounds", phases=(phase,))
+    results = verify(S, Options(properties=("coverage", "no-conflict", "counts")))
+    assert {r.verdict for r in results} == {Verdict.PROVED}, [(r.property, r.reason) for r in results]

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-import ringproof.proofs.ring.counting  # noqa: F401  (each module checks itself on import)
-import ringproof.proofs.ring.induction  # noqa: F401
-import ringproof.proofs.ring.intervals  # noqa: F401
+import ringproof.proofs.ring.intervals  # noqa: F401  (each module checks itself on import)
 from ringproof.proofs.ring import formulas
 from ringproof.proofs.ring.normalize import Ctx
 from ringproof.schedules import operators
@@ -17,8 +15,7 @@ from ringproof.schedules.operators import OPERATORS, Operator
 PLACES = {  # place -> the sorts of operator it handles
     "expr.render": ("int", "bool"), "expr.Backend fields": ("int", "bool"),
     "expr: Python's operators": ("int", "bool"), "normalize.Ctx.val": ("int",),
-    "normalize.Ctx.cond": ("bool",), "intervals._OPS": ("int",), "induction._atoms": ("bool",),
-    "counting.required_count": ("bool",),
+    "normalize.Ctx.cond": ("bool",), "intervals._OPS": ("int",),
 }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ringproof.proofs.ring.counting import symbols
+from ringproof.proofs.ring.counting import parameters
 from ringproof.proofs.ring.normalize import Ctx
 from ringproof.proofs.ring.smt import small_sizes
 from ringproof.schedules.algo1 import ALGO1
@@ -33,7 +33,7 @@ def test_breaking_sizes_break_one_condition_only():
 
 def test_every_record_has_every_parameter_and_aliases_agree():
     for shape in (D_IS_N, ANY_D):
-        for record in (shape.params(3, n=6, d=9), symbols(shape)):
+        for record in (shape.params(3, n=6, d=9), parameters(shape)):
             assert set(vars(record)) == set(PARAMETERS)
         ctx = Ctx(shape=shape)
         assert set(ctx.env) == set(PARAMETERS)
@@ -49,6 +49,6 @@ def test_square_false_is_the_older_spelling_of_any_d():
 def test_a_parameter_added_without_its_handlers_fails_in_every_place_that_names_them():
     assert shapes.incomplete() == {}
     failing = shapes.incomplete(PARAMETERS + ("h",))
-    assert {"counting._SYMBOLS", "Shape.sizes and Shape.breaking (n, d as extents)",
+    assert {"counting.parameters", "Shape.sizes and Shape.breaking (n, d as extents)",
             "smt._smallest (n, d as extents)"} <= set(failing)
     assert all("not handled: h" in why for why in failing.values())

@@ -28,13 +28,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ringproof.model.ring import vocabulary
 from ringproof.model.ring.holds import Holds
 from ringproof.model.ring.limits import check_simulable
 from ringproof.model.ring.numerics import Numerics, relative_error
 from ringproof.model.ring.reference import empty_sums, random_inputs, reference_outputs
+from ringproof.model.ring.rules import RULES, assume
 from ringproof.model.ring.sums import RunningSums
 from ringproof.model.ring.trace import CHUNK, Stream, Trace
 from ringproof.schedules.dsl import Op, Schedule
+
+assume("the ring simulator (model/ring/machine.py)", link_capacity=1, persists=True)
 
 
 @dataclass(frozen=True)
@@ -250,8 +254,7 @@ class _Machine:
                 sent, cyc = pt.sent[s], pt.cycle[s]
                 last = self.sums.final[sent]
                 fresh = _positions((last < 0) | (last <= cyc))  # a partial sum copied early is stale
-                to = pt.pe[s][fresh] + 1
-                to[to > m] = 1
+                to = RULES.next_pe(pt.pe[s][fresh], m)
                 holds.add(pt.stored[s][fresh], to, cyc[fresh] + 1)
                 own = pt.active[s] & (sent == pt.target[s])     # an op may send what it just made
                 check.append(("send", _positions(~own) if isinstance(s, slice) else s[~own], "sent datum",
@@ -267,7 +270,7 @@ class _Machine:
 
     def _count(self, pt) -> None:
         self.ops[pt.op.value] += int(np.count_nonzero(pt.active))
-        self.ops["MOVE"] += int(np.count_nonzero(pt.send & ~pt.active))   # cycles that only forward
+        self.ops["MOVE"] += int(np.count_nonzero(vocabulary.forwards(pt.active, pt.send)))
 
     def _well_formed(self, k, pt) -> None:
         """PEs and indices in range; renames only between declared-equal data."""
@@ -304,7 +307,7 @@ class _Machine:
         if not b.size:
             return
         key = (pt.cycle[b] - pt.cycle[0]) * (self.m + 1) + pt.pe[b]
-        dup = np.flatnonzero(np.bincount(key) > 1)
+        dup = np.flatnonzero(np.bincount(key) > RULES.ops_per_cycle)
         if dup.size:
             i, j = b[np.flatnonzero(key == dup[0])[:2]]
             self._offer(("pe",), (int(pt.cycle[i]), int(pt.pe[i])), "no-conflict",

@@ -18,21 +18,26 @@ from ringproof.proofs.ring.normalize import PARAMS
 from ringproof.schedules.dsl import At, Either, Phase, Ref, Schedule, Send, Step, params, where
 from ringproof.schedules.expr import INT, Term, var
 
-SIZES = ((1, 1), (2, 1), (4, 2), (6, 3), (6, 2), (8, 4), (9, 3))   # (n, m), m | n
+SIZES = ((1, 1), (2, 1), (4, 2), (6, 3), (6, 2), (8, 4), (9, 3))   # (n, m), m | n; d = n
+D_SIZES = ((2, 1, 3), (3, 1, 5), (4, 2, 6), (6, 3, 3), (6, 2, 4), (8, 4, 12))   # (n, m, d), d ≠ n
 PER_SIZE = 24          # sampled iterations per phase and size
 
 
 def check_formulas(schedule: Schedule, sizes=SIZES, per_size: int = PER_SIZE, seed: int = 0) -> None:
     """Raise BadInput at the first sampled point where a phase's concrete step (or loop bound)
-    differs from its symbolic one."""
+    differs from its symbolic one. `sizes`: (n, m) or (n, m, d); a schedule where d is a parameter
+    of its own (its shape has d free) is sampled at D_SIZES (d ≠ n) too."""
     rng = random.Random(seed)
-    sizes = admitted(schedule, sizes)
+    shapes = [(s[0], s[1], s[2] if len(s) > 2 else s[0]) for s in sizes]
+    if schedule.shape.is_free("d"):
+        shapes += list(D_SIZES)
+    shapes = admitted(schedule, shapes)
     for phase in schedule.phases:
         sym_ix = SimpleNamespace(**{name: var(name) for name in phase.index_names})
         symbolic = _leaves(phase.step(PARAMS, sym_ix))
         bounds = [lp.bounds(PARAMS, sym_ix) for lp in phase.loops]
-        for n, m in sizes:
-            P = params(n, m)
+        for n, m, d in shapes:
+            P = params(n, m, d=d)
             env = vars(P)
             for ix in _sample(phase, P, rng, per_size):
                 point = {**env, **ix}
@@ -46,14 +51,15 @@ def check_formulas(schedule: Schedule, sizes=SIZES, per_size: int = PER_SIZE, se
 
 
 def admitted(schedule: Schedule, sizes) -> list:
-    """The sizes the schedule's side condition allows; at least four (more drawn from n ≤ 24)."""
-    out = [(n, m) for n, m in sizes if schedule.admits(n, m)]
-    more = ((n, m) for n in range(1, 25) for m in range(1, n + 1) if n % m == 0 and (n, m) not in out)
-    for n, m in more:
+    """The (n, m, d) the schedule's side condition allows; at least four (more drawn from n ≤ 24,
+    d = n)."""
+    out = [(n, m, d) for n, m, d in sizes if schedule.admits(n, m, d)]
+    more = ((n, m, n) for n in range(1, 25) for m in range(1, n + 1) if n % m == 0 and (n, m, n) not in out)
+    for size in more:
         if len(out) >= 4:
             break
-        if schedule.admits(n, m):
-            out.append((n, m))
+        if schedule.admits(*size):
+            out.append(size)
     return out
 
 
@@ -134,8 +140,12 @@ def _compare(phase: Phase, what: str, concrete, symbolic, point: dict, memo: dic
         return
     try:
         value = _value(symbolic, point, memo) if isinstance(symbolic, Term) else symbolic
-    except (ZeroDivisionError, KeyError):
+    except ZeroDivisionError:
         return       # a witness formula outside its domain (e.g. mod by 0): nothing to compare
+    except KeyError as e:
+        fn = getattr(phase.step, "__wrapped__", phase.step)
+        raise BadInput(f"{where(fn)}: phase {phase.name}: {what} uses {e.args[0]!r}, which is neither "
+                       f"an index of the phase nor a parameter") from None
     if int(value) != int(concrete):
         _differ(phase, f"{what} is {int(concrete)} on ints but its formula {symbolic!r} gives "
                 f"{int(value)}", point)
@@ -161,7 +171,7 @@ def _value(t: Term, env: dict, memo: dict):
 
 def _differ(phase: Phase, what: str, point: dict) -> None:
     fn = getattr(phase.step, "__wrapped__", phase.step)
-    at = ", ".join(f"{k}={v}" for k, v in point.items() if k not in ("k", "d", "kd"))
+    at = ", ".join(f"{k}={v}" for k, v in point.items() if k not in ("k", "kd"))
     raise BadInput(f"{where(fn)}: phase {phase.name}: the step run on ints is not the formula the "
                    f"prover would check: at {at}, {what} (Python control flow on index values? "
                    "use ite/eq/lt/... from ringproof)")

@@ -27,7 +27,7 @@ import z3
 
 from ringproof.schedules.operators import require_complete
 
-PARAMS = ("m", "k")
+BOX_PARAMETERS = ("m", "k")     # Z3 variables a box reads as parameters (the others: digit variables)
 WITNESS_GRID = range(1, 7)      # (m, k) tried for a refuting witness
 MAX_CHOICES = 16                # combinations of alternative bounds tried for a proof
 MAX_BRANCHES = 16               # combinations of If-branches tried for a proof
@@ -118,7 +118,7 @@ class Box:
         return box
 
     def _add(self, f: dict) -> bool:
-        own = [v for v in f if v and v not in PARAMS]
+        own = [v for v in f if v and v not in BOX_PARAMETERS]
         if not own:
             self.params.append(f)
             return True
@@ -164,7 +164,7 @@ def _param_range(box: Box, name: str, strict: bool = True):
 
 def _proves(g: dict, box: Box, ranges) -> bool:
     """Is g ≥ 0 wherever the box is non-empty? (Sound, not complete.)"""
-    terms = [v for v in g if v and v not in PARAMS]
+    terms = [v for v in g if v and v not in BOX_PARAMETERS]
     options = []
     for v in terms:
         bounds = box.lo.get(v) if g[v] > 0 else box.hi.get(v)
@@ -174,7 +174,7 @@ def _proves(g: dict, box: Box, ranges) -> bool:
     for k, choice in enumerate(product(*options)):
         if k >= MAX_CHOICES:
             return False
-        low = _sum([{x: c for x, c in g.items() if not x or x in PARAMS}] +
+        low = _sum([{x: c for x, c in g.items() if not x or x in BOX_PARAMETERS}] +
                    [_scale(b, g[v]) for v, b in zip(terms, choice)])
         if _min_over(low, ranges) >= 0:
             return True
@@ -184,7 +184,7 @@ def _proves(g: dict, box: Box, ranges) -> bool:
 def _min_over(f: dict, ranges) -> float:
     """Minimum of a linear form in m, k over the parameter ranges (−inf if unbounded below)."""
     total = f.get("", 0)
-    for name, (lo, hi) in zip(PARAMS, ranges):
+    for name, (lo, hi) in zip(BOX_PARAMETERS, ranges):
         c = f.get(name, 0)
         if c and (lo if c > 0 else hi) is None:
             return float("-inf")
@@ -194,7 +194,7 @@ def _min_over(f: dict, ranges) -> float:
 
 def _witness(forms: list, box: Box, ranges) -> bool:
     """Is there a small (m, k) with a non-empty box where some form's exact minimum is < 0?"""
-    names = box.variables() | {v for g in forms for v in g if v and v not in PARAMS}
+    names = box.variables() | {v for g in forms for v in g if v and v not in BOX_PARAMETERS}
     if any(v not in box.lo or v not in box.hi for v in names):
         return False                                  # unbounded: no exact minimum
     grid = [[x for x in WITNESS_GRID if (lo is None or lo <= x) and (hi is None or x <= hi)]
@@ -208,7 +208,7 @@ def _witness(forms: list, box: Box, ranges) -> bool:
         if any(lo > hi for lo, hi in span.values()):
             continue
         for g in forms:
-            low = sum(c * (point[v] if v in PARAMS else span[v][0] if c > 0 else span[v][1])
+            low = sum(c * (point[v] if v in BOX_PARAMETERS else span[v][0] if c > 0 else span[v][1])
                       for v, c in g.items() if v) + g.get("", 0)
             if low < 0:
                 return True
@@ -230,7 +230,7 @@ class Intervals:
         None: not settled by intervals."""
         forms = self.nonnegatives(fact)
         box = self.box(assumptions) if forms is not None else None
-        ranges = [_param_range(box, p) for p in PARAMS] if box is not None else [None]
+        ranges = [_param_range(box, p) for p in BOX_PARAMETERS] if box is not None else [None]
         if None not in ranges:
             if all(_proves(g, box, ranges) for g in forms):
                 return True
@@ -252,7 +252,7 @@ class Intervals:
                 box = base.copy()
                 for c in conds:
                     box.add(self.bounds_of(c))
-            ranges = [_param_range(box, p, strict=False) for p in PARAMS]
+            ranges = [_param_range(box, p, strict=False) for p in BOX_PARAMETERS]
             if not _proves(g, box, ranges):
                 return False
         return True

@@ -8,9 +8,10 @@ from types import SimpleNamespace
 import z3
 
 from ringproof.model.ring import vocabulary
+from ringproof.model.ring.rules import RULES
 from ringproof.proofs.ring.normalize import PARAMS, Ctx, DVal, NormalizationError, multiple
 from ringproof.schedules.dsl import HOME, At, Either, Phase, Ref, Schedule, Step
-from ringproof.schedules.expr import and_, between, eq, le, lift, lt, mod, not_, or_, var
+from ringproof.schedules.expr import and_, between, eq, le, lift, lt, not_, or_, var
 
 
 @dataclass
@@ -164,7 +165,8 @@ def ref_eq(a: Ref | None, b: Ref | None):
 
 
 def next_pe(pe):
-    return mod(pe, PARAMS.m) + 1
+    """The PE a datum sent on `pe` reaches (the ring's rules, model/ring/rules.py)."""
+    return RULES.next_pe(pe, PARAMS.m)
 
 
 def alternatives(w, cond=None):

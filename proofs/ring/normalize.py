@@ -110,7 +110,8 @@ class DVal:
 
     @property
     def blocks(self) -> bool:
-        return not _is_const(self.p, 0)
+        p = self.p        # built simplified: a zero is a numeral (no simplify call here: this is hot)
+        return p is not _ZERO and not (z3.is_int_value(p) and p.as_long() == 0)
 
 
 def _times(c, unit):
@@ -252,16 +253,22 @@ class Ctx:
         group = tuple(a.get_id() for a in relevant)
         key = (fact.get_id(), group)
         proven = self.session.proven
-        if key not in proven:
-            verdict = self.session.intervals.decide(fact, relevant)
-            if verdict is None and _refuted_at_known_point(self.session.models, fact, group):
-                verdict = False
-            if verdict is None:
-                verdict = self._z3_proves(fact, group, relevant)
-            proven[key] = (verdict, fact, relevant)
-        return proven[key][0]
+        if key in proven:
+            return proven[key][0]
+        verdict = self.session.intervals.decide(fact, relevant)
+        if verdict is None and _refuted_at_known_point(self.session.models, fact, group):
+            verdict = False
+        if verdict is None:
+            verdict = self._z3_proves(fact, group, relevant)
+        if verdict is None:
+            return False        # not shown under this budget; a larger one may: never cached
+        # Only definite answers are kept (proved, or false at a point satisfying the assumptions):
+        # no budget changes them, and the session's caches are its budget's anyway.
+        proven[key] = (verdict, fact, relevant)
+        return verdict
 
-    def _z3_proves(self, fact, group: tuple, relevant: list) -> bool:
+    def _z3_proves(self, fact, group: tuple, relevant: list) -> bool | None:
+        """True (unsat), False (a counter-model), None (Z3 gave no answer within the budget)."""
         s = self._solvers.get(group)
         if s is None:
             s = self._solvers[group] = z3.Solver() if self.nonlinear else z3.SolverFor("QF_LIA")
@@ -277,7 +284,7 @@ class Ctx:
         if answer == z3.sat:
             _keep_point(self.session.models, s.model(), group, relevant)
         s.pop()
-        return answer == z3.unsat
+        return True if answer == z3.unsat else (False if answer == z3.sat else None)
 
     def _relevant(self, fact) -> list:
         """The assumptions that share variables with `fact`, transitively (memoized per variable
@@ -408,8 +415,8 @@ class Ctx:
 
     def compare(self, x: DVal, y: DVal, op: str):
         q, r = z3.simplify(x.q - y.q), z3.simplify(x.r - y.r)
-        p = z3.simplify(x.p - y.p)
-        if not _is_const(p, 0):
+        p = z3.simplify(x.p - y.p) if x.blocks or y.blocks else _ZERO
+        if p is not _ZERO and not _is_const(p, 0):
             diff = DVal(q, r, p=p)
             if multiple(p, self.m) is not None:
                 diff = self.to_radix_m(diff)
@@ -464,22 +471,24 @@ class Ctx:
 
     def _add(self, a: Term, b: Term) -> DVal:
         a, b = self.val(a), self.val(b)
-        return DVal(z3.simplify(a.q + b.q), z3.simplify(a.r + b.r), p=z3.simplify(a.p + b.p))
+        p = z3.simplify(a.p + b.p) if a.blocks or b.blocks else _ZERO
+        return DVal(z3.simplify(a.q + b.q), z3.simplify(a.r + b.r), p=p)
 
     def _neg(self, a: Term) -> DVal:
         a = self.val(a)
-        return DVal(z3.simplify(-a.q), z3.simplify(-a.r), p=z3.simplify(-a.p))
+        return DVal(z3.simplify(-a.q), z3.simplify(-a.r), p=z3.simplify(-a.p) if a.blocks else _ZERO)
 
     def _ite(self, c: Term, a: Term, b: Term) -> DVal:
         c, a, b = self.cond(c), self.val(a), self.val(b)
         return DVal(z3.simplify(z3.If(c, a.q, b.q)), z3.simplify(z3.If(c, a.r, b.r)), a.canon and b.canon,
-                    z3.simplify(z3.If(c, a.p, b.p)))
+                    z3.simplify(z3.If(c, a.p, b.p)) if a.blocks or b.blocks else _ZERO)
 
     def _mul(self, a: DVal, b: DVal) -> DVal:
         for x, y in ((a, b), (b, a)):
             if _is_const(x.q, 0) and _is_const(x.r) and not x.blocks:
                 c = z3.simplify(x.r).as_long()
-                return DVal(z3.simplify(c * y.q), z3.simplify(c * y.r), y.canon and c == 1, z3.simplify(c * y.p))
+                return DVal(z3.simplify(c * y.q), z3.simplify(c * y.r), y.canon and c == 1,
+                            z3.simplify(c * y.p) if y.blocks else _ZERO)
         if a.blocks or b.blocks:
             raise NormalizationError("product of a value in blocks with another value")
         for x, y in ((a, b), (b, a)):
@@ -503,7 +512,10 @@ class Ctx:
         zero = z3.IntVal(0)
         if b.blocks:
             raise NormalizationError(f"{op} by a divisor written in blocks of {self.U}")
-        if self.is_unit(b) and (a.blocks or not _is_const(a.q, 0)):
+        if self.is_m(b):
+            a = self.canonical(a)
+            return DVal(zero, a.r, True) if op == "mod" else DVal(zero, a.q)
+        if (a.blocks or not _is_const(a.q, 0)) and self.is_unit(b):
             x = self.in_blocks(a)
             return DVal(zero, x.r) if op == "mod" else DVal(zero, x.p)
         if a.blocks and same_term(self.extent_unit(b), self.U):      # (p·U + r) mod (m·U)
@@ -518,9 +530,6 @@ class Ctx:
             if op == "mod":
                 return DVal(zero, x.r, p=z3.simplify(x.p - _times(c, m)))
             return DVal(zero, z3.simplify(c))
-        if self.is_m(b):
-            a = self.canonical(a)
-            return DVal(zero, a.r, True) if op == "mod" else DVal(zero, a.q)
         unit = self.extent_unit(b)
         if unit is not None:
             x, c = self._block(a, unit)
@@ -537,7 +546,7 @@ class Ctx:
             return DVal(zero, z3.simplify(c))
         if _is_const(b.r, 0) and _is_const(b.q) and z3.simplify(b.q).as_long() in BLOCK_DIVISORS:
             return self._div_block(op, a, z3.simplify(b.q).as_long())
-        if _is_const(b.q, 0) and _is_const(b.r) and not a.blocks and _is_const(a.q, 0):
+        if self.U is not self.k and _is_const(b.q, 0) and _is_const(b.r) and not a.blocks and _is_const(a.q, 0):
             c, t = z3.simplify(b.r).as_long(), multiple(a.r, self.U)
             if c > 0 and t is not None and t % c == 0:          # (c·t'·U) div c = t'·U exactly
                 return DVal(zero, zero) if op == "mod" else DVal(zero, z3.simplify((t // c) * self.U))

@@ -3,7 +3,7 @@
 In the lock-step machine a PE whose guard is false in a cycle still spends it, so the cycle count
 does not show imbalance; the active ops per PE do. The spread is derived for every n where each
 phase is unguarded and its step runs on PE l (every PE does one op in every cycle of the phase:
-spread 0), and checked against enumeration at every size up to n = 6 before it is reported; a
+spread 0), and checked against enumeration at every size up to n = 4 before it is reported; a
 guarded phase leaves it underived (the reason says which), and the figures are then enumerated at
 one size. A claim `notes={"claims": {"balance": "0"}}` is proved against the derived spread, or
 refuted at the smallest size where the enumerated spread differs, or else unknown.
@@ -18,7 +18,7 @@ from ringproof.model.ring.trace import build_trace
 from ringproof.proofs.results import Counterexample, Verdict
 from ringproof.schedules.expr import lift, var
 
-CHECK_N = 6          # the derived spread is compared with enumeration at every size up to this n
+CHECK_N = 4          # the derived spread is compared with enumeration at every size up to this n
 FIGURE = (16, 4)     # (n, m) of the printed figures where the spread is not derived (or smaller)
 CLAIM_N = 24         # a claim is compared with enumeration up to this n where nothing is derived
 
@@ -53,7 +53,8 @@ def derived(schedule):
     busy = [p for p in schedule.phases if _generic_op(p) != "MOVE"]
     guarded = [p.name for p in busy if not _unguarded_on_l(p)]
     if guarded:
-        return None, f"phase {', '.join(guarded)} is guarded or not on PE l"
+        few = len(guarded) == 1
+        return None, f"phase{'' if few else 's'} {', '.join(guarded)} {'is' if few else 'are'} guarded or not on PE l"
     bad = next(((n, m, d) for n, m, d in schedule.shape.sizes(CHECK_N)
                 if spread_of(per_pe(schedule, n, m, d)) != 0), None)
     if bad is not None:        # the derivation disagrees with enumeration: say so, never report it

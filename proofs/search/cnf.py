@@ -13,9 +13,13 @@ from bisect import bisect_right
 from pysat.card import CardEnc, EncType
 
 from ringproof.model.bitlevel.problem import Problem
+from ringproof.model.ring.rules import assume
 from ringproof.proofs.search.rotation import invariance_clauses
 
 TRUE, FALSE = 1, -1
+
+# The clauses are written for these rules; tests/test_rules.py pins them to the checker that reads RULES.
+assume("the bit-level CNF (proofs/search/cnf.py)", hop=1, link_capacity=1, ops_per_cycle=1, persists=True)
 
 
 class Cnf:

@@ -51,16 +51,17 @@ def derive(schedule: Schedule) -> list[Check]:
     phase_kinds = [k for k in KINDS if not k.schedule_level]
     checks = [c for phase in schedule.phases for kind in phase_kinds for c in kind.symbolic(schedule, phase)]
     checks += [c for kind in KINDS if kind.schedule_level for c in kind.symbolic(schedule)]
-    requires, chunk = shape_of(schedule)
+    requires, chunk, _ = shape_of(schedule)
     return [replace(c, shape=schedule.shape, requires=requires, chunk=chunk) for c in checks]
 
 
 def shape_of(schedule: Schedule):
-    """(the side condition as a Term or None, the chunk c): c > 1 where a derived parameter is
-    div(k, c) or div(n, c·m) and the side condition is proved to make c divide k, so the queries
-    may split indices in chunks of h = k/c; else 1."""
+    """(the side condition as a Term or None, the chunk c, the derived parameter that is the chunk
+    or None): c > 1 where a derived parameter is div(k, c) or div(n, c·m) and the side condition is
+    proved (Z3) to make c divide k, so that parameter is k/c exactly and the queries may split
+    indices in chunks of h = k/c; else 1."""
     if schedule.requires is None:
-        return None, 1
+        return None, 1, None
     from ringproof.proofs.ring.lemmas import BLOCK_DIVISORS
     from ringproof.proofs.ring.normalize import PARAMS, Ctx, NormalizationError, same_term
     from ringproof.schedules.dsl import with_derived
@@ -83,8 +84,8 @@ def shape_of(schedule: Schedule):
         is_n = same_term(ctx.extent_unit(num), ctx.k) and z3_int(den.r) == 0 and z3_int(den.q)
         c = z3_int(den.r) if is_k else z3_int(den.q) if is_n else None
         if c in BLOCK_DIVISORS and ctx.prove(ctx.k % c == 0):
-            return requires, c
-    return requires, 1
+            return requires, c, name
+    return requires, 1, None
 
 
 def z3_int(e):
