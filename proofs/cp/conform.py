@@ -30,6 +30,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ringproof.errors import BadInput, InternalError
+from ringproof.proofs import threads
 from ringproof.proofs.cp import kernels
 from ringproof.proofs.cp.load import load_callable
 from ringproof.schedules.context_parallel import RING_PASSES, ContextParallel
@@ -180,8 +181,9 @@ def _run_ring(cp, fn, m, sizes, setup):
         store = os.path.join(tmp, "store")
         procs = [ctx.Process(target=_rank_main, args=(r, m, sizes, store, cp, fn, setup, results),
                              daemon=True) for r in range(m)]
-        for p in procs:
-            p.start()
+        with threads.paused():           # no thread of ours alive while the ranks fork
+            for p in procs:
+                p.start()
         reports, failure, deadline = {}, None, time.monotonic() + setup.timeout
         try:
             while not all(all((r, n) in reports for n in sizes)
