@@ -106,10 +106,6 @@ class ContextParallel:
         r, j = np.divmod(np.arange(P.n, dtype=np.int64), P.k)
         return self.layout.token(P, r, j)
 
-    def held(self, P, r, s):
-        """The rank whose K/V block rank r holds at ring step s (0-based)."""
-        return mod(r - s, P.m)
-
     def computes(self, P, query, key):
         """Whether the pair (query token, key token) is one the schedule computes."""
         return le(key, query) if self.causal else True
@@ -214,7 +210,6 @@ def ring_pass(cp: ContextParallel) -> Schedule:
 
 
 RING_PASSES = {name: ring_pass(cp) for name, cp in SCHEDULES.items()}
-RING_ATTENTION, RING_ATTENTION_CAUSAL, STRIPED_RING, ZIGZAG_RING = RING_PASSES.values()
 
 
 # --------------------------------------------------------------------------- the backward pass
@@ -364,4 +359,3 @@ def ring_backward(cp: ContextParallel) -> Schedule:
 
 
 BACKWARDS = {f"{name}-bwd": ring_backward(cp) for name, cp in SCHEDULES.items()}
-RING_ATTENTION_BWD = BACKWARDS["ring-attention-bwd"]

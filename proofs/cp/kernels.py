@@ -48,7 +48,6 @@ class Recorder:
     """What one rank's stand-ins see: the row tables of the current run, the calls, the peers."""
 
     rank: int = 0
-    world_size: int = 1
     q_rows: dict = field(default_factory=dict)
     k_rows: dict = field(default_factory=dict)
     calls: list = field(default_factory=list)
