@@ -337,6 +337,7 @@ def test_a_balance_claim_is_refuted_with_a_real_size_or_left_unknown():
     from ringproof.proofs.ring import spread
     v, why, cex = spread.check_claim(_causal_contiguous(), "0")
     assert v is Verdict.REFUTED and (cex.n, cex.m) == (2, 2) and "enumerated spread 2" in cex.message
+    assert cex.replay["confirmed"] and cex.replay["per_pe"]["MAC"] == [2, 4]
     assert spread.check_claim(load("ring_contiguous").SCHEDULE, "0")[0] is Verdict.PROVED
     zig = replace(load("ring_zigzag").SCHEDULE, notes={"claims": {"balance": "0"}})
     (counts,) = verify(zig, Options(properties=("counts",)))

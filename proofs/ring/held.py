@@ -30,12 +30,13 @@ def check_claim(schedule, claim: str):
     """(verdict, reason, Counterexample or None) of a claimed peak."""
     want = sympy.sympify(claim, locals={"n": sympy.Symbol("n"), "m": sympy.Symbol("m"), "d": sympy.Symbol("d")})
     for n, m, d in sorted(schedule.shape.sizes(CLAIM_N), key=lambda s: (s[0], s[2], s[1])):
-        got = max(peak_per_pe(build_trace(schedule, n, m, d)))
-        claimed = want.subs({"n": n, "m": m, "d": d})
+        peaks = peak_per_pe(build_trace(schedule, n, m, d))
+        got, claimed = max(peaks), want.subs({"n": n, "m": m, "d": d})
         if got != claimed:
+            replay = {"confirmed": True, "count": "memory", "measured": got, "per_pe": peaks}
             return (Verdict.REFUTED, f"claim memory = {claim}: the measured peak is {got} at n={n}, m={m}",
-                    Counterexample(n, m, "claim memory", f"measured peak {got}, claimed {claimed}",
-                                   d=schedule.shape.own("d", d)))
+                    Counterexample(n, m, "claim memory", f"measured peak {got}, claimed {claimed}", (),
+                                   replay, d=schedule.shape.own("d", d)))
     return (Verdict.UNKNOWN, f"claim memory = {claim} agrees with the ring model for every n ≤ {CLAIM_N} only "
             "(no closed form derived)", None)
 

@@ -95,12 +95,13 @@ def check_claim(schedule, claim: str):
     if spread is not None and sympy.simplify(spread - want) == 0:
         return Verdict.PROVED, "", None
     for n, m, d in sorted(schedule.shape.sizes(CLAIM_N), key=lambda s: (s[0], s[1])):
-        got = spread_of(per_pe(schedule, n, m, d))
-        claimed = want.subs({"n": n, "m": m})
+        table = per_pe(schedule, n, m, d)
+        got, claimed = spread_of(table), want.subs({"n": n, "m": m})
         if got != claimed:
+            replay = {"confirmed": True, "count": "balance", "measured": got, "per_pe": table}
             return (Verdict.REFUTED, f"claim balance = {claim}: the enumerated spread is {got} at n={n}, m={m}",
-                    Counterexample(n, m, "claim balance", f"enumerated spread {got}, claimed {claimed}",
-                                   d=schedule.shape.own("d", d)))
+                    Counterexample(n, m, "claim balance", f"enumerated spread {got}, claimed {claimed}", (),
+                                   replay, d=schedule.shape.own("d", d)))
     return (Verdict.UNKNOWN, f"claim balance = {claim} agrees with enumeration for every n ≤ {CLAIM_N} only "
             f"(spread not derived: {why})", None)
 
