@@ -9,7 +9,7 @@ import argparse
 import time
 
 from ringproof.errors import BadInput
-from ringproof.proofs.cli.argparsing import ArgumentParser, bounded_int, seconds
+from ringproof.proofs.cli.common import ArgumentParser, bounded_int, seconds
 from ringproof.schedules.context_parallel import SCHEDULES
 
 DTYPES = ("float16", "bfloat16", "float32", "float64")

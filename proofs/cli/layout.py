@@ -3,7 +3,7 @@ a context-parallel target's token layout at every valid size (proofs/cp/layout.p
 
 from __future__ import annotations
 
-from ringproof.proofs.cli.argparsing import ArgumentParser, bounded_int
+from ringproof.proofs.cli.common import ArgumentParser, bounded_int
 from ringproof.proofs.cp.adapters import LAYOUT_ADAPTERS, index_map
 from ringproof.schedules.context_parallel import SCHEDULES
 
