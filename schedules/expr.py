@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import operator
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from typing import Any, Callable
 
@@ -327,9 +328,15 @@ def _sympy_backend() -> Backend:
 _BACKENDS: list = [_TERM, ("sympy", _sympy_backend), ("numpy", _numpy_backend), INT]
 
 
-def register_backend(backend: Backend) -> None:
-    """Add a backend (e.g. Z3, registered by `proofs`) ahead of the built-in ones."""
+@contextmanager
+def extra_backend(backend: Backend):
+    """`backend` (e.g. Z3's, in tests) checked ahead of the built-in ones inside the block only:
+    outside it, which backend a value gets never depends on what an earlier caller did."""
     _BACKENDS.insert(0, backend)
+    try:
+        yield backend
+    finally:
+        _BACKENDS.remove(backend)
 
 
 def backend_of(*args) -> Backend:

@@ -11,8 +11,10 @@ import pytest
 from ringproof.proofs.options import Options
 from ringproof.proofs.ring.budgets import Budget
 from ringproof.proofs.ring.counting import counts
+from ringproof.proofs.ring.properties import derive
 from ringproof.proofs.ring.prover import verify
 from ringproof.proofs.ring.session import Session
+from ringproof.proofs.ring.smt import discharge
 from ringproof.schedules.algo1 import ALGO1
 
 RING = Path(__file__).resolve().parents[1] / "proofs" / "ring"
@@ -35,14 +37,25 @@ def test_no_ring_prover_module_keeps_a_cache_of_its_own():
     assert found == {}
 
 
-def test_sessions_are_kept_apart_by_budget():
-    assert Session.for_budget(Budget()) is Session.for_budget(Budget())
-    assert Session.for_budget(Budget(seed=1)) is not Session.for_budget(Budget())
+def test_a_session_is_shared_only_where_it_is_passed():
     own = Session(Budget())
-    assert own is not Session.for_budget(Budget())
     c = counts(ALGO1, own)
     assert own.counted and counts(ALGO1, own) is c
+    assert counts(ALGO1) is not c                    # passed none: a fresh session
     assert Session(Budget()).counted == {}
+    assert not hasattr(Session, "for_budget")
+
+
+def test_side_conditions_count_what_the_proof_rested_on_cached_or_not():
+    """A proof's "rested on" figure is the same whether an earlier call in the session proved
+    its side conditions (test order must not change a report)."""
+    check = next(c for c in derive(ALGO1) if c.property == "no-conflict")
+    session = Session(Budget())
+    first = discharge(check, session)
+    again = discharge(check, session)                # every side condition a cache hit
+    assert first.verdict == again.verdict
+    assert first.side_conditions > 0 and again.side_conditions == first.side_conditions
+    assert discharge(check).side_conditions == first.side_conditions
 
 
 def test_options_set_the_budget_and_a_session_must_match_it():

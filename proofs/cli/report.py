@@ -65,7 +65,7 @@ def main(argv, stdout, stderr) -> int:
     from ringproof.proofs.ring.session import Session
 
     sections = []
-    session = Session.for_budget(opts.budget)     # one session for every target and the front
+    session = Session(opts.budget)     # one session for every target and the front
     with Progress(stderr, not args.quiet) as progress:
         t0 = time.perf_counter()
         for i, (name, schedule) in enumerate(schedules, 1):

@@ -102,9 +102,10 @@ def main(argv, stdout, stderr) -> int:
                      + "".join(f"  {line}\n" for line in look) + "\n")
     from ringproof.proofs.ring.conditions import conditions   # heavy (z3, sympy): not for --help
     from ringproof.proofs.ring.prover import verify
+    from ringproof.proofs.ring.session import Session
 
-    with Progress(stderr, not (args.json or args.quiet)) as progress:
-        results = verify(schedule, replace(opts, size=size, progress=progress))
+    with Progress(stderr, not (args.json or args.quiet)) as progress:   # this process's one session
+        results = verify(schedule, replace(opts, size=size, progress=progress), Session(opts.budget))
     warn_disagreements(args.target, results, stderr)
     verdict = Verdict.combine(r.verdict for r in results)
     needed = conditions(schedule)

@@ -180,9 +180,9 @@ def counts(schedule: Schedule, session: Session | None = None) -> Counts:
     """Cycles and ops per kind, each phase's forms checked by enumeration (module doc). A guarded
     phase's ops that the counter cannot derive are |terms| of its equation, valid only with that
     phase's coverage proved: `bijections` lists those phases. Counting hints and the counter's
-    decisions are proved here under the session's budget (None: the shared default), once per
+    decisions are proved here under the session's budget (None: a fresh session under the default budget), once per
     schedule in a session when they all hold."""
-    session = session if session is not None else Session.for_budget()
+    session = session if session is not None else Session()
     hit = session.counted.get(id(schedule))
     if hit is not None and hit[0] is schedule:
         return hit[1]

@@ -201,14 +201,14 @@ class Ctx:
     def __init__(self, m_value: int | None = None, session: Session | None = None,
                  nonlinear: bool = False, shape: Shape = D_IS_N, min_m: int = 1, block_split: bool = False,
                  chunk: int = 1):
-        """`session`: the budget and caches (None: the session shared under the default budget).
+        """`session`: the budget and caches (None: a fresh session under the default budget).
         `shape`: the schedule's free sizes (each extent = its block count · m, the block count
         ≥ 1 a parameter; an alias is the parameter it names). `min_m`: the least m of this query
         (a literal split decides smaller m apart). `block_split`: an index over n values is split
         in block radix, j = lo + jq·U + jr (0 ≤ jq < n/U, 0 ≤ jr < U), for formulas of contiguous
         layouts; else in radix m, j = lo + jq·m + jr. `chunk` c > 1: the schedule's side condition
         makes c divide k, and U is the chunk size h = k/c (k = c·h)."""
-        self.session = session if session is not None else Session.for_budget()
+        self.session = session if session is not None else Session()
         self.nonlinear = nonlinear     # allow products of values (counting identities, not indices)
         self.block_split = block_split
         self.shape = shape
@@ -231,7 +231,7 @@ class Ctx:
             self.assumptions.append(self.m == m_value)
         self.lemmas_used: set[str] = set()
         self._instances: list = []     # (lemma name, a function building its instance here)
-        self.side_conditions = 0
+        self._asked: set = set()       # keys of the side conditions this context's proof rested on
         self._windows: dict = {}
         self._divs: dict = {}
         self._solvers: dict = {}     # ids of a subset of the assumptions -> its incremental solver
@@ -240,6 +240,12 @@ class Ctx:
         self._relevance: dict = {}   # (variables of a fact, number of assumptions) -> assumptions
 
     # ------------------------------------------------------------------ side conditions
+    @property
+    def side_conditions(self) -> int:
+        """How many distinct side conditions this context asked (answers the session had cached
+        included): what its proof rested on, whichever earlier call first proved them."""
+        return len(self._asked)
+
     def prove(self, fact) -> bool:
         """Does `fact` follow from the assumptions? (A side condition, not a verdict.)
 
@@ -252,6 +258,7 @@ class Ctx:
         relevant = self._relevant(fact)
         group = tuple(a.get_id() for a in relevant)
         key = (fact.get_id(), group)
+        self._asked.add(key)
         proven = self.session.proven
         if key in proven:
             return proven[key][0]
@@ -279,7 +286,6 @@ class Ctx:
             s.add(*relevant)
         s.push()
         s.add(z3.Not(fact))
-        self.side_conditions += 1
         answer = s.check()
         if answer == z3.sat:
             _keep_point(self.session.models, s.model(), group, relevant)

@@ -32,10 +32,9 @@ REPLAY_MAX_N = 96
 
 def verify(schedule: Schedule, opts: Options = Options(), session: Session | None = None) -> list[Result]:
     """Every property of `opts` for `schedule`, at its tier. `session` (its budget must be the
-    options') holds what the solvers found, reused across calls; None: the session shared by every
-    call under the same budget."""
+    options') holds what the solvers found, reused across calls; None: a fresh session of its own."""
     if session is None:
-        session = Session.for_budget(opts.budget)
+        session = Session(opts.budget)
     elif session.budget != opts.budget:
         raise ValueError(f"the session's budget {session.budget} is not the options' {opts.budget}")
     unknown = set(opts.properties) - set(PROPERTIES)

@@ -6,9 +6,9 @@ answers found under one budget (side conditions, their known points, the interva
 counts, the lemma library's status), so an answer is never reused under another budget. Nothing
 is cached outside a session.
 
-`Session.for_budget(budget)` is the session a caller that passes none shares with every other such
-caller under the same budget (what a `prove` process reuses from one target to the next); a caller
-that wants nothing shared makes its own `Session(budget)`.
+Sharing is explicit: a caller that wants answers reused (a `prove report` over several targets)
+makes one `Session(budget)` and passes it down; a library call that is passed none works in a fresh
+session of its own, so nothing one call found changes what another reports.
 """
 
 from __future__ import annotations
@@ -21,8 +21,6 @@ from ringproof.proofs.ring.lemmas import prove_library
 class Session:
     """One budget and the caches of answers found under it (see the module doc)."""
 
-    _shared: dict = {}     # Budget -> the Session callers that pass none share
-
     def __init__(self, budget: Budget = Budget()):
         self.budget = budget
         self.intervals = Intervals()  # linear forms, branches, bounds and boxes of Z3 terms
@@ -31,13 +29,6 @@ class Session:
         self.variables: dict = {}     # AST id -> (AST, names of its uninterpreted constants)
         self.counted: dict = {}       # id(schedule) -> (schedule, Counts)
         self._lemmas: dict | None = None
-
-    @classmethod
-    def for_budget(cls, budget: Budget = Budget()) -> "Session":
-        """The session shared by every caller under `budget` that passes none of its own."""
-        if budget not in cls._shared:
-            cls._shared[budget] = cls(budget)
-        return cls._shared[budget]
 
     def lemma_status(self) -> dict:
         """Lemma name -> proved? (the library is proved, or read from its file cache, once)."""

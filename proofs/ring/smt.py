@@ -35,7 +35,7 @@ class Outcome:
     d: int | None = None
     iterations: list = field(default_factory=list)
     lemmas: set = field(default_factory=set)
-    side_conditions: int = 0                     # range facts proven to apply the lemmas
+    side_conditions: int = 0                     # range facts the lemmas rested on (cached ones too)
     stats: dict = field(default_factory=dict)    # Z3 statistics of the query
     cross: dict | None = None                    # a second solver's answer (on an unsat query)
     smt2: str | None = None                      # where the query was written as SMT-LIB 2
@@ -43,11 +43,11 @@ class Outcome:
 
 def discharge(check: Check, session: Session | None = None, m_value: int | None = None,
               min_m: int = 1, smt2_dir: str | None = None) -> Outcome:
-    """Decide one check under the session's budget (None: the session shared under the default
+    """Decide one check under the session's budget (None: a fresh session under the default
     budget), for m = `m_value` if given, else for every m ≥ `min_m`. `smt2_dir` also writes the
     query as SMT-LIB 2; the budget's second solver ('cvc5') is asked about every unsat."""
     t0 = time.perf_counter()
-    session = session if session is not None else Session.for_budget()
+    session = session if session is not None else Session()
     budget = session.budget
     try:
         ctx, its, hyps, g = _translate(check, session, m_value, min_m)

@@ -1,10 +1,10 @@
-"""The Z3 backend of the expression helpers (registered on import)."""
+"""The Z3 backend of the expression helpers (in effect inside `extra_backend(Z3)`)."""
 
 from __future__ import annotations
 
 import z3
 
-from ringproof.schedules.expr import Backend, register_backend
+from ringproof.schedules.expr import Backend
 
 Z3 = Backend(
     "z3", lambda x: isinstance(x, z3.ExprRef),
@@ -12,4 +12,3 @@ Z3 = Backend(
     eq=lambda a, b: a == b, lt=lambda a, b: a < b, le=lambda a, b: a <= b,
     and_=z3.And, or_=z3.Or, not_=z3.Not,
 )
-register_backend(Z3)
