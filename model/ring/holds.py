@@ -38,7 +38,7 @@ class Holds:
         new = np.minimum(self.table[key], cycles)
         self.table[key[::-1]] = new[::-1]        # numpy writes a repeated key's last value: the first
         late = np.flatnonzero(self.table[key] > new)
-        if late.size:                            # (numpy does not promise it; ufunc.at is 10x slower)
+        if late.size:                            # (numpy does not promise it; ufunc.at only for these)
             np.minimum.at(self.table, key[late], new[late])
 
     def usable(self, ids, pes, cycles, inputs: bool = True) -> np.ndarray:

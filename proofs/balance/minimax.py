@@ -9,8 +9,8 @@ makespan T is an integer too:
 
 Clusters with equal cost columns (same near bank) are interchangeable. HiGHS detects that
 permutation symmetry itself (orbital fixing) and is fastest left alone; ordering the twins' loads
-(load_q >= load_q' for consecutive twins, `symmetry=True`) is exact too but measured 2-10x slower
-(docs/minimax.md). HiGHS (`scipy.optimize.milp`) solves the model; the lower bound is certified in
+(load_q >= load_q' for consecutive twins, `symmetry=True`) is exact too but slower
+(docs/minimax.md, Symmetry). HiGHS (`scipy.optimize.milp`) solves the model; the lower bound is certified in
 exact rational arithmetic by LP weak duality; Z3 re-derives the optimum independently on small instances.
 """
 

@@ -11,7 +11,7 @@ from ringproof.proofs.cli.common import ArgumentParser, Exit, positive_int, seco
 from ringproof.proofs.results import Verdict
 
 DEFAULT_ARRAYS = (256, 8192)
-MAX_SUS = 200_000     # candidate SUs of one array: 8192 PEs have 27,132 (about 3 s), this about 20 s
+MAX_SUS = 200_000     # candidate SUs of one array (docs/unrolling.md §1: what this costs)
 MAX_PES = 2 ** 24
 
 EPILOG = """\
@@ -23,7 +23,7 @@ exit codes: 0 success (with --facts: every fact proved), 1 a formula fact refute
 """
 
 
-OLD_MS = 1000   # --timeout took milliseconds before; no fact needs 1000 s
+OLD_MS = 1000   # a --timeout this large is read as milliseconds (CHANGELOG.md); no fact needs 1000 s
 
 
 def parser() -> ArgumentParser:

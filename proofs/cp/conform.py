@@ -38,9 +38,8 @@ from ringproof.schedules.dsl import params
 
 # The largest |difference| from the float64 reference, relative to the quantity's largest |value|,
 # allowed per input dtype. flash-attn takes float16 and bfloat16 only; a ring library sums each
-# kernel's results (rounded to the input dtype) in float32 and rounds the sum once more. Measured on
-# ring-flash-attn 0.1.8 (m ≤ 4, n ≤ 64): zigzag and striped ≤ 5.8e-4 in float16 and ≤ 4.4e-3 in
-# bfloat16, so two units in the last place of 1.0 (float16 2^-10, bfloat16 2^-7) bound them.
+# kernel's results (rounded to the input dtype) in float32 and rounds the sum once more: two units
+# in the last place of 1.0 (float16 2^-10, bfloat16 2^-7; why these bound it: docs/context-parallel.md).
 TOLERANCE = {"float16": 2.0 ** -10, "bfloat16": 2.0 ** -7, "float32": 1e-5, "float64": 1e-5}
 
 # ring-flash-attn's function for each target: (module inside the package, function)

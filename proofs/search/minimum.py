@@ -57,7 +57,7 @@ class _Splitter:
     placements raced and portfolio solvers are capped by it.
     """
 
-    QUICK, QUICK_VARS = 30.0, 60_000  # the short full call: measured to pay off on small CNFs only
+    QUICK, QUICK_VARS = 30.0, 60_000  # the short full call, tried on small CNFs only (docs/bitlevel.md §4)
     PINS, PIN_SHARE, PIN_CAP, RACE = 4, 1 / 3, 60.0, 2
 
     def __init__(self, prob: Problem, solver: str, deadline: float | None, progress, barriers: str = "global",
