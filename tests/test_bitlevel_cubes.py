@@ -121,3 +121,15 @@ def test_state_of_another_query_is_bad_input(tmp_path):
     state.write_text("not json")
     with pytest.raises(BadInput, match="not a search state"):
         search("plain", 2, 2, state=str(state))
+
+
+def test_a_run_has_one_json_form_read_back_by_the_state():
+    """`prove search --json`'s schedule and a state file's witness are the same serialisation, and it
+    reads back to the run (a witness replays after a resume)."""
+    from ringproof.proofs.search.state import run_from_json, run_to_json
+
+    run = search("masked", 2, 2, lemmas=False, timeout=60).schedule
+    doc = run_to_json(run)
+    assert doc == {"T": run.T, **run.to_json()}
+    query = {"variant": run.variant, "n": run.n, "m": run.m, "d": run.d, "barriers": run.barriers}
+    assert run_from_json(json.loads(json.dumps(doc)), query, run.placement) == run

@@ -47,6 +47,19 @@ class Run:
     placement: dict | None = None
     barriers: str = "global"
 
+    def to_json(self) -> dict:
+        """Its ops as [t, p, kind, i, j, l] and sends as [t, p, datum]: the one JSON form of a run's
+        steps (`prove search --json`'s schedule, a search state file's witness)."""
+        return {"ops": [[o.t, o.p, o.kind, o.i, o.j, o.l] for o in self.ops],
+                "sends": [[s.t, s.p, list(s.datum)] for s in self.sends]}
+
+    @classmethod
+    def from_json(cls, doc: dict, variant: str, n: int, m: int, d: int, T: int,
+                  placement: dict | None = None, barriers: str = "global") -> "Run":
+        """The run whose steps `to_json` wrote as `doc`, on the query given."""
+        return cls(variant, n, m, d, T, tuple(Op(*o) for o in doc["ops"]),
+                   tuple(Send(t, p, tuple(x)) for t, p, x in doc["sends"]), placement, barriers)
+
 
 class SatVerdict(Enum):
     """A SAT answer about a run or a number of cycles (the prover's verdicts are

@@ -122,9 +122,7 @@ def main(argv, stdout, stderr) -> int:
                           "verdict": a.verdict.value, "seconds": round(a.seconds, 3), "variables": a.variables,
                           "clauses": a.clauses}
                          for a in r.attempts],
-            "schedule": None if r.schedule is None else {
-                "ops": [[o.t, o.p, o.kind, o.i, o.j, o.l] for o in r.schedule.ops],
-                "sends": [[s.t, s.p, list(s.datum)] for s in r.schedule.sends]},
+            "schedule": None if r.schedule is None else r.schedule.to_json(),
         }
         write_json("search", doc, stdout, indent=None)
     else:

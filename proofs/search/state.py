@@ -12,19 +12,16 @@ import os
 import pathlib
 
 from ringproof.errors import BadInput
-from ringproof.model.bitlevel.types import Op, Run, Send, SatVerdict
+from ringproof.model.bitlevel.types import Run, SatVerdict
 
 
 def run_to_json(run: Run) -> dict:
-    return {"T": run.T, "ops": [[o.t, o.p, o.kind, o.i, o.j, o.l] for o in run.ops],
-            "sends": [[s.t, s.p, list(s.datum)] for s in run.sends]}
+    return {"T": run.T, **run.to_json()}
 
 
 def run_from_json(doc: dict, query: dict, placement: dict | None) -> Run:
-    ops = tuple(Op(*o) for o in doc["ops"])
-    sends = tuple(Send(t, p, tuple(x)) for t, p, x in doc["sends"])
-    return Run(query["variant"], query["n"], query["m"], query["d"], doc["T"], ops, sends, placement,
-               query["barriers"])
+    return Run.from_json(doc, query["variant"], query["n"], query["m"], query["d"], doc["T"], placement,
+                         query["barriers"])
 
 
 class SearchState:
