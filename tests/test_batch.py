@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ringproof.model.device.instances import Device, generate
-from ringproof.model.device.batch import HEURISTICS, BatchProblem, cbmf, cbmf_banks, evaluate, round_robin
+from ringproof.model.device.batch import HEURISTICS, BatchProblem, cbmf, cbmf_banks, evaluate_assignment, round_robin
 from ringproof.errors import BadInput
 
 instances = st.builds(
@@ -55,7 +55,7 @@ def test_weighted_beats_plain_balancing_when_hops_cost():
 def test_makespan_and_utilization_are_exact():
     d = Device(2, (0, 1))
     p = d.problem([(1, 0), (Fraction(3, 4), Fraction(1, 4))])
-    s = evaluate(p, "x", (0, 1))
+    s = evaluate_assignment(p, "x", (0, 1))
     assert s.makespan == Fraction(7, 4)  # 3/4 * 2 + 1/4 * 1 on cluster 1
     assert s.utilization == pytest.approx((1 + 5 / 4) / (2 * 7 / 4))
 

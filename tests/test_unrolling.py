@@ -11,7 +11,7 @@ import pytest
 from ringproof.model.unrolling.mobilevit import mobilevit_s
 from ringproof.model.unrolling.utilization import (
     LOOPS, MOVING, Layer, Memory, SpatialUnrolling, best_pair, best_single, bits_needed, conv, depthwise,
-    enumerate_sus, evaluate, innermost_options, latency_matrix, matmul, network_macs, pe_utilization, plan,
+    enumerate_sus, evaluate_layer, innermost_options, latency_matrix, matmul, network_macs, pe_utilization, plan,
     temporal_utilization, temporal_utilization_for,
 )
 from ringproof.errors import BadInput
@@ -77,14 +77,14 @@ def test_pe_utilization_matches_cycle_by_cycle_execution(seed):
     assert np.array_equal(out, reference(layer, inputs, weights))  # every MAC done exactly once
     assert useful == layer.macs
     assert pe_utilization(layer, su) == Fraction(useful, su.nb_pes * cycles)
-    assert evaluate(layer, su, Memory(10**9, 10**9, 10**9)).cycles == cycles  # ample bandwidth: no stalls
+    assert evaluate_layer(layer, su, Memory(10**9, 10**9, 10**9)).cycles == cycles  # ample bandwidth: no stalls
 
 
 def test_fig1_example_runs_at_full_pe_utilization():
     layer = conv("fig1", K=32, C=8, Ox=32, Oy=32)  # 'for k = 0:4' with K_u = 8; C = C_u = 8
     su = SpatialUnrolling.of(C=8, K=8)
     assert pe_utilization(layer, su) == 1
-    assert evaluate(layer, su, Memory(10**9, 10**9, 10**9)).cycles == 4 * 32 * 32 * 3 * 3
+    assert evaluate_layer(layer, su, Memory(10**9, 10**9, 10**9)).cycles == 4 * 32 * 32 * 3 * 3
 
 
 def test_matmul_cast_as_grouped_convolution_computes_the_products():
@@ -224,7 +224,7 @@ def test_latency_matrix_agrees_with_exact_evaluation():
     layers, memory = mobilevit_s(), Memory(1024, 512, 2048)
     sus = random.Random(3).sample(enumerate_sus(256, prune=False), 25)
     m = latency_matrix(layers, sus, memory)
-    exact = np.array([[float(evaluate(layer, su, memory).cycles) for layer in layers] for su in sus])
+    exact = np.array([[float(evaluate_layer(layer, su, memory).cycles) for layer in layers] for su in sus])
     assert np.allclose(m, exact, rtol=1e-12)
 
 

@@ -5,7 +5,7 @@ import json
 import pytest
 import z3
 
-from ringproof.model.unrolling.utilization import Memory, SpatialUnrolling, conv, evaluate, pe_utilization
+from ringproof.model.unrolling.utilization import Memory, SpatialUnrolling, conv, evaluate_layer, pe_utilization
 from ringproof.proofs.unrolling.facts import FACTS, MISREADINGS, Fact, Verdict, prove
 
 
@@ -52,7 +52,7 @@ def test_pruning_under_printed_conditions_is_refuted_on_the_model():
     other = SpatialUnrolling.of(Ox=c["Ox_u'"], Oy=c["Oy_u'"], Fx=f, Fy=f)
     assert pe_utilization(layer, kept) < pe_utilization(layer, other)
     ample = Memory(10**6, 10**6, 10**6)
-    assert evaluate(layer, kept, ample).cycles > evaluate(layer, other, ample).cycles
+    assert evaluate_layer(layer, kept, ample).cycles > evaluate_layer(layer, other, ample).cycles
     assert max(c.values()) == 4
 
 

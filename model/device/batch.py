@@ -131,7 +131,7 @@ class Schedule:
     utilization: float
 
 
-def evaluate(problem: BatchProblem, name: str, assignment) -> Schedule:
+def evaluate_assignment(problem: BatchProblem, name: str, assignment) -> Schedule:
     assignment = problem.check(assignment)
     return Schedule(name, assignment, problem.makespan(assignment), problem.utilization(assignment))
 

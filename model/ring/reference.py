@@ -31,20 +31,20 @@ def reference_outputs(problem: Problem, inputs: dict, scale: float = 1.0) -> dic
     """{name: values} of every output of the problem."""
     if problem.outputs == (problem.output,):
         return {problem.output.name: reference_output(problem, inputs, scale)}
-    return {o.name: evaluate(problem, inputs, scale, o) for o in problem.outputs}
+    return {o.name: evaluate_output(problem, inputs, scale, o) for o in problem.outputs}
 
 
 def reference_output(problem: Problem, inputs: dict, scale: float = 1.0) -> np.ndarray:
-    """The problem's (first) output: attention for the paper's three problems, else `evaluate`."""
+    """The problem's (first) output: attention for the paper's three problems, else `evaluate_output`."""
     if problem == SYMMETRIC:
         x = inputs["x"]
         return attention(x, x, x, scale=scale)
     if problem in (PLAIN, MASKED):
         return attention(inputs["q"], inputs["k"], inputs["v"], masked=problem == MASKED, scale=scale)
-    return evaluate(problem, inputs, scale)
+    return evaluate_output(problem, inputs, scale)
 
 
-def evaluate(problem: Problem, inputs: dict, scale: float = 1.0, output=None) -> np.ndarray:
+def evaluate_output(problem: Problem, inputs: dict, scale: float = 1.0, output=None) -> np.ndarray:
     """Every equation in order, as a sum over index grids (exp takes `scale` times its operand);
     the values of `output` (default: the problem's first output)."""
     val = dict(inputs)

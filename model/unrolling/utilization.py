@@ -18,7 +18,7 @@ import numpy as np
 from ringproof.errors import BadInput
 
 LOOPS = ("G", "K", "C", "Ox", "Oy", "Fx", "Fy")
-KINDS = ("conv", "pointwise", "depthwise", "matmul")
+LAYER_KINDS = ("conv", "pointwise", "depthwise", "matmul")
 INNERMOST = ("C", "K", "Ox/Oy", "G")
 
 
@@ -45,8 +45,8 @@ class Layer:
     count: int = 1
 
     def __post_init__(self):
-        if self.kind not in KINDS:
-            raise BadInput(f"expected kind in {KINDS}, but got kind={self.kind!r} for layer {self.name!r}")
+        if self.kind not in LAYER_KINDS:
+            raise BadInput(f"expected kind in {LAYER_KINDS}, but got kind={self.kind!r} for layer {self.name!r}")
         for field in (*LOOPS, "stride", "count"):
             _positive_int(f"{self.name}.{field}", getattr(self, field))
         if self.kind == "depthwise" and (self.K, self.C) != (1, 1):
@@ -215,7 +215,7 @@ class LayerResult:
         return self.pe_utilization * self.temporal_utilization
 
 
-def evaluate(layer: Layer, su: SpatialUnrolling, memory: Memory) -> LayerResult:
+def evaluate_layer(layer: Layer, su: SpatialUnrolling, memory: Memory) -> LayerResult:
     """PE, temporal and total utilization of a layer on an SU; cycles = ideal cycles / temporal."""
     temp, loop = temporal_utilization(layer, su, memory)
     cycles = layer.count * ideal_cycles(layer, su) / temp
@@ -255,7 +255,7 @@ def enumerate_sus(nb_pes: int, prune: bool = True) -> list[SpatialUnrolling]:
 
 
 def latency_matrix(layers, sus, memory: Memory) -> np.ndarray:
-    """cycles[s, l] of layer l (all its runs) on SU s, vectorized; agrees with `evaluate`."""
+    """cycles[s, l] of layer l (all its runs) on SU s, vectorized; agrees with `evaluate_layer`."""
     f = np.array([su.factors for su in sus], dtype=np.int64)  # (S, 7)
     out = np.empty((len(sus), len(layers)))
     p = memory.precision
@@ -374,5 +374,5 @@ def plan(layers, nb_pes: int, memory: Memory, prune: bool = False) -> Plan:
     m = latency_matrix(layers, sus, memory)
     single, pair = best_single(layers, sus, memory, m), best_pair(layers, sus, memory, m)
     return Plan(nb_pes, len(sus), single, pair,
-                tuple(evaluate(layer, single.sus[0], memory) for layer in layers),
-                tuple(evaluate(layer, pair.sus[i], memory) for layer, i in zip(layers, pair.choice)))
+                tuple(evaluate_layer(layer, single.sus[0], memory) for layer in layers),
+                tuple(evaluate_layer(layer, pair.sus[i], memory) for layer, i in zip(layers, pair.choice)))

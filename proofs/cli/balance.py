@@ -6,7 +6,7 @@ from fractions import Fraction
 
 from ringproof.model.device.instances import TOPOLOGIES, generate, load
 from ringproof.proofs.cli.common import ArgumentParser, Exit, Progress, positive_int, seconds, write_json
-from ringproof.model.device.batch import HEURISTICS, evaluate
+from ringproof.model.device.batch import HEURISTICS, evaluate_assignment
 from ringproof.errors import BadInput
 
 EPILOG = """exit codes:
@@ -59,7 +59,7 @@ def main(argv: list[str], stdout, stderr) -> int:
     with Progress(stderr, not (args.json or args.quiet)) as progress:
         progress(f"balancing {problem.patches} patches on {problem.clusters} clusters: the MINIMAX optimum")
         best = solve(problem, time_limit=args.timeout)
-    schedules = {name: evaluate(problem, name, make(problem)) for name, make in HEURISTICS.items()}
+    schedules = {name: evaluate_assignment(problem, name, make(problem)) for name, make in HEURISTICS.items()}
 
     def ratio(span: Fraction) -> float:
         return float(span / best.makespan) if best.makespan else 1.0

@@ -32,14 +32,14 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
-class Lemma:
+class SoftmaxLemma:
     name: str
     proved: bool
     seconds: float
     detail: str
 
 
-def prove_step(rescale: bool = True, timeout_ms: int = 10_000) -> Lemma:
+def prove_step(rescale: bool = True, timeout_ms: int = 10_000) -> SoftmaxLemma:
     """The inductive step (and the exponents ≤ 0) for the fold; `rescale=False`: the mutant."""
     import z3
 
@@ -61,14 +61,14 @@ def prove_step(rescale: bool = True, timeout_ms: int = 10_000) -> Lemma:
     seconds = time.perf_counter() - t0
     name = "online softmax: fold step" + ("" if rescale else " without the rescale")
     if answer == z3.unsat:
-        return Lemma(name, True, seconds, "proved: the invariant L·e(M) = Σ e(s), O·e(M) = Σ e(s)·v "
+        return SoftmaxLemma(name, True, seconds, "proved: the invariant L·e(M) = Σ e(s), O·e(M) = Σ e(s)·v "
                      "survives a fold, and its exponents are ≤ 0")
     if answer == z3.sat:
-        return Lemma(name, False, seconds, f"refuted: {s.model()}")
-    return Lemma(name, False, seconds, f"unknown: {s.reason_unknown()}")
+        return SoftmaxLemma(name, False, seconds, f"refuted: {s.model()}")
+    return SoftmaxLemma(name, False, seconds, f"unknown: {s.reason_unknown()}")
 
 
-def prove_final(timeout_ms: int = 10_000) -> Lemma:
+def prove_final(timeout_ms: int = 10_000) -> SoftmaxLemma:
     """The end: from the invariant, O/L = T/S (O·S = T·L with L > 0), the softmax-weighted mean."""
     import z3
 
@@ -79,11 +79,11 @@ def prove_final(timeout_ms: int = 10_000) -> Lemma:
     t0 = time.perf_counter()
     answer = s.check()
     ok = answer == z3.unsat
-    return Lemma("online softmax: final division", ok, time.perf_counter() - t0,
+    return SoftmaxLemma("online softmax: final division", ok, time.perf_counter() - t0,
                  "proved: O/L = Σ e(s)·v / Σ e(s)" if ok else f"not proved: {answer}")
 
 
-def lemma() -> list[Lemma]:
+def lemma() -> list[SoftmaxLemma]:
     """The lemma's parts: the base holds by the block's contract (the first state is the block's);
     the step and the final division are proved here."""
     return [prove_step(), prove_final()]
