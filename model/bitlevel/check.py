@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from ringproof.model.bitlevel.types import BARRIERS, KINDS, PHASE_OF, VARIANTS, Op, Run
+from ringproof.model.bitlevel.types import BARRIERS, OP_KINDS, PHASE_OF, VARIANTS, Op, Run
 from ringproof.model.ring.rules import RULES, assume
 
 assume("the bit-level checker (model/bitlevel/check.py)", persists=True)
@@ -85,7 +85,7 @@ def _structure(run: Run) -> list[str]:
     if min(run.n, run.m, run.d) < 1 or run.T < 0:
         return [f"sizes must be positive: n={run.n}, m={run.m}, d={run.d}, T={run.T}"]
     for op in run.ops:
-        if op.kind not in KINDS:
+        if op.kind not in OP_KINDS:
             bad.append(f"{op}: unknown kind")
         elif not (0 <= op.t < run.T and 0 <= op.p < run.m and 0 <= op.i < run.n and 0 <= op.j < run.n):
             bad.append(f"{op}: cycle, PE or index out of range")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
-KINDS = ("MAC1", "EAC", "DIV", "MAC3")
+OP_KINDS = ("MAC1", "EAC", "DIV", "MAC3")
 VARIANTS = ("plain", "symmetric", "masked")
 BARRIERS = ("global", "pe", "none")  # every op of a phase before the next phase: everywhere, per PE, never
 PHASE_OF = {"MAC1": 1, "EAC": 2, "DIV": 2, "MAC3": 3}

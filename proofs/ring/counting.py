@@ -39,7 +39,6 @@ from ringproof.schedules.shape import ANY_D, D_IS_N, PARAMETERS, Shape, require_
 N, D = sympy.symbols("n d", positive=True, integer=True)
 CHECK_MAX = 12         # every derived count is compared with enumeration for n, d ≤ this
 CLAIM_MAX_N = 24       # a claim not shown equal is compared with the derived form up to this n
-KINDS = CLAIM_KINDS    # what a count (and a claim) may name: cycles and every op kind
 
 
 _COUNTER = {"n": K * M, "m": M, "k": K, "d": KD * M, "kd": KD}

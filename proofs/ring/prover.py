@@ -24,7 +24,7 @@ from ringproof.proofs.ring.smt import Outcome, discharge
 from ringproof.proofs.options import Options
 from ringproof.proofs.results import PROPERTIES, SOLVER_PROPERTIES, Counterexample, Result, Verdict
 from ringproof.schedules import usercode
-from ringproof.schedules.dsl import LOAD_CLAIMS, Schedule
+from ringproof.schedules.dsl import CLAIM_KINDS, LOAD_CLAIMS, Schedule
 from ringproof.schedules.usercode import time_limit
 
 REPLAY_MAX_N = 96
@@ -343,7 +343,7 @@ def _enumerate_counts(schedule: Schedule, opts: Options, result: Result, c, enum
     sweep's, or a counting sweep of its own; the one size of `opts.size`) against every claim and
     every derived form. A claim the run contradicts is refuted; a derived form the run contradicts
     is refuted where it rests on a phase's coverage, else an internal error (the counter is wrong)."""
-    from ringproof.proofs.ring.counting import KINDS, claim_at, rests_on_coverage
+    from ringproof.proofs.ring.counting import claim_at, rests_on_coverage
 
     claims = schedule.notes.get("claims", {})
     todo = ([(opts.size[0], opts.size[1], opts.size[2] if len(opts.size) > 2 else opts.size[0])]
@@ -354,7 +354,7 @@ def _enumerate_counts(schedule: Schedule, opts: Options, result: Result, c, enum
     for n, m, d in todo:
         got = enumerated[n, m, d]
         derived = c.at(n, m, d)
-        for kind in KINDS:
+        for kind in CLAIM_KINDS:
             measured = got["cycles"] if kind == "cycles" else got["ops"].get(kind, 0)
             form = derived["cycles"] if kind == "cycles" else derived["ops"].get(kind)
             where = Counterexample(n, m, "", "", d=schedule.shape.own("d", d)).sizes()
