@@ -1,12 +1,17 @@
 """Load balance: active ops per PE, and their spread (max − min over the m PEs).
 
 In the lock-step machine a PE whose guard is false in a cycle still spends it, so the cycle count
-does not show imbalance; the active ops per PE do. The spread is derived for every n where each
-phase is unguarded and its step runs on PE l (every PE does one op in every cycle of the phase:
-spread 0), and checked against enumeration at every size up to n = 4 before it is reported; a
-guarded phase leaves it underived (the reason says which), and the figures are then enumerated at
-one size. A claim `notes={"claims": {"balance": "0"}}` is proved against the derived spread, or
-refuted at the smallest size where the enumerated spread differs, or else unknown.
+does not show imbalance; the active ops per PE do. They are derived in closed form in n, m (d) and
+the PE index l: each phase's guarded loop nest is counted exactly with l kept symbolic
+(`nests.count(..., keep=1)`, its mod-m and block/chunk digits split by `nests.lifted` and the
+digit rule, each split proved), for phases whose op runs on PE l. Every per-PE form is compared
+with enumeration on the trace at every size n, d ≤ 12 before it is used (a disagreement is an
+internal error). The spread is then proved for every n by Z3 over 1 ≤ l ≤ m (under the schedule's
+side condition): 0 where total(l) = total(1) for every l; total(m) − total(1) where total(l + 1) ≥
+total(l) for every l < m (the extreme PEs are 1 and m); total(1) − total(m) where it never grows;
+otherwise, or where a form is not derived, `unknown` with the reason, and the figures are
+enumerated at one size. A claim `notes={"claims": {"balance": "..."}}` is proved equal to the
+derived spread, refuted at the smallest size where the enumerated spread differs, or else unknown.
 """
 
 from __future__ import annotations
@@ -14,13 +19,14 @@ from __future__ import annotations
 import numpy as np
 import sympy
 
+from ringproof.errors import InternalError
 from ringproof.model.ring.trace import build_trace
 from ringproof.proofs.results import Counterexample, Verdict
-from ringproof.schedules.expr import lift, var
+from ringproof.schedules.expr import lift
 
-CHECK_N = 4          # the derived spread is compared with enumeration at every size up to this n
 FIGURE = (16, 4)     # (n, m) of the printed figures where the spread is not derived (or smaller)
 CLAIM_N = 24         # a claim is compared with enumeration up to this n where nothing is derived
+L = sympy.Symbol("l", integer=True)
 
 
 def per_pe(schedule, n: int, m: int, d: int | None = None) -> dict:
@@ -40,32 +46,90 @@ def spread_of(table: dict) -> int:
     return max(totals) - min(totals)
 
 
-def _unguarded_on_l(phase) -> bool:
-    from ringproof.proofs.ring.normalize import PARAMS
-    from types import SimpleNamespace
-    st = phase.step(PARAMS, SimpleNamespace(**{name: var(name) for name in phase.index_names}))
-    pe = lift(st.pe)
-    return st.guard is True and pe.op == "var" and pe.args[0] == "l"
+def forms(schedule):
+    """({op kind: active ops on PE l, a closed form in k, m, kd and l}, why not) -- ({}, reason)
+    where some phase's form is not derived. Each form is checked by enumeration (module doc)."""
+    from ringproof.proofs.ring.counting import _condition, _nest, _shape, parameters, with_parameters
+    from ringproof.proofs.ring.nests import Decider, Unknown, count, lifted
+    key = id(schedule)
+    if key in _DERIVED and _DERIVED[key][0] is schedule:
+        return _DERIVED[key][1]
+    P = with_parameters(schedule, parameters(schedule.shape))
+    decider = Decider(schedule.shape)
+    out, why = {}, ""
+    for phase in schedule.phases:
+        st = _shape(phase)
+        if st.op.value == "MOVE":
+            continue
+        pe = lift(st.pe)
+        if not (pe.op == "var" and pe.args[0] == "l"):
+            why = f"phase {phase.name}: its op does not run on PE l"
+            break
+        loops, env = _nest(phase, P, True)
+        loops = [loops[-1]] + loops[:-1]           # l outermost, kept
+        try:
+            cond = lifted(sympy.sympify(_condition(st.guard, env, P)), loops, decider)
+            got = count(loops, cond, decider, keep=1)
+        except Unknown as e:
+            why = f"phase {phase.name}: {e}"
+            break
+        out[st.op.value] = sympy.expand(out.get(st.op.value, 0) + got)
+    result = ({}, why) if why else (out, "")
+    if not why:
+        _check(schedule, out)
+    _DERIVED[key] = (schedule, result)
+    return result
+
+
+_DERIVED: dict = {}
+
+
+def _at(form, n: int, m: int, d: int, l: int) -> int:
+    from ringproof.proofs.ring.nests import KD, K, M
+    v = form.xreplace({K: sympy.Integer(n // m), M: sympy.Integer(m), KD: sympy.Integer(d // m), L: sympy.Integer(l)})
+    return int(v.doit())
+
+
+def _check(schedule, out: dict) -> None:
+    """Each per-PE form against the trace at every size n, d ≤ 12: InternalError at the first
+    disagreement."""
+    from ringproof.proofs.ring.counting import check_sizes, in_n_m_d
+    for n, m, d in check_sizes(schedule.shape):
+        table = per_pe(schedule, n, m, d)
+        for kind, form in out.items():
+            want = table.get(kind, [0] * m)
+            got = [_at(form, n, m, d, l) for l in range(1, m + 1)]
+            if got != want:
+                raise InternalError(f"balance: the derived {kind} on PE l, {in_n_m_d(form)}, gives {got} at "
+                                    f"n={n}, m={m}, d={d}; enumeration {want}")
+
+
+def _always(decider, e, low, high) -> bool:
+    """Is e ≤ 0 for every l in [low, high] (and every size)? Shown by the counter's decider."""
+    num, den = sympy.fraction(sympy.together(sympy.expand(e)))
+    if not (den.is_Integer and den > 0):
+        return False
+    return decider.holds(sympy.expand(num), ((L, low, high),))
 
 
 def derived(schedule):
-    """(spread as a sympy expression, "") when derived for every n, else (None, why not)."""
-    busy = [p for p in schedule.phases if _generic_op(p) != "MOVE"]
-    guarded = [p.name for p in busy if not _unguarded_on_l(p)]
-    if guarded:
-        few = len(guarded) == 1
-        return None, f"phase{'' if few else 's'} {', '.join(guarded)} {'is' if few else 'are'} guarded or not on PE l"
-    bad = next(((n, m, d) for n, m, d in schedule.shape.sizes(CHECK_N)
-                if spread_of(per_pe(schedule, n, m, d)) != 0), None)
-    if bad is not None:        # the derivation disagrees with enumeration: say so, never report it
-        return None, f"derived spread 0 but enumerated {spread_of(per_pe(schedule, *bad))} at n={bad[0]}, m={bad[1]}"
-    return sympy.Integer(0), ""
-
-
-def _generic_op(phase) -> str:
-    from ringproof.proofs.ring.normalize import PARAMS
-    from types import SimpleNamespace
-    return phase.step(PARAMS, SimpleNamespace(**{name: var(name) for name in phase.index_names})).op.value
+    """(spread as a sympy expression in n, m, d, "") when proved for every n, else (None, why not)."""
+    from ringproof.proofs.ring.counting import in_n_m_d, tidy
+    from ringproof.proofs.ring.nests import M, Decider
+    per, why = forms(schedule)
+    if why:
+        return None, why
+    total = sum(per.values(), sympy.Integer(0))
+    decider = Decider(schedule.shape)
+    first, last = total.subs(L, 1), total.subs(L, M)
+    if _always(decider, total - first, 1, M) and _always(decider, first - total, 1, M):
+        return sympy.Integer(0), ""
+    step = total.subs(L, L + 1) - total
+    if _always(decider, -step, 1, M - 1):
+        return tidy(in_n_m_d(last - first)), ""
+    if _always(decider, step, 1, M - 1):
+        return tidy(in_n_m_d(first - last)), ""
+    return None, f"active ops on PE l, {in_n_m_d(total)}, not shown constant or monotone in l"
 
 
 def figure_size(schedule):
@@ -77,9 +141,14 @@ def figure_size(schedule):
 
 
 def summary(schedule) -> dict:
-    """{"spread": closed form or None, "reason", "at": {"n", "m", "per_pe", "spread"}} (JSON-ready)."""
+    """{"spread": closed form or None, "reason", "per_pe": {kind: form in n, m, d, l} where derived,
+    "at": {"n", "m", "per_pe", "spread"} where the spread is not derived} (JSON-ready)."""
+    from ringproof.proofs.ring.counting import in_n_m_d, tidy
     spread, why = derived(schedule)
     out = {"spread": None if spread is None else str(spread), "reason": why}
+    per, _ = forms(schedule)
+    if per:
+        out["per_pe"] = {k: str(tidy(in_n_m_d(v))) for k, v in per.items()}
     if spread is None:
         size = figure_size(schedule)
         if size is not None:
@@ -90,30 +159,47 @@ def summary(schedule) -> dict:
 
 def check_claim(schedule, claim: str):
     """(verdict, reason, Counterexample or None) of a claimed spread."""
-    want = sympy.sympify(claim, locals={"n": sympy.Symbol("n"), "m": sympy.Symbol("m")})
+    from ringproof.proofs.ring import counting
     spread, why = derived(schedule)
-    if spread is not None and sympy.simplify(spread - want) == 0:
-        return Verdict.PROVED, "", None
-    for n, m, d in sorted(schedule.shape.sizes(CLAIM_N), key=lambda s: (s[0], s[1])):
-        table = per_pe(schedule, n, m, d)
-        got, claimed = spread_of(table), want.subs({"n": n, "m": m})
-        if got != claimed:
-            replay = {"confirmed": True, "count": "balance", "measured": got, "per_pe": table}
-            return (Verdict.REFUTED, f"claim balance = {claim}: the enumerated spread is {got} at n={n}, m={m}",
-                    Counterexample(n, m, "claim balance", f"enumerated spread {got}, claimed {claimed}", (),
-                                   replay, d=schedule.shape.own("d", d)))
-    return (Verdict.UNKNOWN, f"claim balance = {claim} agrees with enumeration for every n ≤ {CLAIM_N} only "
-            f"(spread not derived: {why})", None)
+    if spread is not None:
+        bad = counting.check_claim(spread, claim, shape=schedule.shape,
+                                   derived_params=counting.derived_parameters(schedule))
+        if bad is None:
+            return Verdict.PROVED, "", None
+        if bad[0] is None:
+            return (Verdict.UNKNOWN, f"claim balance = {claim} not shown equal to the derived spread {spread}, "
+                    f"nor told apart up to n = {counting.claim_bound(schedule.shape)[0]}", None)
+        sizes = [bad[:3]]
+    else:
+        want = counting.parse_claim(claim, schedule.shape, counting.derived_parameters(schedule))
+        sizes = [(n, m, d) for n, m, d in sorted(schedule.shape.sizes(CLAIM_N), key=lambda s: (s[0], s[1]))
+                 if spread_of(per_pe(schedule, n, m, d)) != want.subs({counting.N: n, counting.M: m, counting.D: d})]
+    if not sizes:
+        return (Verdict.UNKNOWN, f"claim balance = {claim} agrees with enumeration for every n ≤ {CLAIM_N} only "
+                f"(spread not derived: {why})", None)
+    n, m, d = sizes[0]
+    want = counting.parse_claim(claim, schedule.shape, counting.derived_parameters(schedule))
+    claimed = want.subs({counting.N: n, counting.M: m, counting.D: d})
+    table = per_pe(schedule, n, m, d)
+    got = spread_of(table)
+    if got == claimed:          # the derived spread disagrees with the trace: never report it
+        raise InternalError(f"balance: the derived spread {spread} differs from the claim at n={n}, m={m}, "
+                            f"but the enumerated spread {got} agrees")
+    replay = {"confirmed": True, "count": "balance", "measured": got, "per_pe": table}
+    return (Verdict.REFUTED, f"claim balance = {claim}: the enumerated spread is {got} at n={n}, m={m}",
+            Counterexample(n, m, "claim balance", f"enumerated spread {got}, claimed {claimed}", (),
+                           replay, d=schedule.shape.own("d", d)))
 
 
 def readable(details: dict) -> str:
     """One line for the table's foot."""
+    per = "; ".join(f"{k} {v}" for k, v in details.get("per_pe", {}).items() if v != "0")
+    on_l = f"active ops on PE l: {per}; " if per else ""
     if details.get("spread") is not None:
-        return f"balance: spread (max − min active ops over PEs) = {details['spread']} for every n " \
-               "(every PE does one op in every cycle)"
+        return f"balance: {on_l}spread (max − min active ops over PEs) = {details['spread']} for every n"
     at = details.get("at")
     if at is None:
-        return f"balance: not derived ({details['reason']})"
-    per = "; ".join(f"{k} per PE {'/'.join(map(str, v))}" for k, v in at["per_pe"].items() if any(v))
-    return (f"balance: not derived for every n ({details['reason']}); at n={at['n']}, m={at['m']}: {per} "
-            f"(spread {at['spread']})")
+        return f"balance: {on_l}spread not derived ({details['reason']})"
+    fig = "; ".join(f"{k} per PE {'/'.join(map(str, v))}" for k, v in at["per_pe"].items() if any(v))
+    return (f"balance: {on_l}spread not derived for every n ({details['reason']}); at n={at['n']}, m={at['m']}: "
+            f"{fig} (spread {at['spread']})")
