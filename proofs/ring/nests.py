@@ -12,10 +12,14 @@ parameters and the outer indices), the guard any and/or/not of comparisons. Soun
   carries its emptiness condition lo ≤ hi (an empty range counts 0, never a reversed sum); the
   summand, a polynomial in v, is summed by Faulhaber's formulas, exact for every lo ≤ hi + 1;
 - a condition that no longer has any index is decided where it can be (always true: dropped;
-  never: the case is empty) and kept as a Piecewise condition otherwise.
+  never: the case is empty) and kept as a Piecewise condition otherwise;
+- an atom c·X + Y ≤ 0 whose index has a parameter coefficient c (a block size) is split by the
+  digit rule (`_radix`), each use proved; a guard with x mod m or a Piecewise is first split into
+  disjoint cases by `lifted`, each split proved;
+- `keep` outer indices (a PE index l) may stay in the form, which then holds over their ranges.
 
 Deciding (`Decider`) a bound dominates another, or a condition, uses only what holds at every point:
-the ranges of the outer loops and n = k·m, d = kd·m, k, kd, m ≥ 1. The sign of a polynomial in
+the ranges of the outer loops, n = k·m, d = kd·m, k, kd, m ≥ 1 and the shape's side condition. The sign of a polynomial in
 the parameters is read from its coefficients; the rest goes to Z3 under a resource limit, and an
 answer Z3 does not give leaves the case split (never a guess).
 """

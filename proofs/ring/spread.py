@@ -74,6 +74,8 @@ def forms(schedule):
             why = f"phase {phase.name}: {e}"
             break
         out[st.op.value] = sympy.expand(out.get(st.op.value, 0) + got)
+    exact = _exact_chunks(schedule)
+    out = {k: sympy.expand(v.xreplace(exact)) for k, v in out.items()}
     result = ({}, why) if why else (out, "")
     if not why:
         _check(schedule, out)
@@ -82,6 +84,19 @@ def forms(schedule):
 
 
 _DERIVED: dict = {}
+
+
+def _exact_chunks(schedule) -> dict:
+    """{floor form: exact value} of the derived parameters proved exact (a chunk k/c where the side
+    condition makes c divide k: `counting.derived_parameters`)."""
+    from ringproof.proofs.ring.counting import derived_parameters, parameters
+    from ringproof.schedules.dsl import with_derived
+    if not schedule.derived:
+        return {}
+    P = parameters(schedule.shape)
+    raw = with_derived(schedule.derived, P)
+    exact = derived_parameters(schedule, P)
+    return {sympy.sympify(getattr(raw, k)): v for k, v in exact.items() if sympy.sympify(getattr(raw, k)) != v}
 
 
 def _at(form, n: int, m: int, d: int, l: int) -> int:
