@@ -334,6 +334,7 @@ def test_balance_is_derived_per_pe_in_closed_form_and_its_spread_proved():
     per = sympy.sympify(naive["per_pe"]["MAC"])
     assert [per.subs({n: 16, m: 4, l: x}) // 16 for x in (1, 2, 3, 4)] == [10, 26, 42, 58]
     assert spread.per_pe(_causal_contiguous(), 16, 4)["MAC"] == [160, 416, 672, 928]
+    assert naive["per_phase"] == {"scores": naive["per_pe"]["MAC"]}
 
 
 def test_a_derived_balance_that_disagrees_with_enumeration_is_an_internal_error(monkeypatch):
@@ -344,7 +345,7 @@ def test_a_derived_balance_that_disagrees_with_enumeration_is_an_internal_error(
     monkeypatch.setattr(nests, "count", lambda *a, **k: real(*a, **k) + spread.L - 1)   # off on PE l > 1
     spread._DERIVED.clear()
     try:
-        with pytest.raises(InternalError, match="balance: the derived MAC on PE l"):
+        with pytest.raises(InternalError, match="balance: phase scores: the derived MAC on PE l"):
             spread.derived(_causal_contiguous())
     finally:
         spread._DERIVED.clear()

@@ -29,14 +29,16 @@ CLAIM_N = 24         # a claim is compared with enumeration up to this n where n
 L = sympy.Symbol("l", integer=True)
 
 
-def per_pe(schedule, n: int, m: int, d: int | None = None) -> dict:
-    """{op kind: [active ops on PE 1, ..., PE m]} of one size, enumerated on the trace."""
+def per_pe(schedule, n: int, m: int, d: int | None = None, by: str = "op") -> dict:
+    """{op kind (by="op") or phase name (by="phase"): [active ops on PE 1, ..., PE m]} of one size,
+    enumerated on the trace."""
     out: dict = {}
     for pt in build_trace(schedule, n, m, d).phases:
         if pt.op.value == "MOVE":
             continue
+        key = pt.op.value if by == "op" else pt.phase.name
         counts = np.bincount(np.asarray(pt.pe)[pt.active], minlength=m + 1)[1:m + 1]
-        out[pt.op.value] = [a + int(b) for a, b in zip(out.get(pt.op.value, [0] * m), counts)]
+        out[key] = [a + int(b) for a, b in zip(out.get(key, [0] * m), counts)]
     return out
 
 
@@ -47,8 +49,9 @@ def spread_of(table: dict) -> int:
 
 
 def forms(schedule):
-    """({op kind: active ops on PE l, a closed form in k, m, kd and l}, why not) -- ({}, reason)
-    where some phase's form is not derived. Each form is checked by enumeration (module doc)."""
+    """({op kind: active ops on PE l, a closed form in k, m, kd and l}, {phase: its form}, why not)
+    -- ({}, {}, reason) where some phase's form is not derived. Each phase's form is checked by
+    enumeration (module doc)."""
     from ringproof.proofs.ring.counting import _condition, _nest, _shape, parameters, with_parameters
     from ringproof.proofs.ring.nests import Decider, Unknown, count, lifted
     key = id(schedule)
@@ -56,7 +59,7 @@ def forms(schedule):
         return _DERIVED[key][1]
     P = with_parameters(schedule, parameters(schedule.shape))
     decider = Decider(schedule.shape)
-    out, why = {}, ""
+    out, phases, why = {}, {}, ""
     for phase in schedule.phases:
         st = _shape(phase)
         if st.op.value == "MOVE":
@@ -73,12 +76,16 @@ def forms(schedule):
         except Unknown as e:
             why = f"phase {phase.name}: {e}"
             break
-        out[st.op.value] = sympy.expand(out.get(st.op.value, 0) + got)
+        phases[phase.name] = (st.op.value, got)
     exact = _exact_chunks(schedule)
-    out = {k: sympy.expand(v.xreplace(exact)) for k, v in out.items()}
-    result = ({}, why) if why else (out, "")
-    if not why:
-        _check(schedule, out)
+    phases = {name: (kind, sympy.expand(v.xreplace(exact))) for name, (kind, v) in phases.items()}
+    if why:
+        result = ({}, {}, why)
+    else:
+        _check(schedule, phases)
+        for kind, form in phases.values():
+            out[kind] = sympy.expand(out.get(kind, 0) + form)
+        result = (out, {name: form for name, (_, form) in phases.items()}, "")
     _DERIVED[key] = (schedule, result)
     return result
 
@@ -105,18 +112,18 @@ def _at(form, n: int, m: int, d: int, l: int) -> int:
     return int(v.doit())
 
 
-def _check(schedule, out: dict) -> None:
-    """Each per-PE form against the trace at every size n, d ≤ 12: InternalError at the first
-    disagreement."""
+def _check(schedule, phases: dict) -> None:
+    """Each phase's per-PE form against the trace at every size n, d ≤ 12: InternalError at the
+    first disagreement."""
     from ringproof.proofs.ring.counting import check_sizes, in_n_m_d
     for n, m, d in check_sizes(schedule.shape):
-        table = per_pe(schedule, n, m, d)
-        for kind, form in out.items():
-            want = table.get(kind, [0] * m)
+        table = per_pe(schedule, n, m, d, by="phase")
+        for name, (kind, form) in phases.items():
+            want = table.get(name, [0] * m)
             got = [_at(form, n, m, d, l) for l in range(1, m + 1)]
             if got != want:
-                raise InternalError(f"balance: the derived {kind} on PE l, {in_n_m_d(form)}, gives {got} at "
-                                    f"n={n}, m={m}, d={d}; enumeration {want}")
+                raise InternalError(f"balance: phase {name}: the derived {kind} on PE l, {in_n_m_d(form)}, gives "
+                                    f"{got} at n={n}, m={m}, d={d}; enumeration {want}")
 
 
 def _always(decider, e, low, high) -> bool:
@@ -131,7 +138,7 @@ def derived(schedule):
     """(spread as a sympy expression in n, m, d, "") when proved for every n, else (None, why not)."""
     from ringproof.proofs.ring.counting import in_n_m_d, tidy
     from ringproof.proofs.ring.nests import M, Decider
-    per, why = forms(schedule)
+    per, _, why = forms(schedule)
     if why:
         return None, why
     total = sum(per.values(), sympy.Integer(0))
@@ -156,14 +163,15 @@ def figure_size(schedule):
 
 
 def summary(schedule) -> dict:
-    """{"spread": closed form or None, "reason", "per_pe": {kind: form in n, m, d, l} where derived,
-    "at": {"n", "m", "per_pe", "spread"} where the spread is not derived} (JSON-ready)."""
+    """{"spread": closed form or None, "reason", "per_pe": {kind: form in n, m, d, l} and
+    "per_phase": {phase: form} where derived, "at": {"n", "m", "per_pe", "spread"} where the spread is not derived} (JSON-ready)."""
     from ringproof.proofs.ring.counting import in_n_m_d, tidy
     spread, why = derived(schedule)
     out = {"spread": None if spread is None else str(spread), "reason": why}
-    per, _ = forms(schedule)
+    per, by_phase, _ = forms(schedule)
     if per:
         out["per_pe"] = {k: str(tidy(in_n_m_d(v))) for k, v in per.items()}
+        out["per_phase"] = {k: str(tidy(in_n_m_d(v))) for k, v in by_phase.items()}
     if spread is None:
         size = figure_size(schedule)
         if size is not None:
