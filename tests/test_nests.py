@@ -164,3 +164,5 @@ def test_a_mod_whose_quotient_is_not_bounded_or_a_digit_not_in_range_is_unknown(
         lifted(sympy.Mod(A_ - S_, M) <= 0, wide, decider)
     with pytest.raises(Unknown, match="multiplies an index"):       # b ranges over 1 .. 3k: not one digit
         count([(A_, 1, M), (S_, 1, M), (B_, 1, 3 * K)], S_ * K + B_ <= A_ * K, decider, keep=1)
+    with pytest.raises(Unknown, match="not affine"):                 # k·(s − l + 1/2): no integer digit
+        count([(A_, 1, M), (S_, 1, M)], K * S_ + K / 2 <= A_ * K, decider, keep=1)

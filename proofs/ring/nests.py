@@ -190,8 +190,8 @@ def _radix(conj: list, loops, names: set, decider: "Decider") -> list[list]:
 
 
 def _digit(e, names: set):
-    """(c, X, Y) with e = c·X + Y where some index has the non-constant coefficient c·(integer)
-    in e; None if every index's coefficient is an integer."""
+    """(c, X, Y) with e = c·X + Y, X integral, where some index has the non-constant coefficient
+    c·(integer) in e; None if every index's coefficient is an integer (or no such split is found)."""
     e = sympy.expand(e)
     for v in sorted(e.free_symbols & names, key=str):
         co = sympy.expand(e.coeff(v))
@@ -205,10 +205,18 @@ def _digit(e, names: set):
             if poly.has(*size.free_symbols) and poly.coeff(c).has(*size.free_symbols):
                 continue
             X, Y = sympy.expand(poly.coeff(c, 1)), sympy.expand(poly.coeff(c, 0))
-            if sympy.expand(poly - c * X - Y) != 0 or X.has(c) or Y.has(c):
+            if sympy.expand(poly - c * X - Y) != 0 or X.has(c) or Y.has(c) or not _integral(X):
                 continue
             return size, X, Y
     return None
+
+
+def _integral(e) -> bool:
+    """Is e an integer at every integer point (a polynomial with integer coefficients in integer
+    symbols and floors)?"""
+    terms = sympy.expand(e).as_coefficients_dict()
+    return all(c.is_Integer and all(x.is_integer for x in t.free_symbols | t.atoms(sympy.floor))
+               for t, c in terms.items())
 
 
 # ----------------------------------------------------------------------------- elimination
