@@ -48,17 +48,19 @@ def spread_of(table: dict) -> int:
     return max(totals) - min(totals)
 
 
-def forms(schedule):
+def forms(schedule, session=None):
     """({op kind: active ops on PE l, a closed form in k, m, kd and l}, {phase: its form}, why not)
     -- ({}, {}, reason) where some phase's form is not derived. Each phase's form is checked by
-    enumeration (module doc)."""
+    enumeration (module doc). Found under the session's budget (None: the shared default) and kept
+    in it where derived."""
     from ringproof.proofs.ring.counting import _condition, _nest, _shape, parameters, with_parameters
     from ringproof.proofs.ring.nests import Decider, Unknown, count, lifted
-    key = id(schedule)
-    if key in _DERIVED and _DERIVED[key][0] is schedule:
-        return _DERIVED[key][1]
+    session = _session(session)
+    hit = session.balanced.get(id(schedule))
+    if hit is not None and hit[0] is schedule:
+        return hit[1]
     P = with_parameters(schedule, parameters(schedule.shape))
-    decider = Decider(schedule.shape)
+    decider = Decider(schedule.shape, session.budget)
     out, phases, why = {}, {}, ""
     for phase in schedule.phases:
         st = _shape(phase)
@@ -86,11 +88,13 @@ def forms(schedule):
         for kind, form in phases.values():
             out[kind] = sympy.expand(out.get(kind, 0) + form)
         result = (out, {name: form for name, (_, form) in phases.items()}, "")
-    _DERIVED[key] = (schedule, result)
+        session.balanced[id(schedule)] = (schedule, result)   # a why may be a solver's unknown: not kept
     return result
 
 
-_DERIVED: dict = {}
+def _session(session):
+    from ringproof.proofs.ring.session import Session
+    return session if session is not None else Session.for_budget()
 
 
 def _exact_chunks(schedule) -> dict:
@@ -134,15 +138,16 @@ def _always(decider, e, low, high) -> bool:
     return decider.holds(sympy.expand(num), ((L, low, high),))
 
 
-def derived(schedule):
+def derived(schedule, session=None):
     """(spread as a sympy expression in n, m, d, "") when proved for every n, else (None, why not)."""
     from ringproof.proofs.ring.counting import in_n_m_d, tidy
     from ringproof.proofs.ring.nests import M, Decider
-    per, _, why = forms(schedule)
+    session = _session(session)
+    per, _, why = forms(schedule, session)
     if why:
         return None, why
     total = sum(per.values(), sympy.Integer(0))
-    decider = Decider(schedule.shape)
+    decider = Decider(schedule.shape, session.budget)
     first, last = total.subs(L, 1), total.subs(L, M)
     if _always(decider, total - first, 1, M) and _always(decider, first - total, 1, M):
         return sympy.Integer(0), ""
@@ -162,13 +167,13 @@ def figure_size(schedule):
         max(sizes, key=lambda s: (s[1], s[0]), default=None)
 
 
-def summary(schedule) -> dict:
+def summary(schedule, session=None) -> dict:
     """{"spread": closed form or None, "reason", "per_pe": {kind: form in n, m, d, l} and
     "per_phase": {phase: form} where derived, "at": {"n", "m", "per_pe", "spread"} where the spread is not derived} (JSON-ready)."""
     from ringproof.proofs.ring.counting import in_n_m_d, tidy
-    spread, why = derived(schedule)
+    spread, why = derived(schedule, session)
     out = {"spread": None if spread is None else str(spread), "reason": why}
-    per, by_phase, _ = forms(schedule)
+    per, by_phase, _ = forms(schedule, session)
     if per:
         out["per_pe"] = {k: str(tidy(in_n_m_d(v))) for k, v in per.items()}
         out["per_phase"] = {k: str(tidy(in_n_m_d(v))) for k, v in by_phase.items()}
@@ -180,10 +185,10 @@ def summary(schedule) -> dict:
     return out
 
 
-def check_claim(schedule, claim: str):
+def check_claim(schedule, claim: str, session=None):
     """(verdict, reason, Counterexample or None) of a claimed spread."""
     from ringproof.proofs.ring import counting
-    spread, why = derived(schedule)
+    spread, why = derived(schedule, session)
     if spread is not None:
         bad = counting.check_claim(spread, claim, shape=schedule.shape,
                                    derived_params=counting.derived_parameters(schedule))
