@@ -30,6 +30,8 @@ SUBCOMMANDS = {
     "search": "ringproof.proofs.cli.search",
     "balance": "ringproof.proofs.cli.balance",
     "unroll": "ringproof.proofs.cli.unroll",
+    "layout": "ringproof.proofs.cli.layout",
+    "conform": "ringproof.proofs.cli.conform",
 }
 DEFAULT = "ringproof.proofs.cli.verify"
 

@@ -14,11 +14,13 @@ from ringproof.errors import BadInput
 
 
 def registry() -> dict:
-    from ringproof.schedules import algo1, algo2, algo3
+    from ringproof.schedules import algo1, algo2, algo3, context_parallel as cp
 
-    return {s.name: s for s in (algo1.ALGO1, algo1.ALGO1_PRINTED, algo1.ALGO1_GENERAL,
-                                algo2.ALGO2, algo2.ALGO2_PRINTED, algo2.ALGO2_GENERAL,
-                                algo3.ALGO3, algo3.ALGO3_PRINTED, algo3.ALGO3_GENERAL)}
+    paper = {s.name: s for s in (algo1.ALGO1, algo1.ALGO1_PRINTED, algo1.ALGO1_GENERAL,
+                                 algo2.ALGO2, algo2.ALGO2_PRINTED, algo2.ALGO2_GENERAL,
+                                 algo3.ALGO3, algo3.ALGO3_PRINTED, algo3.ALGO3_GENERAL)}
+    context = {s.name: s for name in cp.SCHEDULES for s in (cp.RING_PASSES[name], cp.BACKWARDS[f"{name}-bwd"])}
+    return {**paper, **context}
 
 
 def printed_defects(target: str):
@@ -39,8 +41,10 @@ def resolve(target: str) -> Schedule:
         return load_file(path)
     if _exists(path):
         raise BadInput(f"{target!r} is not a schedule file: a schedule file is Python source ending in .py")
-    raise BadInput(f"unknown target {target[:80]!r}: expected one of {', '.join(sorted(reg))} "
-                   "or the path of a schedule file (.py)")
+    # a context-parallel target's backward twin is named once, as a suffix: the line stays short
+    names = [name for name in sorted(reg) if not (name.endswith("-bwd") and name[:-4] in reg)]
+    raise BadInput(f"unknown target {target[:80]!r}: expected one of {', '.join(names)} (a context-parallel "
+                   "one also as NAME-bwd) or the path of a schedule file (.py)")
 
 
 def _exists(path: Path) -> bool:
