@@ -156,7 +156,7 @@ def derived(schedule, session=None):
         return tidy(in_n_m_d(last - first)), ""
     if _always(decider, step, 1, M - 1):
         return tidy(in_n_m_d(first - last)), ""
-    return None, f"active ops on PE l, {in_n_m_d(total)}, not shown constant or monotone in l"
+    return None, "the active ops on PE l are not shown constant or monotone in l (Z3)"
 
 
 def figure_size(schedule):
