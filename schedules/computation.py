@@ -11,7 +11,8 @@ Arrays are named with their extents ("n", "d"; one per index). An equation is ei
 
 Arrays that no equation computes are the inputs; the last equation's target is the output unless
 `output` says otherwise; `symmetric` names computed arrays with t[A, B] = t[B, A] (a copy may be
-stored transposed). The paper's three variants of attention are declared this way in
+stored transposed); `transposable` names computed arrays whose equation keeps one orientation
+(`if B <= A`) and whose readers may name either (a[A, B] read as a[B, A]). The paper's three variants of attention are declared this way in
 `ringproof.schedules.problems`.
 """
 
@@ -33,7 +34,7 @@ _BOUND = re.compile(r"^(\w+)\s*<=\s*(\w+)$")
 
 
 def computation(name: str, arrays: dict, equations, output: str | None = None,
-                symmetric=()) -> Problem:
+                symmetric=(), transposable=()) -> Problem:
     """The Problem declared by `arrays` ({name: "n d"}) and einsum-like `equations` (module doc)."""
     shapes = {a: tuple(dims.split()) for a, dims in arrays.items()}
     for a, dims in shapes.items():
@@ -47,7 +48,8 @@ def computation(name: str, arrays: dict, equations, output: str | None = None,
     if out not in targets:
         raise BadInput(f"{name}: output {out} is not computed by any equation")
     return Problem(name, tuple(made[a] for a in shapes if a not in targets), eqs, made[out],
-                   symmetric_pairs=tuple(made[a] for a in symmetric))
+                   symmetric_pairs=tuple(made[a] for a in symmetric),
+                   transposable=tuple(made[a] for a in transposable))
 
 
 def _parse(name, text, shapes):

@@ -338,6 +338,9 @@ class Problem:
     equations: tuple[Equation, ...]
     output: Array
     symmetric_pairs: tuple[Array, ...] = ()  # arrays with a[A, B] = a[B, A]
+    # arrays computed once per pair (their equation masks B ≤ A) whose reads may name either
+    # orientation: a step reading a[A, B] may name a[B, A], the element that exists
+    transposable: tuple[Array, ...] = ()
 
     def equation_for(self, array: Array) -> Equation:
         for e in self.equations:

@@ -11,10 +11,10 @@ from ringproof.errors import BadInput
 
 
 def registry() -> dict:
-    from ringproof.schedules import algo1, algo2, algo3
+    from ringproof.schedules import algo1, algo2, algo2_fast, algo3
 
     return {s.name: s for s in (algo1.ALGO1, algo1.ALGO1_PRINTED, algo1.ALGO1_GENERAL,
-                                algo2.ALGO2, algo2.ALGO2_PRINTED, algo2.ALGO2_GENERAL,
+                                algo2.ALGO2, algo2.ALGO2_PRINTED, algo2.ALGO2_GENERAL, algo2_fast.ALGO2_FAST,
                                 algo3.ALGO3, algo3.ALGO3_PRINTED, algo3.ALGO3_GENERAL)}
 
 
