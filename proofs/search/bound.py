@@ -22,6 +22,7 @@ from ringproof.errors import BadInput
 from ringproof.model.bitlevel.problem import Problem
 from ringproof.model.bitlevel.types import VARIANTS
 from ringproof.proofs.search.lower_bounds import op_counts, spread_fits, spread_step
+from ringproof.proofs.search.to_z3 import ToZ3
 
 n, m, d, k = sp.symbols("n m d k", integer=True, positive=True)
 
@@ -161,53 +162,6 @@ def spread_at_n() -> Step:
                   "z3", lambda: _valid(same) and _valid(small), ["L2b-sum", "K-least", "L2b-fits"])
 
 
-# ------------------------------------------------------------------ sympy string -> z3
-
-
-class _ToZ3:
-    """Translate a closed form (sympy) into Z3 terms over Int n, m, d, k and K; ⌈e⌉ becomes a fresh
-    Int c with c − 1 < e ≤ c, Max a nested If."""
-
-    def __init__(self, env: dict, K):
-        self.env, self.side, self.ceilings = {**env, "K": K}, [], {}
-
-    def __call__(self, e):
-        if e.is_Integer:
-            return z3.IntVal(int(e))
-        if e.is_Rational:
-            return z3.RealVal(sp.Rational(e).p) / z3.RealVal(sp.Rational(e).q)
-        if e.is_Symbol:
-            return self.env[str(e)]
-        if e.is_Add:
-            return sum((self(a) for a in e.args[1:]), self(e.args[0]))
-        if e.is_Mul:
-            out = self(e.args[0])
-            for a in e.args[1:]:
-                out = out * self(a)
-            return out
-        if e.is_Pow and e.exp.is_Integer and e.exp > 0:
-            b = self(e.base)
-            out = b
-            for _ in range(int(e.exp) - 1):
-                out = out * b
-            return out
-        if e.is_Pow and e.exp == -1:
-            return 1 / z3.ToReal(self(e.base)) if z3.is_int(self(e.base)) else 1 / self(e.base)
-        if isinstance(e, sp.ceiling):       # one Int per ceiling term: ⌈⌉ is a function
-            if e not in self.ceilings:
-                inner = self(e.args[0])
-                c = self.ceilings[e] = z3.FreshInt("ceil")
-                self.side += [c - 1 < inner, inner <= c]
-            return self.ceilings[e]
-        if isinstance(e, sp.Max):
-            args = [self(a) for a in e.args]
-            out = args[0]
-            for a in args[1:]:
-                out = z3.If(out >= a, out, a)
-            return out
-        raise BadInput(f"closed form has {type(e).__name__} {e}, which the bound's translator does not read")
-
-
 def closed_form(variant: str) -> sp.Expr:
     return sp.sympify(CLOSED[variant], locals={"n": n, "m": m, "d": d})
 
@@ -228,7 +182,7 @@ def _phase_minima(variant, zn, zd, Ksp, tr):
 def equality(variant: str) -> Step:
     """Σ phase minima (L1, L2b at the longest row, L3) = CLOSED[variant] for all n, d ≥ 1, m | n."""
     zn, zm, zd, zk, K, Ksp = z3.Ints("n m d k K Ksp")
-    tr = _ToZ3({"n": zn, "m": zm, "d": zd, "k": zk}, K)
+    tr = ToZ3({"n": zn, "m": zm, "d": zd, "k": zk, "K": K})
     # K_FORM stands whole for the Int K of the hypotheses (K-least proves it is that K)
     closed = tr(_over_k(sp.sympify(CLOSED[variant].replace(K_FORM, "K"),
                                    locals={"n": n, "m": m, "d": d, "K": sp.Symbol("K")})))

@@ -1,0 +1,120 @@
+"""How far the schedules' proved cycle counts lie from each other and from the proved lower bound
+(docs/optimal.md §4): each statement a Z3 query over the sympy closed forms, for all n with m | n.
+
+The cycle counts are `counting.counts(schedule).cycles` (derived from the loop nests, the forms the
+prover reports); the bound is `bound.CLOSED` at d = n (the schedules' shape). Both are translated by
+`to_z3.ToZ3` with n = k·m; nothing is sampled. A statement is `proved` only on Z3's unsat of its
+negation (unknown or a timeout is not proved).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import sympy as sp
+import z3
+
+from ringproof.proofs.ring.counting import M, N, counts
+from ringproof.proofs.search.bound import CLOSED, K_FORM
+from ringproof.proofs.search.to_z3 import ToZ3
+
+K = sp.Symbol("k", integer=True, positive=True)
+KN = sp.Symbol("K", integer=True, nonnegative=True)       # K(n): see bound.K_FORM and lemma K-least
+H = sp.Symbol("h", integer=True, nonnegative=True)        # n = 2h + parity
+
+
+@dataclass(frozen=True)
+class Gap:
+    name: str
+    statement: str
+    proved: bool
+    seconds: float
+
+
+def cycles(schedule) -> sp.Expr:
+    """The proved cycle count of a schedule (d = n)."""
+    return counts(schedule).cycles
+
+
+def bound_at_d_n(variant: str) -> sp.Expr:
+    """The lower bound of `variant` at d = n, K(n) as the symbol K."""
+    text = CLOSED[variant].replace(K_FORM, "K")
+    return sp.sympify(text, locals={"n": N, "m": M, "d": N, "K": KN})
+
+
+def _check(name: str, statement: str, expr: sp.Expr, claim, domain, cases, seconds: float = 30.0) -> Gap:
+    """Z3: for all m, k ≥ 1 (n = k·m) in `domain(n, m, k)`, `claim(term, n, m)` holds of `expr` in
+    every case, and the cases cover the domain. A case is (parity, hyps): with a parity p, sympy first writes n as
+    2h + p (so ⌊n/2⌋ = h exactly) and m as n/k; without, n as k·m. The split is the help given to
+    Z3; that it covers everything is itself checked."""
+    start = time.perf_counter()
+    zn, zm, zk, zh, zK = z3.Ints("n m k h K")
+    base = [zm >= 1, zk >= 1, zh >= 0, zn == zk * zm] + list(domain(zn, zm, zk))
+    ok = _valid(z3.Or(*[z3.And(*_case_hyps(p, hyps, zn, zm, zk)) for p, hyps in cases]), base, seconds)
+    for parity, hyps in cases:
+        if not ok:
+            break
+        tr = ToZ3({"n": zn, "m": zm, "k": zk, "h": zh, "K": zK})
+        form = expr.subs(N, K * M) if parity is None else expr.subs(M, N / K).subs(N, 2 * H + parity)
+        term = tr(sp.expand(form))
+        extra = [zK >= 0, zK * (zK + 3) >= 2 * zn, (zK - 1) * (zK + 2) < 2 * zn] if expr.has(KN) else []
+        ok = _valid(claim(term, zn, zm), base + tr.side + extra + _case_hyps(parity, hyps, zn, zm, zk, zh), seconds)
+    return Gap(name, statement, ok, time.perf_counter() - start)
+
+
+def _case_hyps(parity, hyps, zn, zm, zk, zh=None):
+    """A case's hypotheses; with a parity, n's and (when h is given) n = 2h + parity."""
+    if parity is None:
+        return list(hyps(zn, zm, zk))
+    return list(hyps(zn, zm, zk)) + [zn % 2 == parity] + ([] if zh is None else [zn == 2 * zh + parity])
+
+
+def _valid(claim, hyps, seconds: float) -> bool:
+    s = z3.Solver()
+    s.set("timeout", int(seconds * 1000))
+    s.add(*hyps)
+    s.add(z3.Not(claim))
+    return s.check() == z3.unsat
+
+
+EVERY = lambda zn, zm, zk: []           # noqa: E731  (every n, m with m | n)
+ALL = [(None, EVERY)]
+BY_PARITY = [(0, lambda zn, zm, zk: []), (1, lambda zn, zm, zk: [])]
+
+
+def algo2_gaps() -> list[Gap]:
+    """algo2-fast against Algorithm 2 and against the symmetric bound."""
+    from ringproof.schedules.algo2 import ALGO2
+    from ringproof.schedules.algo2_fast import ALGO2_FAST
+
+    diff = cycles(ALGO2) - cycles(ALGO2_FAST)
+    gap = cycles(ALGO2_FAST) - bound_at_d_n("symmetric")
+    by_k = [(None, lambda zn, zm, zk, p=p, c=c: [zn % 2 == p, c(zk)])
+            for p in (0, 1) for c in (lambda zk: zk == 1, lambda zk: zk == 2, lambda zk: zk == 3,
+                                      lambda zk: zk >= 4)]
+    return [
+        _check("algo2-fast <= algo2", "algo2-fast never takes more cycles than Algorithm 2 (every m | n; "
+               "cases: n's parity × k = 1, 2, 3, ≥ 4)", diff, lambda t, zn, zm: t >= 0, EVERY, by_k),
+        _check("algo2-fast < algo2", "algo2-fast takes fewer cycles than Algorithm 2 for every n ≥ 7, 2 ≤ m | n "
+               "(cases: n's parity × k = 1, 2, 3, ≥ 4)", diff, lambda t, zn, zm: t > 0,
+               lambda zn, zm, zk: [zn >= 7, zm >= 2], by_k),
+        _check("algo2-fast < algo2 (m = n)", "algo2-fast takes fewer cycles than Algorithm 2 for every n ≥ 5 "
+               "when m = n", diff, lambda t, zn, zm: t > 0, lambda zn, zm, zk: [zk == 1, zn >= 5], ALL),
+        _check("algo2-fast gap", "algo2-fast − bound = n²/(2m) for even n, 0 for odd n (every m | n)",
+               gap, lambda t, zn, zm: z3.If(zn % 2 == 0, 2 * zm * t == zn * zn, t == 0), EVERY, BY_PARITY),
+    ]
+
+
+def algo3_gaps() -> list[Gap]:
+    """Algorithm 3 against the masked bound at m = n: [n even]·n + n − K(n)."""
+    from ringproof.schedules.algo3 import ALGO3
+
+    gap = cycles(ALGO3) - bound_at_d_n("masked")
+    return [_check("algo3 gap (m = n)", "Algorithm 3 − bound = [n even]·n + n − K(n) for m = n",
+                   gap, lambda t, zn, zm: t == z3.If(zn % 2 == 0, zn, 0) + zn - z3.Int("K"),
+                   lambda zn, zm, zk: [zk == 1], [(None, lambda zn, zm, zk, p=p: [zn % 2 == p]) for p in (0, 1)])]
+
+
+def prove_gaps() -> list[Gap]:
+    return algo2_gaps() + algo3_gaps()
