@@ -68,10 +68,14 @@ class BoundProof:
                             "rests_on": list(s.rests_on)} for s in self.steps]}
 
 
-def _valid(claim, hyps=(), seconds: float = 4.0) -> bool:
+RLIMIT = 20_000_000     # Z3 resource units per query: the verdict does not depend on the load
+
+
+def _valid(claim, hyps=(), seconds: float = 60.0) -> bool:
     """Z3 says `hyps ⇒ claim` for every value of the free variables (unsat of the negation);
-    unknown or a timeout is not valid."""
+    unknown (the resource limit reached) is not valid; `seconds` is a backstop only."""
     s = z3.Solver()
+    s.set("rlimit", RLIMIT)
     s.set("timeout", int(seconds * 1000))
     s.add(*hyps)
     s.add(z3.Not(claim))
@@ -193,7 +197,7 @@ def equality(variant: str) -> Step:
             z3.Implies(zk == 1, Ksp == K), 1 <= Ksp, Ksp <= zn,                      # L2b-at-n
             zn >= zm] + tr.side                                                      # n-ge-m
     return _timed(f"closed-{variant}", f"L1 + L2 + L3 = {CLOSED[variant]} for all n, d ≥ 1, m | n",
-                  "z3", lambda: _valid(minima == closed, hyps, seconds=8.0),
+                  "z3", lambda: _valid(minima == closed, hyps),
                   ["L1-counts", "L1-slots", "L2b-arc", "L2b-row-max", "L2b-at-n", "K-least", "L2b-fits",
                    "n-ge-m"])
 
