@@ -11,8 +11,11 @@ Arrays are named with their extents ("n", "d"; one per index). An equation is ei
 
 Arrays that no equation computes are the inputs; the last equation's target is the output unless
 `output` says otherwise; `symmetric` names computed arrays with t[A, B] = t[B, A] (a copy may be
-stored transposed); `transposable` names computed arrays whose equation keeps one orientation
-(`if B <= A`) and whose readers may name either (a[A, B] read as a[B, A]). The paper's three variants of attention are declared this way in
+stored transposed): each must follow from its equation (its terms and mask the same with A and B
+swapped, which holds for every n), else the declaration is bad input.
+`transposable` names computed arrays whose equation keeps one orientation (`if B <= A`, terms
+the same with A and B swapped) and whose readers may name either (a[A, B] read as a[B, A]).
+The paper's three variants of attention are declared this way in
 `ringproof.schedules.problems`.
 """
 

@@ -20,8 +20,10 @@ Witnesses, checked by the prover like loop invariants:
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import functools
+import os
 import sys
 from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
@@ -49,6 +51,8 @@ class Op(enum.Enum):
 
 
 MAC, EAC, DIV, MOVE = Op.MAC, Op.EAC, Op.DIV, Op.MOVE
+CLAIM_KINDS = ("cycles",) + tuple(op.value for op in Op)   # what `notes["claims"]` may name
+PARAMETERS = ("n", "m", "k", "d", "kd", "l")   # the names of P and the PE index: no loop may take one
 
 
 @dataclass(frozen=True)
@@ -190,6 +194,12 @@ class Loop:
     through: Any = None
 
     def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name.isidentifier():
+            raise BadInput(f"{user_line(__file__, dataclasses.__file__)}loop name {self.name!r} is not an identifier")
+        if self.name in PARAMETERS:
+            raise BadInput(f"{user_line(__file__, dataclasses.__file__)}loop {self.name!r}: {self.name} names a "
+                           f"parameter (or the PE index l); name the loop otherwise "
+                           f"(loop names must differ from {', '.join(PARAMETERS)})")
         for b in (self.lo, self.hi):
             if not (callable(b) or b in ("n", "m", "k", "d") if isinstance(b, str) else _is_index(b)):
                 raise BadInput(f"{user_line(__file__)}loop {self.name}: bound {b!r} is not an int, "
@@ -267,6 +277,9 @@ class Phase:
     relies_on: dict = field(default_factory=dict)
 
     def __post_init__(self):
+        names = [lp.name for lp in self.loops]
+        if len(set(names)) != len(names):
+            raise BadInput(f"{user_line(__file__, dataclasses.__file__)}phase {self.name}: loop names repeat: {names}")
         object.__setattr__(self, "step", guarded(self.step, f"the step of phase {self.name}", Step))
         if self.inverse is not None:
             object.__setattr__(self, "inverse", guarded(self.inverse, f"the inverse witness of phase {self.name}"))
@@ -342,11 +355,77 @@ class Problem:
     # orientation: a step reading a[A, B] may name a[B, A], the element that exists
     transposable: tuple[Array, ...] = ()
 
+    def __post_init__(self):
+        for a in self.symmetric_pairs:
+            why = _not_symmetric(self, a)
+            if why:
+                raise BadInput(f"{user_line(__file__, dataclasses.__file__, _COMPUTATION)}problem {self.name}: "
+                               f"{a.name} is declared symmetric, but {why}")
+        for a in self.transposable:
+            why = _not_transposable(self, a)
+            if why:
+                raise BadInput(f"{user_line(__file__, dataclasses.__file__, _COMPUTATION)}problem {self.name}: "
+                               f"{a.name} is declared transposable, but {why}")
+
     def equation_for(self, array: Array) -> Equation:
         for e in self.equations:
             if e.target == array:
                 return e
         raise BadInput(f"problem {self.name} defines no equation for array {array.name}")
+
+
+_COMPUTATION = os.path.join(os.path.dirname(__file__), "computation.py")
+
+
+def _not_transposable(problem: "Problem", a: Array) -> str:
+    """"" if a's terms are the same with A and B swapped and its mask is exactly B ≤ A (one
+    orientation of each pair computed); else why not."""
+    from dataclasses import replace as _replace
+
+    from ringproof.schedules.expr import le, render, var
+
+    eqn = next((e for e in problem.equations if e.target == a), None)
+    if eqn is None or eqn.where is None:
+        return "its equation does not keep one orientation (mask 'if B <= A')"
+    P = SimpleNamespace(**{p: var(p) for p in ("n", "m", "k", "d", "kd")})
+    r = [var("_R")] if eqn.reduce else []
+    if render(eqn.where(P, var("_A"), var("_B"), *r)) != render(le(var("_B"), var("_A"))):
+        return "its mask is not 'if B <= A' on its two indices"
+    unmasked = _replace(eqn, where=None)
+    other = _replace(problem, equations=tuple(unmasked if e is eqn else e for e in problem.equations),
+                     symmetric_pairs=(), transposable=())
+    return _not_symmetric(other, a)
+
+
+def _not_symmetric(problem: "Problem", a: Array) -> str:
+    """"" if a[A, B] = a[B, A] for every n follows from a's equation: swapping A and B gives the
+    same terms (the same operands, a product's in either order; an operand itself declared
+    symmetric in either orientation) under the same mask; else why that is not shown."""
+    from ringproof.schedules.expr import render, var
+
+    eqn = next((e for e in problem.equations if e.target == a), None)
+    if eqn is None:
+        return "no equation computes it (an input's symmetry cannot be checked)"
+    if len(a.dims) != 2 or a.dims[0] != a.dims[1]:
+        return f"its extents are {' '.join(a.dims)}, not two equal ones"
+    P = SimpleNamespace(**{p: var(p) for p in ("n", "m", "k", "d", "kd")})
+    x, y, r = var("_A"), var("_B"), ([var("_R")] if eqn.reduce else [])
+    sym = {s.name for s in problem.symmetric_pairs}
+
+    def refs(*key):
+        out = [(ref.array.name, tuple(render(i) for i in ref.idx)) for ref in eqn.operands(P, *key, *r)]
+        out = [(name, tuple(sorted(idx)) if name in sym else idx) for name, idx in out]
+        return sorted(out) if eqn.op is Op.MAC else out
+
+    if refs(x, y) != refs(y, x):
+        return "its terms with A and B swapped are not its terms"
+    if eqn.where is not None:
+        def atoms(*key):
+            c = eqn.where(P, *key, *r)
+            return {render(t) for t in (c.args if getattr(c, "op", None) == "and" else (c,))}
+        if atoms(x, y) != atoms(y, x):
+            return "its mask with A and B swapped is not its mask"
+    return ""
 
 
 @dataclass(frozen=True)
@@ -373,6 +452,11 @@ class Schedule:
             raise BadInput(f"schedule {self.name}: phase names repeat: {names}")
         if not self.phases:
             raise BadInput(f"schedule {self.name} has no phases")
+        claims = self.notes.get("claims", {})
+        unknown = [k for k in claims if k not in CLAIM_KINDS]
+        if unknown:
+            raise BadInput(f"{user_line(__file__, dataclasses.__file__)}schedule {self.name}: unknown claim "
+                           f"{unknown[0]!r}; a claim names one of {', '.join(CLAIM_KINDS)}")
 
     def phase(self, name: str) -> Phase:
         for p in self.phases:

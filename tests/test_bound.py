@@ -61,3 +61,15 @@ def test_cli_bound_json_and_bad_input():
     err = io.StringIO()
     assert main(["bound", "cubic"], io.StringIO(), err) == 64
     assert err.getvalue().count("\n") == 1
+
+
+def test_a_transposable_declaration_must_follow_from_its_equation():
+    from ringproof.errors import BadInput
+    from ringproof.schedules.computation import computation
+
+    shapes = {"q": "n d", "k": "n d", "w1": "n n"}
+    assert computation("t", shapes, ["w1[A, B] += q[A, C] * q[B, C] if B <= A"], transposable=("w1",))
+    for eq in ("w1[A, B] += q[A, C] * q[B, C]", "w1[A, B] += q[A, C] * k[B, C] if B <= A",
+               "w1[A, B] += q[A, C] * q[B, C] if A <= B"):
+        with pytest.raises(BadInput, match="declared transposable"):
+            computation("t", shapes, [eq], transposable=("w1",))

@@ -6,13 +6,16 @@ import sympy
 
 from ringproof.model.ring.trace import build_trace
 from ringproof.proofs.ring.bounded import sizes
-from ringproof.proofs.ring.counting import N, _shape, check_claim, closed, counts, equal
-from ringproof.proofs.ring.induction import fold_guard, prove_through
+import pytest
+
+from ringproof.proofs.ring.counting import N, _nest, check_claim, closed, counts, equal, parameters
+from ringproof.proofs.ring.induction import prove_through
+from ringproof.proofs.ring.nests import Decider, Unknown, count
 from ringproof.proofs.ring.prover import Options, verify
 from ringproof.proofs.results import Verdict
 from ringproof.schedules.algo2 import ALGO2, cycles_through
 from ringproof.schedules.dsl import Loop, Phase
-from ringproof.schedules.expr import div, eq, ite, le, mod, var
+from ringproof.schedules.expr import div, eq, ite, le, mod
 
 
 def _with_hint(schedule, hint):
@@ -50,19 +53,25 @@ def test_a_refuted_hint_is_not_used():
     n = int(why.split("n=")[1].split(",")[0])
     assert n % 2 == 0               # the counterexample is an even n, where group n/2 exists
     c = counts(bad)
-    assert not closed(c.cycles) and c.hints["phase1"]
+    assert c.cycles is None and c.hints["phase1"] and "counting hint not proved" in c.why["cycles"]
     (r,) = verify(bad, Options(properties=("counts",)))
     assert r.verdict is Verdict.UNKNOWN and "counting hint not proved" in r.reason
 
 
-def test_guard_is_read_as_a_bound_only_when_proved():
-    p = ALGO2.phases[0]
-    assert fold_guard(p, _shape(p).guard) is not None
-    j, n, l = var("j"), var("n"), var("l")
+def test_guards_count_exactly_or_not_at_all():
+    """A guard folds into the loop bounds it implies (all of them: min of the uppers), by cases;
+    one the counter cannot read (it depends on the PE through mod) is not counted."""
+    P = parameters(True)
+    decider = Decider()
     plain = Phase("p", (Loop("i", 1, "k"), Loop("j", 1, "n")), step=lambda P, ix: None)
-    assert fold_guard(plain, le(j, n - 1)) is not None
-    assert fold_guard(plain, le(j, n + 1)) is None          # beyond the loop's range
-    assert fold_guard(plain, le(j, l)) is None              # depends on the PE
+    loops, env = _nest(plain, P, True)
+    j, n, l = env["j"], P.n, env["l"]
+    assert sympy.expand(count(loops, j <= n - 1, decider) - (n - 1) * P.k * P.m) == 0
+    assert sympy.expand(count(loops, j <= n + 1, decider) - n * P.k * P.m) == 0   # beyond the range: all
+    assert sympy.expand(count(loops, sympy.And(j <= l, j <= n), decider)
+                        - P.k * P.m * (P.m + 1) / 2) == 0
+    with pytest.raises(Unknown):
+        count(loops, sympy.Mod(j, P.m) <= 1, decider)
 
 
 def test_folded_and_hinted_counts_equal_enumeration():

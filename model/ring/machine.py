@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ringproof.model.ring import vocabulary
 from ringproof.model.ring.holds import Holds
 from ringproof.model.ring.limits import check_simulable
 from ringproof.model.ring.numerics import Numerics, relative_error
@@ -262,7 +263,7 @@ class _Machine:
 
     def _count(self, pt) -> None:
         self.ops[pt.op.value] += int(np.count_nonzero(pt.active))
-        self.ops["MOVE"] += int(np.count_nonzero(pt.send & ~pt.active))   # cycles that only forward
+        self.ops["MOVE"] += int(np.count_nonzero(vocabulary.forwards(pt.active, pt.send)))
 
     def _well_formed(self, k, pt) -> None:
         """PEs and indices in range; renames only between declared-equal data."""

@@ -293,6 +293,23 @@ def count_tuples(phase: Phase, P) -> int:
     return total
 
 
+def phase_counts(phase: Phase, P, m: int) -> dict:
+    """{"cycles": loop tuples, op kind: iterations whose op happens, "MOVE": also those that only
+    forward} of one phase at sizes P, by enumeration (as the ring machine tallies them)."""
+    seq = enumerate_loops(phase, P)
+    tuples = len(next(iter(seq.values()))) if seq else 1
+    index = {k: np.repeat(v, m) for k, v in seq.items()}
+    index["l"] = np.tile(np.arange(1, m + 1, dtype=np.int32), tuples)
+    step = phase.step(P, SimpleNamespace(**index))
+    size = tuples * m
+    active = _vec(step.guard, size, bool)
+    send = _vec(step.send.when, size, bool) if step.send is not None else np.zeros(size, bool)
+    out = {"cycles": tuples, **{op.value: 0 for op in Op}}
+    out[step.op.value] += int(np.count_nonzero(active))
+    out["MOVE"] += int(np.count_nonzero(vocabulary.forwards(active, send)))
+    return out
+
+
 class Stream:
     """A schedule for concrete n, m (and d) read lazily: each phase in blocks of about `chunk`
     iterations (whole cycles, in time order), or only the cycles asked for. Memory: one block."""

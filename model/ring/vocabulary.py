@@ -30,3 +30,8 @@ def node(active, moves):
 def starts(active, first):
     """The iteration starts its sum from 0."""
     return and_(active, first)
+
+
+def forwards(active, sending):
+    """A MOVE cycle: the PE only forwards a datum (it sends, and its op does not happen)."""
+    return and_(sending, not_(active))

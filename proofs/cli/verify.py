@@ -208,8 +208,11 @@ def print_table(target, schedule, results, out) -> None:
             out.write(f"  the schedule computes the right result at n={cex.n}, m={cex.m} (the ring "
                       f"model's run is valid and y matches numpy): only a witness is wrong, the one "
                       f"checked by “{cex.check}”\n")
-        if r.property != "counts":
-            out.write(f"  replay: {cex.command(target, r.property)}\n")
+        ring = cex.replay.get("ring_counts")
+        if ring is not None:
+            out.write(f"  ring model at {cex.sizes()}: {cex.replay['count']} = {cex.replay['measured']} ("
+                      + ", ".join(f"{k} {v}" for k, v in ring.items()) + ")\n")
+        out.write(f"  replay: {cex.command(target, r.property)}\n")
         out.write(f"  run: {cex.command(target)}\n")
     if any(r.property == "counts" for r in results):
         c = next(r for r in results if r.property == "counts").details.get("readable")

@@ -8,7 +8,7 @@ here, from the trace, the ring model or the derived closed forms. `benchmarks/ta
 from __future__ import annotations
 
 from fractions import Fraction
-from pathlib import Path
+from importlib import resources
 
 from ringproof.model.ring.machine import run
 from ringproof.model.ring.trace import build_trace
@@ -49,7 +49,9 @@ ES_PAPER = {
     ("masked", 5): ("36* (TO)", "TO"),
 }
 
-ES_TABLE = Path(__file__).resolve().parents[2] / "docs" / "es_tables.md"
+# docs/es_tables.md, shipped as package data (proofs/report/es_tables.md links to it), so a
+# regular install reads it as an editable one does
+ES_TABLE = resources.files("ringproof.proofs.report") / "es_tables.md"
 
 
 def _num(x: Fraction) -> str:
@@ -95,7 +97,7 @@ def table_ii() -> list[dict]:
 def es_minima() -> list[dict]:
     """The recorded ES minima of docs/es_tables.md (a search of minutes; regenerate with
     benchmarks/es_tables.py), each with how T − 1 was refuted. Empty if the file is absent."""
-    if not ES_TABLE.exists():
+    if not ES_TABLE.is_file():
         return []
     out = []
     for line in ES_TABLE.read_text().splitlines():

@@ -13,10 +13,11 @@ from functools import partial
 from typing import Callable
 
 from ringproof.model.ring.trace import Trace, build_trace
+from ringproof.model.ring.vocabulary import forwards
 from ringproof.proofs.ring.heap import keep_freed_memory
 from ringproof.proofs.ring.pool import run_all
 from ringproof.proofs.ring.properties import check_trace
-from ringproof.schedules.dsl import Schedule
+from ringproof.schedules.dsl import Op, Schedule
 
 
 _FORK_FROM = 9       # fewer sizes run in this process: forking costs more than they take
@@ -48,10 +49,12 @@ class Sweep:
 
 
 def enumerated_counts(trace: Trace) -> dict:
-    """Cycles and active ops per kind of one trace."""
-    got: dict = {"cycles": trace.cycles, "ops": {}}
+    """Cycles and ops per kind of one trace, as the ring machine tallies them: an op where its
+    guard holds, a MOVE also where a cycle only forwards."""
+    got: dict = {"cycles": trace.cycles, "ops": {op.value: 0 for op in Op}}
     for pt in trace.phases:
-        got["ops"][pt.op.value] = got["ops"].get(pt.op.value, 0) + int(pt.active.sum())
+        got["ops"][pt.op.value] += int(pt.active.sum())
+        got["ops"]["MOVE"] += int(forwards(pt.active, pt.send).sum())
     return got
 
 

@@ -12,3 +12,4 @@ LEMMA = 10_000_000            # one lemma of the normalization library (lemmas.p
 SIDE_CONDITION = 10_000_000   # a window or range fact while normalizing (normalize.Ctx.prove)
 QUERY = 40_000_000            # one parametric check (smt.discharge)
 INDUCTION_TRY = 2_500_000     # one seed's try at a counting identity (induction._holds)
+COUNT_DECIDE = 300_000        # one decision of the counter (nests.Decider): a bound dominates, a case is empty

@@ -1,141 +1,185 @@
-"""Closed-form op and cycle counts (sympy), derived from the loop nests.
+"""Closed-form op and cycle counts (sympy), derived from the loop nests, each checked by enumeration.
 
-A phase takes one cycle per tuple of its sequential loops, so its cycle count is the nested sum of
-its loop extents; an unguarded phase does m ops per cycle. Sums are exact symbolic summation of the
-bounds the schedule declares (no sampling). Where sympy leaves a sum open, a loop's `through` hint
-closes it once `ringproof.proofs.ring.induction` proves it; a guard that bounds a loop index is read as that loop's
-bound once proved to lie inside its range. Claims a schedule states (e.g. the paper's op count) are
-checked against the derived forms: symbolically, case by case over residues of n, or not at all.
+A phase takes one cycle per tuple of its sequential loops; an iteration's op happens where its
+guard holds, and a cycle whose guard is false but which sends is a MOVE (as the ring machine tallies
+them). Each count is the number of points of a loop nest under a condition, counted exactly by
+`ringproof.proofs.ring.nests` (empty ranges count 0, guards of any and/or/not of comparisons fold
+into max/min bounds by cases) or `unknown` with the reason. Where the nest has no closed form, the
+outermost loop's `through` hint is used once `ringproof.proofs.ring.induction` proves it; where a
+guard cannot be counted, the phase's ops are the |terms| of its equation, valid only with the
+phase's coverage (a bijection onto the terms) proved.
+
+No count is accepted unchecked: every derived form of every phase is compared with enumeration at
+every size n, d ≤ CHECK_MAX with m | n, m | d before it is used; a disagreement is an internal error
+naming the phase and the size. Claims a schedule states are checked against the derived forms:
+symbolically, case by case over residues of n, or refuted at a size.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 import sympy
+import z3
 
-from ringproof.proofs.ring.induction import TIMEOUT_MS, fold_guard, prove_through
+from ringproof.errors import BadInput, InternalError
+from ringproof.model.ring.trace import phase_counts
+from ringproof.model.ring.vocabulary import forwards
+from ringproof.proofs.ring.induction import TIMEOUT_MS, prove_through
+from ringproof.proofs.ring import budgets
+from ringproof.proofs.ring.nests import KD, M, K, Decider, NoZ3, Unknown, count, to_z3
 from ringproof.proofs.ring.smt import small_sizes
-from ringproof.schedules.dsl import Op, Phase, Schedule, Step
-from ringproof.schedules.expr import var
+from ringproof.schedules.dsl import CLAIM_KINDS, Op, Phase, Schedule, Step, params
+from ringproof.schedules.expr import Term, evaluate, var
 
-N, M, D = sympy.symbols("n m d", positive=True, integer=True)
-SYM = SimpleNamespace(n=N, m=M, k=N / M, d=N, kd=N / M)          # a square schedule: d = n
-SYM_D = SimpleNamespace(n=N, m=M, k=N / M, d=D, kd=D / M)        # d a parameter of its own
-
-
-def symbols(schedule: Schedule) -> SimpleNamespace:
-    """The sympy parameters of `schedule`'s counts: d = n for a square schedule."""
-    return SYM if schedule.square else SYM_D
+N, D = sympy.symbols("n d", positive=True, integer=True)
+CHECK_MAX = 12         # every derived count is compared with enumeration for n, d ≤ this
+CLAIM_MAX_N = 24       # a claim not shown equal is compared with the derived form up to this n
+KINDS = CLAIM_KINDS    # what a count (and a claim) may name: cycles and every op kind
 
 
-def phase_cycles(phase: Phase, P=SYM, hint: tuple | None = None) -> sympy.Expr:
-    """The phase's cycles; `hint` is `prove_through(phase)`'s answer, the hint used if proved."""
-    if hint is not None and hint[0] is True:
-        lp = phase.loops[0]
-        return lp.through(P, lp.bounds(P, SimpleNamespace())[1])     # as written: readable
-
-    def count(i, ns):
-        if i == len(phase.loops):
-            return sympy.Integer(1)
-        lp = phase.loops[i]
-        lo, hi = lp.bounds(P, SimpleNamespace(**ns))
-        v = sympy.Symbol(f"_{lp.name}", integer=True)
-        inner = count(i + 1, {**ns, lp.name: v})
-        if v not in inner.free_symbols:
-            return sympy.Max(hi - lo + 1, 0) * inner if not _nonneg(hi - lo + 1) else (hi - lo + 1) * inner
-        return sympy.summation(inner, (v, lo, hi))
-
-    return sympy.factor(sympy.simplify(count(0, {})))
+def parameters(square: bool) -> SimpleNamespace:
+    """The parameters of the counter: n = k·m, d = kd·m (kd = k for a square schedule)."""
+    kd = K if square else KD
+    return SimpleNamespace(n=K * M, m=M, k=K, d=kd * M, kd=kd)
 
 
-def _nonneg(e) -> bool:
-    return bool(sympy.ask(sympy.Q.nonnegative(e), sympy.Q.positive(N) & sympy.Q.positive(M)) or
-                (e.is_nonnegative is True))
+def in_n_m_d(e: sympy.Expr) -> sympy.Expr:
+    """A form in k, m, kd written in n, m, d (as claims are)."""
+    return e.subs({K: N / M, KD: D / M}, simultaneous=True)
 
 
 def _shape(phase: Phase) -> Step:
-    """The step on symbolic Terms: enough to read its op kind and whether it is guarded, without
-    building (and simplifying) every index formula in sympy."""
+    """The step on symbolic Terms: enough to read its op kind, guard and send, without building
+    (and simplifying) every index formula in sympy."""
     P = SimpleNamespace(**{name: var(name) for name in ("n", "m", "k", "d", "kd")})
     return phase.step(P, SimpleNamespace(**{name: var(name) for name in phase.index_names}))
 
 
 def tidy(e: sympy.Expr) -> sympy.Expr:
-    """Simplified and factored, except forms with cases (a hint's Piecewise), which sympy's
-    simplify takes seconds to rearrange into something no easier to read."""
-    return e if e.has(sympy.Piecewise) else sympy.factor(sympy.simplify(e))
+    """Simplified and factored; a form with cases (Piecewise) factored case by case where its
+    cases are polynomial, else left as it is (sympy's simplify takes seconds to rearrange a hint's
+    cases into something no easier to read)."""
+    if not e.has(sympy.Piecewise):
+        return sympy.factor(sympy.simplify(e))
+    folded = sympy.piecewise_fold(e)
+    if isinstance(folded, sympy.Piecewise) and not folded.has(sympy.Mod, sympy.floor, sympy.ceiling):
+        return sympy.Piecewise(*[(sympy.factor(x), c) for x, c in folded.args])
+    return e
 
 
-def phase_ops(phase: Phase, P=SYM, hint: tuple | None = None, timeout_ms: int = TIMEOUT_MS) -> sympy.Expr | None:
-    """Ops of a phase: cycles · m, over the loop nest its guard selects (if proved to be one);
-    None where a guard needs the coverage bijection."""
-    guard = _shape(phase).guard
-    if guard is True:
-        return sympy.factor(phase_cycles(phase, P, hint) * P.m)
-    folded = (fold_guard(phase, guard, timeout_ms=timeout_ms, square=P is SYM)
-              if P in (SYM, SYM_D) and guard is not False else None)
-    if folded is not None:
-        return sympy.factor(phase_cycles(folded, P) * P.m)
-    return None
+def _nest(phase: Phase, P, with_pe: bool):
+    """The phase's loops as [(symbol, lo, hi)] (with the PE index l innermost if `with_pe`) and
+    the environment naming each index's symbol."""
+    loops, env = [], {}
+    for lp in phase.loops:
+        lo, hi = lp.bounds(P, SimpleNamespace(**env))
+        v = sympy.Symbol(lp.name, integer=True)     # no loop is named as a parameter (dsl.Loop)
+        loops.append((v, sympy.sympify(lo), sympy.sympify(hi)))
+        env[lp.name] = v
+    if with_pe:
+        v = sympy.Symbol("l", integer=True)
+        loops.append((v, sympy.Integer(1), M))
+        env["l"] = v
+    return loops, env
+
+
+def _condition(x, env: dict, P):
+    """A guard or send condition (a Term or a constant) in sympy."""
+    if isinstance(x, Term):
+        return evaluate(x, {**vars(P), **env})
+    return sympy.true if x else sympy.false
+
+
+def phase_forms(phase: Phase, P, decider: Decider, hint: tuple | None = None) -> tuple[dict, dict]:
+    """({"cycles" or op kind: its closed form in k, m, kd}, {kind: why it was not derived}) of one
+    phase. `hint` is `prove_through(phase)`'s answer: the hint is used if proved."""
+    forms, why = {}, {}
+    if hint is not None and hint[0] is True:
+        lp = phase.loops[0]
+        forms["cycles"] = sympy.expand(sympy.sympify(lp.through(P, lp.bounds(P, SimpleNamespace())[1])))
+    else:
+        try:
+            forms["cycles"] = count(_nest(phase, P, False)[0], True, decider)
+        except Unknown as e:
+            hint_why = f"; counting hint not proved ({hint[1]})" if hint is not None else ""
+            why["cycles"] = f"{phase.name} cycles: {e}{hint_why}"
+    st = _shape(phase)
+    loops, env = _nest(phase, P, True)
+    parts = [(st.op.value, st.guard)]
+    if st.send is not None:
+        parts.append(("MOVE", forwards(st.guard, st.send.when)))
+    for kind, cond in parts:
+        if kind in why:
+            continue
+        try:
+            c = sympy.sympify(_condition(cond, env, P))
+            if c is sympy.true and "cycles" in forms:
+                got = forms["cycles"] * M
+            else:
+                got = count(loops, c, decider)
+        except Unknown as e:
+            why[kind] = f"{phase.name} {kind}: {e}"
+            forms.pop(kind, None)
+            continue
+        forms[kind] = forms.get(kind, 0) + got
+    return forms, why
 
 
 @dataclass(frozen=True)
 class Counts:
-    cycles: sympy.Expr
+    cycles: sympy.Expr | None   # None: not derived (`why["cycles"]` says why)
     phase_cycles: dict
-    ops: dict                   # Op name -> closed form (None: not derived)
+    ops: dict                   # Op name -> closed form (None: not derived, `why` says why)
     utilization: sympy.Expr | None
     bijections: tuple = ()      # phases whose op count rests on their coverage being proved
     phase_utilization: dict = None   # phase -> its ops / (m · its cycles), where derived
     hints: dict = None          # phase -> "" if its `through` hint is proved and used, else why not
+    why: dict = field(default_factory=dict)   # kind -> why it was not derived
 
     def at(self, n: int, m: int, d: int | None = None) -> dict:
         sub = {N: n, M: m, D: n if d is None else d}
-        return {"cycles": int(self.cycles.subs(sub).doit()),
-                "ops": {k: (int(v.subs(sub).doit()) if v is not None else None) for k, v in self.ops.items()}}
+        value = (lambda e: int(e.subs(sub).doit()) if e is not None else None)
+        return {"cycles": value(self.cycles), "ops": {k: value(v) for k, v in self.ops.items()}}
 
 
-def required_count(eqn, P=SYM) -> sympy.Expr | None:
-    """|{terms of eqn}|: the nested sum over its index ranges, with `where` read as bounds.
-
-    `where` may be a conjunction of `le(x, y)` between an index and an earlier one (masked
-    attention's B ≤ A); anything else returns None.
-    """
-    names = [f"_{i}" for i in range(eqn.key_arity())]
+def required_count(eqn, P, decider: Decider | None = None) -> sympy.Expr | None:
+    """|{terms of eqn}|: its index ranges under its mask `where`, counted exactly (`nests`), in
+    k, m, kd; None where the mask cannot be counted."""
     dims = list(eqn.target.dims) + ([eqn.reduce] if eqn.reduce else [])
+    syms = [sympy.Symbol(f"_{i}", integer=True) for i in range(len(dims))]
     ext = {"n": P.n, "d": P.d}
-    lo = {nm: sympy.Integer(1) for nm in names}
-    hi = {nm: ext[d] for nm, d in zip(names, dims)}
-    if eqn.where is not None:
-        cond = eqn.where(P, *[var(nm) for nm in names])
-        parts = cond.args if cond.op == "and" else (cond,)
-        for part in parts:
-            if part.op != "le" or any(a.op != "var" for a in part.args):
-                return None
-            x, y = (a.args[0] for a in part.args)
-            if names.index(x) > names.index(y) and dims[names.index(x)] == dims[names.index(y)]:
-                hi[x] = sympy.Symbol(y, integer=True)       # x ≤ y, y earlier
-            elif names.index(y) > names.index(x) and dims[names.index(x)] == dims[names.index(y)]:
-                lo[y] = sympy.Symbol(x, integer=True)       # x ≤ y, x earlier
-            else:
-                return None
-    total = sympy.Integer(1)
-    for nm in reversed(names):
-        total = sympy.summation(total, (sympy.Symbol(nm, integer=True), lo[nm], hi[nm]))
-    return sympy.factor(sympy.simplify(total))
+    loops = [(s, sympy.Integer(1), ext[dim]) for s, dim in zip(syms, dims)]
+    cond = sympy.true if eqn.where is None else sympy.sympify(eqn.where(P, *syms))
+    try:
+        return count(loops, cond, decider)
+    except Unknown:
+        return None
+
+
+def _required_enumerated(eqn, n: int, d: int) -> int:
+    """|{terms of eqn}| at one size, by enumeration."""
+    import numpy as np
+
+    dims = list(eqn.target.dims) + ([eqn.reduce] if eqn.reduce else [])
+    if eqn.where is None:
+        return math.prod(n if x == "n" else d for x in dims)
+    grids = np.meshgrid(*[np.arange(1, (n if x == "n" else d) + 1) for x in dims], indexing="ij")
+    got = eqn.where(params(n, 1, d=d), *[g.ravel() for g in grids])
+    return int(np.count_nonzero(np.broadcast_to(np.asarray(got, dtype=bool), grids[0].size)))
 
 
 _COUNTED: dict = {}   # (id(schedule), seed, timeout) -> (schedule, Counts): one derivation per process
 
 
 def counts(schedule: Schedule, seed: int = 0, timeout_ms: int = TIMEOUT_MS) -> Counts:
-    """Cycles and ops per kind. A guarded phase's ops are |terms| of its equation, valid only with
-    that phase's coverage (a bijection onto the terms) proved: `bijections` lists those phases.
-    Counting hints are proved here (Z3 `seed`, `timeout_ms` per query), once per schedule, seed
-    and timeout in a process when they all hold."""
+    """Cycles and ops per kind, each phase's forms checked by enumeration (module doc). A guarded
+    phase's ops that the counter cannot derive are |terms| of its equation, valid only with that
+    phase's coverage proved: `bijections` lists those phases. Counting hints are proved here (Z3
+    `seed`, `timeout_ms` per query), once per schedule, seed and timeout in a process when they all
+    hold."""
     key = (id(schedule), seed, timeout_ms)
     hit = _COUNTED.get(key)
     if hit is not None and hit[0] is schedule:
@@ -146,33 +190,95 @@ def counts(schedule: Schedule, seed: int = 0, timeout_ms: int = TIMEOUT_MS) -> C
     return c
 
 
+def check_sizes(square: bool, limit: int = CHECK_MAX) -> list[tuple[int, int, int]]:
+    """The (n, m, d) every derived count is compared at: n, d ≤ limit, m | n, m | d (d = n if square)."""
+    return [(n, m, d) for n, d, m in small_sizes(square, limit)]
+
+
+def _value(form: sympy.Expr, n: int, m: int, d: int) -> int:
+    v = form.xreplace({K: sympy.Integer(n // m), M: sympy.Integer(m), KD: sympy.Integer(d // m)})
+    return int(v.doit()) if not v.is_Integer else int(v)
+
+
+def _check(schedule: Schedule, per_phase: dict, required: dict) -> None:
+    """Every derived form against enumeration at every size of `check_sizes`: InternalError at the
+    first disagreement, naming the phase, the count and the size."""
+    for n, m, d in check_sizes(schedule.square):
+        P = params(n, m, d=d)
+        for p in schedule.phases:
+            forms = per_phase[p.name]
+            if not forms:
+                continue
+            got = phase_counts(p, P, m)
+            for kind, form in forms.items():
+                if _value(form, n, m, d) != got[kind]:
+                    where = f"n={n}, m={m}" + ("" if schedule.square else f", d={d}")
+                    raise InternalError(f"counts: phase {p.name}: the derived {kind} {in_n_m_d(form)} gives "
+                                        f"{_value(form, n, m, d)} at {where}, enumeration {got[kind]}")
+        for name, (eqn, form) in required.items():
+            want = _required_enumerated(eqn, n, d)
+            if _value(form, n, m, d) != want:
+                raise InternalError(f"counts: phase {name}: the terms of {eqn.target.name}: {in_n_m_d(form)} gives "
+                                    f"{_value(form, n, m, d)} at n={n}, d={d}, enumeration {want}")
+
+
+def _ratio(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
+    """a / b in n, m, d, taken as 0 where b is 0 (a phase or schedule of no cycles: as the
+    simulator reports its utilization)."""
+    q = in_n_m_d(a) / in_n_m_d(b)
+    if not q.has(sympy.Piecewise):
+        return tidy(q)
+    if q.has(sympy.Mod, sympy.floor, sympy.ceiling):
+        return q                          # a hint's cases: left as written (see `tidy`)
+    q = sympy.piecewise_fold(q)
+    return sympy.Piecewise(*[(0 if e.has(sympy.zoo, sympy.nan) else tidy(e), c) for e, c in q.args])
+
+
 def _derive(schedule: Schedule, seed: int, timeout_ms: int) -> Counts:
-    P = symbols(schedule)
+    P = parameters(schedule.square)
+    decider = Decider(schedule.square, seed, timeout_ms)
     hints = {p.name: prove_through(p, seed, timeout_ms, square=schedule.square) for p in schedule.phases
              if p.loops and p.loops[0].through is not None}
-    per_phase = {p.name: phase_cycles(p, P, hint=hints.get(p.name)) for p in schedule.phases}
-    ops: dict = {op.value: sympy.Integer(0) for op in Op}
-    bijections: list = []
-    per_util: dict = {}
+    per_phase, why, required = {}, {}, {}
     for p in schedule.phases:
+        forms, missing = phase_forms(p, P, decider, hints.get(p.name))
         st = _shape(p)
-        kind = st.op.value
-        c = phase_ops(p, P, hint=hints.get(p.name), timeout_ms=timeout_ms)
-        if (c is None and st.op is not Op.MOVE and st.target is not None
+        if (st.op.value in missing and st.op is not Op.MOVE and st.target is not None
                 and st.target.array not in schedule.problem.symmetric_pairs):   # not a bijection there
-            c = required_count(schedule.problem.equation_for(st.target.array), P)
+            eqn = schedule.problem.equation_for(st.target.array)
+            c = required_count(eqn, P, decider)
             if c is not None:
-                bijections.append(p.name)
-        if c is not None and per_phase[p.name] != 0:
-            per_util[p.name] = tidy(c / (M * per_phase[p.name]))
-        if st.guard is not True and st.send is not None:
-            ops["MOVE"] = None                  # forwarding cycles of a guarded phase: enumerated only
-        ops[kind] = None if (c is None or ops[kind] is None) else sympy.factor(ops[kind] + c)
-    total = tidy(sum(per_phase.values()))
+                required[p.name] = (eqn, c)
+                del missing[st.op.value]
+        per_phase[p.name] = forms
+        for kind, reason in missing.items():
+            why.setdefault(kind, reason)
+    _check(schedule, per_phase, required)
+
+    def total(kind):
+        if kind in why:
+            return None
+        out = sympy.Integer(0)
+        for p in schedule.phases:
+            out += per_phase[p.name].get(kind, 0)
+            if p.name in required and _shape(p).op.value == kind:
+                out += required[p.name][1]
+        return out
+
+    cycles = total("cycles")
+    ops = {op.value: total(op.value) for op in Op}
+    per_util = {}
+    for p in schedule.phases:
+        kind, cyc = _shape(p).op.value, per_phase[p.name].get("cycles")
+        c = required[p.name][1] if p.name in required else per_phase[p.name].get(kind)
+        if c is not None and cyc is not None and sympy.expand(cyc) != 0:
+            per_util[p.name] = _ratio(c, M * cyc)
     arith = [ops[k] for k in ("MAC", "EAC", "DIV")]
-    util = None if None in arith else tidy(sum(arith) / (M * total))
-    return Counts(total, per_phase, ops, util, tuple(bijections), per_util,
-                  {name: ("" if ok is True else why) for name, (ok, why) in hints.items()})
+    util = None if None in arith or cycles is None else _ratio(sum(arith), M * cycles)
+    show = (lambda e: tidy(in_n_m_d(e)) if e is not None else None)
+    return Counts(show(cycles), {p.name: show(per_phase[p.name].get("cycles")) for p in schedule.phases},
+                  {k: show(v) for k, v in ops.items()}, util, tuple(required), per_util,
+                  {name: ("" if ok is True else reason) for name, (ok, reason) in hints.items()}, why)
 
 
 def closed(e: sympy.Expr) -> bool:
@@ -182,7 +288,7 @@ def closed(e: sympy.Expr) -> bool:
 
 def claim_at(claim: str, n: int, m: int, d: int | None = None) -> int:
     """The value of a claimed closed form at (n, m, d); d = n where not given."""
-    return int(sympy.sympify(claim, locals={"n": N, "m": M, "d": D}).subs({N: n, M: m, D: n if d is None else d}))
+    return int(parse_claim(claim, square=False).subs({N: n, M: m, D: n if d is None else d}))
 
 
 def _divisors(e: sympy.Expr, x: sympy.Symbol) -> set[int]:
@@ -196,15 +302,43 @@ def _divisors(e: sympy.Expr, x: sympy.Symbol) -> set[int]:
     return out
 
 
-def equal(a: sympy.Expr, b: sympy.Expr) -> bool:
-    """Is a = b for all positive integers n, m? True only when sympy shows a − b = 0, directly or
-    in each residue class n = c·ν + s (c the lcm of the constant divisors of n in a − b, same for
-    m), where floor and mod of n by c become polynomials; False means not shown."""
+def equal(a: sympy.Expr, b: sympy.Expr, seed: int = 0) -> bool:
+    """Is a = b for all positive integers n, m (and d)? True only when sympy shows a − b = 0:
+    directly, in each case of a Piecewise (every case's expression 0), or in each residue class
+    n = c·ν + s (c the lcm of the constant divisors of n in a − b, same for m), where floor and mod
+    of n by c become polynomials; False means not shown."""
     d = a - b
     if sympy.simplify(d) == 0:
         return True
     cases = residue_cases(d)
-    return cases != [{}] and all(sympy.simplify(d.subs(case)) == 0 for case in cases)
+    if cases != [{}] and all(sympy.simplify(d.subs(case)) == 0 for case in cases):
+        return True
+    folded = sympy.piecewise_fold(d)
+    if not isinstance(folded, sympy.Piecewise):
+        return False
+    before = []
+    for e, cond in folded.args:       # each case that can occur must be 0 where it occurs
+        if (_possible(cond, before, seed) and not equal(e, sympy.Integer(0), seed)
+                and _possible(sympy.And(cond, sympy.Ne(e, 0)), before, seed)):
+            return False
+        before.append(cond)
+    return True
+
+
+def _possible(cond, before: list, seed: int = 0) -> bool:
+    """Can cond hold, with every condition of `before` false, for some n = k·m, d = kd·m? False
+    only when Z3 shows it cannot."""
+    k, m, kd = z3.Ints("k m kd")
+    env = {N: k * m, M: m, D: kd * m}
+    try:
+        query = z3.And(to_z3(cond, env), *[z3.Not(to_z3(c, env)) for c in before])
+    except NoZ3:
+        return True
+    s = z3.Solver()
+    s.set("rlimit", budgets.SIDE_CONDITION)
+    s.set("random_seed", seed)
+    s.add(k >= 1, m >= 1, kd >= 1, query)
+    return s.check() != z3.unsat
 
 
 def residue_cases(e: sympy.Expr) -> list[dict]:
@@ -234,16 +368,37 @@ def per_residue(e: sympy.Expr) -> list[tuple[str, sympy.Expr]]:
     return out
 
 
-def check_claim(derived: sympy.Expr, claim: str, max_n: int = 24, square: bool = True):
+def claim_bound(square: bool) -> tuple[int, int]:
+    """(largest n, largest d) at which `check_claim` compares a claim it cannot show equal."""
+    return (CLAIM_MAX_N, CLAIM_MAX_N) if square else (CLAIM_MAX_N // 2, CLAIM_MAX_N // 2)
+
+
+def check_claim(derived: sympy.Expr, claim: str, square: bool = True, seed: int = 0):
     """None if `claim` is shown equal to `derived` for all n, m (and d; `equal`); else the smallest
     (n, m, d, derived, claimed) where they differ, or (None, None, None, derived, claimed) when no
-    size up to max_n tells them apart (agreement on samples, not a proof). `square`: d = n."""
-    c = sympy.sympify(claim, locals={"n": N, "m": M, "d": N if square else D})
-    if closed(derived) and equal(derived, c):
+    size up to `claim_bound` tells them apart (agreement on samples, not a proof). `square`: d = n."""
+    c = parse_claim(claim, square)
+    if closed(derived) and equal(derived, c, seed):
         return None
-    for n, d, m in small_sizes(square, max_n if square else max_n // 2):
+    for n, d, m in small_sizes(square, claim_bound(square)[0]):
         sub = {N: n, M: m, D: d}
         got, want = derived.subs(sub).doit(), c.subs(sub)
         if got != want:
             return n, m, d, got, want
     return (None, None, None, derived, c)
+
+
+def parse_claim(claim: str, square: bool = True) -> sympy.Expr:
+    """A claim's closed form in n, m (and d): bad input if it is not one."""
+    try:
+        c = sympy.sympify(claim, locals={"n": N, "m": M, "d": N if square else D})
+    except (sympy.SympifyError, SyntaxError, TypeError) as e:
+        raise BadInput(f"claim {claim!r} is not a formula in n, m, d: {e}") from None
+    if not isinstance(c, sympy.Expr) or c.free_symbols - {N, M, D}:
+        raise BadInput(f"claim {claim!r} is not a formula in n, m, d")
+    return c
+
+
+def rests_on_coverage(schedule: Schedule, c: Counts) -> set:
+    """The kinds whose derived count is |terms| of a phase's equation (`Counts.bijections`)."""
+    return {_shape(schedule.phase(p)).op.value for p in c.bijections}

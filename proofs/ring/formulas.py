@@ -18,21 +18,26 @@ from ringproof.proofs.ring.normalize import PARAMS
 from ringproof.schedules.dsl import At, Either, Phase, Ref, Schedule, Send, Step, params, where
 from ringproof.schedules.expr import Term, var
 
-SIZES = ((1, 1), (2, 1), (4, 2), (6, 3), (6, 2), (8, 4), (9, 3))   # (n, m), m | n
+SIZES = ((1, 1), (2, 1), (4, 2), (6, 3), (6, 2), (8, 4), (9, 3))   # (n, m), m | n; d = n
+D_SIZES = ((2, 1, 3), (3, 1, 5), (4, 2, 6), (6, 3, 3), (6, 2, 4), (8, 4, 12))   # (n, m, d), d ≠ n
 PER_SIZE = 24          # sampled iterations per phase and size
 
 
 def check_formulas(schedule: Schedule, sizes=SIZES, per_size: int = PER_SIZE, seed: int = 0) -> None:
     """Raise BadInput at the first sampled point where a phase's concrete step (or loop bound)
-    differs from its symbolic one."""
+    differs from its symbolic one. `sizes`: (n, m) or (n, m, d); a schedule where d is a parameter
+    of its own is sampled at D_SIZES (d ≠ n) too."""
     rng = random.Random(seed)
+    shapes = [(s[0], s[1], s[2] if len(s) > 2 else s[0]) for s in sizes]
+    if not schedule.square:
+        shapes += list(D_SIZES)
     for phase in schedule.phases:
         sym_ix = SimpleNamespace(**{name: var(name) for name in phase.index_names})
         symbolic = _leaves(phase.step(PARAMS, sym_ix))
         bounds = [lp.bounds(PARAMS, sym_ix) for lp in phase.loops]
-        for n, m in sizes:
-            P = params(n, m)
-            env = {"n": n, "m": m, "k": P.k, "d": P.d}
+        for n, m, d in shapes:
+            P = params(n, m, d=d)
+            env = {"n": n, "m": m, "k": P.k, "d": P.d, "kd": P.kd}
             for ix in _sample(phase, P, rng, per_size):
                 point = {**env, **ix}
                 for lp, (lo, hi) in zip(phase.loops, bounds):
@@ -121,8 +126,12 @@ def _compare(phase: Phase, what: str, concrete, symbolic, point: dict, memo: dic
         return
     try:
         value = _value(symbolic, point, memo) if isinstance(symbolic, Term) else symbolic
-    except (ZeroDivisionError, KeyError):
+    except ZeroDivisionError:
         return       # a witness formula outside its domain (e.g. mod by 0): nothing to compare
+    except KeyError as e:
+        fn = getattr(phase.step, "__wrapped__", phase.step)
+        raise BadInput(f"{where(fn)}: phase {phase.name}: {what} uses {e.args[0]!r}, which is neither "
+                       f"an index of the phase nor a parameter") from None
     if int(value) != int(concrete):
         _differ(phase, f"{what} is {int(concrete)} on ints but its formula {symbolic!r} gives "
                 f"{int(value)}", point)
@@ -153,7 +162,7 @@ def _value(t: Term, env: dict, memo: dict):
 
 def _differ(phase: Phase, what: str, point: dict) -> None:
     fn = getattr(phase.step, "__wrapped__", phase.step)
-    at = ", ".join(f"{k}={v}" for k, v in point.items() if k not in ("k", "d"))
+    at = ", ".join(f"{k}={v}" for k, v in point.items() if k not in ("k", "kd"))
     raise BadInput(f"{where(fn)}: phase {phase.name}: the step run on ints is not the formula the "
                    f"prover would check: at {at}, {what} (Python control flow on index values? "
                    "use ite/eq/lt/... from ringproof)")

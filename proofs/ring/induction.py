@@ -1,4 +1,4 @@
-"""Checked counting hints: closed forms for loop sums sympy cannot close, and guards read as bounds.
+"""Checked counting hints: closed forms for loop sums the counter (`nests`) cannot close.
 
 Both are proved for all n = k·m, m ≥ 1 with the normalization of `ringproof.proofs.ring.normalize` (digit forms of
 mod/div), here in its nonlinear mode: a count multiplies values (e.g. (V div m)·⌊m²/4⌋), so the
@@ -8,13 +8,10 @@ values Z3 found; `None` (unknown, timeout, outside the normalization) never coun
 - `prove_through(phase)`: the outermost loop's hint T(V) = cycles of its iterations lo..V, by
   induction: lo ≤ hi, T(lo) = c(lo) and T(V) − T(V−1) = c(V) for lo < V ≤ hi, where c(V) is the
   cycles of the inner loops at V (their extents, proved ≥ 0). Then the phase takes T(hi) cycles.
-- `fold_guard(phase)`: a guard `x ≤ b` on loop x ∈ [lo, hi] with lo − 1 ≤ b ≤ hi for every outer
-  index selects exactly the iterations x ∈ [lo, b], so the active iterations are a loop nest too.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
 from types import SimpleNamespace
 
 import time
@@ -24,8 +21,8 @@ import z3
 from ringproof.proofs.ring import budgets
 from ringproof.proofs.ring.iterations import new_var
 from ringproof.proofs.ring.normalize import PARAMS, Ctx, NormalizationError
-from ringproof.schedules.dsl import Loop, Phase
-from ringproof.schedules.expr import Term, eq, evaluate, le, lift, var
+from ringproof.schedules.dsl import Phase
+from ringproof.schedules.expr import eq, le, lift, var
 
 TIMEOUT_MS = 10000
 TRY_MS = 500           # tries: one per TRY_MS of the timeout (see _holds)
@@ -120,52 +117,3 @@ def prove_through(phase: Phase, seed: int = 0, timeout_ms: int = TIMEOUT_MS, squ
     except (NormalizationError, Unsupported) as e:
         return None, str(e)
     return True, ""
-
-
-def _atoms(guard: Term):
-    parts = guard.args if guard.op == "and" else (guard,)
-    for p in parts:
-        if p.op != "le":
-            raise Unsupported(f"guard atom {p} is not a bound")
-        yield p.args
-
-
-def fold_guard(phase: Phase, guard: Term, seed: int = 0, timeout_ms: int = TIMEOUT_MS, square: bool = True):
-    """The phase with guard atoms `x ≤ b` / `b ≤ x` turned into bounds of loop x, or None when
-    not proved (see the module doc). Every loop index of the phase is a fresh variable."""
-    names = [lp.name for lp in phase.loops]
-    new = {lp.name: [lp.lo, lp.hi] for lp in phase.loops}
-    try:
-        ctx = Ctx(timeout_ms=timeout_ms, seed=seed, square=square)
-        idx = {}
-        for lp in phase.loops:
-            lo, hi = lp.bounds(PARAMS, SimpleNamespace(**idx))
-            new_var(ctx, lp.name, lo, hi)
-            idx[lp.name] = var(lp.name)
-        for a, b in _atoms(guard):
-            x, bound, upper = (a, b, True) if a.op == "var" and a.args[0] in names else (b, a, False)
-            if x.op != "var" or x.args[0] not in names:
-                raise Unsupported(f"guard atom {a} ≤ {b} bounds no loop index")
-            i = names.index(x.args[0])
-            if _free(bound) & (set(names[i:]) | {"l"}):
-                raise Unsupported(f"bound {bound} depends on loop {x.args[0]} or an inner one")
-            lo, hi = (lift(t) for t in phase.loops[i].bounds(PARAMS, SimpleNamespace(**idx)))
-            inside = le(lo - 1, bound) if upper else le(bound, hi + 1)
-            tighter = le(bound, hi) if upper else le(lo, bound)
-            if not (ctx.prove(ctx.cond(inside)) and ctx.prove(ctx.cond(tighter))):
-                return None
-            new[x.args[0]][1 if upper else 0] = _as_bound(bound)
-    except (NormalizationError, Unsupported):
-        return None
-    return replace(phase, loops=tuple(Loop(lp.name, *new[lp.name]) for lp in phase.loops))
-
-
-def _free(t: Term) -> set:
-    if t.op == "var":
-        return {t.args[0]}
-    return set().union(*[_free(a) for a in t.args if isinstance(a, Term)])
-
-
-def _as_bound(t: Term):
-    """A loop bound `(P, ix) -> value` evaluating Term t on any backend."""
-    return lambda P, ix: evaluate(t, {**vars(P), **vars(ix)})

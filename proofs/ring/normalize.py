@@ -29,7 +29,11 @@ from ringproof.proofs.ring.lemmas import (BLOCK_WINDOWS, CONST_DIVISORS, MOD_WIN
 from ringproof.schedules.expr import Term, var
 
 
-_PROVEN: dict = {}   # (fact id, ids of the assumptions used) -> (proved?, the ASTs, kept alive)
+# (fact id, ids of the assumptions used) -> (proved?, the ASTs, kept alive). Only definite answers
+# (proved, or false at a point satisfying the assumptions) are kept: those no timeout, resource
+# limit, seed or solver changes, so the key holds everything that can change one; an unknown is
+# never kept, and a later query with a larger budget asks again.
+_PROVEN: dict = {}
 _MODELS: dict = {}   # ids of the assumptions used -> (the ASTs, kept alive, [points satisfying them])
 MAX_MODELS = 8       # points kept per set of assumptions
 _VARS: dict = {}     # AST id -> (AST, names of its uninterpreted constants)
@@ -189,16 +193,20 @@ class Ctx:
         relevant = self._relevant(fact)
         group = tuple(a.get_id() for a in relevant)
         key = (fact.get_id(), group)
-        if key not in _PROVEN:
-            verdict = decide(fact, relevant)
-            if verdict is None and _refuted_at_known_point(fact, group):
-                verdict = False
-            if verdict is None:
-                verdict = self._z3_proves(fact, group, relevant)
-            _PROVEN[key] = (verdict, fact, relevant)
-        return _PROVEN[key][0]
+        if key in _PROVEN:
+            return _PROVEN[key][0]
+        verdict = decide(fact, relevant)
+        if verdict is None and _refuted_at_known_point(fact, group):
+            verdict = False
+        if verdict is None:
+            verdict = self._z3_proves(fact, group, relevant)
+        if verdict is None:
+            return False        # not shown under this budget; a larger one may: never cached
+        _PROVEN[key] = (verdict, fact, relevant)
+        return verdict
 
-    def _z3_proves(self, fact, group: tuple, relevant: list) -> bool:
+    def _z3_proves(self, fact, group: tuple, relevant: list) -> bool | None:
+        """True (unsat), False (a counter-model), None (Z3 gave no answer within the budget)."""
         s = self._solvers.get(group)
         if s is None:
             s = self._solvers[group] = z3.Solver() if self.nonlinear else z3.SolverFor("QF_LIA")
@@ -213,7 +221,7 @@ class Ctx:
         if answer == z3.sat:
             _keep_point(s.model(), group, relevant)
         s.pop()
-        return answer == z3.unsat
+        return True if answer == z3.unsat else (False if answer == z3.sat else None)
 
     def _relevant(self, fact) -> list:
         """The assumptions that share variables with `fact`, transitively (memoized per variable

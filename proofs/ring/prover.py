@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Callable
 
-from ringproof.errors import BadInput
+from ringproof.errors import BadInput, InternalError
 from ringproof.model.ring.machine import run
 from ringproof.model.ring.trace import build_trace
 from ringproof.proofs.ring.bounded import check_sizes, shapes, sweep
@@ -21,7 +21,7 @@ from ringproof.proofs.ring.formulas import check_formulas
 from ringproof.proofs.ring.pool import run_all
 from ringproof.proofs.ring.properties import Check, check_trace, derive
 from ringproof.proofs.ring.smt import Outcome, discharge
-from ringproof.proofs.results import PROPERTIES, Counterexample, Result, Verdict
+from ringproof.proofs.results import PROPERTIES, TIERS, Counterexample, Result, Verdict
 from ringproof.schedules.dsl import Schedule
 
 REPLAY_MAX_N = 96
@@ -41,6 +41,10 @@ class Options:
     smt2_dir: str | None = None      # write every solver query there as SMT-LIB 2
     size: tuple | None = None  # bounded tier: this one (n, m) only
     progress: Callable = silent  # told what runs now (the CLI's stderr line)
+
+    def __post_init__(self):
+        if self.tier not in TIERS:
+            raise BadInput(f"unknown tier {self.tier!r}; known: {', '.join(TIERS)}")
 
 
 def verify(schedule: Schedule, opts: Options = Options()) -> list[Result]:
@@ -262,76 +266,111 @@ def _count_task(schedule: Schedule, opts: Options, keep: bool = False) -> tuple:
     """(the counts Result before the coverage it may rest on is known, the phases whose op counts
     rest on their coverage, the counts themselves if `keep`). Runs in the pool beside the solver
     checks; what it returns holds no sympy object unless `keep`, so the parent never imports
-    sympy for a parametric proof."""
-    from ringproof.proofs.ring.counting import check_claim, closed, counts
+    sympy for a parametric proof.
+
+    Every claimed kind is checked: shown equal to its derived form (proved), refuted at a size
+    (replayed on the ring model), or, where its form is not derived or no size up to the sampled
+    bound tells them apart, `unknown` saying which kind and why."""
+    from ringproof.proofs.ring.counting import check_claim, claim_bound, counts
     from ringproof.proofs.ring.readable import readable
 
     t0 = time.perf_counter()
     c = counts(schedule, opts.seed, int(opts.timeout * 1000))
-    details = {"cycles": str(c.cycles), "ops": {k: (str(v) if v is not None else None) for k, v in c.ops.items()},
-               "phase_cycles": {k: str(v) for k, v in c.phase_cycles.items()},
-               "utilization": str(c.utilization) if c.utilization is not None else None,
+    text = (lambda e: str(e) if e is not None else None)
+    details = {"cycles": text(c.cycles), "ops": {k: text(v) for k, v in c.ops.items()},
+               "phase_cycles": {k: text(v) for k, v in c.phase_cycles.items()},
+               "utilization": text(c.utilization),
                "phase_utilization": {k: str(v) for k, v in (c.phase_utilization or {}).items()},
                "readable": {"cycles": readable(c.cycles), "utilization": readable(c.utilization),
                             "ops": {k: readable(v) for k, v in c.ops.items()}}}
-    verdict, reason, cex = Verdict.PROVED, "", None
     details["hints"] = c.hints
-    if any(c.ops[k] is None for k in ("MAC", "EAC", "DIV")):
-        verdict, reason = Verdict.UNKNOWN, "an op count needs a guarded sum that was not derived"
-    failed = {p: why for p, why in c.hints.items() if why}
-    if failed and not closed(c.cycles):
+    if c.why:
+        details["not_derived"] = dict(c.why)
+    claims = schedule.notes.get("claims", {})
+    needed = ["cycles", "MAC", "EAC", "DIV"] + [k for k in claims if k not in ("cycles", "MAC", "EAC", "DIV")]
+    missing = [k for k in needed if k in c.why]
+    verdict, reason, cex = Verdict.PROVED, "", None
+    if missing:
         verdict = Verdict.UNKNOWN
-        reason = "; ".join(f"{p} cycles: counting hint not proved ({why})" for p, why in failed.items())
+        reason = "; ".join(f"{k} not derived ({c.why[k]})" for k in missing)
     bijections = list(c.bijections) if opts.tier != "bounded" else []
     if bijections:
         details["bijections"] = bijections
-    for what, claim in schedule.notes.get("claims", {}).items():
-        derived = c.cycles if what == "cycles" else c.ops.get(what)
+    for what, claim in claims.items():
+        derived = c.cycles if what == "cycles" else c.ops[what]
         if derived is None:
-            continue
-        bad = check_claim(derived, claim, square=schedule.square)
+            continue                       # named in the reason above
+        bad = check_claim(derived, claim, square=schedule.square, seed=opts.seed)
         if bad is not None and bad[0] is None:
             verdict = Verdict.UNKNOWN
-            form = "closed form" if closed(derived) else "sum (no closed form)"
-            reason = f"claim {what} = {claim} agrees with the derived {form} for every n ≤ 24 only"
+            limit_n, limit_d = claim_bound(schedule.square)
+            bound = f"n ≤ {limit_n}" + ("" if schedule.square else f" and d ≤ {limit_d}")
+            reason = (reason + "; " if reason else "") + (
+                f"claim {what} = {claim} agrees with the derived closed form for every {bound} only")
             continue
         if bad is not None:
             n, m, d, got, want = bad
             verdict = Verdict.REFUTED
             reason = f"claim {what} = {claim} differs from the derived {derived}"
-            if n is not None:
-                cex = Counterexample(n, m, f"claim {what}", f"derived {got}, claimed {want}",
-                                     d=None if schedule.square else d)
+            cex = _count_replay(schedule, what, n, m, d, int(got), int(want))
             break
-    details["claims"] = schedule.notes.get("claims", {})
+    details["claims"] = claims
     result = Result("counts", "all", verdict, opts.tier, time.perf_counter() - t0, reason, cex, details=details)
     return result, bijections, c if keep else None
 
 
+def _count_replay(schedule: Schedule, what: str, n: int, m: int, d: int, derived: int, claimed: int,
+                  source: str = "derived") -> Counterexample:
+    """A counts refutation with the ring model's run at its size: the count it measures must be
+    the `source` one (derived, or enumerated; else ringproof is wrong: an internal error, never a
+    refutation)."""
+    ring = run(schedule, n, m, d=d)
+    measured = {"cycles": ring.cycles, **ring.ops}
+    if measured.get(what, 0) != derived:
+        where = f"n={n}, m={m}" + ("" if schedule.square else f", d={d}")
+        raise InternalError(f"counts: the {source} {what} is {derived} at {where}, the ring model measures "
+                            f"{measured.get(what, 0)}")
+    replay = {"confirmed": True, "ring_counts": measured, "count": what, "measured": measured.get(what, 0),
+              "ring_violations": [str(v) for v in ring.violations], "max_rel_error": ring.max_rel_error}
+    return Counterexample(n, m, f"claim {what}", f"{source} {derived}, claimed {claimed}, the ring model "
+                          f"measures {measured.get(what, 0)}", (), replay, None if schedule.square else d)
+
+
 def _enumerate_counts(schedule: Schedule, opts: Options, result: Result, c, enumerated=None) -> Result:
-    """The bounded tier: cycles and op counts enumerated for every size up to max_n (the sweep's, or
-    a counting sweep of its own), against the closed forms; an op count with no closed form
-    (guarded phases) against its claim, if any."""
-    from ringproof.proofs.ring.counting import claim_at
+    """The bounded tier: cycles and every op count enumerated for every size up to max_n (the
+    sweep's, or a counting sweep of its own; the one size of `opts.size`) against every claim and
+    every derived form. A claim the run contradicts is refuted; a derived form the run contradicts
+    is refuted where it rests on a phase's coverage, else an internal error (the counter is wrong)."""
+    from ringproof.proofs.ring.counting import KINDS, claim_at, rests_on_coverage
 
     claims = schedule.notes.get("claims", {})
-    open_ops = {k for k, v in c.ops.items() if v is None}
-    compared = set(c.ops) - (open_ops - set(claims))
+    todo = ([(opts.size[0], opts.size[1], opts.size[2] if len(opts.size) > 2 else opts.size[0])]
+            if opts.size else shapes(schedule, opts.max_n))
     if enumerated is None:
-        enumerated = sweep(schedule, opts.max_n, jobs=opts.jobs, checks=False).counts
-    for n, m, d in shapes(schedule, opts.max_n):
+        enumerated = sweep(schedule, opts.max_n, jobs=opts.jobs, checks=False, only=opts.size).counts
+    on_coverage = rests_on_coverage(schedule, c)
+    for n, m, d in todo:
         got = enumerated[n, m, d]
-        want = c.at(n, m, d)
-        want["ops"].update({k: claim_at(claims[k], n, m, d) for k in open_ops & set(claims)})
-        wops = {k: v for k, v in want["ops"].items() if v and k in compared}
-        gops = {k: v for k, v in got["ops"].items() if v and k in compared}
-        if got["cycles"] != want["cycles"] or gops != wops:
-            cex = Counterexample(n, m, "counts", f"enumerated {got}, closed form {want}",
-                                 d=None if schedule.square else d)
-            return replace(result, verdict=Verdict.REFUTED, counterexample=cex,
-                           reason=f"closed form or claim disagrees with enumeration at {cex.sizes()}")
-    if result.verdict is Verdict.UNKNOWN and open_ops <= set(claims):
+        derived = c.at(n, m, d)
+        for kind in KINDS:
+            measured = got["cycles"] if kind == "cycles" else got["ops"].get(kind, 0)
+            form = derived["cycles"] if kind == "cycles" else derived["ops"].get(kind)
+            where = Counterexample(n, m, "", "", d=None if schedule.square else d).sizes()
+            if kind in claims and claim_at(claims[kind], n, m, d) != measured:
+                cex = _count_replay(schedule, kind, n, m, d, measured, claim_at(claims[kind], n, m, d), "enumerated")
+                return replace(result, verdict=Verdict.REFUTED, counterexample=cex,
+                               reason=f"claim {kind} = {claims[kind]} disagrees with the run at {where}")
+            if form is not None and form != measured:
+                if kind not in on_coverage:
+                    raise InternalError(f"counts: the derived {kind} is {form} at {where}, enumeration {measured}")
+                cex = _count_replay(schedule, kind, n, m, d, measured, form, "enumerated")
+                return replace(result, verdict=Verdict.REFUTED, counterexample=cex,
+                               reason=f"{kind} = |terms| (phases {', '.join(c.bijections)} covering their "
+                                      f"terms once) disagrees with the run at {where}")
+    open_kinds = {k for k in ["cycles", "MAC", "EAC", "DIV", *claims] if k in c.why}
+    if result.verdict is Verdict.UNKNOWN and open_kinds <= set(claims):
+        bound = f"n={todo[0][0]}, m={todo[0][1]}" if opts.size else f"n ≤ {opts.max_n}"
         return replace(result, verdict=Verdict.PROVED,
-                       reason=f"op counts {', '.join(sorted(open_ops))} of guarded phases: "
-                              f"the claims equal the enumeration for n ≤ {opts.max_n}")
+                       reason=(f"counts {', '.join(sorted(open_kinds))} not derived: " if open_kinds else "")
+                       + f"the claims equal the run for {bound}")
     return result

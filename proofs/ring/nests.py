@@ -1,0 +1,366 @@
+"""Exact counts of the integer points of a loop nest under a guard, in closed form (sympy), or
+`Unknown` with the reason.
+
+The nest is v1 ∈ [lo1, hi1], v2 ∈ [lo2, hi2], ... (outer to inner; a bound is a formula of the
+parameters and the outer indices), the guard any and/or/not of comparisons. Sound by construction:
+
+- the guard becomes disjoint conjunctions of atoms `e ≤ 0` (a disjunction p ∨ q is p, then ¬p ∧ q;
+  a negated comparison its integer complement, a ≠ b is a < b, then a > b);
+- the innermost index v is eliminated first: every atom with v must read ±v + r ≤ 0 (r free of v,
+  else `Unknown`), i.e. a lower or an upper bound of v; with several lowers (uppers) the count splits
+  into the cases where each one is the largest (smallest), ties going to the first, and each case
+  carries its emptiness condition lo ≤ hi (an empty range counts 0, never a reversed sum); the
+  summand, a polynomial in v, is summed by Faulhaber's formulas, exact for every lo ≤ hi + 1;
+- a condition that no longer has any index is decided where it can be (always true: dropped;
+  never: the case is empty) and kept as a Piecewise condition otherwise.
+
+Deciding (`Decider`) a bound dominates another, or a condition, uses only what holds at every point:
+the ranges of the outer loops and n = k·m, d = kd·m, k, kd, m ≥ 1. The sign of a polynomial in
+the parameters is read from its coefficients; the rest goes to Z3 under a resource limit, and an
+answer Z3 does not give leaves the case split (never a guess).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import sympy
+import z3
+
+from ringproof.proofs.ring import budgets
+
+K, M, KD = sympy.symbols("k m kd", positive=True, integer=True)
+PARAMS = (K, M, KD)
+MAX_CASES = 256          # disjoint conjunctions of a guard, or pieces of a nest, before `Unknown`
+
+
+class Unknown(Exception):
+    """The nest or its guard is outside what this module counts exactly; the message says why."""
+
+
+def count(loops, cond=True, decider: "Decider | None" = None) -> sympy.Expr:
+    """|{(v1, ..., vr) in the nest `loops` ([(symbol, lo, hi)], outer first) : cond}| as a closed
+    form in the parameters (k, m, kd); raises Unknown (module doc)."""
+    decider = decider or Decider()
+    names = [v for v, _, _ in loops]
+    base = []
+    for v, lo, hi in loops:
+        base += [sympy.expand(sympy.sympify(lo) - v), sympy.expand(v - sympy.sympify(hi))]
+    total = sympy.Integer(0)
+    for conj in cases(sympy.sympify(cond)):
+        pieces = [(sympy.Integer(1), base + conj)]
+        for i in reversed(range(len(names))):
+            outer = loops[:i]
+            pieces = [q for p in pieces for q in _eliminate(names[i], p, names, outer, decider)]
+            if len(pieces) > MAX_CASES:
+                raise Unknown(f"more than {MAX_CASES} cases of bounds")
+        for f, cons in pieces:
+            cond = sympy.And(*[e <= 0 for e in cons])
+            total += f if not cons or decider.never(sympy.And(sympy.Not(cond), sympy.Ne(f, 0))) \
+                else sympy.Piecewise((f, cond), (0, True))
+    return total
+
+
+# ----------------------------------------------------------------------------- guards
+
+
+def cases(f) -> list[list]:
+    """Disjoint conjunctions whose union is f, each a list of expressions e meaning e ≤ 0."""
+    out = _cases(f, True)
+    if len(out) > MAX_CASES:
+        raise Unknown(f"the guard {f} splits into more than {MAX_CASES} cases")
+    return out
+
+
+def _cases(f, positive: bool) -> list[list]:
+    if f is sympy.true or f is True:
+        return [[]] if positive else []
+    if f is sympy.false or f is False:
+        return [] if positive else [[]]
+    if isinstance(f, sympy.Not):
+        return _cases(f.args[0], not positive)
+    if isinstance(f, (sympy.And, sympy.Or)):
+        conj = isinstance(f, sympy.And) == positive
+        if conj:
+            out = [[]]
+            for part in f.args:
+                out = [a + b for a in out for b in _cases(part, positive)]
+                if len(out) > MAX_CASES:
+                    raise Unknown(f"the guard {f} splits into more than {MAX_CASES} cases")
+            return out
+        out, before = [], [[]]          # p1, ¬p1 ∧ p2, ¬p1 ∧ ¬p2 ∧ p3, ...: disjoint
+        for part in f.args:
+            out += [a + b for a in before for b in _cases(part, positive)]
+            before = [a + b for a in before for b in _cases(part, not positive)]
+            if len(out) + len(before) > MAX_CASES:
+                raise Unknown(f"the guard {f} splits into more than {MAX_CASES} cases")
+        return out
+    if isinstance(f, sympy.Rel):
+        a, b = f.lhs, f.rhs
+        le = {sympy.LessThan: (a - b,), sympy.StrictLessThan: (a - b + 1,),
+              sympy.GreaterThan: (b - a,), sympy.StrictGreaterThan: (b - a + 1,)}
+        if isinstance(f, (sympy.Equality, sympy.Unequality)):
+            equal = isinstance(f, sympy.Equality) == positive
+            if equal:
+                return [[sympy.expand(a - b), sympy.expand(b - a)]]
+            return [[sympy.expand(a - b + 1)], [sympy.expand(b - a + 1)]]
+        for cls, (e,) in le.items():
+            if isinstance(f, cls):
+                return [[sympy.expand(e)]] if positive else [[sympy.expand(1 - e)]]
+    raise Unknown(f"cannot count under the condition {f}")
+
+
+# ----------------------------------------------------------------------------- elimination
+
+
+def _eliminate(v, piece, names, outer, decider: "Decider") -> list:
+    """Sum `piece` = (summand, atoms) over v: one piece per case of its bounds, v gone."""
+    f, cons = piece
+    lowers, uppers, rest = [], [], []
+    for e in cons:
+        if not e.has(v):
+            rest.append(e)
+            continue
+        r = sympy.expand(e.subs(v, 0))
+        coef = e.coeff(v)
+        if (coef.has(v) or not coef.is_Integer or coef == 0 or r.has(v)
+                or sympy.expand(e - coef * v - r) != 0):
+            raise Unknown(f"{e} ≤ 0 is not affine in {v} with a constant coefficient")
+        other = r.free_symbols & (set(names) - {v})
+        if abs(coef) != 1 and other:
+            raise Unknown(f"{e} ≤ 0: {v} has coefficient {coef} beside other indices")
+        if coef > 0:
+            uppers.append(-r if coef == 1 else sympy.floor(-r / coef))
+        else:
+            lowers.append(r if coef == -1 else sympy.ceiling(r / -coef))
+    if not lowers or not uppers:
+        raise Unknown(f"index {v} has no {'lower' if not lowers else 'upper'} bound")
+    ctx = outer
+    lowers = _dominant(lowers, ctx, decider, upper=False)
+    uppers = _dominant(uppers, ctx, decider, upper=True)
+    out = []
+    for i, lo in enumerate(lowers):
+        for j, hi in enumerate(uppers):
+            new = ([sympy.expand(x - lo + (1 if a < i else 0)) for a, x in enumerate(lowers) if a != i]
+                   + [sympy.expand(hi - x + (1 if b < j else 0)) for b, x in enumerate(uppers) if b != j]
+                   + [sympy.expand(lo - hi)])
+            kept = _settle(new, ctx, decider)
+            if kept is None:
+                continue
+            out.append((summed(f, v, lo, hi), rest + kept))
+    return out
+
+
+def _dominant(bounds: list, ctx, decider: "Decider", upper: bool) -> list:
+    """The bounds with duplicates and provably dominated ones left out (for uppers the smallest
+    counts, for lowers the largest)."""
+    out: list = []
+    for b in bounds:
+        if any(sympy.expand(b - x) == 0 for x in out):
+            continue
+        # drop b if some kept x is always at least as tight; drop kept ones b is tighter than
+        if any(decider.holds(sympy.expand((x - b) if upper else (b - x)), ctx) for x in out):
+            continue
+        out = [x for x in out if not decider.holds(sympy.expand((b - x) if upper else (x - b)), ctx)]
+        out.append(b)
+    return out
+
+
+def _settle(atoms: list, ctx, decider: "Decider") -> list | None:
+    """The atoms not always true at the points of `ctx`; None if one is never true (an empty case)."""
+    kept = []
+    for e in atoms:
+        if decider.holds(e, ctx):
+            continue
+        if decider.holds(sympy.expand(1 - e), ctx):
+            return None
+        kept.append(e)
+    return kept
+
+
+@lru_cache(maxsize=None)
+def _faulhaber(p: int):
+    x, t = sympy.symbols("_x _t", integer=True)
+    return x, sympy.expand(sympy.summation(t ** p, (t, 1, x)))
+
+
+def summed(f, v, lo, hi) -> sympy.Expr:
+    """Σ_{v=lo}^{hi} f for a polynomial f in v: F(hi) − F(lo − 1), exact whenever lo ≤ hi + 1."""
+    try:
+        poly = sympy.Poly(sympy.expand(f), v)
+    except sympy.PolynomialError:
+        raise Unknown(f"the summand {f} is not a polynomial in {v}") from None
+    total = sympy.Integer(0)
+    for (p,), coef in poly.terms():
+        if coef.has(v):
+            raise Unknown(f"the summand {f} is not a polynomial in {v}")
+        x, F = _faulhaber(p)
+        total += coef * (F.subs(x, hi) - F.subs(x, lo - 1))
+    return sympy.expand(total)
+
+
+# ----------------------------------------------------------------------------- deciding
+
+
+class Decider:
+    """Is e ≤ 0 at every point of a context (the outer loops' ranges, the parameters ≥ 1)? True only
+    when shown; definite answers are facts and cached as such, a Z3 `unknown` never is.
+    `square`: d = n (kd is k); `seed`, `timeout_ms`: Z3's."""
+
+    def __init__(self, square: bool = True, seed: int = 0, timeout_ms: int = 10000):
+        self.square, self.seed, self.timeout_ms = square, seed, timeout_ms
+        self._known: dict = {}
+
+    def holds(self, e, ctx=()) -> bool:
+        e = sympy.expand(e)
+        if e.is_Number:
+            return bool(e <= 0)
+        free = e.free_symbols
+        ctx = tuple(ctx) if free - set(PARAMS) else ()
+        key = (e, ctx)
+        if key in self._known:
+            return self._known[key]
+        answer = _sign(e) if free <= set(PARAMS) else None
+        if answer is None:
+            answer = self._z3(e, ctx)
+        if answer is not None:
+            self._known[key] = answer
+        return bool(answer)
+
+    def never(self, cond) -> bool:
+        """Is `cond` (of the parameters) false for every k, m, kd ≥ 1? (A case that vanishes.)"""
+        env = {K: z3.Int("k"), M: z3.Int("m")}
+        env[KD] = env[K] if self.square else z3.Int("kd")
+        try:
+            query = to_z3(cond, env)
+        except NoZ3:
+            return False
+        s = self._solver()
+        s.add(env[K] >= 1, env[M] >= 1, env[KD] >= 1, query)
+        return s.check() == z3.unsat
+
+    def _solver(self):
+        s = z3.Solver()
+        s.set("rlimit", budgets.COUNT_DECIDE)
+        s.set("timeout", self.timeout_ms)
+        s.set("random_seed", self.seed)
+        return s
+
+    def _z3(self, e, ctx):
+        env = {K: z3.Int("k"), M: z3.Int("m")}
+        env[KD] = env[K] if self.square else z3.Int("kd")
+        facts = [env[K] >= 1, env[M] >= 1, env[KD] >= 1]
+        try:
+            for v, lo, hi in ctx:
+                env[v] = z3.Int(str(v))
+                facts += [to_z3(lo, env) <= env[v], env[v] <= to_z3(hi, env)]
+            claim = to_z3(e, env) <= 0
+        except NoZ3:
+            return None
+        s = self._solver()
+        s.add(*facts)
+        s.add(z3.Not(claim))
+        r = s.check()
+        return True if r == z3.unsat else (False if r == z3.sat else None)
+
+
+def _sign(e):
+    """True if e ≤ 0 for all k, m, kd ≥ 1 (the coefficients of −e in k−1, m−1, kd−1 are ≥ 0),
+    False if e ≥ 1 for all of them likewise; None otherwise (or e is not a polynomial)."""
+    if not e.is_polynomial(K, M, KD):
+        return None
+    a, b, c = sympy.symbols("_a _b _c", nonnegative=True)
+    shifted = sympy.expand(e.subs({K: a + 1, M: b + 1, KD: c + 1}, simultaneous=True))
+    try:
+        poly = sympy.Poly(shifted, a, b, c)
+    except sympy.PolynomialError:
+        return None
+    coeffs = poly.coeffs()
+    if not all(x.is_Rational for x in coeffs):
+        return None
+    if all(x <= 0 for x in coeffs):
+        return True
+    shifted1 = sympy.Poly(shifted - 1, a, b, c)
+    if all(x >= 0 for x in shifted1.coeffs()):
+        return False
+    return None
+
+
+class NoZ3(Exception):
+    """A formula `to_z3` does not translate."""
+
+
+def to_z3(e, env):
+    """A sympy integer formula (+, ·, powers, floor, ceiling, Mod, Piecewise, Min, Max, relations
+    and connectives) as a Z3 term; NoZ3 for anything else."""
+    e = sympy.sympify(e)
+    if e is sympy.true:
+        return z3.BoolVal(True)
+    if e is sympy.false:
+        return z3.BoolVal(False)
+    if e.is_Integer:
+        return z3.IntVal(int(e))
+    if e.is_Symbol:
+        if e not in env:
+            raise NoZ3(str(e))
+        return env[e]
+    if isinstance(e, sympy.Add):
+        out = to_z3(e.args[0], env)
+        for a in e.args[1:]:
+            out = out + to_z3(a, env)
+        return out
+    if isinstance(e, sympy.Mul):
+        num, den = sympy.fraction(e)
+        if den != 1:
+            raise NoZ3(str(e))
+        out = to_z3(e.args[0], env)
+        for a in e.args[1:]:
+            out = out * to_z3(a, env)
+        return out
+    if isinstance(e, sympy.Pow) and e.exp.is_Integer and e.exp > 0:
+        base = to_z3(e.base, env)
+        out = base
+        for _ in range(int(e.exp) - 1):
+            out = out * base
+        return out
+    if isinstance(e, (sympy.floor, sympy.ceiling)):
+        num, den = sympy.fraction(sympy.together(e.args[0]))
+        if not (den.is_Integer and den > 0) and not (den.free_symbols <= set(PARAMS) and den.is_positive):
+            raise NoZ3(str(e))
+        if isinstance(e, sympy.floor):
+            return to_z3(num, env) / to_z3(den, env)
+        return -((-to_z3(num, env)) / to_z3(den, env))
+    if isinstance(e, sympy.Mod):
+        if not (e.args[1].is_positive):
+            raise NoZ3(str(e))
+        return to_z3(e.args[0], env) % to_z3(e.args[1], env)
+    if isinstance(e, sympy.Piecewise):
+        out = None
+        for expr, cond in reversed(e.args):
+            val = to_z3(expr, env)
+            out = val if out is None or cond is sympy.true else z3.If(to_z3(cond, env), val, out)
+        return out
+    if isinstance(e, (sympy.Min, sympy.Max)):
+        out = to_z3(e.args[0], env)
+        for a in e.args[1:]:
+            x = to_z3(a, env)
+            out = z3.If(x < out, x, out) if isinstance(e, sympy.Min) else z3.If(x > out, x, out)
+        return out
+    rel = {sympy.LessThan: lambda a, b: a <= b, sympy.StrictLessThan: lambda a, b: a < b,
+           sympy.GreaterThan: lambda a, b: a >= b, sympy.StrictGreaterThan: lambda a, b: a > b,
+           sympy.Equality: lambda a, b: a == b, sympy.Unequality: lambda a, b: a != b}
+    for cls, fn in rel.items():
+        if isinstance(e, cls):      # compared as num/den with 0, den > 0 (sympy writes 2h = n as h = n/2)
+            num, den = sympy.fraction(sympy.together(e.lhs - e.rhs))
+            if not (den.is_positive and den.free_symbols <= set(PARAMS)):
+                raise NoZ3(str(e))
+            return fn(to_z3(sympy.expand(num), env), z3.IntVal(0))
+    if isinstance(e, sympy.ITE):
+        return z3.If(*[to_z3(a, env) for a in e.args])
+    if isinstance(e, sympy.And):
+        return z3.And(*[to_z3(a, env) for a in e.args])
+    if isinstance(e, sympy.Or):
+        return z3.Or(*[to_z3(a, env) for a in e.args])
+    if isinstance(e, sympy.Not):
+        return z3.Not(to_z3(e.args[0], env))
+    raise NoZ3(str(e))
