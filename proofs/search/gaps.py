@@ -121,7 +121,7 @@ def algo3_gaps() -> list[Gap]:
     gap = cycles(ALGO3) - bound_at_d_n("masked")
     return [_check("algo3 gap (m = n)", "Algorithm 3 − bound = [n even]·n + n − K(n) for m = n",
                    gap, lambda t, zn, zm: t == z3.If(zn % 2 == 0, zn, 0) + zn - z3.Int("K"),
-                   lambda zn, zm, zk: [zk == 1], [(None, lambda zn, zm, zk, p=p: [zn % 2 == p]) for p in (0, 1)])]
+                   lambda zn, zm, zk: [zk == 1], BY_PARITY_K1)]
 
 
 def prove_gaps() -> list[Gap]:
