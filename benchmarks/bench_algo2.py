@@ -15,7 +15,8 @@ from collections import Counter
 
 
 from ringproof.model.ring.trace import build_trace  # noqa: E402
-from ringproof.proofs.ring.bounded import check_sizes, check_trace, sizes  # noqa: E402
+from ringproof.proofs.ring.bounded import check_sizes, check_trace  # noqa: E402
+from ringproof.schedules.shape import divisible as sizes  # noqa: E402
 from ringproof.proofs.ring.prover import Options, verify  # noqa: E402
 from ringproof.proofs.results import PROPERTIES  # noqa: E402
 from ringproof.schedules.algo2 import ALGO2  # noqa: E402
@@ -64,4 +65,7 @@ def main():
 
 
 if __name__ == "__main__":
+    from ringproof.proofs.ring.heap import keep_freed_memory
+
+    keep_freed_memory()      # as `prove` does for its own process (the sweeps' figures depend on it)
     main()

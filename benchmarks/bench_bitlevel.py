@@ -15,7 +15,7 @@ from ringproof.model.bitlevel import check_run
 from ringproof.proofs.search.sat_check import sat_check_run
 from ringproof.proofs.search.minimum import search
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # test-only helpers
-from bitlevel_simple import simple_run
+from helpers.bitlevel_simple import simple_run
 
 
 def _search_line(variant: str, n: int, solver: str, timeout: float) -> str:

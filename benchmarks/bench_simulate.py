@@ -5,7 +5,7 @@ peer measured in the same run.
 
 Every figure is a fresh `prove simulate ...` process: wall seconds and its peak resident memory
 (os.wait4's ru_maxrss). The peer is the same command with the whole-trace simulator, the test
-oracle `tests/reference_machine.py: reference_run`, in place of `machine.run`; it is measured at
+oracle `tests/helpers/reference_machine.py: reference_run`, in place of `machine.run`; it is measured at
 n = 64 and 128 only (it needed 10.4 GiB at n = 256 and does not fit in 23 GiB at n = 512). Targets:
 algo1 n = 512, m = 16 in < 30 s and < 2 GB; BERT-base (algo1-general, n = 512, d = 64, m = 16,
 12 heads, one simulated) in < 10 s and < 2 GB. The load average is printed before and after.
@@ -22,7 +22,7 @@ from pathlib import Path
 
 TESTS = str(Path(__file__).resolve().parent.parent / "tests")
 NEW = "import sys; from ringproof.proofs.cli.main import main; sys.exit(main(sys.argv[1:]))"
-OLD = ("import sys; sys.path.insert(0, %r); from reference_machine import reference_run; "
+OLD = ("import sys; sys.path.insert(0, %r); from helpers.reference_machine import reference_run; "
        "import ringproof.proofs.cli.simulate as cli; cli.run = reference_run; "
        "from ringproof.proofs.cli.main import main; sys.exit(main(sys.argv[1:]))" % TESTS)
 

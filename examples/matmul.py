@@ -5,7 +5,7 @@ this schedule is that phase with its arrays renamed by `derive`: no formula is c
 witnesses (first, prev, sources, inverse) come along unchanged.
 """
 
-from ringproof import ALGO1_GENERAL, At, Move, Schedule, computation
+from ringproof import ALGO1_GENERAL, ANY_D, At, Move, Schedule, computation
 
 MATMUL = computation("matmul", {"a": "n d", "b": "n d", "c": "n n"}, ["c[A, B] += a[A, C] * b[B, C]"])
 a, b = MATMUL.inputs
@@ -25,5 +25,5 @@ PRODUCT = ALGO1_GENERAL.phase("phase1").derive(
     prev=lambda P, ix, st: At("product", st.prev.idx),          # the phase has a new name
 )
 
-SCHEDULE = Schedule("matmul", MATMUL, (PRODUCT,), home=ALGO1_GENERAL.home, square=False,
+SCHEDULE = Schedule("matmul", MATMUL, (PRODUCT,), home=ALGO1_GENERAL.home, shape=ANY_D,
                     notes={"claims": {"cycles": "n**2*d/m", "MAC": "n**2*d"}})

@@ -6,7 +6,7 @@ term of the column it holds in run div(j − 1, m). Block i handles rows (i − 
 PEs busy on m different rows at once. Valid for every n, d with m | n and m | d.
 """
 
-from ringproof import HOME, MAC, At, Loop, Move, Phase, Schedule, Step, computation, div, eq, mod, ne, wrap
+from ringproof import ANY_D, HOME, MAC, At, Loop, Move, Phase, Schedule, Step, computation, div, eq, mod, ne, wrap
 
 MATVEC = computation("matvec", {"a": "n d", "x": "d", "y": "n"}, ["y[A] += a[A, C] * x[C]"])
 a, x = MATVEC.inputs
@@ -46,5 +46,5 @@ def home(P, ref):
 
 ROWS = Phase("rows", (Loop("i", 1, "k"), Loop("j", 1, "d")), step, inverse=inverse)
 
-SCHEDULE = Schedule("matvec", MATVEC, (ROWS,), home=home, square=False,
+SCHEDULE = Schedule("matvec", MATVEC, (ROWS,), home=home, shape=ANY_D,
                     notes={"claims": {"cycles": "n*d/m", "MAC": "n*d"}})

@@ -4,7 +4,8 @@ Left alone, Z3 catches SIGINT itself while it searches: the check returns `unkno
 never sees the interrupt, so a run went on with its next query (and a verdict could turn unknown).
 `install()` (called by the `prove` command) turns Z3's own handling off and lets Python's handler
 take the signal; the interpreter's wakeup fd tells a watcher thread, which interrupts Z3, so the
-call returns at once and the main thread raises KeyboardInterrupt as for any Python code.
+call returns at once and the main thread raises KeyboardInterrupt as for any Python code. (The
+watcher is a `proofs/threads.Background`: paused around every fork, so workers fork from one thread.)
 
 The handler also remembers that an interrupt came (`requested`): a KeyboardInterrupt raised inside
 a finalizer is swallowed by Python, ctypes wraps one raised while it converts an argument, and Z3
@@ -21,6 +22,8 @@ import os
 import signal
 import sys
 import threading
+
+from ringproof.proofs.threads import Background
 
 _INSTALLED = False
 _REQUESTED = threading.Event()
@@ -46,7 +49,7 @@ def install() -> None:
     read, write = os.pipe()
     os.set_blocking(write, False)
     signal.set_wakeup_fd(write, warn_on_full_buffer=False)
-    threading.Thread(target=_watch, args=(read,), daemon=True, name="z3-interrupt").start()
+    Background("z3-interrupt", lambda stopping: _watch(read, stopping), lambda: _poke(write)).start()
     _INSTALLED = True
 
 
@@ -89,11 +92,19 @@ class _Z3Hook(importlib.abc.MetaPathFinder):
         return spec
 
 
-def _watch(fd: int) -> None:
-    while True:
+def _watch(fd: int, stopping: threading.Event) -> None:
+    while not stopping.is_set():
         data = os.read(fd, 64)
         if not data:
             return
         z3 = sys.modules.get("z3")
         if signal.SIGINT in data and z3 is not None:
             z3.main_ctx().interrupt()
+
+
+def _poke(fd: int) -> None:
+    """Wake the watcher (a byte no signal writes) so that it sees it is asked to stop."""
+    try:
+        os.write(fd, b"\0")
+    except BlockingIOError:     # the pipe is full: the watcher has bytes to read and wakes anyway
+        pass

@@ -7,6 +7,8 @@ from __future__ import annotations
 import threading
 import time
 
+from ringproof.proofs.threads import Background
+
 
 class Progress:
     """`progress("stage ...")` names what runs now; a ticker thread keeps the line's clock going."""
@@ -16,8 +18,9 @@ class Progress:
         self.stream, self.on = stream, bool(enabled and isatty and isatty())
         self._text, self._since, self._width = "", time.monotonic(), 0
         self._lock, self._stop = threading.Lock(), threading.Event()
+        self._clock = Background("progress", self._tick)    # paused around forks (proofs/threads.py)
         if self.on:
-            threading.Thread(target=self._tick, daemon=True, name="progress").start()
+            self._clock.start()
 
     def __call__(self, text: str) -> None:
         if self.on:
@@ -25,8 +28,8 @@ class Progress:
                 self._text, self._since = text, time.monotonic()
             self._draw()
 
-    def _tick(self) -> None:
-        while not self._stop.wait(1.0):
+    def _tick(self, stopping: threading.Event) -> None:
+        while not stopping.wait(1.0) and not self._stop.is_set():
             self._draw()
 
     def _draw(self) -> None:
@@ -40,6 +43,7 @@ class Progress:
 
     def done(self) -> None:
         self._stop.set()
+        self._clock.stop()
         with self._lock:
             if self.on and self._width:
                 self.stream.write("\r" + " " * self._width + "\r")

@@ -5,7 +5,29 @@ from __future__ import annotations
 import enum
 from dataclasses import asdict, dataclass, field
 
-PROPERTIES = ("well-formed", "coverage", "no-conflict", "ring-locality", "data-flow", "counts")
+
+@dataclass(frozen=True)
+class Property:
+    """One property of a schedule: `name` (the `--property` choice, the JSON value, the report's
+    label) and how it is decided: "checks" (the kinds of `ringproof.proofs.ring.properties`, each
+    with a symbolic and a concrete twin) or "counting" (closed forms checked against enumeration)."""
+
+    name: str
+    decided_by: str
+
+
+# Every property, in the order results are listed and reported.
+PROPERTY_TABLE = (
+    Property("well-formed", "checks"),
+    Property("coverage", "checks"),
+    Property("no-conflict", "checks"),
+    Property("ring-locality", "checks"),
+    Property("data-flow", "checks"),
+    Property("placement", "checks"),
+    Property("counts", "counting"),
+)
+PROPERTIES = tuple(p.name for p in PROPERTY_TABLE)
+SOLVER_PROPERTIES = tuple(p.name for p in PROPERTY_TABLE if p.decided_by == "checks")
 TIERS = ("parametric", "per-m", "bounded")
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from ringproof.schedules.dsl import (DIV, EAC, HOME, MAC, At, Copy, Either, Loop, Move, Phase, Schedule,
                            Step, variant_name)
 from ringproof.schedules.expr import and_, div, eq, ite, mod, ne, wrap
+from ringproof.schedules.shape import ANY_D
 from ringproof.schedules.problems import PLAIN, k, q, s, v, w, w1, y
 
 PRINTED_DEFECTS = ("C-mod", "phase1-assign", "phase2-B-mod", "phase3-assign")
@@ -238,13 +239,18 @@ def home(P, ref):
     return mod(ref.idx[1] - 1, P.m) + 1
 
 
+def placement(P, ref):
+    """y[A, C] ends where column C's inputs start: PE ((C - 1) mod m) + 1 (property placement)."""
+    return home(P, ref)
+
+
 def variant(defects=()) -> Schedule:
     """Algorithm 1 with some of the printed text's defects put back (see PRINTED_DEFECTS)."""
     name = variant_name("algo1", defects, PRINTED_DEFECTS)
     return Schedule(name, PLAIN,
                     (_phase1(defects), _phase2a(defects), _phase2b(defects), _phase3(defects)),
                     home=home, doc="Algorithm 1: plain self-attention on a ring of m PEs",
-                    notes={"claims": CLAIMS})
+                    notes={"claims": CLAIMS}, placement=None if defects else placement)
 
 
 # What the paper states about Algorithm 1 (section III-B, Table I); `counts` checks each claim.
@@ -262,7 +268,7 @@ def general() -> Schedule:
                     (_phase1((), GENERAL), _phase2a((), w1_last(GENERAL)), _phase2b(()),
                      _phase3((), cols=GENERAL)),
                     home=home, doc="Algorithm 1 for n ≠ d: plain self-attention, m | n, m | d",
-                    notes={"claims": GENERAL_CLAIMS}, square=False)
+                    notes={"claims": GENERAL_CLAIMS}, shape=ANY_D, placement=placement)
 
 
 # d·n² MACs in each of phases 1 and 3; phases 1 and 3 take n·k·d cycles each, phase 2 takes 2·k·n.

@@ -17,7 +17,8 @@ from __future__ import annotations
 from ringproof.schedules.dsl import (DIV, EAC, HOME, MAC, At, Copy, Either, Loop, Move, Phase, Schedule,
                            Step, variant_name)
 from ringproof.schedules.expr import and_, div, eq, ge, gt, ite, le, lt, mod, not_, or_, wrap
-from ringproof.schedules.algo1 import GENERAL, PAPER, home, sum_source
+from ringproof.schedules.algo1 import GENERAL, PAPER, home, placement, sum_source
+from ringproof.schedules.shape import ANY_D
 from ringproof.schedules.problems import MASKED, k, q, s, v, w, w1, y
 
 PRINTED_DEFECTS = ("C-bracket", "phase2-B-bracket", "phase2-A-offset", "sum-before-first")
@@ -253,7 +254,7 @@ def variant(defects=()) -> Schedule:
     return Schedule(name, MASKED,
                     (_phase1(defects), _phase2a(defects), _phase2b(defects), _phase3(defects)),
                     home=home, doc="Algorithm 3: masked self-attention on a ring of m PEs",
-                    notes={"claims": CLAIMS})
+                    notes={"claims": CLAIMS}, placement=None if defects else placement)
 
 
 # What the paper states about Algorithm 3 (section V, Table II) and the cycle count of the loops:
@@ -274,7 +275,7 @@ def general() -> Schedule:
                     (_phase1((), GENERAL), _phase2a((), w1_source), _phase2b((), w1_source),
                      _phase3((), GENERAL)),
                     home=home, doc="Algorithm 3 for n ≠ d: masked self-attention, m | n, m | d",
-                    notes={"claims": GENERAL_CLAIMS}, square=False)
+                    notes={"claims": GENERAL_CLAIMS}, shape=ANY_D, placement=placement)
 
 
 # d·n(n+1)/2 MACs in each of phases 1 and 3; phases 1 and 3 take (n div 2 + 1)·k·d cycles each.

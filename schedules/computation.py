@@ -10,9 +10,10 @@ Arrays are named with their extents ("n", "d"; one per index). An equation is ei
     ... if X <= Y [and ...]      only the terms with X ≤ Y (a mask)
 
 Arrays that no equation computes are the inputs; the last equation's target is the output unless
-`output` says otherwise; `symmetric` names computed arrays with t[A, B] = t[B, A] (a copy may be
-stored transposed): each must follow from its equation (its terms and mask the same with A and B
-swapped, which holds for every n), else the declaration is bad input.
+`output` names another, or several (`output=("dq", "dk")`: each is compared with numpy and
+placed); `symmetric` names computed arrays with t[A, B] = t[B, A] (a copy may be stored transposed):
+each must follow from its equation (its terms and mask the same with A and B swapped, which holds
+for every n), else the declaration is bad input.
 `transposable` names computed arrays whose equation keeps one orientation (`if B <= A`, terms
 the same with A and B swapped) and whose readers may name either (a[A, B] read as a[B, A]).
 The paper's three variants of attention are declared this way in
@@ -47,11 +48,12 @@ def computation(name: str, arrays: dict, equations, output: str | None = None,
     targets = [p[0] for p in parsed]
     made = {a: Array(a, shapes[a], is_input=a not in targets) for a in shapes}
     eqs = tuple(_equation(made, *p) for p in parsed)
-    out = output or targets[-1]
-    if out not in targets:
-        raise BadInput(f"{name}: output {out} is not computed by any equation")
-    return Problem(name, tuple(made[a] for a in shapes if a not in targets), eqs, made[out],
-                   symmetric_pairs=tuple(made[a] for a in symmetric),
+    outs = (output,) if isinstance(output, str) else tuple(output or (targets[-1],))
+    for out in outs:
+        if out not in targets:
+            raise BadInput(f"{name}: output {out} is not computed by any equation")
+    return Problem(name, tuple(made[a] for a in shapes if a not in targets), eqs, made[outs[0]],
+                   symmetric_pairs=tuple(made[a] for a in symmetric), outputs=tuple(made[o] for o in outs),
                    transposable=tuple(made[a] for a in transposable))
 
 

@@ -25,13 +25,14 @@ import enum
 import functools
 import os
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import InitVar, dataclass, field, replace
 from types import SimpleNamespace
 from typing import Any, Callable
 
 
 from ringproof.errors import BadInput, RingproofError
 from ringproof.schedules.expr import user_line
+from ringproof.schedules.shape import ANY_D, PARAMETERS, D_IS_N, Shape
 
 
 class Op(enum.Enum):
@@ -51,8 +52,9 @@ class Op(enum.Enum):
 
 
 MAC, EAC, DIV, MOVE = Op.MAC, Op.EAC, Op.DIV, Op.MOVE
-CLAIM_KINDS = ("cycles",) + tuple(op.value for op in Op)   # what `notes["claims"]` may name
-PARAMETERS = ("n", "m", "k", "d", "kd", "l")   # the names of P and the PE index: no loop may take one
+CLAIM_KINDS = ("cycles",) + tuple(op.value for op in Op)   # the counts `notes["claims"]` may name
+LOAD_CLAIMS = ("balance", "memory")     # and the load figures (spread of ops over PEs, peak held)
+RESERVED = PARAMETERS + ("l",)   # the names of P and the PE index: no loop may take one
 
 
 @dataclass(frozen=True)
@@ -196,14 +198,14 @@ class Loop:
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name.isidentifier():
             raise BadInput(f"{user_line(__file__, dataclasses.__file__)}loop name {self.name!r} is not an identifier")
-        if self.name in PARAMETERS:
+        if self.name in RESERVED:
             raise BadInput(f"{user_line(__file__, dataclasses.__file__)}loop {self.name!r}: {self.name} names a "
                            f"parameter (or the PE index l); name the loop otherwise "
-                           f"(loop names must differ from {', '.join(PARAMETERS)})")
+                           f"(loop names must differ from {', '.join(RESERVED)})")
         for b in (self.lo, self.hi):
-            if not (callable(b) or b in ("n", "m", "k", "d") if isinstance(b, str) else _is_index(b)):
+            if not (callable(b) or b in PARAMETERS if isinstance(b, str) else _is_index(b)):
                 raise BadInput(f"{user_line(__file__)}loop {self.name}: bound {b!r} is not an int, "
-                               "'n', 'm', 'k', 'd' or a callable (P, ix) -> value")
+                               f"{', '.join(map(repr, PARAMETERS))} or a callable (P, ix) -> value")
         if self.through is not None:
             object.__setattr__(self, "through", guarded(self.through, f"the counting hint of loop {self.name}"))
 
@@ -213,8 +215,9 @@ class Loop:
 
 def _bound(b, P, ix):
     if isinstance(b, str):
-        if b not in ("n", "m", "k", "d", "kd"):
-            raise BadInput(f"unknown loop bound {b!r}: expected an int, 'n', 'm', 'k', 'd', 'kd' or a callable")
+        if b not in PARAMETERS:
+            raise BadInput(f"unknown loop bound {b!r}: expected an int, {', '.join(map(repr, PARAMETERS))} "
+                           "or a callable")
         return getattr(P, b)
     if callable(b):
         value = guarded(b, "a loop bound")(P, ix)
@@ -349,13 +352,16 @@ class Problem:
     name: str
     inputs: tuple[Array, ...]
     equations: tuple[Equation, ...]
-    output: Array
+    output: Array                            # the first output (a problem may have several)
     symmetric_pairs: tuple[Array, ...] = ()  # arrays with a[A, B] = a[B, A]
+    outputs: tuple[Array, ...] = ()          # every output; () means (output,)
     # arrays computed once per pair (their equation masks B ≤ A) whose reads may name either
     # orientation: a step reading a[A, B] may name a[B, A], the element that exists
     transposable: tuple[Array, ...] = ()
 
     def __post_init__(self):
+        if not self.outputs:
+            object.__setattr__(self, "outputs", (self.output,))
         for a in self.symmetric_pairs:
             why = _not_symmetric(self, a)
             if why:
@@ -408,7 +414,7 @@ def _not_symmetric(problem: "Problem", a: Array) -> str:
         return "no equation computes it (an input's symmetry cannot be checked)"
     if len(a.dims) != 2 or a.dims[0] != a.dims[1]:
         return f"its extents are {' '.join(a.dims)}, not two equal ones"
-    P = SimpleNamespace(**{p: var(p) for p in ("n", "m", "k", "d", "kd")})
+    P = SimpleNamespace(**{p: var(p) for p in PARAMETERS})
     x, y, r = var("_A"), var("_B"), ([var("_R")] if eqn.reduce else [])
     sym = {s.name for s in problem.symmetric_pairs}
 
@@ -432,9 +438,20 @@ def _not_symmetric(problem: "Problem", a: Array) -> str:
 class Schedule:
     """A schedule: phases run in order; `home(P, ref)` is the initial PE of each input element.
 
-    `square`: the schedule is written for d = n (the paper's shape: P.d is P.n, and the prover
-    treats them as one parameter). False: d is a parameter of its own, with m | d (P.kd = d/m),
-    and every check holds for all n, d with m dividing both.
+    `shape` (`ringproof.schedules.shape`): which sizes are free. `D_IS_N` (the default, the paper's):
+    the schedule is written for d = n, P.d is P.n and the prover treats them as one parameter.
+    `ANY_D`: d is a parameter of its own, with m | d (P.kd = d/m), and every check holds for all
+    n, d with m dividing both. `square=False` is another spelling of `shape=ANY_D`.
+
+    `requires(P)`: a side condition on the sizes beyond m | n, written with the DSL helpers
+    (`eq(mod(P.n, 2 * P.m), 0)`); every tier assumes it and sizes that break it are not run.
+    `derived`: {name: (P) -> value}, parameters computed from the others (`"h": lambda P:
+    div(P.n, 2 * P.m)`), seen as `P.<name>` by every function of the schedule (steps, loop bounds,
+    inverses, home) and usable in claims.
+
+    `placement(P, ref)` (same signature as `home`): the PE on which each output element must end;
+    `ends(P, ref)`: optionally, the iteration (`At`) that last touches it — a witness, checked —
+    needed where a running sum travels before it ends.
     """
 
     name: str
@@ -443,20 +460,53 @@ class Schedule:
     home: Callable
     doc: str = ""
     notes: dict = field(default_factory=dict)
-    square: bool = True
+    shape: Shape = D_IS_N
+    square: InitVar[bool | None] = None
+    requires: Callable | None = None
+    derived: dict = field(default_factory=dict)
+    placement: Callable | None = None
+    ends: Callable | None = None
 
-    def __post_init__(self):
+    def __post_init__(self, square):
+        if square is not None:
+            object.__setattr__(self, "shape", D_IS_N if square else ANY_D)
         object.__setattr__(self, "home", guarded(self.home, f"the home placement of schedule {self.name}"))
+        for fld, what in (("requires", "the side condition"), ("placement", "the placement"),
+                          ("ends", "the end witness")):
+            if getattr(self, fld) is not None:
+                object.__setattr__(self, fld, guarded(getattr(self, fld), f"{what} of schedule {self.name}"))
+        for name, fn in self.derived.items():
+            if name in ("n", "m", "k", "d", "kd", "l") or not name.isidentifier() or not callable(fn):
+                raise BadInput(f"schedule {self.name}: derived parameter {name!r} must be a new name "
+                               "bound to a function (P) -> value")
+        if self.derived:          # idempotent: a schedule derived from this one wraps again
+            see = functools.partial(with_derived, self.derived)
+            for fld in ("home", "requires", "placement", "ends"):
+                object.__setattr__(self, fld, _seeing(getattr(self, fld), see))
+            object.__setattr__(self, "phases", tuple(_phase_seeing(p, see) for p in self.phases))
+        if self.requires is not self.shape.requires:       # the shape's enumerators honour it
+            object.__setattr__(self, "shape", replace(self.shape, requires=self.requires))
         names = [p.name for p in self.phases]
         if len(set(names)) != len(names):
             raise BadInput(f"schedule {self.name}: phase names repeat: {names}")
         if not self.phases:
             raise BadInput(f"schedule {self.name} has no phases")
         claims = self.notes.get("claims", {})
-        unknown = [k for k in claims if k not in CLAIM_KINDS]
+        unknown = [k for k in claims if k not in CLAIM_KINDS + LOAD_CLAIMS]
         if unknown:
             raise BadInput(f"{user_line(__file__, dataclasses.__file__)}schedule {self.name}: unknown claim "
-                           f"{unknown[0]!r}; a claim names one of {', '.join(CLAIM_KINDS)}")
+                           f"{unknown[0]!r}; a claim names one of {', '.join(CLAIM_KINDS + LOAD_CLAIMS)}")
+
+    def admits(self, n: int, m: int, d: int | None = None) -> bool:
+        """Do the sizes (m | n assumed) satisfy the schedule's side condition `requires`?"""
+        return self.shape.admits(n, m, d)
+
+    def requirement(self) -> str | None:
+        """The side condition as written in the prover's syntax (for the "assumed:" line)."""
+        if self.requires is None:
+            return None
+        from ringproof.schedules.expr import lift, render, var
+        return render(lift(self.requires(self.shape.record(var))))
 
     def phase(self, name: str) -> Phase:
         for p in self.phases:
@@ -490,6 +540,35 @@ class Schedule:
         return f"Schedule({self.name!r}, problem={self.problem.name}, phases={[p.name for p in self.phases]})"
 
 
+def with_derived(derived: dict, P):
+    """P with the derived parameters added (P itself if it has them already)."""
+    if not derived or all(hasattr(P, name) for name in derived):
+        return P
+    out = SimpleNamespace(**vars(P))
+    for name, fn in derived.items():
+        setattr(out, name, guarded(fn, f"derived parameter {name}")(out))
+    return out
+
+
+def _seeing(fn, see):
+    """fn(P, ...) called with P's derived parameters added (a user's function: keeps its name,
+    file and line through __wrapped__)."""
+    if fn is None or not callable(fn):
+        return fn
+
+    def call(P, *args):
+        return fn(see(P), *args)
+
+    functools.update_wrapper(call, fn)
+    return call
+
+
+def _phase_seeing(phase: Phase, see) -> Phase:
+    loops = tuple(replace(lp, lo=_seeing(lp.lo, see), hi=_seeing(lp.hi, see), through=_seeing(lp.through, see))
+                  for lp in phase.loops)
+    return replace(phase, loops=loops, step=_seeing(phase.step, see), inverse=_seeing(phase.inverse, see))
+
+
 def variant_name(base: str, defects, known) -> str:
     """The name of `base` with some printed defects put back; unknown defect names are an error."""
     unknown = set(defects) - set(known)
@@ -498,10 +577,9 @@ def variant_name(base: str, defects, known) -> str:
     return base if not defects else f"{base}-" + "+".join(defects)
 
 
-def params(n, m, k=None, d=None):
+def params(n, m, d=None):
     """The parameter record a step sees: n, m, k = n / m, d (= n in the paper), kd = d / m."""
-    d = d if d is not None else n
-    return SimpleNamespace(n=n, m=m, k=k if k is not None else n // m, d=d, kd=d // m)
+    return ANY_D.params(m, n=n, d=d if d is not None else n)
 
 
 def check_size(n: int, m: int, d: int | None = None) -> None:
@@ -518,11 +596,16 @@ def check_size(n: int, m: int, d: int | None = None) -> None:
 
 
 def check_shape(schedule: "Schedule", n: int, m: int, d: int | None) -> int:
-    """The d of a run of `schedule`: n for a square schedule (which refuses any other d), else d."""
+    """The d of a run of `schedule`: n where d is not a free size of its shape (which refuses any
+    other d), else d; sizes that break the schedule's side condition are refused."""
     if d is None or d == n:
-        return n
-    if schedule.square:
+        d = n
+    elif not schedule.shape.is_free("d"):
         raise BadInput(f"schedule {schedule.name} is written for d = n (the paper's shape), got n={n}, "
                        f"d={d}; its formulas bound column indices by n (use a -general schedule)")
-    check_size(n, m, d)
+    else:
+        check_size(n, m, d)
+    if not schedule.admits(n, m, d):
+        raise BadInput(f"schedule {schedule.name} requires {schedule.requirement()}, which n={n}, m={m}"
+                       + (f", d={d}" if schedule.shape.is_free("d") else "") + " breaks")
     return d

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import operator
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Callable
 
 from ringproof.errors import BadInput
+from ringproof.schedules.operators import OPERATORS, require_complete
 
 
 # --------------------------------------------------------------------------- Term trees
@@ -160,8 +161,27 @@ def lift(x) -> Term:
     raise TypeError(f"cannot mix {type(x).__name__} with a Term")
 
 
-_INFIX = {"add": " + ", "mul": "·", "eq": " = ", "ne": " ≠ ", "lt": " < ", "le": " ≤ ",
-          "and": " ∧ ", "or": " ∨ "}
+def _infix(sep: str):
+    return lambda t: sep.join(_paren(a) for a in t.args)
+
+
+def _render_add(t: Term) -> str:
+    a, b = t.args
+    if b.op == "neg":
+        return f"{render(a)} - {_paren(b.args[0])}"
+    return f"{render(a)} + {render(b)}"
+
+
+# How each operator of `schedules/operators.py` is written in the paper's notation.
+_RENDER = {
+    "add": _render_add, "neg": lambda t: f"-{_paren(t.args[0])}", "mul": _infix("·"),
+    "mod": lambda t: f"{_paren(t.args[0])} % {_paren(t.args[1])}",
+    "div": lambda t: f"{_paren(t.args[0])} \\ {_paren(t.args[1])}",
+    "ite": lambda t: f"({render(t.args[1])} if {render(t.args[0])} else {render(t.args[2])})",
+    "eq": _infix(" = "), "lt": _infix(" < "), "le": _infix(" ≤ "),
+    "and": _infix(" ∧ "), "or": _infix(" ∨ "), "not": lambda t: f"¬{_paren(t.args[0])}",
+}
+require_complete("expr.render", _RENDER)
 
 
 def render(t: Term) -> str:
@@ -170,24 +190,7 @@ def render(t: Term) -> str:
         return t.args[0]
     if t.op in ("const", "bool"):
         return str(t.args[0])
-    if t.op == "neg":
-        return f"-{_paren(t.args[0])}"
-    if t.op == "add":
-        a, b = t.args
-        if b.op == "neg":
-            return f"{render(a)} - {_paren(b.args[0])}"
-        return f"{render(a)} + {render(b)}"
-    if t.op in _INFIX:
-        return _INFIX[t.op].join(_paren(a) for a in t.args)
-    if t.op == "mod":
-        return f"{_paren(t.args[0])} % {_paren(t.args[1])}"
-    if t.op == "div":
-        return f"{_paren(t.args[0])} \\ {_paren(t.args[1])}"
-    if t.op == "not":
-        return f"¬{_paren(t.args[0])}"
-    if t.op == "ite":
-        return f"({render(t.args[1])} if {render(t.args[0])} else {render(t.args[2])})"
-    return f"{t.op}({', '.join(render(a) for a in t.args)})"
+    return _RENDER[t.op](t)
 
 
 def evaluate(t: Term, env: dict):
@@ -197,15 +200,7 @@ def evaluate(t: Term, env: dict):
         return env[a[0]]
     if op in ("const", "bool"):
         return a[0]
-    args = [evaluate(x, env) for x in a]
-    if op == "add":
-        return args[0] + args[1]
-    if op == "mul":
-        return args[0] * args[1]
-    if op == "neg":
-        return -args[0]
-    return {"mod": mod, "div": div, "ite": ite, "eq": eq, "lt": lt, "le": le,
-            "and": and_, "or": or_, "not": not_}[op](*args)
+    return _HELPERS[op](*[evaluate(x, env) for x in a])
 
 
 def _paren(t: Term) -> str:
@@ -231,6 +226,21 @@ class Backend:
     and_: Callable
     or_: Callable
     not_: Callable
+
+    def operations(self) -> dict[str, Callable]:
+        """Every operator of `schedules/operators.py` on this backend, by name: Python's own
+        `+ - *` where the operator has no helper, this backend's field otherwise."""
+        return {**_PYTHON, **{op.name: getattr(self, op.helper) for op in OPERATORS.values() if op.helper}}
+
+
+require_complete("expr.Backend fields", {op.name for op in OPERATORS.values()
+                                         if op.helper in {f.name for f in fields(Backend)}},
+                 refused={op.name for op in OPERATORS.values() if op.helper is None})
+
+# The operators a Term builds with Python's own operators (no helper, no backend field).
+_PYTHON = {"add": operator.add, "neg": operator.neg, "mul": operator.mul}
+require_complete("expr: Python's operators", _PYTHON,
+                 refused={op.name for op in OPERATORS.values() if op.helper is not None})
 
 
 def _term_binary(op):
@@ -278,7 +288,7 @@ def _numpy_backend() -> Backend:
     )
 
 
-_INT = Backend(
+INT = Backend(
     "int", lambda x: isinstance(x, (int, bool)) or _numpy_scalar(x, "integer") or _numpy_scalar(x, "bool_"),
     mod=operator.mod, div=operator.floordiv,
     ite=lambda c, a, b: a if c else b,
@@ -312,7 +322,7 @@ def _sympy_backend() -> Backend:
 # a Term and a numpy array mixed with ints is an array. A (module, factory) entry is built on first
 # use once its module is loaded (before that no value of it can exist), so using the DSL imports
 # neither sympy nor numpy.
-_BACKENDS: list = [_TERM, ("sympy", _sympy_backend), ("numpy", _numpy_backend), _INT]
+_BACKENDS: list = [_TERM, ("sympy", _sympy_backend), ("numpy", _numpy_backend), INT]
 
 
 def register_backend(backend: Backend) -> None:
@@ -391,3 +401,7 @@ def between(lo, x, hi):
 def wrap(x, m):
     """The 1-based ring position of x: ((x - 1) mod m) + 1, in [1, m]."""
     return mod(x - 1, m) + 1
+
+
+# Each operator as the DSL helper (or Python operator) that builds it on any backend (`evaluate`).
+_HELPERS = {**_PYTHON, **{op.name: globals()[op.helper] for op in OPERATORS.values() if op.helper}}

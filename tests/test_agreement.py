@@ -2,7 +2,7 @@
 
 import pytest
 
-from mutants import LEGAL, REFUTED
+from helpers.mutants import LEGAL, REFUTED
 from ringproof.proofs.ring.bounded import check_sizes
 from ringproof.proofs.ring.prover import Options, verify
 from ringproof.proofs.results import Verdict

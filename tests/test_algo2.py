@@ -6,7 +6,8 @@ import sympy
 
 from ringproof.model.ring.machine import run
 from ringproof.model.ring.trace import build_trace
-from ringproof.proofs.ring.bounded import check_sizes, sizes
+from ringproof.proofs.ring.bounded import check_sizes
+from ringproof.schedules.shape import divisible as sizes
 from ringproof.proofs.ring.counting import check_claim, closed, counts
 from ringproof.proofs.ring.prover import Options, verify
 from ringproof.proofs.results import PROPERTIES, Verdict

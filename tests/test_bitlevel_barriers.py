@@ -11,7 +11,7 @@ from ringproof.model.bitlevel.problem import Problem
 from ringproof.proofs.search.cnf import Encoding
 from ringproof.proofs.search.minimum import _Splitter, search
 from ringproof.proofs.search.sat_check import sat_check_run
-from bitlevel_simple import simple_run
+from helpers.bitlevel_simple import simple_run
 
 SMALL = [("plain", 2, 2), ("masked", 2, 2), ("symmetric", 2, 2)]
 _RESULTS: dict = {}

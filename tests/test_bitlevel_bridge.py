@@ -8,7 +8,7 @@ import pytest
 from ringproof.model.bitlevel import check_run
 from ringproof.proofs.search.sat_check import sat_check_run
 from ringproof.model.bitlevel.bridge import to_run
-from mutants import REFUTED
+from helpers.mutants import REFUTED
 from ringproof.proofs.cli import main
 from ringproof.schedules.algo1 import ALGO1
 from ringproof.schedules.algo2 import ALGO2
@@ -61,10 +61,10 @@ def test_cli_method_bitlevel():
 
 def test_cli_method_bitlevel_names_the_limit_when_sat_gives_no_answer(monkeypatch):
     import ringproof.proofs.search.sat_check as sat_check
-    from ringproof.model.bitlevel.types import CheckResult, Verdict
+    from ringproof.model.bitlevel.types import CheckResult, SatVerdict
 
     monkeypatch.setattr(sat_check, "sat_check_run",
-                        lambda run, timeout=None: CheckResult(Verdict.UNKNOWN, timeout, "portfolio"))
+                        lambda run, timeout=None: CheckResult(SatVerdict.UNKNOWN, timeout, "portfolio"))
     out = io.StringIO()
     code = main(["algo1", "--tier", "bounded", "--method", "bitlevel", "-n", "4", "-m", "2",
                  "--timeout", "3", "--json"], out, io.StringIO())

@@ -6,7 +6,7 @@ import pytest
 
 from ringproof.model.bitlevel import Op, Run, Send, check_run
 from ringproof.proofs.search.sat_check import sat_check_run
-from bitlevel_simple import simple_run
+from helpers.bitlevel_simple import simple_run
 
 VARIANTS = ["plain", "symmetric", "masked"]
 

@@ -1,4 +1,4 @@
-"""Rotation-invariant witness search (model/bitlevel_rotation.py) and the stage that uses it."""
+"""Rotation-invariant witness search (proofs/search/rotation.py) and the stage that uses it."""
 
 import pytest
 
@@ -9,7 +9,7 @@ from ringproof.proofs.search.cnf import Encoding
 from ringproof.model.bitlevel.problem import Problem
 from ringproof.proofs.search.rotation import rotation_step
 from ringproof.proofs.search.portfolio import solve
-from ringproof.model.bitlevel.types import Verdict
+from ringproof.model.bitlevel.types import SatVerdict
 
 
 @pytest.mark.parametrize("variant,n,m,step", [("symmetric", 3, 3, 1), ("symmetric", 4, 4, None),
@@ -37,7 +37,7 @@ def test_invariant_witness_is_valid_and_invariant(variant, n, split):
     g = rotation_step(prob)
     enc = Encoding(prob, sum(split), split=split, rotation=g)
     verdict, model, _ = solve(enc.cnf.clauses, enc.cnf.nv, "cadical195")
-    assert verdict is Verdict.SAT
+    assert verdict is SatVerdict.SAT
     run = to_run(prob, sum(split), *enc.decode(model))
     assert check_run(run) == []
     assert _ops(run, g) == _ops(run)
@@ -47,6 +47,6 @@ def test_rotation_stage_finds_a_valid_witness():
     splitter = _Splitter(Problem("symmetric", 3, 3), "kissat404", None, None)
     splitter.QUICK = 0
     verdict, run = splitter.decide(21, (6, 6, 9))
-    assert verdict is Verdict.SAT and check_run(run) == []
+    assert verdict is SatVerdict.SAT and check_run(run) == []
     assert [a.stage for a in splitter.attempts] == ["full", "phase-1 relaxation, rotation-invariant",
                                                     "phase 1 pinned, rotation-invariant"]

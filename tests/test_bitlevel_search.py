@@ -8,7 +8,7 @@ from ringproof.proofs.search.minimum import search
 from ringproof.proofs.search.cnf import Encoding
 from ringproof.model.bitlevel.problem import Problem
 from ringproof.proofs.search.portfolio import solve
-from ringproof.model.bitlevel.types import Verdict
+from ringproof.model.bitlevel.types import SatVerdict
 from ringproof.errors import BadInput
 
 TINY = [("plain", 2, 2), ("symmetric", 2, 2), ("masked", 2, 2), ("masked", 3, 3), ("symmetric", 3, 3),
@@ -44,9 +44,9 @@ def test_minimum_agrees_with_barrier_variable_formulation(variant, n, m):
     """Second formulation: no phase splitting, no busy-slot clauses, barriers as variables, CaDiCaL."""
     best = search(variant, n, m).min_cycles
     prob = Problem(variant, n, m)
-    for T, expect in ((best, Verdict.SAT), (best - 1, Verdict.UNSAT)):
+    for T, expect in ((best, SatVerdict.SAT), (best - 1, SatVerdict.UNSAT)):
         enc = Encoding(prob, T)
-        verdict = Verdict.UNSAT if enc.cnf.conflict else solve(enc.cnf.clauses, enc.cnf.nv, "cadical195")[0]
+        verdict = SatVerdict.UNSAT if enc.cnf.conflict else solve(enc.cnf.clauses, enc.cnf.nv, "cadical195")[0]
         assert verdict is expect, (T, verdict)
 
 
@@ -88,9 +88,9 @@ def test_staged_path_finds_a_valid_witness():
     splitter = _Splitter(prob, "kissat404", None, None)
     splitter.QUICK = 0
     verdict, run = splitter.decide(17, (6, 5, 6))
-    assert verdict is Verdict.SAT and check_run(run) == []
+    assert verdict is SatVerdict.SAT and check_run(run) == []
     assert [a.stage for a in splitter.attempts] == ["full", "phase-1 relaxation", "phase 1 pinned"]
-    assert splitter.decide(17, (5, 6, 6))[0] is Verdict.UNSAT  # phase 1 cannot fit in 5 cycles
+    assert splitter.decide(17, (5, 6, 6))[0] is SatVerdict.UNSAT  # phase 1 cannot fit in 5 cycles
 
 
 @pytest.mark.parametrize("variant,n,m", [("plain", 2, 2), ("masked", 3, 3), ("masked", 3, 2), ("symmetric", 3, 3)])
@@ -113,14 +113,14 @@ def test_a_failed_pin_is_forbidden_and_replaced(monkeypatch):
     def first_pin_fails(T, split, pins, budget, rotation, stage):
         tried.append(pins)
         if len(tried) == 1:
-            return Verdict.UNSAT, None
+            return SatVerdict.UNSAT, None
         return pinned(T, split, pins, budget, rotation, stage)
 
     monkeypatch.setattr(splitter, "_pinned", first_pin_fails)
     verdict, run = splitter.decide(17, (6, 5, 6))
-    assert verdict is Verdict.SAT and check_run(run) == []
+    assert verdict is SatVerdict.SAT and check_run(run) == []
     (v0, first), (v1, second) = splitter.pins[(6, None)]
-    assert v0 is v1 is Verdict.SAT and first != second
+    assert v0 is v1 is SatVerdict.SAT and first != second
     assert tried == [[first], [second]]
 
 
@@ -132,7 +132,7 @@ def test_placements_raced_in_pairs():
     splitter = _Splitter(Problem("masked", 3, 3), "cadical195", None, None)
     splitter.QUICK = 0
     verdict, run = splitter.decide(17, (6, 5, 6))
-    assert verdict is Verdict.SAT and check_run(run) == []
+    assert verdict is SatVerdict.SAT and check_run(run) == []
     relax = [a for a in splitter.attempts if a.stage == "phase-1 relaxation"]
     assert len(relax) == 1 and len(splitter.pins[(6, None)]) == splitter.RACE == 2
     (_, a), (_, b) = splitter.pins[(6, None)]
@@ -143,8 +143,8 @@ def test_first_witness_skips_unsat_cnfs():
     from ringproof.proofs.search.portfolio import first_witness
 
     unsat, sat = [[1], [-1]], [[1, 2], [-1]]
-    assert first_witness([unsat, sat], "cadical195", 30)[:2] == (1, Verdict.SAT)
-    assert first_witness([unsat, unsat], "cadical195", 30)[:2] == (None, Verdict.UNSAT)
+    assert first_witness([unsat, sat], "cadical195", 30)[:2] == (1, SatVerdict.SAT)
+    assert first_witness([unsat, unsat], "cadical195", 30)[:2] == (None, SatVerdict.UNSAT)
 
 
 @pytest.mark.parametrize("split", [(6, 5, 6), (6, 6, 6)])
@@ -175,6 +175,6 @@ def test_relaxation_up_to_a_phase_accepts_the_start_of_every_witness():
     place = whole.decode(solve(whole.cnf.clauses, whole.cnf.nv, "cadical195")[1])[0]
     pin = {k: pt for k, pt in place.items() if k[0] == "MAC1"}
     two = Encoding(prob.up_to(2), L1 + L2, split=(L1, L2, 0), pin=pin)
-    assert solve(two.cnf.clauses, two.cnf.nv, "cadical195")[0] is Verdict.SAT
+    assert solve(two.cnf.clauses, two.cnf.nv, "cadical195")[0] is SatVerdict.SAT
     short = Encoding(prob.up_to(2), L1 + L2 - 2, split=(L1, L2 - 2, 0))  # fewer slots than phase-2 ops
-    assert short.cnf.conflict and solve(short.cnf.clauses, short.cnf.nv, "cadical195")[0] is Verdict.UNSAT
+    assert short.cnf.conflict and solve(short.cnf.clauses, short.cnf.nv, "cadical195")[0] is SatVerdict.UNSAT

@@ -10,7 +10,10 @@ import pytest
 
 from ringproof import BadInput, InternalError
 from ringproof.proofs.cli import main
-from ringproof.schedules.dsl import Loop, PARAMETERS
+from ringproof.schedules.dsl import RESERVED, Loop
+from ringproof.schedules.shape import ANY_D, D_IS_N
+from ringproof.proofs.ring.budgets import Budget
+from ringproof.proofs.ring.session import Session
 
 
 def call(*argv):
@@ -157,7 +160,7 @@ def test_an_unknown_claim_key_is_bad_input_at_its_line(tmp_path):
         assert code == 64 and f"{path}:5:" in err and "'MACs'" in err, (out, err)
 
 
-@pytest.mark.parametrize("name", PARAMETERS)
+@pytest.mark.parametrize("name", RESERVED)
 def test_a_loop_named_as_a_parameter_is_bad_input_at_its_line(tmp_path, name):
     """A loop `d` with a hint in P.d: inside the hint's induction P.d would be the loop index."""
     path = schedule_file(tmp_path, LOOP_NAMED + "SCHEDULE = ALGO1\n", name=name)
@@ -174,9 +177,8 @@ def test_a_derived_count_that_differs_from_enumeration_is_an_internal_error(monk
 
     real = counting.count
     monkeypatch.setattr(counting, "count", lambda *a: real(*a) + counting.M - 1)    # wrong for m > 1
-    monkeypatch.setattr(counting, "_COUNTED", {})
     with pytest.raises(InternalError, match=r"phase phase1: the derived cycles .* at n=2, m=2"):
-        counting.counts(ALGO1)
+        counting.counts(ALGO1, Session())      # a session of its own: nothing cached
 
 
 # ----------------------------------------------------------------------------- read in the code
@@ -233,24 +235,24 @@ def test_symmetric_declarations_are_shown_or_refused():
         computation("c", arrays, ["w1[A, B] += x[A, C] * x[B, C]"], symmetric=("q",))
 
 
-def test_an_unknown_answer_is_never_cached_as_false(monkeypatch):
-    """A side condition Z3 could not settle under a small budget is asked again under a larger one."""
+def test_an_unknown_answer_is_never_cached_as_false():
+    """A side condition Z3 could not settle under a small budget is not kept as false (and is
+    proved under a larger one, whose session is another)."""
     import z3
 
-    from ringproof.proofs.ring import budgets
     from ringproof.proofs.ring.normalize import Ctx
 
-    def ctx():
-        c = Ctx(nonlinear=True)
+    def ctx(session):
+        c = Ctx(session=session, nonlinear=True)
         c.assumptions += [x >= 1, x <= c.k * c.m]
         return c
 
     x = z3.Int("x")
-    fact = x * x <= (ctx().k * ctx().m) * (ctx().k * ctx().m)
-    monkeypatch.setattr(budgets, "SIDE_CONDITION", 1)
-    assert ctx().prove(fact) is False             # not shown with a budget of 1
-    monkeypatch.undo()
-    assert ctx().prove(fact) is True
+    small = Session(Budget(side_condition_rlimit=1))
+    fact = x * x <= (ctx(small).k * ctx(small).m) * (ctx(small).k * ctx(small).m)
+    assert ctx(small).prove(fact) is False             # not shown with a budget of 1
+    assert all(verdict is not False for verdict, *_ in small.proven.values())   # and not kept
+    assert ctx(Session()).prove(fact) is True
 
 
 def test_a_misspelled_tier_is_bad_input():
@@ -265,11 +267,11 @@ def test_the_sampled_bound_of_a_claim_is_the_one_named():
     parameter of its own), not 24."""
     from ringproof.proofs.ring.counting import N, check_claim, claim_bound
 
-    assert claim_bound(True) == (24, 24) and claim_bound(False) == (12, 12)
+    assert claim_bound(D_IS_N) == (24, 24) and claim_bound(ANY_D) == (12, 12)
     derived = N * N
     sneaky = "n**2 + Piecewise((1, n > 12), (0, True))"
-    assert check_claim(derived, sneaky, square=False)[0] is None
-    assert check_claim(derived, sneaky, square=True)[:2] == (13, 1)
+    assert check_claim(derived, sneaky, shape=ANY_D)[0] is None
+    assert check_claim(derived, sneaky, shape=D_IS_N)[:2] == (13, 1)
 
 
 def test_counting_honours_the_seed(monkeypatch):
@@ -288,8 +290,7 @@ def test_counting_honours_the_seed(monkeypatch):
         return real(self, *args, **kw)
 
     monkeypatch.setattr(z3.Solver, "set", spy)
-    monkeypatch.setattr(counting, "_COUNTED", {})
-    counting.counts(ALGO2, seed=7)
+    counting.counts(ALGO2, Session(Budget(seed=7)))     # a session of its own: nothing cached
     assert seeds and min(seeds) >= 7, seeds     # induction tries seed, seed + 1, ...
 
 

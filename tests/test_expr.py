@@ -6,7 +6,7 @@ import sympy
 import z3
 from hypothesis import given, settings, strategies as st
 
-import backend_z3  # noqa: F401  (registers the Z3 backend)
+from helpers import backend_z3  # noqa: F401  (registers the Z3 backend)
 from ringproof.proofs.ring.normalize import Ctx, DVal
 from ringproof.schedules.expr import and_, div, eq, ite, le, lt, mod, ne, var, wrap
 

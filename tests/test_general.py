@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from mutants_general import MUTANTS
+from helpers.mutants_general import MUTANTS
 from ringproof.errors import BadInput
 from ringproof.model.ring.machine import run
 from ringproof.model.ring.trace import build_trace

@@ -5,7 +5,7 @@ from dataclasses import replace
 import sympy
 
 from ringproof.model.ring.trace import build_trace
-from ringproof.proofs.ring.bounded import sizes
+from ringproof.schedules.shape import D_IS_N, divisible as sizes
 import pytest
 
 from ringproof.proofs.ring.counting import N, _nest, check_claim, closed, counts, equal, parameters
@@ -61,7 +61,7 @@ def test_a_refuted_hint_is_not_used():
 def test_guards_count_exactly_or_not_at_all():
     """A guard folds into the loop bounds it implies (all of them: min of the uppers), by cases;
     one the counter cannot read (it depends on the PE through mod) is not counted."""
-    P = parameters(True)
+    P = parameters(D_IS_N)
     decider = Decider()
     plain = Phase("p", (Loop("i", 1, "k"), Loop("j", 1, "n")), step=lambda P, ix: None)
     loops, env = _nest(plain, P, True)

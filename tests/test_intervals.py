@@ -4,7 +4,7 @@ import random
 
 import z3
 
-from ringproof.proofs.ring.intervals import decide
+from ringproof.proofs.ring.intervals import Intervals
 
 M, K = z3.Int("m"), z3.Int("k")
 
@@ -44,6 +44,7 @@ def _z3_proves(fact, assumptions) -> bool:
 
 
 def test_intervals_agree_with_z3_on_random_instances():
+    decide = Intervals().decide
     rng = random.Random(13)
     answered = {True: 0, False: 0}
     for _ in range(300):
@@ -75,6 +76,7 @@ def _branchy_instance(rng):
 def test_if_branches_and_non_bounds_are_proved_but_never_refuted():
     """The weaker reading (If-branches with their conditions, non-bounds dropped) agrees with Z3
     wherever it answers, and only ever answers True."""
+    decide = Intervals().decide
     rng = random.Random(29)
     proved = 0
     for _ in range(400):
@@ -87,6 +89,7 @@ def test_if_branches_and_non_bounds_are_proved_but_never_refuted():
 
 
 def test_intervals_read_if_terms_by_branch_and_drop_non_bounds():
+    decide = Intervals().decide
     x, y = z3.Ints("x.r y.r")
     box = [M >= 1, K >= 1, 0 <= x, x < M]
     assert decide(z3.If(x < 0, 1, 0) >= 0, box) is True              # both branches ≥ 0
@@ -111,7 +114,7 @@ def test_side_conditions_agree_with_z3_whichever_rule_settles_them():
         ctx.assumptions += [0 <= x, x < ctx.m]
     ctx.assumptions += [xs[0] <= xs[1] + xs[2]]
     rules = {"intervals": 0, "known point": 0, "z3": 0}
-    decide, known = normalize.decide, normalize._refuted_at_known_point
+    decide, known = ctx.session.intervals.decide, normalize._refuted_at_known_point
 
     def traced(name, fn, settles):
         def wrapper(*args):
@@ -121,7 +124,7 @@ def test_side_conditions_agree_with_z3_whichever_rule_settles_them():
             return out
         return wrapper
 
-    normalize.decide = traced("intervals", decide, lambda v: v is not None)
+    ctx.session.intervals.decide = traced("intervals", decide, lambda v: v is not None)
     normalize._refuted_at_known_point = traced("known point", known, bool)
     try:
         for _ in range(150):
@@ -133,5 +136,6 @@ def test_side_conditions_agree_with_z3_whichever_rule_settles_them():
             rules["z3"] += ctx.side_conditions - before
             assert got == _z3_proves(fact, ctx.assumptions), fact
     finally:
-        normalize.decide, normalize._refuted_at_known_point = decide, known
+        del ctx.session.intervals.decide
+        normalize._refuted_at_known_point = known
     assert all(rules.values()), rules

@@ -2,10 +2,10 @@
 
 import pytest
 
-from twins import assert_same_check_replays
+from helpers.twins import assert_same_check_replays
 
 from ringproof.model.ring.machine import run
-from mutants import LEGAL, REFUTED
+from helpers.mutants import LEGAL, REFUTED
 from ringproof.proofs.ring.prover import verify
 from ringproof.proofs.results import Verdict
 

@@ -2,10 +2,10 @@
 
 import pytest
 
-from twins import assert_same_check_replays
+from helpers.twins import assert_same_check_replays
 
 from ringproof.model.ring.machine import run
-from mutants_algo2 import REFUTED
+from helpers.mutants_algo2 import REFUTED
 from ringproof.proofs.ring.prover import Options, verify
 from ringproof.proofs.results import Verdict
 

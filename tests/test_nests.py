@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ringproof.proofs.ring.nests import KD, M, K, Decider, Unknown, count
+from ringproof.schedules.shape import ANY_D
 
 V = sympy.symbols("a b c e", integer=True)
 SIZES = ((1, 1, 1), (2, 1, 3), (1, 2, 2), (3, 1, 1), (2, 2, 1), (1, 3, 1))     # (k, m, kd)
@@ -73,7 +74,7 @@ def brute(loops, guard, k: int, m: int, kd: int) -> int:
 
 def check(loops, guard):
     try:
-        form = count(loops, guard, Decider(square=False))
+        form = count(loops, guard, Decider(ANY_D))
     except Unknown:
         return None
     for k, m, kd in SIZES:

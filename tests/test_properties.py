@@ -3,7 +3,7 @@
 from dataclasses import replace
 
 import pytest
-from twins import assert_same_check_replays
+from helpers.twins import assert_same_check_replays
 
 from ringproof.proofs.cli.targets import registry
 from ringproof.proofs.results import PROPERTIES, Verdict
@@ -37,7 +37,7 @@ def test_every_property_is_derived_for_the_registered_schedules():
 
 
 def test_a_refutation_must_replay_as_the_same_check():
-    """The twin rule has teeth: a refutation replays only as the same check (tests/twins.py)."""
+    """The twin rule has teeth: a refutation replays only as the same check (tests/helpers/twins.py)."""
     schedule = algo1_variant(("phase1-assign",))
     refuted = [r for r in verify(schedule) if r.verdict is Verdict.REFUTED]
     assert refuted

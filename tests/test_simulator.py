@@ -9,11 +9,11 @@ import math
 
 import pytest
 
-import mutants
-import mutants_algo2
-import mutants_algo3
-import mutants_general
-from reference_machine import reference_run
+from helpers import mutants
+from helpers import mutants_algo2
+from helpers import mutants_algo3
+from helpers import mutants_general
+from helpers.reference_machine import reference_run
 from ringproof.model.ring import machine
 from ringproof.model.ring.machine import run, simulate
 from ringproof.model.ring.trace import Stream, build_trace

@@ -8,6 +8,9 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 from ringproof.model.bitlevel.types import BARRIERS, KINDS, PHASE_OF, VARIANTS, Op, Run
+from ringproof.model.ring.rules import RULES, assume
+
+assume("the bit-level checker (model/bitlevel/check.py)", persists=True)
 
 
 def required_ops(variant: str, n: int, d: int) -> Counter:
@@ -101,7 +104,7 @@ def _coverage(run: Run) -> list[str]:
     bad += [f"op {k} executed {c} times" for k, c in have.items() if k in need and c > 1]
     bad += [f"op {k} is not an op of {run.variant} attention" for k in have if k not in need]
     slots = Counter((op.p, op.t) for op in run.ops)
-    bad += [f"PE {p} runs {c} ops in cycle {t}" for (p, t), c in sorted(slots.items()) if c > 1]
+    bad += [f"PE {p} runs {c} ops in cycle {t}" for (p, t), c in sorted(slots.items()) if c > RULES.ops_per_cycle]
     return bad
 
 
@@ -174,7 +177,8 @@ def check_run(run: Run) -> list[str]:
                 del where[acc]
                 made[p].add(acc)
         links = Counter(s.p for s in sends_at[t])
-        bad += [f"link {p}->{(p + 1) % run.m} carries {c} data in cycle {t}" for p, c in links.items() if c > 1]
+        bad += [f"link {p}->{RULES.next_pe(p, run.m, first=0)} carries {c} data in cycle {t}"
+                for p, c in links.items() if c > RULES.link_capacity]
         arrive, moved = defaultdict(set), {}
         for s in sends_at[t]:
             x = s.datum
@@ -186,9 +190,9 @@ def check_run(run: Run) -> list[str]:
                 elif x in moved:
                     bad.append(f"{s}: partial sum {x} moves twice in cycle {t}")
                 else:
-                    moved[x] = (s.p + 1) % run.m
+                    moved[x] = RULES.next_pe(s.p, run.m, first=0)
             elif x in mem[s.p] or x in made[s.p]:
-                arrive[(s.p + 1) % run.m].add(x)
+                arrive[RULES.next_pe(s.p, run.m, first=0)].add(x)
             else:
                 bad.append(f"{s}: {x} is not on PE {s.p} at the start of cycle {t} nor produced there in it")
         for p, xs in made.items():

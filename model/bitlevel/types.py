@@ -48,7 +48,10 @@ class Run:
     barriers: str = "global"
 
 
-class Verdict(Enum):
+class SatVerdict(Enum):
+    """A SAT answer about a run or a number of cycles (the prover's verdicts are
+    `ringproof.proofs.results.Verdict`: proved, refuted, unknown)."""
+
     SAT = "sat"
     UNSAT = "unsat"
     UNKNOWN = "unknown"
@@ -58,7 +61,7 @@ class Verdict(Enum):
 class CheckResult:
     """Outcome of `sat_check_run`: SAT means the fixed schedule is a valid run of the machine."""
 
-    verdict: Verdict
+    verdict: SatVerdict
     seconds: float
     solver: str
     variables: int = 0
@@ -67,7 +70,7 @@ class CheckResult:
 
     @property
     def valid(self) -> bool | None:
-        return {Verdict.SAT: True, Verdict.UNSAT: False}.get(self.verdict)
+        return {SatVerdict.SAT: True, SatVerdict.UNSAT: False}.get(self.verdict)
 
 
 @dataclass(frozen=True)
@@ -76,7 +79,7 @@ class Attempt:
 
     T: int
     split: tuple[int, int, int]
-    verdict: Verdict
+    verdict: SatVerdict
     seconds: float
     variables: int
     clauses: int

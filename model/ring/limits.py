@@ -12,7 +12,7 @@ import numpy as np
 from ringproof.errors import BadInput
 from ringproof.model.ring.holds import table_dtype
 
-MAX_N = 160   # about 1.5 GB of trace for Algorithm 3 (0.8 GB measured at n = 128)
+MAX_N = 160   # about 1.5 GB of trace for Algorithm 3 (docs/machine.md, "The bounded tier's limit")
 RECORDS = 3 << 29      # bytes of the simulator's records: with a block and the interpreter, < 2 GB
 PER_DATUM = 60         # bytes it keeps per datum: values (2 × 8), running sums (20), home, renamed
                        # copies (8), the reference output's temporaries; and a cycle per (datum, PE)

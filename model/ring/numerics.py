@@ -59,8 +59,9 @@ class Numerics:
             self.val[ids] = self.val[self.renamed[ids]]
         self.begin()
 
-    def output(self, problem: Problem) -> np.ndarray:
-        name = problem.output.name
+    def output(self, problem: Problem, array=None) -> np.ndarray:
+        """The values of `array` (default: the problem's first output)."""
+        name = (array or problem.output).name
         off, shape = self.layout.offset[name], self.layout.extents[name]
         return self.val[off:off + int(np.prod(shape))].reshape(shape)
 

@@ -27,8 +27,15 @@ def random_inputs(problem: Problem, n: int, d: int, seed: int = 0) -> dict:
     return {a.name: rng.uniform(-1, 1, size=tuple(ext[x] for x in a.dims)) for a in problem.inputs}
 
 
+def reference_outputs(problem: Problem, inputs: dict, scale: float = 1.0) -> dict:
+    """{name: values} of every output of the problem."""
+    if problem.outputs == (problem.output,):
+        return {problem.output.name: reference_output(problem, inputs, scale)}
+    return {o.name: evaluate(problem, inputs, scale, o) for o in problem.outputs}
+
+
 def reference_output(problem: Problem, inputs: dict, scale: float = 1.0) -> np.ndarray:
-    """The problem's output: attention for the paper's three problems, else `evaluate`."""
+    """The problem's (first) output: attention for the paper's three problems, else `evaluate`."""
     if problem in (SYMMETRIC, SYMMETRIC_ONCE):
         x = inputs["x"]
         return attention(x, x, x, scale=scale)
@@ -37,8 +44,9 @@ def reference_output(problem: Problem, inputs: dict, scale: float = 1.0) -> np.n
     return evaluate(problem, inputs, scale)
 
 
-def evaluate(problem: Problem, inputs: dict, scale: float = 1.0) -> np.ndarray:
-    """Every equation in order, as a sum over index grids (exp takes `scale` times its operand)."""
+def evaluate(problem: Problem, inputs: dict, scale: float = 1.0, output=None) -> np.ndarray:
+    """Every equation in order, as a sum over index grids (exp takes `scale` times its operand);
+    the values of `output` (default: the problem's first output)."""
     val = dict(inputs)
     ext = {}
     for a in problem.inputs:
@@ -60,4 +68,16 @@ def evaluate(problem: Problem, inputs: dict, scale: float = 1.0) -> np.ndarray:
         if e.target in problem.transposable:      # one orientation computed: a[B, A] is a[A, B]
             a = val[e.target.name]
             val[e.target.name] = np.tril(a) + np.tril(a, -1).T
-    return val[problem.output.name]
+    return val[(output or problem.output).name]
+
+
+def empty_sums(problem: Problem, n: int, d: int, output=None) -> np.ndarray | None:
+    """Where an output (default: the first) is a masked sum: the entries whose mask keeps no term
+    (their value is 0, and a schedule need not touch them); else None."""
+    e = problem.equation_for(output or problem.output)
+    if e.where is None or not e.reduce:
+        return None
+    ext = {"n": n, "d": d}
+    dims = list(e.target.dims) + [e.reduce]
+    grid = np.meshgrid(*[np.arange(1, ext[x] + 1) for x in dims], indexing="ij")
+    return ~np.broadcast_to(e.where(None, *grid), grid[0].shape).any(axis=-1)

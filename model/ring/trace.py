@@ -177,7 +177,7 @@ class Trace:
 
 
 def build_trace(schedule: Schedule, n: int, m: int, d: int | None = None) -> Trace:
-    """Evaluate every phase of `schedule` for concrete n, m (and d; a square schedule has d = n)."""
+    """Evaluate every phase of `schedule` for concrete n, m (and d, where its shape has d free; else d = n)."""
     check_size(n, m)
     return trace_of(schedule, params(n, m, d=check_shape(schedule, n, m, d)))
 

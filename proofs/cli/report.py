@@ -44,6 +44,7 @@ def parser() -> ArgumentParser:
 
 def main(argv, stdout, stderr) -> int:
     from ringproof.proofs.ring.prover import verify
+    from ringproof.proofs.ring.session import Session
 
     args = parser().parse(argv, stdout)
     if args is None:
@@ -59,10 +60,11 @@ def main(argv, stdout, stderr) -> int:
     schedules = [(name, resolve(name)) for name in names]
     progress = _Progress(stderr, len(schedules), on=not args.quiet)
     sections = []
+    session = Session.for_budget(opts.budget)     # one session for every target and the front
     for name, schedule in schedules:
         progress.start(name)
         results = verify(schedule, replace(opts, smt2_dir=str(Path(args.smt2) / schedule.name))
-                         if args.smt2 else opts)
+                         if args.smt2 else opts, session)
         sections.append(collect.target(name, schedule, results, opts, (args.n, args.m), args.cycles,
                                        printed_defects(name)))
         progress.done(name, sections[-1]["verdict"])
@@ -72,7 +74,7 @@ def main(argv, stdout, stderr) -> int:
         from ringproof.proofs.report.front import front as build_front
 
         progress.start("front section (Tables I, II, ES, fair readings)")
-        front = build_front(opts.seed, int(opts.timeout * 1000))
+        front = build_front(session)
         progress.done("front section", "")
     doc = {"schema": "ringproof-report", "schema_version": collect.SCHEMA_VERSION,
            "generated": {"command": "prove report " + shlex.join(argv), "versions": collect.versions(args.cross_check),

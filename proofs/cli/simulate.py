@@ -53,6 +53,9 @@ def _scale(text: str, d: int) -> float:
         raise BadInput(f"--scale must be 'paper', 'sdpa' or a number, got {text!r}") from None
 
 
+MEMORY_N = 64        # the peak memory per PE is measured on the whole trace, up to this size
+
+
 def main(argv, stdout, stderr) -> int:
     args = parser().parse(argv, stdout)
     if args is None:
@@ -68,10 +71,15 @@ def main(argv, stdout, stderr) -> int:
     if args.picture:
         _picture(schedule, args, r.violations)
     copies = args.heads * args.batch
+    peaks = None
+    if r.ok and args.n <= MEMORY_N and d <= MEMORY_N:           # the whole trace is needed
+        from ringproof.model.ring.memory import peak_per_pe
+        from ringproof.model.ring.trace import build_trace
+        peaks = peak_per_pe(build_trace(schedule, args.n, args.m, args.d))
     data = {"target": args.target, "n": args.n, "m": args.m, "d": d, "heads": args.heads,
             "batch": args.batch, "scale": scale, "cycles": r.cycles * copies, "cycles_per_head": r.cycles,
             "ops": {k: v * copies for k, v in r.ops.items()}, "utilization": r.utilization,
-            "max_rel_error": r.max_rel_error,
+            "max_rel_error": r.max_rel_error, "memory_peak_per_pe": peaks,
             "violations": [{"rule": v.rule, "message": v.message, "iterations": list(v.iterations)}
                            for v in r.violations]}
     if args.json:
@@ -85,6 +93,8 @@ def main(argv, stdout, stderr) -> int:
         stdout.write("ops           " + ", ".join(f"{k} {v}" for k, v in data["ops"].items()) + "\n")
         stdout.write(f"utilization   {r.utilization:.4f}\n")
         stdout.write(f"max rel error {r.max_rel_error:.3g} (vs numpy)\n")
+        stdout.write("memory        " + ("peak data held per PE " + "/".join(map(str, peaks)) if peaks else
+                                         f"not measured (a valid run with n, d ≤ {MEMORY_N} only)") + "\n")
         for v in r.violations:
             stdout.write(f"violation     {v}\n")
             for it in v.iterations:

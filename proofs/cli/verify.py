@@ -4,19 +4,16 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from ringproof.model.ring.limits import check_traceable
 from ringproof.proofs import jsonout
+from ringproof.proofs.options import DEFAULTS, Options
 from ringproof.proofs.progress import Progress
 from ringproof.proofs.cli.argparsing import ArgumentParser, bounded_int, seconds
 from ringproof.proofs.results import PROPERTIES, TIERS, Verdict
 from ringproof.proofs.cli.targets import registry, resolve
 from ringproof.schedules.dsl import check_size, where
 from ringproof.errors import BadInput
-
-if TYPE_CHECKING:
-    from ringproof.proofs.ring.prover import Options
 
 EPILOG = """exit codes: 0 every property proved, 1 a property refuted, 2 a verdict unknown
 (timeout, solver unknown, or a formula the normalization does not handle), 64 bad input,
@@ -44,19 +41,22 @@ def add_solver_options(p: ArgumentParser) -> None:
     """The options of `prove TARGET` that `prove report` shares."""
     p.add_argument("--property", action="append", default=None, metavar="NAME",
                    help=f"check only this property (repeatable): {', '.join(PROPERTIES)}")
-    p.add_argument("--tier", default="parametric", choices=TIERS,
+    p.add_argument("--tier", default=DEFAULTS.tier, choices=TIERS,
                    help="parametric: all n, m; per-m: all n for each m ≤ --max-m; bounded: n ≤ --max-n")
-    p.add_argument("--max-n", type=int, default=24, help="bounded tier: largest n (default 24)")
-    p.add_argument("--max-m", type=int, default=8, help="per-m tier: largest m (default 8)")
-    p.add_argument("--timeout", type=seconds, default=10.0, help="seconds per solver query (default 10)")
-    p.add_argument("--seed", type=bounded_int(0, 2**32 - 1, "a seed"), default=0, help="Z3 random seed")
-    p.add_argument("--jobs", type=bounded_int(0, 256, "a number of processes"), default=0,
+    p.add_argument("--max-n", type=int, default=DEFAULTS.max_n,
+                   help=f"bounded tier: largest n (default {DEFAULTS.max_n})")
+    p.add_argument("--max-m", type=int, default=DEFAULTS.max_m,
+                   help=f"per-m tier: largest m (default {DEFAULTS.max_m})")
+    p.add_argument("--timeout", type=seconds, default=DEFAULTS.timeout,
+                   help=f"seconds per solver query (default {DEFAULTS.timeout:g})")
+    p.add_argument("--seed", type=bounded_int(0, 2**32 - 1, "a seed"), default=DEFAULTS.seed, help="Z3 random seed")
+    p.add_argument("--jobs", type=bounded_int(0, 256, "a number of processes"), default=DEFAULTS.jobs,
                    help="worker processes (default: one per core)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--cross-check", choices=("cvc5",),
                    help="ask cvc5 every query Z3 answered unsat; a disagreement makes the verdict unknown")
-    p.add_argument("--cross-timeout", type=seconds, default=60.0,
-                   help="with --cross-check: seconds per query for the second solver (default 60)")
+    p.add_argument("--cross-timeout", type=seconds, default=DEFAULTS.cross_timeout,
+                   help=f"with --cross-check: seconds per query for the second solver (default {DEFAULTS.cross_timeout:g})")
     p.add_argument("--smt2", metavar="DIR", help="write every solver query there as a standalone SMT-LIB 2 file")
 
 
@@ -72,9 +72,7 @@ def solver_options(args) -> Options:
             import cvc5  # noqa: F401
         except ImportError:
             raise BadInput("--cross-check cvc5 needs the cvc5 package (pip install cvc5)") from None
-    props = tuple(p for arg in (args.property or list(PROPERTIES)) for p in arg.split(","))
-    from ringproof.proofs.ring.prover import Options   # heavy (z3, sympy): not for --help
-
+    props = tuple(p for arg in (args.property or list(DEFAULTS.properties)) for p in arg.split(","))
     return Options(props, args.tier, args.max_n, args.max_m, args.timeout, args.seed, args.jobs,
                    args.cross_check, args.cross_timeout, args.smt2)
 
@@ -204,7 +202,10 @@ def print_table(target, schedule, results, out) -> None:
         err = cex.replay.get("max_rel_error")
         if err is not None:
             out.write(f"  ring model: max relative error vs numpy = {err:.3g}\n")
-        if cex.replay.get("witness_only"):
+        if cex.replay.get("witness_only") and r.property == "placement":
+            out.write(f"  the schedule computes the right values at n={cex.n}, m={cex.m} (the ring "
+                      f"model's run is valid and matches numpy), but not on the PEs `placement` declares\n")
+        elif cex.replay.get("witness_only"):
             out.write(f"  the schedule computes the right result at n={cex.n}, m={cex.m} (the ring "
                       f"model's run is valid and y matches numpy): only a witness is wrong, the one "
                       f"checked by “{cex.check}”\n")
@@ -215,11 +216,16 @@ def print_table(target, schedule, results, out) -> None:
         out.write(f"  replay: {cex.command(target, r.property)}\n")
         out.write(f"  run: {cex.command(target)}\n")
     if any(r.property == "counts" for r in results):
-        c = next(r for r in results if r.property == "counts").details.get("readable")
+        details = next(r for r in results if r.property == "counts").details
+        c = details.get("readable")
         if c:
             out.write(f"\ncycles = {c['cycles']}; ops = "
                       + ", ".join(f"{k}: {v}" for k, v in c["ops"].items() if v not in ("not derived", "0"))
                       + f"; utilization = {c['utilization']}\n")
+        if details.get("balance"):
+            from ringproof.proofs.ring import held, spread
+            out.write(spread.readable(details["balance"]) + "\n")
+            out.write(held.readable(details["memory"]) + "\n")
 
 
 def _where(schedule, phase: str) -> str:

@@ -12,7 +12,7 @@ import sympy
 
 from ringproof.model.ring.trace import build_trace
 from ringproof.proofs.report import svg
-from ringproof.proofs.results import Verdict
+from ringproof.proofs.results import PROPERTIES, Verdict
 from ringproof.schedules.expr import var
 
 SCHEMA_VERSION = 1
@@ -41,7 +41,7 @@ def command(target: str, opts) -> str:
         parts += ["--max-n", str(opts.max_n)]
     if opts.tier == "per-m":
         parts += ["--max-m", str(opts.max_m)]
-    return " ".join(parts + [f"--property {p}" for p in opts.properties if len(opts.properties) < 6])
+    return " ".join(parts + [f"--property {p}" for p in opts.properties if len(opts.properties) < len(PROPERTIES)])
 
 
 def target(name: str, schedule, results, opts, size=(4, 2), per_phase: int = 6, defects=None) -> dict:

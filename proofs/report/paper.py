@@ -13,7 +13,7 @@ from importlib import resources
 from ringproof.model.ring.machine import run
 from ringproof.model.ring.trace import build_trace
 from ringproof.proofs.ring.counting import claim_at, counts
-from ringproof.proofs.ring.induction import TIMEOUT_MS
+from ringproof.proofs.ring.session import Session
 
 # Table I: (n, m) -> (Algo.2 cycles, ES cycles; * = (#computations)/(#PEs), not run)
 TABLE_I = {(3, 3): (21, "21"), (4, 4): (36, "35"), (5, 5): (50, "50"), (6, 3): (146, "142*"),
@@ -58,12 +58,12 @@ def _num(x: Fraction) -> str:
     return str(x.numerator) if x.denominator == 1 else f"{float(x):.2f}"
 
 
-def table_i(seed: int = 0, timeout_ms: int = TIMEOUT_MS) -> list[dict]:
+def table_i(session: Session | None = None) -> list[dict]:
     """Algorithm 2 against Table I: trace cycles, closed form, ops per PE, the difference and why
-    (the closed form is derived once per process: a report that verified algo2 reuses it)."""
+    (the closed form is derived once per session: a report that verified algo2 reuses it)."""
     from ringproof.schedules.algo2 import ALGO2
 
-    derived = counts(ALGO2, seed, timeout_ms)
+    derived = counts(ALGO2, session)
     out = []
     for (n, m), (paper, es) in TABLE_I.items():
         tr = build_trace(ALGO2, n, m)

@@ -14,7 +14,6 @@ from typing import Callable
 
 from ringproof.model.ring.trace import Trace, build_trace
 from ringproof.model.ring.vocabulary import forwards
-from ringproof.proofs.ring.heap import keep_freed_memory
 from ringproof.proofs.ring.pool import run_all
 from ringproof.proofs.ring.properties import check_trace
 from ringproof.schedules.dsl import Op, Schedule
@@ -23,18 +22,9 @@ from ringproof.schedules.dsl import Op, Schedule
 _FORK_FROM = 9       # fewer sizes run in this process: forking costs more than they take
 
 
-def sizes(max_n: int, max_m: int | None = None):
-    """All (n, m) with m | n, n ≤ max_n (and m ≤ max_m)."""
-    return [(n, m) for n in range(1, max_n + 1) for m in range(1, n + 1)
-            if n % m == 0 and (max_m is None or m <= max_m)]
-
-
 def shapes(schedule: Schedule, max_n: int, max_m: int | None = None):
-    """The (n, m, d) a sweep of `schedule` covers: d = n for a square schedule, else every d ≤ max_n
-    with m | d too."""
-    if schedule.square:
-        return [(n, m, n) for n, m in sizes(max_n, max_m)]
-    return [(n, m, d) for n, m in sizes(max_n, max_m) for d in range(m, max_n + 1, m)]
+    """The (n, m, d) a sweep of `schedule` covers: every size its shape allows up to max_n."""
+    return schedule.shape.sizes(max_n, max_m)
 
 
 @dataclass
@@ -73,10 +63,9 @@ def sweep(schedule: Schedule, max_n: int, properties=None, max_m=None, jobs: int
           only: tuple | None = None, checks: bool = True, first: Callable | None = None) -> Sweep:
     """Enumerate every (n, m, d) up to max_n (`shapes`), or the one size `only` ((n, m) or
     (n, m, d); d = n if not given). `properties`: those to check (None: all); `checks` False:
-    count only. The Finding's `d` says at which d (= n for a square schedule). `jobs`: worker
+    count only. The Finding's `d` says at which d (= n where the shape has no free d). `jobs`: worker
     processes (0: one per core); `first`: a zero-argument task run in the same pool before the
     sizes (the counts' closed forms)."""
-    keep_freed_memory()
     if only:
         todo = [(only[0], only[1], only[2] if len(only) > 2 else only[0])]
     else:   # largest first (a trace has about n·n·d iterations), one size per task: small ones fill in

@@ -1,15 +1,35 @@
-"""Z3 resource limits (`rlimit`) per query class, so that a verdict does not depend on the load.
+"""Z3 resource limits (`rlimit`) per query class, so that a verdict does not depend on the load, and
+the `Budget` record a session's solvers run under.
 
 A wall-clock timeout makes the same query `unknown` on a busy machine and proved on an idle one. Z3's
 resource counter is deterministic for a given query, seed and Z3 version, so each class of query gets
-a budget in those units, about ten times the most the registered schedules need (measured with
-`prove algoN --jobs 1` under Z3 4.x: side conditions up to 0.7 M, parametric checks up to 3.6 M, a
-library lemma 31 k, a successful induction try 0.9 M). The user's `--timeout` stays on every query
-as a backstop that should never be the one to stop it.
+a budget in those units, about ten times the most the registered schedules need (the measurements:
+docs/proofs.md, "Deterministic verdicts"). The user's `--timeout` stays on every query as a backstop
+that should never be the one to stop it.
 """
+
+from __future__ import annotations
+
+from dataclasses import dataclass
 
 LEMMA = 10_000_000            # one lemma of the normalization library (lemmas.py)
 SIDE_CONDITION = 10_000_000   # a window or range fact while normalizing (normalize.Ctx.prove)
 QUERY = 40_000_000            # one parametric check (smt.discharge)
 INDUCTION_TRY = 2_500_000     # one seed's try at a counting identity (induction._holds)
 COUNT_DECIDE = 300_000        # one decision of the counter (nests.Decider): a bound dominates, a case is empty
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What a solver may spend, and with which seed: `timeout_ms` is a wall-clock backstop per
+    query, the rlimits (deterministic resource units, the constants above) decide when it gives
+    up; `second_solver` ('cvc5' or None) re-checks every unsat within `second_timeout_ms`."""
+
+    timeout_ms: int = 10_000
+    seed: int = 0
+    query_rlimit: int = QUERY
+    side_condition_rlimit: int = SIDE_CONDITION
+    induction_rlimit: int = INDUCTION_TRY
+    count_rlimit: int = COUNT_DECIDE
+    second_solver: str | None = None
+    second_timeout_ms: int = 60_000

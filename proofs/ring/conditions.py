@@ -15,34 +15,23 @@ from ringproof.model.ring.trace import trace_of
 from ringproof.proofs.ring.properties import check_trace
 from ringproof.proofs.results import Counterexample
 from ringproof.schedules.dsl import Schedule, params
+from ringproof.schedules.shape import RING
 
 MAX_SIZE = 6
 
 
 def conditions(schedule: Schedule, max_size: int = MAX_SIZE) -> list[dict]:
     """[{"condition", "counterexample" (Counterexample | None)}] for m | n, and m | d if d is free."""
-    out = [{"condition": "m | n", "counterexample": _without(schedule, "n", max_size)}]
-    if not schedule.square:
-        out.append({"condition": "m | d", "counterexample": _without(schedule, "d", max_size)})
+    out = [{"condition": f"{RING} | {e}", "counterexample": _without(schedule, e, max_size)}
+           for e in schedule.shape.free]
+    if schedule.requires is not None:
+        out.append({"condition": schedule.requirement(),
+                    "counterexample": _without(schedule, "requires", 2 * max_size)})
     return out
 
 
-def _sizes(schedule: Schedule, which: str, max_size: int):
-    """(n, d, m), m ≥ 2, that break `which` ∈ {"n", "d"} of m | n, m | d and nothing else;
-    smallest n + d first."""
-    out = []
-    for n in range(1, max_size + 1):
-        for d in ((n,) if schedule.square else range(1, max_size + 1)):
-            for m in range(2, max(n, d) + 1):
-                breaks_n, breaks_d = n % m != 0, d % m != 0
-                if (which == "n" and breaks_n and (schedule.square or not breaks_d)) or \
-                        (which == "d" and breaks_d and not breaks_n):
-                    out.append((n, d, m))
-    return sorted(out, key=lambda t: (t[0] + t[1], t[0], t[2]))
-
-
 def _without(schedule: Schedule, which: str, max_size: int) -> Counterexample | None:
-    for n, d, m in _sizes(schedule, which, max_size):
+    for n, d, m in schedule.shape.breaking(which, max_size):
         try:
             with np.errstate(divide="ignore", invalid="ignore"):     # k or kd may be 0 here
                 found = [fs[0] for fs in check_trace(trace_of(schedule, params(n, m, d=d))).values() if fs]
@@ -51,5 +40,5 @@ def _without(schedule: Schedule, which: str, max_size: int) -> Counterexample | 
         if found:
             f = found[0]
             return Counterexample(n, m, f"{f.property} / {f.phase}: {f.check}", f.message,
-                                  f.iterations, d=None if schedule.square else d)
+                                  f.iterations, d=schedule.shape.own("d", d))
     return None

@@ -27,12 +27,14 @@ import z3
 from ringproof.errors import BadInput, InternalError
 from ringproof.model.ring.trace import phase_counts
 from ringproof.model.ring.vocabulary import forwards
-from ringproof.proofs.ring.induction import TIMEOUT_MS, prove_through
+from ringproof.proofs.ring.induction import prove_through
 from ringproof.proofs.ring import budgets
 from ringproof.proofs.ring.nests import KD, M, K, Decider, NoZ3, Unknown, count, to_z3
+from ringproof.proofs.ring.session import Session
 from ringproof.proofs.ring.smt import small_sizes
 from ringproof.schedules.dsl import CLAIM_KINDS, Op, Phase, Schedule, Step, params
 from ringproof.schedules.expr import Term, evaluate, var
+from ringproof.schedules.shape import ANY_D, D_IS_N, PARAMETERS, Shape, require_parameters
 
 N, D = sympy.symbols("n d", positive=True, integer=True)
 CHECK_MAX = 12         # every derived count is compared with enumeration for n, d ≤ this
@@ -40,10 +42,13 @@ CLAIM_MAX_N = 24       # a claim not shown equal is compared with the derived fo
 KINDS = CLAIM_KINDS    # what a count (and a claim) may name: cycles and every op kind
 
 
-def parameters(square: bool) -> SimpleNamespace:
-    """The parameters of the counter: n = k·m, d = kd·m (kd = k for a square schedule)."""
-    kd = K if square else KD
-    return SimpleNamespace(n=K * M, m=M, k=K, d=kd * M, kd=kd)
+_COUNTER = {"n": K * M, "m": M, "k": K, "d": KD * M, "kd": KD}
+require_parameters("counting.parameters", _COUNTER)
+
+
+def parameters(shape: Shape) -> SimpleNamespace:
+    """The parameters of the counter for `shape`: n = k·m, d = kd·m (kd is k where d is n)."""
+    return shape.record(_COUNTER.__getitem__)
 
 
 def in_n_m_d(e: sympy.Expr) -> sympy.Expr:
@@ -54,7 +59,7 @@ def in_n_m_d(e: sympy.Expr) -> sympy.Expr:
 def _shape(phase: Phase) -> Step:
     """The step on symbolic Terms: enough to read its op kind, guard and send, without building
     (and simplifying) every index formula in sympy."""
-    P = SimpleNamespace(**{name: var(name) for name in ("n", "m", "k", "d", "kd")})
+    P = SimpleNamespace(**{name: var(name) for name in PARAMETERS})
     return phase.step(P, SimpleNamespace(**{name: var(name) for name in phase.index_names}))
 
 
@@ -171,28 +176,25 @@ def _required_enumerated(eqn, n: int, d: int) -> int:
     return int(np.count_nonzero(np.broadcast_to(np.asarray(got, dtype=bool), grids[0].size)))
 
 
-_COUNTED: dict = {}   # (id(schedule), seed, timeout) -> (schedule, Counts): one derivation per process
-
-
-def counts(schedule: Schedule, seed: int = 0, timeout_ms: int = TIMEOUT_MS) -> Counts:
+def counts(schedule: Schedule, session: Session | None = None) -> Counts:
     """Cycles and ops per kind, each phase's forms checked by enumeration (module doc). A guarded
     phase's ops that the counter cannot derive are |terms| of its equation, valid only with that
-    phase's coverage proved: `bijections` lists those phases. Counting hints are proved here (Z3
-    `seed`, `timeout_ms` per query), once per schedule, seed and timeout in a process when they all
-    hold."""
-    key = (id(schedule), seed, timeout_ms)
-    hit = _COUNTED.get(key)
+    phase's coverage proved: `bijections` lists those phases. Counting hints and the counter's
+    decisions are proved here under the session's budget (None: the shared default), once per
+    schedule in a session when they all hold."""
+    session = session if session is not None else Session.for_budget()
+    hit = session.counted.get(id(schedule))
     if hit is not None and hit[0] is schedule:
         return hit[1]
-    c = _derive(schedule, seed, timeout_ms)
+    c = _derive(schedule, session)
     if not any(c.hints.values()):      # a hint that failed (e.g. timed out) is tried again next time
-        _COUNTED[key] = (schedule, c)
+        session.counted[id(schedule)] = (schedule, c)
     return c
 
 
-def check_sizes(square: bool, limit: int = CHECK_MAX) -> list[tuple[int, int, int]]:
-    """The (n, m, d) every derived count is compared at: n, d ≤ limit, m | n, m | d (d = n if square)."""
-    return [(n, m, d) for n, d, m in small_sizes(square, limit)]
+def check_sizes(shape: Shape, limit: int = CHECK_MAX) -> list[tuple[int, int, int]]:
+    """The (n, m, d) every derived count is compared at: the sizes of `shape` with n, d ≤ limit."""
+    return [(n, m, d) for n, d, m in small_sizes(shape, limit)]
 
 
 def _value(form: sympy.Expr, n: int, m: int, d: int) -> int:
@@ -203,7 +205,7 @@ def _value(form: sympy.Expr, n: int, m: int, d: int) -> int:
 def _check(schedule: Schedule, per_phase: dict, required: dict) -> None:
     """Every derived form against enumeration at every size of `check_sizes`: InternalError at the
     first disagreement, naming the phase, the count and the size."""
-    for n, m, d in check_sizes(schedule.square):
+    for n, m, d in check_sizes(schedule.shape):
         P = params(n, m, d=d)
         for p in schedule.phases:
             forms = per_phase[p.name]
@@ -212,7 +214,7 @@ def _check(schedule: Schedule, per_phase: dict, required: dict) -> None:
             got = phase_counts(p, P, m)
             for kind, form in forms.items():
                 if _value(form, n, m, d) != got[kind]:
-                    where = f"n={n}, m={m}" + ("" if schedule.square else f", d={d}")
+                    where = f"n={n}, m={m}" + (f", d={d}" if schedule.shape.is_free("d") else "")
                     raise InternalError(f"counts: phase {p.name}: the derived {kind} {in_n_m_d(form)} gives "
                                         f"{_value(form, n, m, d)} at {where}, enumeration {got[kind]}")
         for name, (eqn, form) in required.items():
@@ -234,10 +236,10 @@ def _ratio(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
     return sympy.Piecewise(*[(0 if e.has(sympy.zoo, sympy.nan) else tidy(e), c) for e, c in q.args])
 
 
-def _derive(schedule: Schedule, seed: int, timeout_ms: int) -> Counts:
-    P = parameters(schedule.square)
-    decider = Decider(schedule.square, seed, timeout_ms)
-    hints = {p.name: prove_through(p, seed, timeout_ms, square=schedule.square) for p in schedule.phases
+def _derive(schedule: Schedule, session: Session) -> Counts:
+    P = with_parameters(schedule, parameters(schedule.shape))
+    decider = Decider(schedule.shape, session.budget)
+    hints = {p.name: prove_through(p, session, shape=schedule.shape) for p in schedule.phases
              if p.loops and p.loops[0].through is not None}
     per_phase, why, required = {}, {}, {}
     for p in schedule.phases:
@@ -288,7 +290,7 @@ def closed(e: sympy.Expr) -> bool:
 
 def claim_at(claim: str, n: int, m: int, d: int | None = None) -> int:
     """The value of a claimed closed form at (n, m, d); d = n where not given."""
-    return int(parse_claim(claim, square=False).subs({N: n, M: m, D: n if d is None else d}))
+    return int(parse_claim(claim, shape=ANY_D).subs({N: n, M: m, D: n if d is None else d}))
 
 
 def _divisors(e: sympy.Expr, x: sympy.Symbol) -> set[int]:
@@ -368,19 +370,23 @@ def per_residue(e: sympy.Expr) -> list[tuple[str, sympy.Expr]]:
     return out
 
 
-def claim_bound(square: bool) -> tuple[int, int]:
-    """(largest n, largest d) at which `check_claim` compares a claim it cannot show equal."""
-    return (CLAIM_MAX_N, CLAIM_MAX_N) if square else (CLAIM_MAX_N // 2, CLAIM_MAX_N // 2)
+def claim_bound(shape: Shape) -> tuple[int, int]:
+    """(largest n, largest d) at which `check_claim` compares a claim it cannot show equal (the
+    bound shared by the free sizes)."""
+    limit = CLAIM_MAX_N // len(shape.free)
+    return limit, limit
 
 
-def check_claim(derived: sympy.Expr, claim: str, square: bool = True, seed: int = 0):
+def check_claim(derived: sympy.Expr, claim: str, shape: Shape = D_IS_N, seed: int = 0, derived_params=None):
     """None if `claim` is shown equal to `derived` for all n, m (and d; `equal`); else the smallest
     (n, m, d, derived, claimed) where they differ, or (None, None, None, derived, claimed) when no
-    size up to `claim_bound` tells them apart (agreement on samples, not a proof). `square`: d = n."""
-    c = parse_claim(claim, square)
+    size up to `claim_bound` tells them apart (agreement on samples, not a proof). `shape`: the
+    schedule's free sizes (and its side condition: only the sizes it allows are compared);
+    `derived_params`: {name: value in n, m, d} of its derived parameters, which a claim may name."""
+    c = parse_claim(claim, shape, derived_params)
     if closed(derived) and equal(derived, c, seed):
         return None
-    for n, d, m in small_sizes(square, claim_bound(square)[0]):
+    for n, d, m in small_sizes(shape, claim_bound(shape)[0]):
         sub = {N: n, M: m, D: d}
         got, want = derived.subs(sub).doit(), c.subs(sub)
         if got != want:
@@ -388,10 +394,13 @@ def check_claim(derived: sympy.Expr, claim: str, square: bool = True, seed: int 
     return (None, None, None, derived, c)
 
 
-def parse_claim(claim: str, square: bool = True) -> sympy.Expr:
-    """A claim's closed form in n, m (and d): bad input if it is not one."""
+def parse_claim(claim: str, shape: Shape = D_IS_N, derived_params=None) -> sympy.Expr:
+    """A claim's closed form in n, m (and d, where the shape has it free; else d is n), where the
+    schedule's derived parameters (`derived_params`) stand for their values: bad input if it is
+    not one."""
     try:
-        c = sympy.sympify(claim, locals={"n": N, "m": M, "d": N if square else D})
+        c = sympy.sympify(claim, locals={"n": N, "m": M, "d": D if shape.is_free("d") else N,
+                                         **(derived_params or {})})
     except (sympy.SympifyError, SyntaxError, TypeError) as e:
         raise BadInput(f"claim {claim!r} is not a formula in n, m, d: {e}") from None
     if not isinstance(c, sympy.Expr) or c.free_symbols - {N, M, D}:
@@ -402,3 +411,23 @@ def parse_claim(claim: str, square: bool = True) -> sympy.Expr:
 def rests_on_coverage(schedule: Schedule, c: Counts) -> set:
     """The kinds whose derived count is |terms| of a phase's equation (`Counts.bijections`)."""
     return {_shape(schedule.phase(p)).op.value for p in c.bijections}
+
+
+def derived_parameters(schedule, P=None) -> dict:
+    """{name: sympy value} of the schedule's derived parameters in the record P (default: n, m, d
+    as claims are written): the chunk size k/c exactly where its side condition is proved to make
+    c divide k (`properties.shape_of`), else as its formula evaluates in sympy (a floor stays)."""
+    from ringproof.proofs.ring.properties import shape_of
+    from ringproof.schedules.dsl import with_derived
+    if P is None:
+        P = schedule.shape.record({"n": N, "m": M, "k": N / M, "d": D, "kd": D / M}.__getitem__)
+    _, c, chunk = shape_of(schedule)
+    seen = with_derived(schedule.derived, P)
+    return {name: P.k / c if name == chunk else sympy.sympify(getattr(seen, name)) for name in schedule.derived}
+
+
+def with_parameters(schedule, P):
+    """The sympy record P with the schedule's derived parameters (`derived_parameters`)."""
+    if not schedule.derived:
+        return P
+    return SimpleNamespace(**vars(P), **derived_parameters(schedule, P))

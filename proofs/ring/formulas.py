@@ -16,7 +16,7 @@ from types import SimpleNamespace
 from ringproof.errors import BadInput
 from ringproof.proofs.ring.normalize import PARAMS
 from ringproof.schedules.dsl import At, Either, Phase, Ref, Schedule, Send, Step, params, where
-from ringproof.schedules.expr import Term, var
+from ringproof.schedules.expr import INT, Term, var
 
 SIZES = ((1, 1), (2, 1), (4, 2), (6, 3), (6, 2), (8, 4), (9, 3))   # (n, m), m | n; d = n
 D_SIZES = ((2, 1, 3), (3, 1, 5), (4, 2, 6), (6, 3, 3), (6, 2, 4), (8, 4, 12))   # (n, m, d), d ≠ n
@@ -26,18 +26,19 @@ PER_SIZE = 24          # sampled iterations per phase and size
 def check_formulas(schedule: Schedule, sizes=SIZES, per_size: int = PER_SIZE, seed: int = 0) -> None:
     """Raise BadInput at the first sampled point where a phase's concrete step (or loop bound)
     differs from its symbolic one. `sizes`: (n, m) or (n, m, d); a schedule where d is a parameter
-    of its own is sampled at D_SIZES (d ≠ n) too."""
+    of its own (its shape has d free) is sampled at D_SIZES (d ≠ n) too."""
     rng = random.Random(seed)
     shapes = [(s[0], s[1], s[2] if len(s) > 2 else s[0]) for s in sizes]
-    if not schedule.square:
+    if schedule.shape.is_free("d"):
         shapes += list(D_SIZES)
+    shapes = admitted(schedule, shapes)
     for phase in schedule.phases:
         sym_ix = SimpleNamespace(**{name: var(name) for name in phase.index_names})
         symbolic = _leaves(phase.step(PARAMS, sym_ix))
         bounds = [lp.bounds(PARAMS, sym_ix) for lp in phase.loops]
         for n, m, d in shapes:
             P = params(n, m, d=d)
-            env = {"n": n, "m": m, "k": P.k, "d": P.d, "kd": P.kd}
+            env = vars(P)
             for ix in _sample(phase, P, rng, per_size):
                 point = {**env, **ix}
                 for lp, (lo, hi) in zip(phase.loops, bounds):
@@ -47,6 +48,19 @@ def check_formulas(schedule: Schedule, sizes=SIZES, per_size: int = PER_SIZE, se
                     _compare(phase, f"the bounds of loop {lp.name}", got, (lo, hi), point, {})
                 concrete = _leaves(phase.step(P, SimpleNamespace(**ix)))
                 _compare_steps(phase, concrete, symbolic, point)
+
+
+def admitted(schedule: Schedule, sizes) -> list:
+    """The (n, m, d) the schedule's side condition allows; at least four (more drawn from n ≤ 24,
+    d = n)."""
+    out = [(n, m, d) for n, m, d in sizes if schedule.admits(n, m, d)]
+    more = ((n, m, n) for n in range(1, 25) for m in range(1, n + 1) if n % m == 0 and (n, m, n) not in out)
+    for size in more:
+        if len(out) >= 4:
+            break
+        if schedule.admits(*size):
+            out.append(size)
+    return out
 
 
 def _sample(phase: Phase, P, rng: random.Random, count: int) -> list[dict]:
@@ -137,12 +151,7 @@ def _compare(phase: Phase, what: str, concrete, symbolic, point: dict, memo: dic
                 f"{int(value)}", point)
 
 
-_INT_OPS = {
-    "add": lambda a, b: a + b, "mul": lambda a, b: a * b, "neg": lambda a: -a,
-    "mod": lambda a, b: a % b, "div": lambda a, b: a // b, "ite": lambda c, a, b: a if c else b,
-    "eq": lambda a, b: a == b, "lt": lambda a, b: a < b, "le": lambda a, b: a <= b,
-    "and": lambda *xs: all(xs), "or": lambda *xs: any(xs), "not": lambda a: not a,
-}
+_INT_OPS = INT.operations()     # every operator of schedules/operators.py on ints
 
 
 def _value(t: Term, env: dict, memo: dict):

@@ -5,6 +5,9 @@ By default glibc hands each such block back to the kernel (a fresh mmap per arra
 heap's top) and faults it in again on the next allocation: a third of the sweep's time went to
 page faults in system time. Two mallopt settings keep the blocks in the heap instead; the peak
 memory is unchanged (the sweep's arrays are freed and reused, only not returned to the kernel).
+
+A process-wide setting: only a process that is ours calls it (`prove`'s main, the benchmarks),
+never a library function, so a program that imports ringproof keeps its own allocator settings.
 """
 
 from __future__ import annotations

@@ -18,13 +18,13 @@ import time
 
 import z3
 
-from ringproof.proofs.ring import budgets
 from ringproof.proofs.ring.iterations import new_var
 from ringproof.proofs.ring.normalize import PARAMS, Ctx, NormalizationError
+from ringproof.proofs.ring.session import Session
 from ringproof.schedules.dsl import Phase
 from ringproof.schedules.expr import eq, le, lift, var
+from ringproof.schedules.shape import D_IS_N, Shape
 
-TIMEOUT_MS = 10000
 TRY_MS = 500           # tries: one per TRY_MS of the timeout (see _holds)
 
 
@@ -53,20 +53,22 @@ def _product(xs):
     return total
 
 
-def _holds(ctx: Ctx, claim: z3.BoolRef, seed: int, timeout_ms: int):
+def _holds(ctx: Ctx, claim: z3.BoolRef):
     """(True | False | None, model) for: claim follows from ctx's assumptions.
 
     Z3's nonlinear core varies several-fold with the seed and the order of the query's terms on
-    these identities, so the query runs under successive seeds, each with a resource limit
-    (budgets.INDUCTION_TRY): which seed answers does not depend on the load. The wall clock
-    (`timeout_ms` for all tries together) is only a backstop."""
+    these identities, so the query runs under successive seeds from the budget's, each with the
+    budget's induction rlimit: which seed answers does not depend on the load. The wall clock
+    (the budget's timeout for all tries together) is only a backstop."""
+    budget = ctx.session.budget
+    seed, timeout_ms = budget.seed, budget.timeout_ms
     deadline = time.monotonic() + timeout_ms / 1000
     for attempt in range(max(1, timeout_ms // TRY_MS)):
         left = int((deadline - time.monotonic()) * 1000)
         if left <= 0:
             break
         s = z3.SolverFor("QF_NIA")
-        s.set("rlimit", budgets.INDUCTION_TRY)
+        s.set("rlimit", budget.induction_rlimit)
         s.set("timeout", left)                   # backstop only
         s.set("random_seed", seed + attempt)
         s.add(*ctx.assumptions)
@@ -84,9 +86,9 @@ def _at(model, ctx: Ctx, what: str) -> str:
     return f"{what} fails at n={k * m}, m={m}"
 
 
-def prove_through(phase: Phase, seed: int = 0, timeout_ms: int = TIMEOUT_MS, square: bool = True) -> tuple:
-    """(verdict, message) for the outermost loop's `through` hint (see the module doc); `square`:
-    d = n, else d = kd·m is a parameter of its own."""
+def prove_through(phase: Phase, session: Session | None = None, shape: Shape = D_IS_N) -> tuple:
+    """(verdict, message) for the outermost loop's `through` hint (see the module doc), under the
+    session's budget (None: the shared default); `shape`: the schedule's free sizes."""
     lp = phase.loops[0]
     if lp.through is None:
         return None, "no hint"
@@ -94,7 +96,7 @@ def prove_through(phase: Phase, seed: int = 0, timeout_ms: int = TIMEOUT_MS, squ
     lo, hi = (lift(b) for b in lp.bounds(PARAMS, SimpleNamespace()))
     try:
         for what in ("base", "step"):
-            ctx = Ctx(timeout_ms=timeout_ms, seed=seed, nonlinear=True, square=square)
+            ctx = Ctx(session=session, nonlinear=True, shape=shape)
             if what == "base" and not ctx.prove(ctx.cond(le(lo, hi))):
                 return None, f"cannot prove loop {name} is non-empty ({lo} ≤ {hi})"
             new_var(ctx, name, lo, hi)          # canonical digits of V over the whole range
@@ -110,7 +112,7 @@ def prove_through(phase: Phase, seed: int = 0, timeout_ms: int = TIMEOUT_MS, squ
             else:
                 lhs = here - lift(lp.through(PARAMS, v - 1))
             claim = ctx.int_term(ctx.val(lhs)) == ctx.int_term(ctx.val(_product(extents)))
-            ok, model = _holds(ctx, claim, seed, timeout_ms)
+            ok, model = _holds(ctx, claim)
             if ok is not True:
                 return ok, (_at(model, ctx, f"hint {what}") if ok is False
                             else f"hint {what}: z3 gave no answer")

@@ -16,7 +16,7 @@ linear form that must be ≥ 0 under the box plus that branch's conditions, and 
 condition that is not a bound is dropped. Dropping hypotheses and splitting on branches can only
 lose proofs, never make one, so this reading proves or answers None; it never refutes.
 
-Anything else answers None and goes to Z3. `decide` is tested against Z3 on random instances.
+Anything else answers None and goes to Z3. `Intervals.decide` is tested against Z3 on random instances.
 """
 
 from __future__ import annotations
@@ -25,40 +25,18 @@ from itertools import product
 
 import z3
 
-PARAMS = ("m", "k")
+from ringproof.schedules.operators import require_complete
+
+BOX_PARAMETERS = ("m", "k")     # Z3 variables a box reads as parameters (the others: digit variables)
 WITNESS_GRID = range(1, 7)      # (m, k) tried for a refuting witness
 MAX_CHOICES = 16                # combinations of alternative bounds tried for a proof
 MAX_BRANCHES = 16               # combinations of If-branches tried for a proof
 
-_OPS = {z3.Z3_OP_ADD, z3.Z3_OP_SUB, z3.Z3_OP_MUL, z3.Z3_OP_UMINUS}
-
-
-_LINEAR: dict = {}    # AST id -> (AST, its linear form or None), the AST kept alive
-
-
-def linear(e) -> dict | None:
-    """e as {variable name: coefficient, "": constant}, or None if e is not linear and If-free
-    (memoized: formulas share sub-terms)."""
-    i = e.get_id()
-    if i not in _LINEAR:
-        _LINEAR[i] = (e, _linear(e))
-    return _LINEAR[i][1]
-
-
-def _linear(e) -> dict | None:
-    if z3.is_int_value(e):
-        return {"": e.as_long()}
-    if not z3.is_int(e):
-        return None
-    if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-        return {e.decl().name(): 1}
-    kind = e.decl().kind() if z3.is_app(e) else None
-    if kind not in _OPS:
-        return None
-    parts = [linear(c) for c in e.children()]
-    if any(p is None for p in parts):
-        return None
-    return _combine(kind, parts)
+# The Z3 node kinds of the linear operators of `schedules/operators.py` (what the normalizer keeps;
+# it rewrites the others into If-carries, which `linear` leaves to Z3 and `branches` splits).
+_Z3_KINDS = {"add": (z3.Z3_OP_ADD, z3.Z3_OP_SUB), "neg": (z3.Z3_OP_UMINUS,), "mul": (z3.Z3_OP_MUL,)}
+require_complete("intervals._OPS", _Z3_KINDS, refused=("mod", "div", "ite"), sorts=("int", "any"))
+_OPS = {kind for kinds in _Z3_KINDS.values() for kind in kinds}
 
 
 def _combine(kind, parts: list) -> dict | None:
@@ -81,43 +59,6 @@ def _combine(kind, parts: list) -> dict | None:
     return out
 
 
-_BRANCHES: dict = {}  # AST id -> (AST, its branches or None), the AST kept alive
-
-
-def branches(e) -> list | None:
-    """e as [(linear form, path conditions)], one per combination of its If-branches: e equals the
-    form of a branch whose conditions (Z3 booleans) hold. None past MAX_BRANCHES or if a branch is
-    not linear."""
-    i = e.get_id()
-    if i not in _BRANCHES:
-        _BRANCHES[i] = (e, _branches(e))
-    return _BRANCHES[i][1]
-
-
-def _branches(e) -> list | None:
-    lin = linear(e)
-    if lin is not None:
-        return [(lin, ())]
-    if z3.is_app_of(e, z3.Z3_OP_ITE):
-        c, yes, no = e.arg(0), branches(e.arg(1)), branches(e.arg(2))
-        if yes is None or no is None or len(yes) + len(no) > MAX_BRANCHES:
-            return None
-        return [(f, (c,) + cs) for f, cs in yes] + [(f, (z3.Not(c),) + cs) for f, cs in no]
-    kind = e.decl().kind() if z3.is_app(e) and z3.is_int(e) else None
-    if kind not in _OPS:
-        return None
-    parts = [branches(c) for c in e.children()]
-    if any(p is None for p in parts) or _count(parts) > MAX_BRANCHES:
-        return None
-    out = []
-    for combo in product(*parts):
-        form = _combine(kind, [f for f, _ in combo])
-        if form is None:
-            return None
-        out.append((form, tuple(c for _, cs in combo for c in cs)))
-    return out
-
-
 def _count(parts) -> int:
     total = 1
     for p in parts:
@@ -135,36 +76,6 @@ def _sum(parts) -> dict:
 
 def _scale(p: dict, c: int) -> dict:
     return {v: c * x for v, x in p.items()}
-
-
-def nonnegatives(e) -> list | None:
-    """e (a comparison, or a conjunction of them) as linear forms that must all be ≥ 0."""
-    alts = branch_nonnegatives(e, linear_only=True)
-    return None if alts is None else [f for f, _ in alts]
-
-
-def branch_nonnegatives(e, linear_only: bool = False) -> list | None:
-    """e (a comparison, or a conjunction of them) as [(form, conditions)]: e holds iff every form
-    whose conditions hold is ≥ 0 (one per combination of If-branches; `linear_only`: If-free)."""
-    if z3.is_and(e):
-        out = []
-        for c in e.children():
-            part = branch_nonnegatives(c, linear_only)
-            if part is None:
-                return None
-            out += part
-        return out
-    if not z3.is_app(e) or e.num_args() != 2 or e.decl().kind() not in _COMPARE:
-        return None
-    if linear_only:
-        a, b = linear(e.arg(0)), linear(e.arg(1))
-        sides = None if a is None or b is None else ([(a, ())], [(b, ())])
-    else:
-        sides = branches(e.arg(0)), branches(e.arg(1))
-    if sides is None or None in sides or len(sides[0]) * len(sides[1]) > MAX_BRANCHES:
-        return None
-    return [(f, ca + cb) for a, ca in sides[0] for b, cb in sides[1]
-            for f in _compare(e.decl().kind(), a, b)]
 
 
 def _compare(kind, a: dict, b: dict) -> list:
@@ -186,35 +97,6 @@ _NEGATED = {z3.Z3_OP_LE: z3.Z3_OP_GT, z3.Z3_OP_GE: z3.Z3_OP_LT, z3.Z3_OP_LT: z3.
             z3.Z3_OP_GT: z3.Z3_OP_LE}
 
 
-_BOUNDS: dict = {}    # AST id -> (AST, its bounds)
-
-
-def bounds_of(c) -> list:
-    """Forms ≥ 0 that a condition (a comparison, its negation, or a conjunction) implies; what is
-    not such is left out, which only weakens what is assumed."""
-    i = c.get_id()
-    if i not in _BOUNDS:
-        _BOUNDS[i] = (c, _bounds_of(c))
-    return _BOUNDS[i][1]
-
-
-def _bounds_of(c) -> list:
-    if z3.is_and(c):
-        return [f for x in c.children() for f in bounds_of(x)]
-    kind = None
-    if z3.is_not(c) and z3.is_app(c.arg(0)) and c.arg(0).num_args() == 2:
-        kind, c = _NEGATED.get(c.arg(0).decl().kind()), c.arg(0)
-    elif z3.is_app(c) and c.num_args() == 2 and c.decl().kind() in _COMPARE:
-        kind = c.decl().kind()
-    if kind is None:
-        return []
-    a, b = linear(c.arg(0)), linear(c.arg(1))
-    return [] if a is None or b is None else _compare(kind, a, b)
-
-
-_BOXES: dict = {}     # (assumption ids, strict) -> (the assumptions, kept alive, their Box)
-
-
 class Box:
     """Relevant assumptions read as bounds: per variable, lower and upper linear forms in m, k;
     the parameters' own constraints kept as forms ≥ 0 over m, k."""
@@ -223,26 +105,6 @@ class Box:
         self.lo: dict = {}
         self.hi: dict = {}
         self.params: list = []
-
-    @classmethod
-    def of(cls, assumptions, strict: bool = True) -> Box | None:
-        """The box of `assumptions`; None if one is not a bound (`strict=False`: leave it out).
-        Memoized: a Box is not changed once made (`copy` before adding)."""
-        key = (tuple(a.get_id() for a in assumptions), strict)
-        if key not in _BOXES:
-            _BOXES[key] = (list(assumptions), cls._of(assumptions, strict))
-        return _BOXES[key][1]
-
-    @classmethod
-    def _of(cls, assumptions, strict: bool) -> Box | None:
-        box = cls()
-        for a in assumptions:
-            forms = nonnegatives(a) if strict else bounds_of(a)
-            if forms is None:
-                return None
-            if not box.add(forms) and strict:
-                return None
-        return box
 
     def add(self, forms) -> bool:
         """Add forms ≥ 0 that are bounds; False if some was not (it is left out)."""
@@ -256,7 +118,7 @@ class Box:
         return box
 
     def _add(self, f: dict) -> bool:
-        own = [v for v in f if v and v not in PARAMS]
+        own = [v for v in f if v and v not in BOX_PARAMETERS]
         if not own:
             self.params.append(f)
             return True
@@ -302,7 +164,7 @@ def _param_range(box: Box, name: str, strict: bool = True):
 
 def _proves(g: dict, box: Box, ranges) -> bool:
     """Is g ≥ 0 wherever the box is non-empty? (Sound, not complete.)"""
-    terms = [v for v in g if v and v not in PARAMS]
+    terms = [v for v in g if v and v not in BOX_PARAMETERS]
     options = []
     for v in terms:
         bounds = box.lo.get(v) if g[v] > 0 else box.hi.get(v)
@@ -312,7 +174,7 @@ def _proves(g: dict, box: Box, ranges) -> bool:
     for k, choice in enumerate(product(*options)):
         if k >= MAX_CHOICES:
             return False
-        low = _sum([{x: c for x, c in g.items() if not x or x in PARAMS}] +
+        low = _sum([{x: c for x, c in g.items() if not x or x in BOX_PARAMETERS}] +
                    [_scale(b, g[v]) for v, b in zip(terms, choice)])
         if _min_over(low, ranges) >= 0:
             return True
@@ -322,7 +184,7 @@ def _proves(g: dict, box: Box, ranges) -> bool:
 def _min_over(f: dict, ranges) -> float:
     """Minimum of a linear form in m, k over the parameter ranges (−inf if unbounded below)."""
     total = f.get("", 0)
-    for name, (lo, hi) in zip(PARAMS, ranges):
+    for name, (lo, hi) in zip(BOX_PARAMETERS, ranges):
         c = f.get(name, 0)
         if c and (lo if c > 0 else hi) is None:
             return float("-inf")
@@ -332,7 +194,7 @@ def _min_over(f: dict, ranges) -> float:
 
 def _witness(forms: list, box: Box, ranges) -> bool:
     """Is there a small (m, k) with a non-empty box where some form's exact minimum is < 0?"""
-    names = box.variables() | {v for g in forms for v in g if v and v not in PARAMS}
+    names = box.variables() | {v for g in forms for v in g if v and v not in BOX_PARAMETERS}
     if any(v not in box.lo or v not in box.hi for v in names):
         return False                                  # unbounded: no exact minimum
     grid = [[x for x in WITNESS_GRID if (lo is None or lo <= x) and (hi is None or x <= hi)]
@@ -346,42 +208,173 @@ def _witness(forms: list, box: Box, ranges) -> bool:
         if any(lo > hi for lo, hi in span.values()):
             continue
         for g in forms:
-            low = sum(c * (point[v] if v in PARAMS else span[v][0] if c > 0 else span[v][1])
+            low = sum(c * (point[v] if v in BOX_PARAMETERS else span[v][0] if c > 0 else span[v][1])
                       for v, c in g.items() if v) + g.get("", 0)
             if low < 0:
                 return True
     return False
 
 
-def decide(fact, assumptions) -> bool | None:
-    """True: `fact` follows from `assumptions`; False: it does not (a concrete witness exists);
-    None: not settled by intervals."""
-    forms = nonnegatives(fact)
-    box = Box.of(assumptions) if forms is not None else None
-    ranges = [_param_range(box, p) for p in PARAMS] if box is not None else [None]
-    if None not in ranges:
-        if all(_proves(g, box, ranges) for g in forms):
-            return True
-        if _witness(forms, box, ranges):
-            return False
-        return None
-    return True if _proves_by_branches(fact, assumptions) else None
+class Intervals:
+    """The interval reader of Z3 terms, memoized per AST (formulas share sub-terms): one per
+    session (`ringproof.proofs.ring.session`), each memo keeping its ASTs alive."""
 
+    def __init__(self):
+        self._linear_forms: dict = {}   # AST id -> (AST, its linear form or None)
+        self._branch_forms: dict = {}   # AST id -> (AST, its branches or None)
+        self._bounds: dict = {}         # AST id -> (AST, its bounds)
+        self._boxes: dict = {}          # (assumption ids, strict) -> (the assumptions, their Box)
 
-def _proves_by_branches(fact, assumptions) -> bool:
-    """A proof on the weaker reading (module docstring): every If-branch of the fact is ≥ 0 under
-    the assumptions that are bounds and that branch's conditions that are bounds."""
-    alts = branch_nonnegatives(fact)
-    if alts is None:
-        return False
-    base = Box.of(assumptions, strict=False)
-    for g, conds in alts:
-        box = base
-        if conds:
-            box = base.copy()
-            for c in conds:
-                box.add(bounds_of(c))
-        ranges = [_param_range(box, p, strict=False) for p in PARAMS]
-        if not _proves(g, box, ranges):
+    def decide(self, fact, assumptions) -> bool | None:
+        """True: `fact` follows from `assumptions`; False: it does not (a concrete witness exists);
+        None: not settled by intervals."""
+        forms = self.nonnegatives(fact)
+        box = self.box(assumptions) if forms is not None else None
+        ranges = [_param_range(box, p) for p in BOX_PARAMETERS] if box is not None else [None]
+        if None not in ranges:
+            if all(_proves(g, box, ranges) for g in forms):
+                return True
+            if _witness(forms, box, ranges):
+                return False
+            return None
+        return True if self._proves_by_branches(fact, assumptions) else None
+
+    def _proves_by_branches(self, fact, assumptions) -> bool:
+        """A proof on the weaker reading (module docstring): every If-branch of the fact is ≥ 0 under
+        the assumptions that are bounds and that branch's conditions that are bounds."""
+        alts = self.branch_nonnegatives(fact)
+        if alts is None:
             return False
-    return True
+        base = self.box(assumptions, strict=False)
+        for g, conds in alts:
+            box = base
+            if conds:
+                box = base.copy()
+                for c in conds:
+                    box.add(self.bounds_of(c))
+            ranges = [_param_range(box, p, strict=False) for p in BOX_PARAMETERS]
+            if not _proves(g, box, ranges):
+                return False
+        return True
+
+    def linear(self, e) -> dict | None:
+        """e as {variable name: coefficient, "": constant}, or None if e is not linear and If-free
+        (memoized: formulas share sub-terms)."""
+        i = e.get_id()
+        if i not in self._linear_forms:
+            self._linear_forms[i] = (e, self._linear(e))
+        return self._linear_forms[i][1]
+
+    def _linear(self, e) -> dict | None:
+        if z3.is_int_value(e):
+            return {"": e.as_long()}
+        if not z3.is_int(e):
+            return None
+        if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            return {e.decl().name(): 1}
+        kind = e.decl().kind() if z3.is_app(e) else None
+        if kind not in _OPS:
+            return None
+        parts = [self.linear(c) for c in e.children()]
+        if any(p is None for p in parts):
+            return None
+        return _combine(kind, parts)
+
+    def branches(self, e) -> list | None:
+        """e as [(linear form, path conditions)], one per combination of its If-branches: e equals the
+        form of a branch whose conditions (Z3 booleans) hold. None past MAX_BRANCHES or if a branch is
+        not linear."""
+        i = e.get_id()
+        if i not in self._branch_forms:
+            self._branch_forms[i] = (e, self._branches(e))
+        return self._branch_forms[i][1]
+
+    def _branches(self, e) -> list | None:
+        lin = self.linear(e)
+        if lin is not None:
+            return [(lin, ())]
+        if z3.is_app_of(e, z3.Z3_OP_ITE):
+            c, yes, no = e.arg(0), self.branches(e.arg(1)), self.branches(e.arg(2))
+            if yes is None or no is None or len(yes) + len(no) > MAX_BRANCHES:
+                return None
+            return [(f, (c,) + cs) for f, cs in yes] + [(f, (z3.Not(c),) + cs) for f, cs in no]
+        kind = e.decl().kind() if z3.is_app(e) and z3.is_int(e) else None
+        if kind not in _OPS:
+            return None
+        parts = [self.branches(c) for c in e.children()]
+        if any(p is None for p in parts) or _count(parts) > MAX_BRANCHES:
+            return None
+        out = []
+        for combo in product(*parts):
+            form = _combine(kind, [f for f, _ in combo])
+            if form is None:
+                return None
+            out.append((form, tuple(c for _, cs in combo for c in cs)))
+        return out
+
+    def nonnegatives(self, e) -> list | None:
+        """e (a comparison, or a conjunction of them) as linear forms that must all be ≥ 0."""
+        alts = self.branch_nonnegatives(e, linear_only=True)
+        return None if alts is None else [f for f, _ in alts]
+
+    def branch_nonnegatives(self, e, linear_only: bool = False) -> list | None:
+        """e (a comparison, or a conjunction of them) as [(form, conditions)]: e holds iff every form
+        whose conditions hold is ≥ 0 (one per combination of If-branches; `linear_only`: If-free)."""
+        if z3.is_and(e):
+            out = []
+            for c in e.children():
+                part = self.branch_nonnegatives(c, linear_only)
+                if part is None:
+                    return None
+                out += part
+            return out
+        if not z3.is_app(e) or e.num_args() != 2 or e.decl().kind() not in _COMPARE:
+            return None
+        if linear_only:
+            a, b = self.linear(e.arg(0)), self.linear(e.arg(1))
+            sides = None if a is None or b is None else ([(a, ())], [(b, ())])
+        else:
+            sides = self.branches(e.arg(0)), self.branches(e.arg(1))
+        if sides is None or None in sides or len(sides[0]) * len(sides[1]) > MAX_BRANCHES:
+            return None
+        return [(f, ca + cb) for a, ca in sides[0] for b, cb in sides[1]
+                for f in _compare(e.decl().kind(), a, b)]
+
+    def bounds_of(self, c) -> list:
+        """Forms ≥ 0 that a condition (a comparison, its negation, or a conjunction) implies; what is
+        not such is left out, which only weakens what is assumed."""
+        i = c.get_id()
+        if i not in self._bounds:
+            self._bounds[i] = (c, self._bounds_of(c))
+        return self._bounds[i][1]
+
+    def _bounds_of(self, c) -> list:
+        if z3.is_and(c):
+            return [f for x in c.children() for f in self.bounds_of(x)]
+        kind = None
+        if z3.is_not(c) and z3.is_app(c.arg(0)) and c.arg(0).num_args() == 2:
+            kind, c = _NEGATED.get(c.arg(0).decl().kind()), c.arg(0)
+        elif z3.is_app(c) and c.num_args() == 2 and c.decl().kind() in _COMPARE:
+            kind = c.decl().kind()
+        if kind is None:
+            return []
+        a, b = self.linear(c.arg(0)), self.linear(c.arg(1))
+        return [] if a is None or b is None else _compare(kind, a, b)
+
+    def box(self, assumptions, strict: bool = True) -> Box | None:
+        """The box of `assumptions`; None if one is not a bound (`strict=False`: leave it out).
+        Memoized: a Box is not changed once made (`copy` before adding)."""
+        key = (tuple(a.get_id() for a in assumptions), strict)
+        if key not in self._boxes:
+            self._boxes[key] = (list(assumptions), self._box(assumptions, strict))
+        return self._boxes[key][1]
+
+    def _box(self, assumptions, strict: bool) -> Box | None:
+        box = Box()
+        for a in assumptions:
+            forms = self.nonnegatives(a) if strict else self.bounds_of(a)
+            if forms is None:
+                return None
+            if not box.add(forms) and strict:
+                return None
+        return box

@@ -8,9 +8,10 @@ from types import SimpleNamespace
 import z3
 
 from ringproof.model.ring import vocabulary
-from ringproof.proofs.ring.normalize import PARAMS, Ctx, DVal, NormalizationError
+from ringproof.model.ring.rules import RULES
+from ringproof.proofs.ring.normalize import PARAMS, Ctx, DVal, NormalizationError, multiple
 from ringproof.schedules.dsl import HOME, At, Either, Phase, Ref, Schedule, Step
-from ringproof.schedules.expr import and_, between, eq, le, lift, lt, mod, not_, or_, var
+from ringproof.schedules.expr import and_, between, eq, le, lift, lt, not_, or_, var
 
 
 @dataclass
@@ -43,7 +44,12 @@ def new_var(ctx: Ctx, name: str, lo, hi) -> DVal:
     length = DVal(z3.simplify(hi_v.q - lo_v.q), z3.simplify(hi_v.r - lo_v.r + 1))
     vq, vr = z3.Int(f"{name}.q"), z3.Int(f"{name}.r")
     unit = next((u for u in ctx.units if ctx.prove(z3.And(length.q == u, length.r == 0))), None)
-    if unit is not None:                                              # ranges over n (or d) values
+    if ctx.block_split and unit is not None and multiple(unit, ctx.U) and not lo_v.blocks:  # blocks of U
+        blocks = ctx.to_blocks(DVal(length.q, z3.IntVal(0))).p
+        ctx.assumptions += [0 <= vq, vq < blocks, 0 <= vr, vr < ctx.U]
+        ctx._use("digit-split-box")
+        value = DVal(lo_v.q, z3.simplify(lo_v.r + vr), p=vq)
+    elif unit is not None:                                              # ranges over n (or d) values
         ctx.assumptions += [0 <= vq, vq < unit, 0 <= vr, vr < ctx.m]
         ctx._use("digit-split-box")
         value = DVal(z3.simplify(lo_v.q + vq), z3.simplify(lo_v.r + vr))
@@ -159,7 +165,8 @@ def ref_eq(a: Ref | None, b: Ref | None):
 
 
 def next_pe(pe):
-    return mod(pe, PARAMS.m) + 1
+    """The PE a datum sent on `pe` reaches (the ring's rules, model/ring/rules.py)."""
+    return RULES.next_pe(pe, PARAMS.m)
 
 
 def alternatives(w, cond=None):

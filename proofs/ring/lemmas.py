@@ -22,6 +22,7 @@ from ringproof.proofs.ring import budgets
 MOD_WINDOWS = [(a, b) for a in range(-3, 1) for b in range(1, 5)]   # x ∈ [a·m, b·m)
 BLOCK_WINDOWS = [(a, b) for a in range(-2, 1) for b in range(1, 4)]  # q ∈ [a·k, b·k)
 CONST_DIVISORS = (2, 3)                                               # X div c with X = q·m + r
+BLOCK_DIVISORS = (2, 3, 4)                                            # X div c·m (chunks of n/(c·m))
 
 
 def div_const_cases(q, r, m, hq, hr, p, c: int):
@@ -80,6 +81,14 @@ def _library() -> list[Lemma]:
                 0 <= (X / c) % m, (X / c) % m < m, 0 <= X % c, X % c < c,
                 X == c * (((X / c) / m) * m + (X / c) % m) + X % c))),
             f"X div {c} and X mod {c} always exist in that digit form"))
+    t, e = z3.Ints("t e")
+    for c in BLOCK_DIVISORS:
+        X = (c * t + e) * m + r
+        out.append(Lemma(
+            f"block-const[{c}]",
+            z3.ForAll([t, e, r, m], z3.Implies(z3.And(m > 0, 0 <= r, r < m, 0 <= e, e < c),
+                                               z3.And(X / (c * m) == t, X % (c * m) == e * m + r))),
+            f"0 ≤ r < m, 0 ≤ e < {c} ⇒ (({c}t + e)·m + r) div {c}m = t and mod {c}m = e·m + r"))
     out.append(Lemma(
         "digit-compare",
         z3.ForAll([q, r, m], z3.Implies(z3.And(m > 0, 0 <= r, r < m), z3.And(
@@ -89,6 +98,10 @@ def _library() -> list[Lemma]:
         "carry",
         z3.ForAll([q, r, m, x], z3.Implies(m > 0, q * m + r == (q + x) * m + (r - x * m))),
         "q·m + r = (q + c)·m + (r − c·m) for every c"))
+    out.append(Lemma(
+        "radix-swap",
+        z3.ForAll([q, k, m], (q * k) * m == (q * m) * k),
+        "(a·U)·m = (a·m)·U: a multiple of n moves between the digits of m and the blocks of U"))
     out.append(Lemma(
         "digit-split",
         z3.ForAll([j, lo, k, m], z3.Implies(
@@ -163,14 +176,3 @@ def prove_library(timeout_ms: int = 30000, use_cache: bool = True) -> list[Lemma
         except OSError:
             pass
     return results
-
-
-_STATUS: dict | None = None
-
-
-def library_status() -> dict:
-    """name -> proved?, computed once per process."""
-    global _STATUS
-    if _STATUS is None:
-        _STATUS = {r.name: r.proved for r in prove_library()}
-    return _STATUS

@@ -27,7 +27,8 @@ from functools import lru_cache
 import sympy
 import z3
 
-from ringproof.proofs.ring import budgets
+from ringproof.proofs.ring.budgets import Budget
+from ringproof.schedules.shape import D_IS_N, Shape
 
 K, M, KD = sympy.symbols("k m kd", positive=True, integer=True)
 PARAMS = (K, M, KD)
@@ -205,10 +206,10 @@ def summed(f, v, lo, hi) -> sympy.Expr:
 class Decider:
     """Is e ≤ 0 at every point of a context (the outer loops' ranges, the parameters ≥ 1)? True only
     when shown; definite answers are facts and cached as such, a Z3 `unknown` never is.
-    `square`: d = n (kd is k); `seed`, `timeout_ms`: Z3's."""
+    `shape`: the free sizes (kd is k where d is n); `budget`: Z3's seed, timeout and rlimit."""
 
-    def __init__(self, square: bool = True, seed: int = 0, timeout_ms: int = 10000):
-        self.square, self.seed, self.timeout_ms = square, seed, timeout_ms
+    def __init__(self, shape: Shape = D_IS_N, budget: Budget = Budget()):
+        self.d_is_n, self.budget = not shape.is_free("d"), budget
         self._known: dict = {}
 
     def holds(self, e, ctx=()) -> bool:
@@ -230,7 +231,7 @@ class Decider:
     def never(self, cond) -> bool:
         """Is `cond` (of the parameters) false for every k, m, kd ≥ 1? (A case that vanishes.)"""
         env = {K: z3.Int("k"), M: z3.Int("m")}
-        env[KD] = env[K] if self.square else z3.Int("kd")
+        env[KD] = env[K] if self.d_is_n else z3.Int("kd")
         try:
             query = to_z3(cond, env)
         except NoZ3:
@@ -241,14 +242,14 @@ class Decider:
 
     def _solver(self):
         s = z3.Solver()
-        s.set("rlimit", budgets.COUNT_DECIDE)
-        s.set("timeout", self.timeout_ms)
-        s.set("random_seed", self.seed)
+        s.set("rlimit", self.budget.count_rlimit)
+        s.set("timeout", self.budget.timeout_ms)
+        s.set("random_seed", self.budget.seed)
         return s
 
     def _z3(self, e, ctx):
         env = {K: z3.Int("k"), M: z3.Int("m")}
-        env[KD] = env[K] if self.square else z3.Int("kd")
+        env[KD] = env[K] if self.d_is_n else z3.Int("kd")
         facts = [env[K] >= 1, env[M] >= 1, env[KD] >= 1]
         try:
             for v, lo, hi in ctx:

@@ -22,33 +22,29 @@ from types import SimpleNamespace
 import z3
 
 from ringproof.errors import OutsideFragment
-from ringproof.proofs.ring import budgets
-from ringproof.proofs.ring.intervals import decide
-from ringproof.proofs.ring.lemmas import (BLOCK_WINDOWS, CONST_DIVISORS, MOD_WINDOWS, carry, div_const_cases,
-                           library_status)
+from ringproof.proofs.ring.lemmas import (BLOCK_DIVISORS, BLOCK_WINDOWS, CONST_DIVISORS, MOD_WINDOWS, carry,
+                                          div_const_cases)
+from ringproof.proofs.ring.budgets import Budget
+from ringproof.proofs.ring.session import Session
 from ringproof.schedules.expr import Term, var
+from ringproof.schedules.operators import require_complete
+from ringproof.schedules.shape import ANY_D, PARAMETERS, RING, D_IS_N, Shape
 
 
-# (fact id, ids of the assumptions used) -> (proved?, the ASTs, kept alive). Only definite answers
-# (proved, or false at a point satisfying the assumptions) are kept: those no timeout, resource
-# limit, seed or solver changes, so the key holds everything that can change one; an unknown is
-# never kept, and a later query with a larger budget asks again.
-_PROVEN: dict = {}
-_MODELS: dict = {}   # ids of the assumptions used -> (the ASTs, kept alive, [points satisfying them])
 MAX_MODELS = 8       # points kept per set of assumptions
-_VARS: dict = {}     # AST id -> (AST, names of its uninterpreted constants)
 
 
-def _vars(e) -> frozenset:
-    """Names of the uninterpreted constants in e (memoized on every sub-term)."""
+def _vars(e, memo: dict) -> frozenset:
+    """Names of the uninterpreted constants in e (memoized in `memo`, a session's, on every
+    sub-term: AST id -> (AST, names))."""
     todo = [e]
     while todo:
         x = todo[-1]
-        if x.get_id() in _VARS:
+        if x.get_id() in memo:
             todo.pop()
             continue
         kids = x.children()
-        missing = [c for c in kids if c.get_id() not in _VARS]
+        missing = [c for c in kids if c.get_id() not in memo]
         if missing:
             todo.extend(missing)
             continue
@@ -56,19 +52,19 @@ def _vars(e) -> frozenset:
         if z3.is_const(x) and x.decl().kind() == z3.Z3_OP_UNINTERPRETED:
             names = frozenset((x.decl().name(),))
         else:
-            names = frozenset().union(*[_VARS[c.get_id()][1] for c in kids])
-        _VARS[x.get_id()] = (x, names)
-    return _VARS[e.get_id()][1]
+            names = frozenset().union(*[memo[c.get_id()][1] for c in kids])
+        memo[x.get_id()] = (x, names)
+    return memo[e.get_id()][1]
 
 
-def new_solver(timeout_ms: int, seed: int, rlimit: int = budgets.SIDE_CONDITION) -> z3.Solver:
-    """A fresh solver for linear integer queries: Z3's simplify / propagate-values / solve-eqs
+def new_solver(budget: Budget) -> z3.Solver:
+    """A fresh solver for one linear integer query: Z3's simplify / propagate-values / solve-eqs
     preprocessing before its SMT core (several times faster here than the default strategy).
-    `rlimit` decides when it gives up; the wall-clock timeout is only a backstop (see budgets)."""
+    The budget's query rlimit decides when it gives up; its timeout is only a backstop."""
     s = z3.Then("simplify", "propagate-values", "solve-eqs", "smt").solver()
-    s.set("rlimit", rlimit)
-    s.set("timeout", timeout_ms)
-    s.set("random_seed", seed)
+    s.set("rlimit", budget.query_rlimit)
+    s.set("timeout", budget.timeout_ms)
+    s.set("random_seed", budget.seed)
     return s
 
 
@@ -98,13 +94,24 @@ def _literal(x) -> int:
     return 0
 
 
+_ZERO = z3.IntVal(0)
+
+
 @dataclass(frozen=True)
 class DVal:
-    """The integer q·m + r; `canon` records a proof that 0 ≤ r < m."""
+    """The integer q·m + p·U + r, U the block unit of the query (k, or a declared chunk size);
+    `canon` records a proof that 0 ≤ r < m and p = 0. A value with p ≠ 0 is in block radix: it is
+    compared and divided by U after its carry into p (`Ctx.in_blocks`)."""
 
     q: z3.ArithRef
     r: z3.ArithRef
     canon: bool = False
+    p: z3.ArithRef = _ZERO
+
+    @property
+    def blocks(self) -> bool:
+        p = self.p        # built simplified: a zero is a numeral (no simplify call here: this is hot)
+        return p is not _ZERO and not (z3.is_int_value(p) and p.as_long() == 0)
 
 
 def _times(c, unit):
@@ -112,6 +119,25 @@ def _times(c, unit):
     if z3.is_app_of(c, z3.Z3_OP_ITE):
         return z3.If(c.arg(0), _times(c.arg(1), unit), _times(c.arg(2), unit))
     return z3.simplify(c) * unit
+
+
+def _scaled(e, unit):
+    """e·unit as a linear term when e is built of integers, +, integer multiples and If (so the
+    product distributes into the branches), else None."""
+    if z3.is_int_value(e):
+        return e.as_long() * unit
+    if z3.is_app_of(e, z3.Z3_OP_ITE):
+        x, y = _scaled(e.arg(1), unit), _scaled(e.arg(2), unit)
+        return None if x is None or y is None else z3.If(e.arg(0), x, y)
+    if z3.is_add(e):
+        parts = [_scaled(c, unit) for c in e.children()]
+        return None if any(x is None for x in parts) else z3.Sum(parts)
+    if z3.is_mul(e) and len(e.children()) == 2:
+        a, b = e.children()
+        a, b = (a, b) if z3.is_int_value(a) else (b, a)
+        inner = _scaled(b, unit) if z3.is_int_value(a) else None
+        return None if inner is None else a.as_long() * inner
+    return None
 
 
 def _short(e, limit: int = 200) -> str:
@@ -129,47 +155,80 @@ def _short(e, limit: int = 200) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
+def _coefficient(e, v):
+    """(c, rest) with e = c·v + rest, c an integer and rest free of v; None if e is not so."""
+    rest = z3.simplify(z3.substitute(e, (v, z3.IntVal(0))))
+    c = z3.simplify(z3.substitute(e, (v, z3.IntVal(1))) - rest)
+    return (c.as_long(), rest) if z3.is_int_value(c) else None
+
+
+def multiple(e, v):
+    """c if e is the multiple c·v of v (c an integer, possibly 0), else None."""
+    split = _coefficient(e, v)
+    return split[0] if split is not None and _is_const(split[1], 0) else None
+
+
+def same_term(a, b) -> bool:
+    """Are the Z3 terms a (possibly None) and b the same term?"""
+    return a is not None and z3.eq(z3.simplify(a), z3.simplify(b))
+
+
 def _is_const(e, value=None) -> bool:
     e = z3.simplify(e)
     return z3.is_int_value(e) and (value is None or e.as_long() == value)
 
 
-PARAMS = SimpleNamespace(n=var("n"), m=var("m"), k=var("k"), d=var("d"), kd=var("kd"))
-_PARAM_NAMES = frozenset({"m", "k", "kd"})
+PARAMS = SimpleNamespace(**{name: var(name) for name in PARAMETERS})   # the symbolic parameter record
+_PARAM_NAMES = frozenset({RING} | {e.blocks for e in ANY_D.extents})   # Z3 constants that are parameters
 
 
-def _keep_point(model, group: tuple, relevant: list) -> None:
-    """Keep a model of `relevant` (completed: every variable gets a value) as a known point, once
-    checked to satisfy every assumption of the group."""
-    kept = _MODELS.setdefault(group, (relevant, []))[1]
+def _keep_point(models: dict, model, group: tuple, relevant: list) -> None:
+    """Keep a model of `relevant` (completed: every variable gets a value) as a known point of the
+    group in `models` (a session's), once checked to satisfy every assumption of the group."""
+    kept = models.setdefault(group, (relevant, []))[1]
     if len(kept) < MAX_MODELS and all(z3.is_true(model.eval(a, model_completion=True)) for a in relevant):
         kept.append(model)
 
 
-def _refuted_at_known_point(fact, group: tuple) -> bool:
+def _refuted_at_known_point(models: dict, fact, group: tuple) -> bool:
     """Is `fact` false at a known point of the group's assumptions? Then it does not follow."""
-    return any(z3.is_false(p.eval(fact, model_completion=True)) for p in _MODELS.get(group, ((), ()))[1])
+    return any(z3.is_false(p.eval(fact, model_completion=True)) for p in models.get(group, ((), ()))[1])
 
 
 class Ctx:
     """One query's world: the symbolic parameters, the assumptions so far, the variable map."""
 
-    def __init__(self, m_value: int | None = None, timeout_ms: int = 10000, seed: int = 0,
-                 nonlinear: bool = False, square: bool = True, min_m: int = 1):
-        """`square`: d = n (kd is k); else d = kd·m with kd ≥ 1 a parameter of its own. `min_m`:
-        the least m of this query (a literal split decides smaller m apart)."""
+    def __init__(self, m_value: int | None = None, session: Session | None = None,
+                 nonlinear: bool = False, shape: Shape = D_IS_N, min_m: int = 1, block_split: bool = False,
+                 chunk: int = 1):
+        """`session`: the budget and caches (None: the session shared under the default budget).
+        `shape`: the schedule's free sizes (each extent = its block count · m, the block count
+        ≥ 1 a parameter; an alias is the parameter it names). `min_m`: the least m of this query
+        (a literal split decides smaller m apart). `block_split`: an index over n values is split
+        in block radix, j = lo + jq·U + jr (0 ≤ jq < n/U, 0 ≤ jr < U), for formulas of contiguous
+        layouts; else in radix m, j = lo + jq·m + jr. `chunk` c > 1: the schedule's side condition
+        makes c divide k, and U is the chunk size h = k/c (k = c·h)."""
+        self.session = session if session is not None else Session.for_budget()
         self.nonlinear = nonlinear     # allow products of values (counting identities, not indices)
-        self.m, self.k = z3.Int("m"), z3.Int("k")
+        self.block_split = block_split
+        self.shape = shape
+        self.m, self.k = z3.Int(RING), z3.Int("k")
         self.m_value, self.min_m = m_value, min_m
-        self.kd = self.k if square else z3.Int("kd")
-        self.units = (self.k,) if square else (self.k, self.kd)   # block counts: n = k·m, d = kd·m
+        self.U = self.k if chunk == 1 else z3.Int("h")      # the block unit: p·U in a DVal
+        zero = z3.IntVal(0)
+        self.units = tuple(z3.Int(e.blocks) if e.blocks != "k" or chunk == 1 else z3.simplify(chunk * self.U)
+                           for e in shape.extents)        # block counts: n = k·m (k = c·h), d = kd·m
+        self.env = {RING: DVal(z3.IntVal(1), zero)}
+        for e, u in zip(shape.extents, self.units):
+            self.env[e.blocks], self.env[e.name] = DVal(zero, u), DVal(u, zero)
+        for alias, name in shape.same:
+            self.env[alias] = self.env[name]
+        self.kd = self.env["kd"].r
         self.assumptions: list = [self.m >= min_m] + [u >= 1 for u in self.units]
+        if chunk != 1:
+            self.assumptions += [self.U >= 1, self.k == self.env["k"].r]
         if m_value is not None:
             self.assumptions.append(self.m == m_value)
-        zero = z3.IntVal(0)
-        self.env = {"m": DVal(z3.IntVal(1), zero), "k": DVal(zero, self.k), "n": DVal(self.k, zero),
-                    "kd": DVal(zero, self.kd), "d": DVal(self.kd, zero)}
-        self.timeout_ms, self.seed = timeout_ms, seed
         self.lemmas_used: set[str] = set()
         self._instances: list = []     # (lemma name, a function building its instance here)
         self.side_conditions = 0
@@ -186,23 +245,26 @@ class Ctx:
 
         Proven from the assumptions that share variables with `fact` (transitively): a fact that
         follows from a subset follows from all, and the answer is cached by that subset. Interval
-        reasoning (`intervals.decide`) settles what it can; a fact false at a point already known
+        reasoning (`Intervals.decide`) settles what it can; a fact false at a point already known
         to satisfy the subset (a counter-model of an earlier side condition) does not follow; the
         rest goes to one incremental Z3 solver per subset, the fact's negation pushed and popped.
         """
         relevant = self._relevant(fact)
         group = tuple(a.get_id() for a in relevant)
         key = (fact.get_id(), group)
-        if key in _PROVEN:
-            return _PROVEN[key][0]
-        verdict = decide(fact, relevant)
-        if verdict is None and _refuted_at_known_point(fact, group):
+        proven = self.session.proven
+        if key in proven:
+            return proven[key][0]
+        verdict = self.session.intervals.decide(fact, relevant)
+        if verdict is None and _refuted_at_known_point(self.session.models, fact, group):
             verdict = False
         if verdict is None:
             verdict = self._z3_proves(fact, group, relevant)
         if verdict is None:
             return False        # not shown under this budget; a larger one may: never cached
-        _PROVEN[key] = (verdict, fact, relevant)
+        # Only definite answers are kept (proved, or false at a point satisfying the assumptions):
+        # no budget changes them, and the session's caches are its budget's anyway.
+        proven[key] = (verdict, fact, relevant)
         return verdict
 
     def _z3_proves(self, fact, group: tuple, relevant: list) -> bool | None:
@@ -210,16 +272,17 @@ class Ctx:
         s = self._solvers.get(group)
         if s is None:
             s = self._solvers[group] = z3.Solver() if self.nonlinear else z3.SolverFor("QF_LIA")
-            s.set("rlimit", budgets.SIDE_CONDITION)   # per check; the wall clock only a backstop
-            s.set("timeout", self.timeout_ms)
-            s.set("random_seed", self.seed)
+            budget = self.session.budget
+            s.set("rlimit", budget.side_condition_rlimit)   # per check; the wall clock only a backstop
+            s.set("timeout", budget.timeout_ms)
+            s.set("random_seed", budget.seed)
             s.add(*relevant)
         s.push()
         s.add(z3.Not(fact))
         self.side_conditions += 1
         answer = s.check()
         if answer == z3.sat:
-            _keep_point(s.model(), group, relevant)
+            _keep_point(self.session.models, s.model(), group, relevant)
         s.pop()
         return True if answer == z3.unsat else (False if answer == z3.sat else None)
 
@@ -228,8 +291,8 @@ class Ctx:
         set and number of assumptions: assumptions are only ever appended)."""
         own = self._own
         for a in self.assumptions[len(own):]:
-            own.append(_vars(a) - _PARAM_NAMES)
-        need = frozenset(_vars(fact) - _PARAM_NAMES)
+            own.append(_vars(a, self.session.variables) - _PARAM_NAMES)
+        need = frozenset(_vars(fact, self.session.variables) - _PARAM_NAMES)
         key = (need, len(own))
         hit = self._relevance.get(key)
         if hit is None:
@@ -249,7 +312,7 @@ class Ctx:
     def _use(self, lemma: str, instance=None):
         """Record a use of `lemma`; `instance` builds its instance here (a valid formula), which
         only an exported query needs, so it is built only then (`instances`)."""
-        if not library_status().get(lemma, False):
+        if not self.session.lemma_status().get(lemma, False):
             raise NormalizationError(f"lemma {lemma} is not proven")
         self.lemmas_used.add(lemma)
         if instance is not None:
@@ -284,9 +347,47 @@ class Ctx:
         return a, b
 
     # ------------------------------------------------------------------ digit arithmetic
+    def to_radix_m(self, x: DVal) -> DVal:
+        """x with its blocks p·U folded into q: possible when p = a·m (then p·U = (a·U)·m)."""
+        if not x.blocks:
+            return x
+        a = multiple(x.p, self.m)
+        if a is None:
+            raise NormalizationError(f"value mixes blocks of {self.U} ({_short(x.p)}) with digits of m")
+        self._use("radix-swap")
+        return DVal(z3.simplify(x.q + a * self.U), x.r)
+
+    def to_blocks(self, x: DVal) -> DVal:
+        """x with its multiples of m folded into p: possible when q = a·U (then q·m = (a·m)·U)."""
+        if _is_const(x.q, 0):
+            return x
+        a = multiple(x.q, self.U)
+        if a is None:
+            raise NormalizationError(f"value mixes digits of m ({_short(x.q)}) with blocks of {self.U}")
+        self._use("radix-swap")
+        return DVal(_ZERO, x.r, p=z3.simplify(x.p + a * self.m))
+
+    def in_blocks(self, x: DVal) -> DVal:
+        """x = p·U + r with 0 ≤ r < U proven (block radix; q = 0)."""
+        x = self.to_blocks(x)
+        a, b = self._window(x.r, self.U, MOD_WINDOWS, "block carry")
+        if (a, b) == (0, 1):
+            return x
+        c = carry(x.r, self.U, a, b)
+        self._use(f"mod-window[{a},{b}]", self._window_instance(x.r, self.U, a, b, c))
+        self._use("carry")
+        return DVal(_ZERO, z3.simplify(x.r - _times(c, self.U)), p=z3.simplify(x.p + c))
+
+    def is_unit(self, x: DVal) -> bool:
+        """Is x the block unit U itself (written U, or one block)?"""
+        if not _is_const(x.q, 0):
+            return False
+        return (_is_const(x.p, 1) and _is_const(x.r, 0)) or (not x.blocks and multiple(x.r, self.U) == 1)
+
     def canonical(self, x: DVal) -> DVal:
         if x.canon:
             return x
+        x = self.to_radix_m(x)
         try:
             a, b = self._window(x.r, self.m, MOD_WINDOWS, "carry")
         except NormalizationError:
@@ -314,6 +415,17 @@ class Ctx:
 
     def compare(self, x: DVal, y: DVal, op: str):
         q, r = z3.simplify(x.q - y.q), z3.simplify(x.r - y.r)
+        p = z3.simplify(x.p - y.p) if x.blocks or y.blocks else _ZERO
+        if p is not _ZERO and not _is_const(p, 0):
+            diff = DVal(q, r, p=p)
+            if multiple(p, self.m) is not None:
+                diff = self.to_radix_m(diff)
+                q, r = diff.q, diff.r
+            else:
+                self._use("digit-compare")
+                d = self.in_blocks(diff)
+                return {"eq": z3.And(d.p == 0, d.r == 0), "lt": d.p < 0,
+                        "le": z3.Or(d.p < 0, z3.And(d.p == 0, d.r == 0))}[op]
         if not _is_const(q, 0):
             self._use("digit-compare")
             d = self.canonical(DVal(q, r))
@@ -323,14 +435,18 @@ class Ctx:
         return {"eq": r == 0, "lt": r < 0, "le": r <= 0}[op]
 
     def is_m(self, x: DVal) -> bool:
-        return _is_const(x.q, 1) and _is_const(x.r, 0)
+        return _is_const(x.q, 1) and _is_const(x.r, 0) and not x.blocks
 
     def count_unit(self, x: DVal):
         """The block count (k or kd) that x is, else None."""
+        if x.blocks:
+            return None
         return next((u for u in self.units if _is_const(x.q, 0) and z3.eq(z3.simplify(x.r), u)), None)
 
     def extent_unit(self, x: DVal):
         """The block count u of an extent x = u·m (n or d), else None."""
+        if x.blocks:
+            return self.U if _is_const(x.q, 0) and _is_const(x.r, 0) and z3.eq(z3.simplify(x.p), self.m) else None
         return next((u for u in self.units if _is_const(x.r, 0) and z3.eq(z3.simplify(x.q), u)), None)
 
     # ------------------------------------------------------------------ translation
@@ -349,30 +465,43 @@ class Ctx:
             return self.env[args[0]]
         if op == "const":
             return DVal(z3.IntVal(0), z3.IntVal(args[0]))
-        if op == "add":
-            a, b = self.val(args[0]), self.val(args[1])
-            return DVal(z3.simplify(a.q + b.q), z3.simplify(a.r + b.r))
-        if op == "neg":
-            a = self.val(args[0])
-            return DVal(z3.simplify(-a.q), z3.simplify(-a.r))
-        if op == "mul":
-            return self._mul(self.val(args[0]), self.val(args[1]))
-        if op in ("mod", "div"):
-            return self._moddiv(op, self.val(args[0]), self.val(args[1]))
-        if op == "ite":
-            c, a, b = self.cond(args[0]), self.val(args[1]), self.val(args[2])
-            return DVal(z3.simplify(z3.If(c, a.q, b.q)), z3.simplify(z3.If(c, a.r, b.r)),
-                        a.canon and b.canon)
-        raise NormalizationError(f"{op} is not an integer expression")
+        if op not in _VAL:
+            raise NormalizationError(f"{op} is not an integer expression")
+        return _VAL[op](self, *args)
+
+    def _add(self, a: Term, b: Term) -> DVal:
+        a, b = self.val(a), self.val(b)
+        p = z3.simplify(a.p + b.p) if a.blocks or b.blocks else _ZERO
+        return DVal(z3.simplify(a.q + b.q), z3.simplify(a.r + b.r), p=p)
+
+    def _neg(self, a: Term) -> DVal:
+        a = self.val(a)
+        return DVal(z3.simplify(-a.q), z3.simplify(-a.r), p=z3.simplify(-a.p) if a.blocks else _ZERO)
+
+    def _ite(self, c: Term, a: Term, b: Term) -> DVal:
+        c, a, b = self.cond(c), self.val(a), self.val(b)
+        return DVal(z3.simplify(z3.If(c, a.q, b.q)), z3.simplify(z3.If(c, a.r, b.r)), a.canon and b.canon,
+                    z3.simplify(z3.If(c, a.p, b.p)) if a.blocks or b.blocks else _ZERO)
 
     def _mul(self, a: DVal, b: DVal) -> DVal:
         for x, y in ((a, b), (b, a)):
-            if _is_const(x.q, 0) and _is_const(x.r):
+            if _is_const(x.q, 0) and _is_const(x.r) and not x.blocks:
                 c = z3.simplify(x.r).as_long()
-                return DVal(z3.simplify(c * y.q), z3.simplify(c * y.r), y.canon and c == 1)
+                return DVal(z3.simplify(c * y.q), z3.simplify(c * y.r), y.canon and c == 1,
+                            z3.simplify(c * y.p) if y.blocks else _ZERO)
+        if a.blocks or b.blocks:
+            raise NormalizationError("product of a value in blocks with another value")
         for x, y in ((a, b), (b, a)):
             if _is_const(x.q, 0) and _is_const(y.r, 0):      # scalar · (multiple of m)
                 return DVal(z3.simplify(x.r * y.q), z3.IntVal(0), True)
+        if not self.nonlinear:
+            for x, y in ((a, b), (b, a)):                     # value · (c·U): c·value blocks
+                c = multiple(y.r, self.U) if _is_const(y.q, 0) else None
+                free = _coefficient(x.r, self.U)
+                qm = _scaled(z3.simplify(x.q), self.m)
+                if c and qm is not None and free is not None and free[0] == 0:
+                    p = c * (qm + x.r)
+                    return DVal(_ZERO, _ZERO, p=z3.simplify(p))
         if _is_const(a.q, 0) and _is_const(b.q, 0):
             return DVal(z3.IntVal(0), z3.simplify(a.r * b.r))
         if self.nonlinear:
@@ -381,9 +510,26 @@ class Ctx:
 
     def _moddiv(self, op, a: DVal, b: DVal) -> DVal:
         zero = z3.IntVal(0)
+        if b.blocks:
+            raise NormalizationError(f"{op} by a divisor written in blocks of {self.U}")
         if self.is_m(b):
             a = self.canonical(a)
             return DVal(zero, a.r, True) if op == "mod" else DVal(zero, a.q)
+        if (a.blocks or not _is_const(a.q, 0)) and self.is_unit(b):
+            x = self.in_blocks(a)
+            return DVal(zero, x.r) if op == "mod" else DVal(zero, x.p)
+        if a.blocks and same_term(self.extent_unit(b), self.U):      # (p·U + r) mod (m·U)
+            x = self.in_blocks(a)
+            lo, hi = self._window(x.p, self.m, BLOCK_WINDOWS, f"mod m·{self.U}")
+            c = carry(x.p, self.m, lo, hi)
+            m, u = self.m, self.U
+            v = lambda: x.p * u + x.r     # noqa: E731 (the instance is built only when exported)
+            self._use(f"block-window[{lo},{hi}]", lambda: z3.Implies(
+                z3.And(m > 0, u > 0, 0 <= x.r, x.r < u, lo * m <= x.p, x.p < hi * m),
+                z3.And(v() % (m * u) == (x.p - c * m) * u + x.r, v() / (m * u) == c)))
+            if op == "mod":
+                return DVal(zero, x.r, p=z3.simplify(x.p - _times(c, m)))
+            return DVal(zero, z3.simplify(c))
         unit = self.extent_unit(b)
         if unit is not None:
             x, c = self._block(a, unit)
@@ -398,6 +544,12 @@ class Ctx:
             if op == "mod":
                 return DVal(zero, z3.simplify(a.r - _times(c, unit)))
             return DVal(zero, z3.simplify(c))
+        if _is_const(b.r, 0) and _is_const(b.q) and z3.simplify(b.q).as_long() in BLOCK_DIVISORS:
+            return self._div_block(op, a, z3.simplify(b.q).as_long())
+        if self.U is not self.k and _is_const(b.q, 0) and _is_const(b.r) and not a.blocks and _is_const(a.q, 0):
+            c, t = z3.simplify(b.r).as_long(), multiple(a.r, self.U)
+            if c > 0 and t is not None and t % c == 0:          # (c·t'·U) div c = t'·U exactly
+                return DVal(zero, zero) if op == "mod" else DVal(zero, z3.simplify((t // c) * self.U))
         if _is_const(b.q, 0) and _is_const(b.r) and z3.simplify(b.r).as_long() > 0 and _is_const(a.q, 0):
             c = z3.simplify(b.r).as_long()
             return DVal(zero, a.r % c if op == "mod" else a.r / c)
@@ -405,6 +557,22 @@ class Ctx:
             hq, hr, p = self._div_const(a, z3.simplify(b.r).as_long())
             return DVal(hq, hr, True) if op == "div" else DVal(zero, p)
         raise NormalizationError(f"{op} by a divisor other than m, k, n, kd, d or a positive constant")
+
+    def _div_block(self, op, a: DVal, c: int) -> DVal:
+        """a div (c·m) and a mod (c·m): with a = q·m + r canonical and q = c·t + e (0 ≤ e < c),
+        lemma block-const[c] gives t and e·m + r; t = q/c exactly when q is a multiple of c·U."""
+        a = self.canonical(a)
+        zero = z3.IntVal(0)
+        t = multiple(a.q, self.U)
+        if t is not None and t % c == 0:
+            tq, e = z3.simplify((t // c) * self.U), zero
+        else:
+            tq, e = z3.simplify(a.q / c), z3.simplify(a.q % c)
+        m, r, q = self.m, a.r, a.q
+        self._use(f"block-const[{c}]", lambda: z3.Implies(
+            z3.And(m > 0, 0 <= r, r < m, q == c * tq + e, 0 <= e, e < c),
+            z3.And((q * m + r) / (c * m) == tq, (q * m + r) % (c * m) == e * m + r)))
+        return DVal(zero, tq) if op == "div" else DVal(e, r, True)
 
     def _div_const(self, a: DVal, c: int):
         """Digits of a div c and a mod c for a value involving m: fresh variables pinned by the
@@ -431,25 +599,36 @@ class Ctx:
         return hit[1]
 
     def _cond(self, t) -> z3.BoolRef:
-        op, args = t.op, t.args
-        if op == "bool":
-            return z3.BoolVal(args[0])
-        if op in ("eq", "lt", "le"):
-            return self.compare(self.val(args[0]), self.val(args[1]), op)
-        if op == "and":
-            return z3.And(*[self.cond(a) for a in args])
-        if op == "or":
-            return z3.Or(*[self.cond(a) for a in args])
-        if op == "not":
-            return z3.Not(self.cond(args[0]))
-        if op == "ite":
-            return z3.If(self.cond(args[0]), self.cond(args[1]), self.cond(args[2]))
-        raise NormalizationError(f"{op} is not a condition")
+        if t.op == "bool":
+            return z3.BoolVal(t.args[0])
+        if t.op not in _COND:
+            raise NormalizationError(f"{t.op} is not a condition")
+        return _COND[t.op](self, *t.args)
 
     def int_term(self, x: DVal) -> z3.ArithRef:
-        """x as one Z3 integer term q·m + r."""
-        return x.q * self.m + x.r
+        """x as one Z3 integer term q·m + p·U + r."""
+        return x.q * self.m + x.r + x.p * self.U
 
     def int_of(self, x: DVal, model) -> int:
         """The concrete value of x in a Z3 model."""
         return model.eval(self.int_term(x), model_completion=True).as_long()
+
+
+# Each operator of `schedules/operators.py` in digit form (an integer) or as a Z3 condition.
+_VAL = {
+    "add": Ctx._add, "neg": Ctx._neg, "ite": Ctx._ite,
+    "mul": lambda ctx, a, b: ctx._mul(ctx.val(a), ctx.val(b)),
+    "mod": lambda ctx, a, b: ctx._moddiv("mod", ctx.val(a), ctx.val(b)),
+    "div": lambda ctx, a, b: ctx._moddiv("div", ctx.val(a), ctx.val(b)),
+}
+_COND = {
+    "eq": lambda ctx, a, b: ctx.compare(ctx.val(a), ctx.val(b), "eq"),
+    "lt": lambda ctx, a, b: ctx.compare(ctx.val(a), ctx.val(b), "lt"),
+    "le": lambda ctx, a, b: ctx.compare(ctx.val(a), ctx.val(b), "le"),
+    "and": lambda ctx, *xs: z3.And(*[ctx.cond(x) for x in xs]),
+    "or": lambda ctx, *xs: z3.Or(*[ctx.cond(x) for x in xs]),
+    "not": lambda ctx, a: z3.Not(ctx.cond(a)),
+    "ite": lambda ctx, c, a, b: z3.If(ctx.cond(c), ctx.cond(a), ctx.cond(b)),
+}
+require_complete("normalize.Ctx.val", _VAL, sorts=("int", "any"))
+require_complete("normalize.Ctx.cond", _COND, sorts=("bool", "any"))

@@ -1,5 +1,8 @@
 """Run independent tasks in forked worker processes, with no global state in parent or worker.
 
+Workers fork from one thread (`ringproof.proofs.threads.paused`); in a process where a thread not ours
+runs, the tasks run here, one after another, rather than risk a deadlocked child.
+
 A task is any zero-argument callable, closures over schedules included: workers are forked, so they
 inherit the task list and receive only indices; only results travel back (pickled). Tasks are handed
 out one at a time in list order (put the long ones first); a task's exception is raised in the parent,
@@ -14,6 +17,7 @@ import pickle
 import queue
 import traceback
 
+from ringproof.proofs.threads import alone, paused
 from ringproof.proofs.workers import die_with_parent
 
 
@@ -34,8 +38,12 @@ def run_all(tasks: list, jobs: int = 0) -> list:
     for _ in range(n):
         todo.put(None)
     procs = [ctx.Process(target=_work, args=(tasks, todo, done), daemon=True) for _ in range(n)]
-    for p in procs:
-        p.start()
+    with paused():          # fork from one thread (proofs/threads.py)
+        if alone():
+            for p in procs:
+                p.start()
+    if not any(p.pid for p in procs):   # another library's thread runs: a fork could deadlock
+        return [task() for task in tasks]
     try:
         results: dict = {}
         while len(results) < len(tasks):

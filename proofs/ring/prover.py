@@ -8,67 +8,54 @@ does not replay is reported as `unknown`, never as a refutation.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial
-from typing import Callable
 
 from ringproof.errors import BadInput, InternalError
 from ringproof.model.ring.machine import run
 from ringproof.model.ring.trace import build_trace
 from ringproof.proofs.ring.bounded import check_sizes, shapes, sweep
-from ringproof.proofs.progress import silent
 from ringproof.proofs.ring.formulas import check_formulas
 from ringproof.proofs.ring.pool import run_all
 from ringproof.proofs.ring.properties import Check, check_trace, derive
+from ringproof.proofs.ring.session import Session
 from ringproof.proofs.ring.smt import Outcome, discharge
-from ringproof.proofs.results import PROPERTIES, TIERS, Counterexample, Result, Verdict
-from ringproof.schedules.dsl import Schedule
+from ringproof.proofs.options import Options
+from ringproof.proofs.results import PROPERTIES, SOLVER_PROPERTIES, Counterexample, Result, Verdict
+from ringproof.schedules.dsl import LOAD_CLAIMS, Schedule
 
 REPLAY_MAX_N = 96
 
 
-@dataclass(frozen=True)
-class Options:
-    properties: tuple = PROPERTIES
-    tier: str = "parametric"
-    max_n: int = 24          # bounded tier
-    max_m: int = 8           # per-m tier
-    timeout: float = 10.0    # seconds per query
-    seed: int = 0
-    jobs: int = 0            # 0: one per core
-    cross_check: str | None = None   # 'cvc5': a second solver re-checks every unsat query
-    cross_timeout: float = 60.0      # seconds per query for the second solver
-    smt2_dir: str | None = None      # write every solver query there as SMT-LIB 2
-    size: tuple | None = None  # bounded tier: this one (n, m) only
-    progress: Callable = silent  # told what runs now (the CLI's stderr line)
-
-    def __post_init__(self):
-        if self.tier not in TIERS:
-            raise BadInput(f"unknown tier {self.tier!r}; known: {', '.join(TIERS)}")
-
-
-def verify(schedule: Schedule, opts: Options = Options()) -> list[Result]:
+def verify(schedule: Schedule, opts: Options = Options(), session: Session | None = None) -> list[Result]:
+    """Every property of `opts` for `schedule`, at its tier. `session` (its budget must be the
+    options') holds what the solvers found, reused across calls; None: the session shared by every
+    call under the same budget."""
+    if session is None:
+        session = Session.for_budget(opts.budget)
+    elif session.budget != opts.budget:
+        raise ValueError(f"the session's budget {session.budget} is not the options' {opts.budget}")
     unknown = set(opts.properties) - set(PROPERTIES)
     if unknown:
         raise BadInput(f"unknown property {sorted(unknown)[0]!r}; known: {', '.join(PROPERTIES)}")
     opts.progress(f"{schedule.name}: its steps on ints against their formulas")
     check_formulas(schedule)
     results: list[Result] = []
-    solver_props = [p for p in opts.properties if p != "counts"]
+    solver_props = [p for p in opts.properties if p in SOLVER_PROPERTIES]
     derived, enumerated = None, None
     if solver_props and opts.tier == "bounded":
         opts.progress(f"{schedule.name}: enumerating " + (f"n={opts.size[0]}, m={opts.size[1]}" if opts.size
                       else f"{len(shapes(schedule, opts.max_n))} sizes with n ≤ {opts.max_n}"))
-        bounded, enumerated, derived = _bounded(schedule, solver_props, opts, "counts" in opts.properties)
+        bounded, enumerated, derived = _bounded(schedule, solver_props, opts, session, "counts" in opts.properties)
         results += bounded
     elif solver_props:
         checks = [c for c in derive(schedule) if c.property in solver_props]
         opts.progress(f"{schedule.name}: {len(checks)} checks at tier {opts.tier}")
-        solved, derived = _solve(schedule, checks, opts, with_counts="counts" in opts.properties)
+        solved, derived = _solve(schedule, checks, opts, session, with_counts="counts" in opts.properties)
         results += solved
     if "counts" in opts.properties:
         opts.progress(f"{schedule.name}: counting cycles and ops")
-        results.append(_counts(schedule, opts, results, derived, enumerated))
+        results.append(_counts(schedule, opts, session, results, derived, enumerated))
     order = {p: i for i, p in enumerate(PROPERTIES)}
     phases = {p.name: i for i, p in enumerate(schedule.phases)}
     return sorted(results, key=lambda r: (phases.get(r.phase, len(phases)), order[r.property]))
@@ -77,21 +64,19 @@ def verify(schedule: Schedule, opts: Options = Options()) -> list[Result]:
 # ----------------------------------------------------------------------------- solver tiers
 
 
-def _discharged(check: Check, m_value, opts: Options):
+def _discharged(check: Check, m_value, session: Session, smt2_dir: str | None):
     """A check's outcome, without the check (it travels back from a worker process)."""
-    o = discharge(check, m_value, int(opts.timeout * 1000), opts.seed, opts.cross_check, opts.smt2_dir,
-                  int(opts.cross_timeout * 1000))
-    return replace(o, check=None)
+    return replace(discharge(check, session, m_value, smt2_dir=smt2_dir), check=None)
 
 
-def _solve(schedule: Schedule, checks: list[Check], opts: Options, with_counts: bool = False):
+def _solve(schedule: Schedule, checks: list[Check], opts: Options, session: Session, with_counts: bool = False):
     """Results of the checks, and the schedule's counts if asked (computed in the same pool, first,
     since it is the longest task)."""
     ms = [None] if opts.tier == "parametric" else list(range(1, opts.max_m + 1))
     keys = [(i, mv) for i in range(len(checks)) for mv in ms]
-    tasks = [partial(_discharged, checks[i], mv, opts) for i, mv in keys]
+    tasks = [partial(_discharged, checks[i], mv, session, opts.smt2_dir) for i, mv in keys]
     if with_counts:
-        tasks.insert(0, partial(_count_task, schedule, opts))
+        tasks.insert(0, partial(_count_task, schedule, opts, session))
     raw = run_all(tasks, opts.jobs)
     derived = raw.pop(0) if with_counts else None
     outcomes: dict = {}
@@ -162,7 +147,7 @@ def _verdict(schedule, prop, phase, outs: list[Outcome], opts: Options, sweep: t
         if cex is not None:
             return Result(prop, phase, Verdict.REFUTED, opts.tier, seconds,
                           f"{o.check.name}: fails at {cex.sizes()}", cex, len(outs))
-        where = Counterexample(o.n, o.m, "", "", d=None if schedule.square else o.d).sizes()
+        where = Counterexample(o.n, o.m, "", "", d=schedule.shape.own("d", o.d)).sizes()
         return Result(prop, phase, Verdict.UNKNOWN, opts.tier, seconds,
                       f"{o.check.name}: z3 found {where} but it did not replay concretely",
                       checks=len(outs))
@@ -200,7 +185,7 @@ def _replay(schedule, prop, phase, o: Outcome) -> Counterexample | None:
               "ring_violations": [str(v) for v in ring.violations],
               "max_rel_error": ring.max_rel_error, "witness_only": ring.ok}
     return Counterexample(o.n, o.m, o.check.name, f.message, tuple(o.iterations), replay,
-                          None if schedule.square else o.d)
+                          schedule.shape.own("d", o.d))
 
 
 def _enumerated(schedule, n, m, f) -> Counterexample:
@@ -210,19 +195,20 @@ def _enumerated(schedule, n, m, f) -> Counterexample:
     return Counterexample(n, m, f.check, f.message, f.iterations,
                           {"confirmed": True, "ring_violations": [str(v) for v in ring.violations],
                            "max_rel_error": ring.max_rel_error, "witness_only": ring.ok},
-                          None if schedule.square else f.d)
+                          schedule.shape.own("d", f.d))
 
 
 # ----------------------------------------------------------------------------- bounded tier
 
 
-def _bounded(schedule: Schedule, props, opts: Options, with_counts: bool) -> tuple[list[Result], dict | None, tuple]:
+def _bounded(schedule: Schedule, props, opts: Options, session: Session,
+             with_counts: bool) -> tuple[list[Result], dict | None, tuple]:
     """The results of the sweep; its enumerated counts when it covered every size (the counts
     tier's own sweep, then, is not run again); the counts' closed forms if asked, computed in the
     same pool, first (`_count_task`)."""
     t0 = time.perf_counter()
     swept = sweep(schedule, opts.max_n, props, jobs=opts.jobs, only=opts.size,
-                  first=partial(_count_task, schedule, opts, True) if with_counts else None)
+                  first=partial(_count_task, schedule, opts, session, True) if with_counts else None)
     found = swept.verdicts
     secs = time.perf_counter() - t0
     out = []
@@ -241,18 +227,19 @@ def _bounded(schedule: Schedule, props, opts: Options, with_counts: bool) -> tup
 # ----------------------------------------------------------------------------- counts
 
 
-def _counts(schedule: Schedule, opts: Options, done: list, counted=None, enumerated=None) -> Result:
-    """The counts result; `counted` is `_count_task(schedule, opts)` if a pool already ran it,
+def _counts(schedule: Schedule, opts: Options, session: Session, done: list, counted=None,
+            enumerated=None) -> Result:
+    """The counts result; `counted` is `_count_task(schedule, opts, session)` if a pool already ran it,
     `enumerated` the bounded sweep's counts per (n, m, d) if it covered every size."""
     if counted is None:
-        counted = _count_task(schedule, opts, keep=opts.tier == "bounded")
+        counted = _count_task(schedule, opts, session, keep=opts.tier == "bounded")
     t_end = time.perf_counter()
     result, bijections, c = counted
     if bijections and opts.tier != "bounded" and result.verdict is Verdict.PROVED:
         # a guarded phase does |terms| ops only if its coverage (a bijection onto them) is proved
         cov = {r.phase: r.verdict for r in done if r.property == "coverage"}
         if not set(bijections) <= set(cov):
-            cov.update({r.phase: r.verdict for r in verify(schedule, replace(opts, properties=("coverage",)))})
+            cov.update({r.phase: r.verdict for r in verify(schedule, replace(opts, properties=("coverage",)), session)})
         unproved = [p for p in bijections if cov.get(p) is not Verdict.PROVED]
         if unproved:
             result = replace(result, verdict=Verdict.UNKNOWN,
@@ -262,7 +249,7 @@ def _counts(schedule: Schedule, opts: Options, done: list, counted=None, enumera
     return replace(result, seconds=result.seconds + time.perf_counter() - t_end)
 
 
-def _count_task(schedule: Schedule, opts: Options, keep: bool = False) -> tuple:
+def _count_task(schedule: Schedule, opts: Options, session: Session, keep: bool = False) -> tuple:
     """(the counts Result before the coverage it may rest on is known, the phases whose op counts
     rest on their coverage, the counts themselves if `keep`). Runs in the pool beside the solver
     checks; what it returns holds no sympy object unless `keep`, so the parent never imports
@@ -270,12 +257,14 @@ def _count_task(schedule: Schedule, opts: Options, keep: bool = False) -> tuple:
 
     Every claimed kind is checked: shown equal to its derived form (proved), refuted at a size
     (replayed on the ring model), or, where its form is not derived or no size up to the sampled
-    bound tells them apart, `unknown` saying which kind and why."""
-    from ringproof.proofs.ring.counting import check_claim, claim_bound, counts
+    bound tells them apart, `unknown` saying which kind and why. Claims of balance and memory are
+    decided by `spread` and `held`."""
+    from ringproof.proofs.ring import held, spread
+    from ringproof.proofs.ring.counting import check_claim, claim_bound, counts, derived_parameters
     from ringproof.proofs.ring.readable import readable
 
     t0 = time.perf_counter()
-    c = counts(schedule, opts.seed, int(opts.timeout * 1000))
+    c = counts(schedule, session)
     text = (lambda e: str(e) if e is not None else None)
     details = {"cycles": text(c.cycles), "ops": {k: text(v) for k, v in c.ops.items()},
                "phase_cycles": {k: text(v) for k, v in c.phase_cycles.items()},
@@ -287,7 +276,8 @@ def _count_task(schedule: Schedule, opts: Options, keep: bool = False) -> tuple:
     if c.why:
         details["not_derived"] = dict(c.why)
     claims = schedule.notes.get("claims", {})
-    needed = ["cycles", "MAC", "EAC", "DIV"] + [k for k in claims if k not in ("cycles", "MAC", "EAC", "DIV")]
+    needed = ["cycles", "MAC", "EAC", "DIV"] + [k for k in claims if k not in ("cycles", "MAC", "EAC", "DIV")
+                                                and k not in LOAD_CLAIMS]
     missing = [k for k in needed if k in c.why]
     verdict, reason, cex = Verdict.PROVED, "", None
     if missing:
@@ -296,15 +286,22 @@ def _count_task(schedule: Schedule, opts: Options, keep: bool = False) -> tuple:
     bijections = list(c.bijections) if opts.tier != "bounded" else []
     if bijections:
         details["bijections"] = bijections
+    details["balance"], details["memory"] = spread.summary(schedule), held.summary(schedule)
     for what, claim in claims.items():
+        if what in LOAD_CLAIMS:
+            v, why, bad = (spread if what == "balance" else held).check_claim(schedule, claim)
+            if v is not Verdict.PROVED and verdict is not Verdict.REFUTED:
+                verdict, reason, cex = v, (reason + "; " if reason and v is Verdict.UNKNOWN else "") + why, bad
+            continue
         derived = c.cycles if what == "cycles" else c.ops[what]
         if derived is None:
             continue                       # named in the reason above
-        bad = check_claim(derived, claim, square=schedule.square, seed=opts.seed)
+        bad = check_claim(derived, claim, shape=schedule.shape, seed=opts.seed,
+                          derived_params=derived_parameters(schedule))
         if bad is not None and bad[0] is None:
             verdict = Verdict.UNKNOWN
-            limit_n, limit_d = claim_bound(schedule.square)
-            bound = f"n ≤ {limit_n}" + ("" if schedule.square else f" and d ≤ {limit_d}")
+            limit_n, limit_d = claim_bound(schedule.shape)
+            bound = f"n ≤ {limit_n}" + (f" and d ≤ {limit_d}" if schedule.shape.is_free("d") else "")
             reason = (reason + "; " if reason else "") + (
                 f"claim {what} = {claim} agrees with the derived closed form for every {bound} only")
             continue
@@ -327,13 +324,13 @@ def _count_replay(schedule: Schedule, what: str, n: int, m: int, d: int, derived
     ring = run(schedule, n, m, d=d)
     measured = {"cycles": ring.cycles, **ring.ops}
     if measured.get(what, 0) != derived:
-        where = f"n={n}, m={m}" + ("" if schedule.square else f", d={d}")
+        where = f"n={n}, m={m}" + (f", d={d}" if schedule.shape.is_free("d") else "")
         raise InternalError(f"counts: the {source} {what} is {derived} at {where}, the ring model measures "
                             f"{measured.get(what, 0)}")
     replay = {"confirmed": True, "ring_counts": measured, "count": what, "measured": measured.get(what, 0),
               "ring_violations": [str(v) for v in ring.violations], "max_rel_error": ring.max_rel_error}
     return Counterexample(n, m, f"claim {what}", f"{source} {derived}, claimed {claimed}, the ring model "
-                          f"measures {measured.get(what, 0)}", (), replay, None if schedule.square else d)
+                          f"measures {measured.get(what, 0)}", (), replay, schedule.shape.own("d", d))
 
 
 def _enumerate_counts(schedule: Schedule, opts: Options, result: Result, c, enumerated=None) -> Result:
@@ -355,7 +352,7 @@ def _enumerate_counts(schedule: Schedule, opts: Options, result: Result, c, enum
         for kind in KINDS:
             measured = got["cycles"] if kind == "cycles" else got["ops"].get(kind, 0)
             form = derived["cycles"] if kind == "cycles" else derived["ops"].get(kind)
-            where = Counterexample(n, m, "", "", d=None if schedule.square else d).sizes()
+            where = Counterexample(n, m, "", "", d=schedule.shape.own("d", d)).sizes()
             if kind in claims and claim_at(claims[kind], n, m, d) != measured:
                 cex = _count_replay(schedule, kind, n, m, d, measured, claim_at(claims[kind], n, m, d), "enumerated")
                 return replace(result, verdict=Verdict.REFUTED, counterexample=cex,

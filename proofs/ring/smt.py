@@ -14,11 +14,12 @@ import z3
 
 from ringproof.proofs.ring import smtlib
 from ringproof.proofs.ring.iterations import It
-from ringproof.proofs.ring import budgets
 from ringproof.proofs.ring.normalize import Ctx, LiteralBound, NormalizationError, new_solver
 from ringproof.proofs.ring.properties.base import Check
+from ringproof.proofs.ring.session import Session
 from ringproof.proofs.results import Verdict
 from ringproof.schedules.expr import Term
+from ringproof.schedules.shape import RING, Shape, require_parameters
 
 SMALL_N = 24
 
@@ -40,27 +41,21 @@ class Outcome:
     smt2: str | None = None                      # where the query was written as SMT-LIB 2
 
 
-def _solver(ctx: Ctx) -> z3.Solver:
-    return new_solver(ctx.timeout_ms, ctx.seed, budgets.QUERY)
-
-
-def discharge(check: Check, m_value: int | None = None, timeout_ms: int = 10000,
-              seed: int = 0, cross_check: str | None = None, smt2_dir: str | None = None,
-              cross_timeout_ms: int = 60000, min_m: int = 1) -> Outcome:
-    """Decide one check; `smt2_dir` also writes the query as SMT-LIB 2, and `cross_check`
-    ('cvc5') asks a second solver, within `cross_timeout_ms`, about every query Z3 answers unsat."""
+def discharge(check: Check, session: Session | None = None, m_value: int | None = None,
+              min_m: int = 1, smt2_dir: str | None = None) -> Outcome:
+    """Decide one check under the session's budget (None: the session shared under the default
+    budget), for m = `m_value` if given, else for every m ≥ `min_m`. `smt2_dir` also writes the
+    query as SMT-LIB 2; the budget's second solver ('cvc5') is asked about every unsat."""
     t0 = time.perf_counter()
-    ctx = Ctx(m_value, timeout_ms, seed, square=check.square, min_m=min_m)
+    session = session if session is not None else Session.for_budget()
+    budget = session.budget
     try:
-        its, hyp, goal = check.build(ctx)
-        hyps = [ctx.cond(h) for h in hyp]
-        g = ctx.cond(goal)
+        ctx, its, hyps, g = _translate(check, session, m_value, min_m)
     except LiteralBound as err:
-        return _split(check, err.limit, t0, dict(timeout_ms=timeout_ms, seed=seed, cross_check=cross_check,
-                                                 smt2_dir=smt2_dir, cross_timeout_ms=cross_timeout_ms))
+        return _split(check, err.limit, t0, session, smt2_dir)
     except NormalizationError as err:
         return Outcome(check, Verdict.UNKNOWN, time.perf_counter() - t0, f"not normalized: {err}")
-    s = _solver(ctx)
+    s = new_solver(budget)
     s.add(*ctx.assumptions)
     base = s.check()
     if base == z3.unsat:
@@ -74,12 +69,12 @@ def discharge(check: Check, m_value: int | None = None, timeout_ms: int = 10000,
     r = s.check()
     title = f"{check.phase}.{check.property}.{check.name}"
     text = smtlib.script(title, ctx.assumptions, hyps, z3.Not(g), ctx.instances) \
-        if (smt2_dir or cross_check) else None
+        if (smt2_dir or budget.second_solver) else None
     audit = {"side_conditions": ctx.side_conditions, "stats": smtlib.z3_statistics(s),
              "smt2": smtlib.write(smt2_dir, title, m_value, text) if smt2_dir else None}
     if r == z3.unsat:
         seconds = time.perf_counter() - t0          # Z3's time; the second solver reports its own
-        cross = smtlib.check_with_cvc5(text, cross_timeout_ms) if cross_check else None
+        cross = smtlib.check_with_cvc5(text, budget.second_timeout_ms) if budget.second_solver else None
         return Outcome(check, Verdict.PROVED, seconds, lemmas=ctx.lemmas_used, cross=cross, **audit)
     if r != z3.sat:
         return Outcome(check, Verdict.UNKNOWN, time.perf_counter() - t0,
@@ -94,19 +89,39 @@ def discharge(check: Check, m_value: int | None = None, timeout_ms: int = 10000,
                    iterations=_decode(ctx, its, model), **audit)
 
 
-def small_sizes(square: bool, limit: int = SMALL_N):
-    """(n, d, m) with m | n, m | d, smallest first: by n + d, then n, then m; d = n if square."""
-    out = [(n, d, m) for n in range(1, limit + 1) for d in ((n,) if square else range(1, limit + 1))
-           for m in range(1, min(n, d) + 1) if n % m == 0 and d % m == 0]
-    return sorted(out, key=lambda t: (t[0] + t[1], t[0], t[2]))
+def _translate(check: Check, session: Session, m_value, min_m: int):
+    """The check's query in digits: indices over n split in radix m, or, where that leaves the
+    fragment, in blocks of k (contiguous layouts: `Ctx(block_split=True)`); the first reason is
+    kept when neither normalizes. The schedule's side condition joins the assumptions."""
+    def build(block_split: bool):
+        ctx = Ctx(m_value, session, shape=check.shape, min_m=min_m, block_split=block_split, chunk=check.chunk)
+        if check.requires is not None:
+            ctx.assumptions.append(ctx.cond(check.requires))
+        its, hyp, goal = check.build(ctx)
+        return ctx, its, [ctx.cond(h) for h in hyp], ctx.cond(goal)
+
+    try:
+        return build(False)
+    except LiteralBound:
+        raise
+    except NormalizationError as first:
+        try:
+            return build(True)
+        except NormalizationError:
+            raise first from None
 
 
-def _split(check: Check, limit: int, t0: float, options: dict) -> Outcome:
+def small_sizes(shape: Shape, limit: int = SMALL_N):
+    """(n, d, m) of `shape` with each free size ≤ limit, smallest first: by n + d, then n, then m."""
+    return sorted(((n, d, m) for n, m, d in shape.sizes(limit)), key=lambda t: (t[0] + t[1], t[0], t[2]))
+
+
+def _split(check: Check, limit: int, t0: float, session: Session, smt2_dir: str | None) -> Outcome:
     """A check whose formulas compare with a literal below `limit`: decided for m ≥ limit (where
     the literal lies within m of 0) and for each m < limit exactly (m fixed: plain linear
     arithmetic); refuted at the smallest (n, m) of any part, proved only if every part is."""
-    parts = [discharge(check, None, min_m=limit, **options)]
-    parts += [discharge(check, m, **options) for m in range(1, limit)]
+    parts = [discharge(check, session, None, min_m=limit, smt2_dir=smt2_dir)]
+    parts += [discharge(check, session, m, smt2_dir=smt2_dir) for m in range(1, limit)]
     seconds = time.perf_counter() - t0
     refuted = sorted((o for o in parts if o.verdict is Verdict.REFUTED), key=lambda o: (o.n, o.m))
     if refuted:
@@ -127,14 +142,16 @@ def _sat(s: z3.Solver, *extra):
     return r, model
 
 
+require_parameters("smt._smallest (n, d as extents)", ("n", RING, "k", "d", "kd"))
+
+
 def _smallest(s: z3.Solver, ctx: Ctx, m_value):
     """A model with the smallest sizes (n + d, then n, then m) up to SMALL_N, if there is one; with
     m fixed, the smallest k at any size (galloping, then bisection on k)."""
-    square = ctx.kd is ctx.k
-    for n, d, m in small_sizes(square, SMALL_N if square else SMALL_N // 2):
+    for n, d, m in small_sizes(ctx.shape, SMALL_N // len(ctx.shape.free)):   # SMALL_N shared by the free sizes
         if m_value is not None and m != m_value:
             continue
-        extra = [ctx.m == m, ctx.k == n // m] + ([] if square else [ctx.kd == d // m])
+        extra = [ctx.m == m] + [ctx.env[e.blocks].r == {"n": n, "d": d}[e.name] // m for e in ctx.shape.extents]
         model = _sat(s, *extra)[1]
         if model is not None:
             return model

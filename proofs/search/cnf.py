@@ -13,9 +13,13 @@ from bisect import bisect_right
 from pysat.card import CardEnc, EncType
 
 from ringproof.model.bitlevel.problem import Problem
+from ringproof.model.ring.rules import assume
 from ringproof.proofs.search.rotation import invariance_clauses
 
 TRUE, FALSE = 1, -1
+
+# The clauses are written for these rules; tests/test_rules.py pins them to the checker that reads RULES.
+assume("the bit-level CNF (proofs/search/cnf.py)", hop=1, link_capacity=1, ops_per_cycle=1, persists=True)
 
 
 class Cnf:
@@ -68,7 +72,7 @@ class Encoding:
     where a phase's op count fills it; split=None leaves the barriers as variables. fixed=(ops, sends)
     fixes op placement {op key: (p, t)} and the sends {(t, p, datum)} (bounded check of a schedule);
     pin fixes the placement of some ops only; rotation=g keeps only runs equal to their rotation by
-    g (model/bitlevel_rotation.py). band={phase: (lo, hi)} (pe and none barriers) keeps each phase's
+    g (proofs/search/rotation.py). band={phase: (lo, hi)} (pe and none barriers) keeps each phase's
     ops in those cycles. Pin, rotation and band remove valid runs: for witness search only. barriers
     is the machine's barrier mode (global, pe, none; a split needs global barriers); cube {op key:
     PE} keeps the runs in which each named op runs on its PE (one cube of cubes.py). With fixed,

@@ -16,7 +16,7 @@ import time
 from ringproof.errors import BadInput
 from ringproof.model.bitlevel.check import check_run
 from ringproof.model.bitlevel.problem import Problem
-from ringproof.model.bitlevel.types import BARRIERS, Attempt, Run, SearchResult, Verdict
+from ringproof.model.bitlevel.types import BARRIERS, Attempt, Run, SearchResult, SatVerdict
 from ringproof.proofs.search.cnf import Encoding
 from ringproof.proofs.search.cubes import Cube, check_coverage, cubes, split_cover
 from ringproof.proofs.search.engine import InProcess, engine
@@ -78,13 +78,13 @@ class _Splitter:
     def _call(self, enc: Encoding, T: int, split, stage: str, budget):
         cnf = enc.cnf
         if cnf.conflict:
-            verdict, model, secs = Verdict.UNSAT, None, 0.0
+            verdict, model, secs = SatVerdict.UNSAT, None, 0.0
         else:
             verdict, model, secs = solve(cnf.clauses, cnf.nv, self.solver, budget, self.width)
         self._record(T, split, stage, verdict, secs, enc)
         return verdict, model
 
-    def _record(self, T: int, split, stage: str, verdict: Verdict, secs: float, enc: Encoding) -> None:
+    def _record(self, T: int, split, stage: str, verdict: SatVerdict, secs: float, enc: Encoding) -> None:
         self.attempts.append(Attempt(T, split, verdict, secs, enc.cnf.nv, len(enc.cnf.clauses), stage))
         if self.progress:
             self.progress(self.attempts[-1])
@@ -95,22 +95,22 @@ class _Splitter:
 
     def _full(self, T, split, budget, stage="full", band=None):
         if self._out_of_time():
-            return Verdict.UNKNOWN, None
+            return SatVerdict.UNKNOWN, None
         enc = Encoding(self.prob, T, split=split, barriers=self.barriers, cube=self.cube, band=band)
         verdict, model = self._call(enc, T, split, stage, budget)
-        return verdict, self._run(enc, T, model) if verdict is Verdict.SAT else None
+        return verdict, self._run(enc, T, model) if verdict is SatVerdict.SAT else None
 
     def _run(self, enc: Encoding, T: int, model) -> Run:
         return to_run(self.prob, T, *enc.decode(model), barriers=self.barriers)
 
-    def _pin(self, L1: int, rotation: int | None, k: int) -> tuple[Verdict, dict | None]:
+    def _pin(self, L1: int, rotation: int | None, k: int) -> tuple[SatVerdict, dict | None]:
         """The k-th phase-1 placement of L1 cycles (cached): the relaxation with placements 0..k-1
         forbidden, optionally rotation-invariant. Its verdict refutes phase 1 only for k = 0."""
         found = self.pins.setdefault((L1, rotation), [])
         if k < len(found):
             return found[k]
         if k > len(found) or (found and found[-1][1] is None) or self._out_of_time():
-            return Verdict.UNKNOWN, None
+            return SatVerdict.UNKNOWN, None
         one = self.prob.phase_one()
         enc = Encoding(one, L1, split=(L1, 0, 0), rotation=rotation,
                        cube={k: p for k, p in self.cube.items() if k in one.index})
@@ -118,32 +118,32 @@ class _Splitter:
             enc.forbid(place)
         stage = "phase-1 relaxation" + (", rotation-invariant" if rotation else "")
         if enc.cnf.conflict:
-            verdict, places, secs = Verdict.UNSAT, [], 0.0
+            verdict, places, secs = SatVerdict.UNSAT, [], 0.0
         else:
             verdict, places, secs = models(enc.cnf.clauses, enc.cnf.nv, enc.blocking, self.race, self.solver,
                                            self._left(0.5), width=self.width)
         self._record(L1, (L1, 0, 0), stage, verdict, secs, enc)
-        found.extend((Verdict.SAT, enc.decode(m)[0]) for m in places)
+        found.extend((SatVerdict.SAT, enc.decode(m)[0]) for m in places)
         if not places:
             found.append((verdict, None))
         return found[k]
 
-    def _pinned(self, T: int, split, pins: list[dict], budget, rotation, stage) -> tuple[Verdict, Run | None]:
+    def _pinned(self, T: int, split, pins: list[dict], budget, rotation, stage) -> tuple[SatVerdict, Run | None]:
         """The full CNF with each phase-1 placement pinned, raced for a witness (one process each)."""
         if self._out_of_time():
-            return Verdict.UNKNOWN, None
+            return SatVerdict.UNKNOWN, None
         encs = [Encoding(self.prob, T, split=split, pin=pin, rotation=rotation, cube=self.cube) for pin in pins]
         live = [e for e in encs if not e.cnf.conflict] or encs[:1]
         if len(live) == 1 or self.solver == "z3":
             verdict, model = self._call(live[0], T, split, stage, budget)
-            return verdict, self._run(live[0], T, model) if verdict is Verdict.SAT else None
+            return verdict, self._run(live[0], T, model) if verdict is SatVerdict.SAT else None
         k, verdict, model, secs = first_witness([e.cnf.clauses for e in live], self.solver, budget)
         for j, e in enumerate(live):
-            self._record(T, split, f"{stage} ({len(live)} raced)", verdict if k in (None, j) else Verdict.UNKNOWN,
+            self._record(T, split, f"{stage} ({len(live)} raced)", verdict if k in (None, j) else SatVerdict.UNKNOWN,
                          secs, e)
         return verdict, self._run(live[k], T, model) if k is not None else None
 
-    def horizon(self, T: int, mins: tuple[int, int, int]) -> tuple[Verdict, Run | None]:
+    def horizon(self, T: int, mins: tuple[int, int, int]) -> tuple[SatVerdict, Run | None]:
         """T in this splitter's cube: SAT with a witness if some split is, UNSAT if every split is.
         Without global barriers there are no phase lengths: one CNF with the time left."""
         if self.barriers != "global":
@@ -153,12 +153,12 @@ class _Splitter:
         unknown = False
         for split in splits:
             verdict, run = self.decide(T, split)
-            if verdict is Verdict.SAT:
+            if verdict is SatVerdict.SAT:
                 return verdict, run
-            unknown |= verdict is Verdict.UNKNOWN
-        return (Verdict.UNKNOWN if unknown else Verdict.UNSAT), None
+            unknown |= verdict is SatVerdict.UNKNOWN
+        return (SatVerdict.UNKNOWN if unknown else SatVerdict.UNSAT), None
 
-    def _weaker(self, T: int) -> tuple[Verdict, Run | None]:
+    def _weaker(self, T: int) -> tuple[SatVerdict, Run | None]:
         """T with per-PE or no barriers, for a witness first (with half the time left; their UNSAT
         proves nothing here), then the CNF of this mode decides T. A run with global barriers is a run
         of these machines too, so at or above the global bound the global splits of T are tried;
@@ -170,11 +170,11 @@ class _Splitter:
             band = self._band(T)
             if band:
                 verdict, run = self._full(T, None, self._left(), stage="phase bands", band=band)
-                if verdict is Verdict.SAT:
+                if verdict is SatVerdict.SAT:
                     return verdict, run
             for split in _splits(self.prob.phase_minimum(), T):
                 verdict, run = self.decide(T, split)
-                if verdict is Verdict.SAT:
+                if verdict is SatVerdict.SAT:
                     return verdict, run
         finally:
             self.deadline = deadline
@@ -191,21 +191,21 @@ class _Splitter:
             return None
         return {1: (0, L1 - 1 + k), 2: (L1 - k, T - L3 - 1 + k), 3: (T - L3 - k, T - 1)}
 
-    def decide(self, T: int, split: tuple[int, int, int]) -> tuple[Verdict, Run | None]:
+    def decide(self, T: int, split: tuple[int, int, int]) -> tuple[SatVerdict, Run | None]:
         if self._out_of_time():
-            return Verdict.UNKNOWN, None
+            return SatVerdict.UNKNOWN, None
         enc = Encoding(self.prob, T, split=split, cube=self.cube)
         if enc.cnf.nv <= self.QUICK_VARS:
             verdict, model = self._call(enc, T, split, "full", self._left(0.5, self.QUICK))
-            if verdict is not Verdict.UNKNOWN:
-                return verdict, self._run(enc, T, model) if verdict is Verdict.SAT else None
+            if verdict is not SatVerdict.UNKNOWN:
+                return verdict, self._run(enc, T, model) if verdict is SatVerdict.SAT else None
         for rotation in ([self.rotation] if self.rotation else []) + [None]:
             stage = "phase 1 pinned" + (", rotation-invariant" if rotation else "")
             k = 0
             while k < self.PINS:
                 verdict, pin = self._pin(split[0], rotation, k)
-                if verdict is Verdict.UNSAT and k == 0 and rotation is None:
-                    return Verdict.UNSAT, None
+                if verdict is SatVerdict.UNSAT and k == 0 and rotation is None:
+                    return SatVerdict.UNSAT, None
                 if pin is None:
                     break
                 pins = [p for _, p in self.pins[(split[0], rotation)][k:min(k + self.race, self.PINS)] if p]
@@ -213,7 +213,7 @@ class _Splitter:
                 last = rotation is None and k >= self.PINS
                 budget = self._left() if last else self._left(self.PIN_SHARE, self.PIN_CAP)
                 verdict, run = self._pinned(T, split, pins, budget, rotation, stage)
-                if verdict is Verdict.SAT:
+                if verdict is SatVerdict.SAT:
                     return verdict, run
         return self._full(T, split, self._left())
 
@@ -305,8 +305,8 @@ def search(variant: str, n: int, m: int, d: int | None = None, max_T: int | None
             n_cubes += len(todo)
             pending = []
             for c in todo:
-                verdict, run = saved.done.get(c.name, (Verdict.UNKNOWN, None))
-                if verdict is Verdict.UNKNOWN:
+                verdict, run = saved.done.get(c.name, (SatVerdict.UNKNOWN, None))
+                if verdict is SatVerdict.UNKNOWN:
                     pending.append(c)
                 else:
                     n_done += 1
@@ -326,11 +326,11 @@ def search(variant: str, n: int, m: int, d: int | None = None, max_T: int | None
                         for a in calls:
                             progress(a)
                     saved.record(pending[k].name, verdict, run)
-                    n_done += verdict is not Verdict.UNKNOWN
-                    unknown |= verdict is Verdict.UNKNOWN
+                    n_done += verdict is not SatVerdict.UNKNOWN
+                    unknown |= verdict is SatVerdict.UNKNOWN
                     if on_cube:
                         on_cube(pending[k], verdict, sum(a.seconds for a in calls), n_done, n_cubes)
-                    if verdict is Verdict.SAT:
+                    if verdict is SatVerdict.SAT:
                         found = run
                         results.close()
                         break

@@ -11,7 +11,8 @@ import multiprocessing
 import multiprocessing.connection
 import time
 
-from ringproof.model.bitlevel.types import Verdict
+from ringproof.proofs.threads import alone, paused
+from ringproof.model.bitlevel.types import SatVerdict
 from ringproof.proofs.workers import die_with_parent
 
 DEFAULT_SOLVER = "portfolio"
@@ -25,7 +26,7 @@ def _pysat(name: str, clauses: list[list[int]]):
     from pysat.solvers import Solver
 
     with Solver(name=name, bootstrap_with=clauses) as s:
-        return (Verdict.SAT, s.get_model()) if s.solve() else (Verdict.UNSAT, None)
+        return (SatVerdict.SAT, s.get_model()) if s.solve() else (SatVerdict.UNSAT, None)
 
 
 def _z3(clauses: list[list[int]], nv: int, timeout: float | None):
@@ -42,9 +43,9 @@ def _z3(clauses: list[list[int]], nv: int, timeout: float | None):
     r = s.check()
     if r == z3.sat:
         mdl = s.model()
-        return Verdict.SAT, [k if z3.is_true(mdl.eval(v[k], model_completion=True)) else -k
+        return SatVerdict.SAT, [k if z3.is_true(mdl.eval(v[k], model_completion=True)) else -k
                              for k in range(1, nv + 1)]
-    return (Verdict.UNSAT, None) if r == z3.unsat else (Verdict.UNKNOWN, None)
+    return (SatVerdict.UNSAT, None) if r == z3.unsat else (SatVerdict.UNKNOWN, None)
 
 
 def _child(conn, name, clauses):
@@ -56,12 +57,12 @@ def _child(conn, name, clauses):
 
 def _race(names, clauses, timeout):
     procs, conns = _spawn(_child, [(name, clauses) for name in names])
-    verdict, model = Verdict.UNKNOWN, None
+    verdict, model = SatVerdict.UNKNOWN, None
     try:
         ready = multiprocessing.connection.wait(conns, timeout)
         if ready:
             value, model = ready[0].recv()
-            verdict = Verdict(value)
+            verdict = SatVerdict(value)
     finally:                       # also on Ctrl-C: no solver outlives the search
         _stop(procs, conns)
     return verdict, model
@@ -86,15 +87,16 @@ def _enumerate(conn, name, clauses, count, block):
 
 
 def _spawn(target, jobs):
-    ctx = multiprocessing.get_context("fork")
     procs, conns = [], []
-    for job in jobs:
-        recv, send = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=target, args=(send,) + tuple(job), daemon=True)
-        proc.start()
-        send.close()
-        procs.append(proc)
-        conns.append(recv)
+    with paused():          # fork from one thread (proofs/threads.py), else from a fork server
+        ctx = multiprocessing.get_context("fork" if alone() else "forkserver")
+        for job in jobs:
+            recv, send = ctx.Pipe(duplex=False)
+            proc = ctx.Process(target=target, args=(send,) + tuple(job), daemon=True)
+            proc.start()
+            send.close()
+            procs.append(proc)
+            conns.append(recv)
     return procs, conns
 
 
@@ -112,14 +114,14 @@ def _names(solver: str, width: int) -> tuple[str, ...]:
 
 def models(clauses: list[list[int]], nv: int, block, count: int, solver: str = DEFAULT_SOLVER,
            timeout: float | None = None, more: float = 10.0,
-           width: int = len(PORTFOLIO)) -> tuple[Verdict, list[set[int]], float]:
+           width: int = len(PORTFOLIO)) -> tuple[SatVerdict, list[set[int]], float]:
     """(verdict, up to `count` models as sets of true variables, seconds): the first solver to answer
     decides the verdict; if SAT, its further models (each excluded by `block(model)`, a clause) are
     taken while they come within `more` seconds each (a constant for speed only). Z3: one model.
     `width` bounds the processes (the portfolio's solvers) run at once."""
     start = time.perf_counter()
     if timeout is not None and timeout <= 0:
-        return Verdict.UNKNOWN, [], 0.0
+        return SatVerdict.UNKNOWN, [], 0.0
     if solver == "z3":
         verdict, model, secs = solve(clauses, nv, solver, timeout)
         return verdict, [model] if model else [], secs
@@ -128,7 +130,7 @@ def models(clauses: list[list[int]], nv: int, block, count: int, solver: str = D
     try:
         ready = multiprocessing.connection.wait(conns, timeout)
         if not ready:
-            return Verdict.UNKNOWN, [], time.perf_counter() - start
+            return SatVerdict.UNKNOWN, [], time.perf_counter() - start
         conn = ready[0]
         model = conn.recv()
         while model is not None:
@@ -140,48 +142,48 @@ def models(clauses: list[list[int]], nv: int, block, count: int, solver: str = D
         pass
     finally:
         _stop(procs, conns)
-    return (Verdict.SAT if found else Verdict.UNSAT), found, time.perf_counter() - start
+    return (SatVerdict.SAT if found else SatVerdict.UNSAT), found, time.perf_counter() - start
 
 
 def first_witness(cnfs: list[list[list[int]]], solver: str = DEFAULT_SOLVER, timeout: float | None = None
-                  ) -> tuple[int | None, Verdict, set[int] | None, float]:
+                  ) -> tuple[int | None, SatVerdict, set[int] | None, float]:
     """Race several CNFs, one process each (solver `solver`, Kissat for portfolio), for a witness:
     (index of the first SAT CNF or None, verdict: SAT, UNSAT when every CNF is, else UNKNOWN, its true
     variables, seconds). An UNSAT CNF drops out of the race; the others go on."""
     start = time.perf_counter()
     if timeout is not None and timeout <= 0:
-        return None, Verdict.UNKNOWN, None, 0.0
+        return None, SatVerdict.UNKNOWN, None, 0.0
     name = PORTFOLIO[0] if solver == "portfolio" else solver
     procs, conns = _spawn(_child, [(name, c) for c in cnfs])
     live = dict(zip(conns, range(len(cnfs))))
-    verdict = Verdict.UNSAT
+    verdict = SatVerdict.UNSAT
     try:
         while live:
             left = None if timeout is None else max(0.0, timeout - (time.perf_counter() - start))
             ready = multiprocessing.connection.wait(list(live), left)
             if not ready:
-                verdict = Verdict.UNKNOWN
+                verdict = SatVerdict.UNKNOWN
                 break
             for conn in ready:
                 k = live.pop(conn)
                 try:
                     value, model = conn.recv()
                 except EOFError:   # a child died: its CNF is undecided
-                    verdict = Verdict.UNKNOWN
+                    verdict = SatVerdict.UNKNOWN
                     continue
-                if Verdict(value) is Verdict.SAT:
-                    return k, Verdict.SAT, {x for x in model if x > 0}, time.perf_counter() - start
+                if SatVerdict(value) is SatVerdict.SAT:
+                    return k, SatVerdict.SAT, {x for x in model if x > 0}, time.perf_counter() - start
     finally:
         _stop(procs, conns)
     return None, verdict, None, time.perf_counter() - start
 
 
 def solve(clauses: list[list[int]], nv: int, solver: str = DEFAULT_SOLVER,
-          timeout: float | None = None, width: int = len(PORTFOLIO)) -> tuple[Verdict, set[int] | None, float]:
+          timeout: float | None = None, width: int = len(PORTFOLIO)) -> tuple[SatVerdict, set[int] | None, float]:
     """(verdict, set of true variables or None, seconds); `width` as in `models`."""
     start = time.perf_counter()
     if timeout is not None and timeout <= 0:
-        return Verdict.UNKNOWN, None, 0.0
+        return SatVerdict.UNKNOWN, None, 0.0
     if solver == "z3":
         verdict, model = _z3(clauses, nv, timeout)
     elif solver == "portfolio":

@@ -10,7 +10,7 @@ import time
 from collections import Counter
 
 from ringproof.model.bitlevel.problem import Problem
-from ringproof.model.bitlevel.types import CheckResult, Op, Run, Send, Verdict
+from ringproof.model.bitlevel.types import CheckResult, Op, Run, Send, SatVerdict
 from ringproof.proofs.search.cnf import Encoding
 from ringproof.proofs.search.portfolio import DEFAULT_SOLVER, solve
 
@@ -32,17 +32,17 @@ def sat_check_run(run: Run, solver: str = DEFAULT_SOLVER, timeout: float | None 
     slots = Counter((op.p, op.t) for op in run.ops)
     if odd or any(c > 1 for c in slots.values()):
         reason = f"ops {odd[:3]} duplicated or not of this variant" if odd else "two ops on one (PE, cycle)"
-        return CheckResult(Verdict.UNSAT, time.perf_counter() - start, solver, reason=reason)
+        return CheckResult(SatVerdict.UNSAT, time.perf_counter() - start, solver, reason=reason)
     if any(not (0 <= op.p < run.m and 0 <= op.t < run.T) for op in run.ops):
-        return CheckResult(Verdict.UNSAT, time.perf_counter() - start, solver, reason="op outside the grid")
+        return CheckResult(SatVerdict.UNSAT, time.perf_counter() - start, solver, reason="op outside the grid")
     fixed_ops = {_key(run.variant, op): (op.p, op.t) for op in run.ops}
     fixed_sends = {(s.t, s.p, s.datum) for s in run.sends}
     if len(fixed_sends) != len(run.sends):
-        return CheckResult(Verdict.UNSAT, time.perf_counter() - start, solver, reason="a send listed twice")
+        return CheckResult(SatVerdict.UNSAT, time.perf_counter() - start, solver, reason="a send listed twice")
     enc = Encoding(prob, run.T, fixed=(fixed_ops, fixed_sends), barriers=run.barriers, compact=compact)
     cnf = enc.cnf
     if cnf.conflict:
-        return CheckResult(Verdict.UNSAT, time.perf_counter() - start, solver, cnf.nv, len(cnf.clauses),
+        return CheckResult(SatVerdict.UNSAT, time.perf_counter() - start, solver, cnf.nv, len(cnf.clauses),
                            enc.reason or "a fixed op or send contradicts the machine's rules")
     left = None if timeout is None else timeout - (time.perf_counter() - start)
     verdict, _, _ = solve(cnf.clauses, cnf.nv, solver, left)

@@ -12,7 +12,7 @@ import os
 import pathlib
 
 from ringproof.errors import BadInput
-from ringproof.model.bitlevel.types import Op, Run, Send, Verdict
+from ringproof.model.bitlevel.types import Op, Run, Send, SatVerdict
 
 
 def run_to_json(run: Run) -> dict:
@@ -32,7 +32,7 @@ class SearchState:
 
     def __init__(self, path: str | None, query: dict, placement: dict | None = None):
         self.path, self.query, self.placement = (pathlib.Path(path) if path else None), query, placement
-        self.done: dict[str, tuple[Verdict, Run | None]] = {}
+        self.done: dict[str, tuple[SatVerdict, Run | None]] = {}
         if self.path is not None and not self.path.parent.is_dir():
             raise BadInput(f"--state {self.path}: folder {self.path.parent} does not exist")
         if self.path is None or not self.path.exists():
@@ -43,12 +43,12 @@ class SearchState:
                 raise BadInput(f"--state {self.path} belongs to another search: {doc.get('query')}")
             for name, rec in doc["cubes"].items():
                 run = run_from_json(rec["run"], query, placement) if rec.get("run") else None
-                self.done[name] = (Verdict(rec["verdict"]), run)
+                self.done[name] = (SatVerdict(rec["verdict"]), run)
         except (ValueError, KeyError, TypeError) as e:
             raise BadInput(f"--state {self.path} is not a search state file ({e})") from None
 
-    def record(self, name: str, verdict: Verdict, run: Run | None) -> None:
-        if verdict is Verdict.UNKNOWN:
+    def record(self, name: str, verdict: SatVerdict, run: Run | None) -> None:
+        if verdict is SatVerdict.UNKNOWN:
             return
         self.done[name] = (verdict, run)
         if self.path is None:

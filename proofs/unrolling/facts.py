@@ -1,4 +1,4 @@
-"""Z3 proofs of the facts about the unrolling formulas (model/unrolling.py) that a user relies on.
+"""Z3 proofs of the facts about the unrolling formulas (model/unrolling/utilization.py) that a user relies on.
 
 Each fact is a record (name, statement, builder); `prove` checks it in a fresh context with a fixed
 seed and timeout. ceil(D / D_u) is a fresh integer q with D_u (q - 1) < D <= D_u q, so the queries

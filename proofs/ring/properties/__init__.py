@@ -8,6 +8,8 @@
     ring-locality   running-sums.prev, .first, .fork                     (running_sums.py)
     ring-locality / operands.source, .final (local witness: ring-locality,
     data-flow       earlier phase: data-flow), operands.forwarded        (operands.py)
+    placement       placement.ends, .witness, .last (per output array,
+                    where the schedule declares `placement`)             (placement.py)
 
 `derive` gives the symbolic checks of a schedule (discharged by Z3 for all n, m); `check_trace`
 runs their concrete twins on one trace (the bounded tier, and the replay of every Z3
@@ -20,15 +22,27 @@ from dataclasses import replace
 
 from ringproof.errors import BadInput
 from ringproof.model.ring.trace import Trace
-from ringproof.proofs.ring.properties import coverage, no_conflict, operands, running_sums, well_formed
+from ringproof.proofs.ring.properties import coverage, no_conflict, operands, placement, running_sums, well_formed
 from ringproof.proofs.ring.properties.base import Check, Finding, Kind, generic_step
+from ringproof.proofs.results import SOLVER_PROPERTIES
 from ringproof.schedules.dsl import Op, Schedule
 
 KINDS: tuple[Kind, ...] = (well_formed.KINDS + coverage.KINDS + no_conflict.KINDS + running_sums.KINDS
-                           + operands.KINDS)
-SOLVER_PROPERTIES = ("well-formed", "coverage", "no-conflict", "ring-locality", "data-flow")
+                           + operands.KINDS + placement.KINDS)
+PER_PHASE = tuple(p for p in SOLVER_PROPERTIES if p != "placement")   # placement: per output array
 
-__all__ = ["KINDS", "SOLVER_PROPERTIES", "Check", "Finding", "Kind", "derive", "check_trace"]
+
+def unhandled(properties=SOLVER_PROPERTIES, kinds=KINDS) -> list[str]:
+    """The properties decided by checks (`ringproof.proofs.results.PROPERTY_TABLE`) that no kind
+    reports, and the properties kinds report that the table does not list: both must be empty."""
+    reported = {p for k in kinds for p in k.properties}
+    return sorted((set(properties) - reported) | (reported - set(properties)))
+
+
+if unhandled():
+    raise ImportError(f"the property table and the registry's kinds disagree on {unhandled()}")
+
+__all__ = ["KINDS", "SOLVER_PROPERTIES", "Check", "Finding", "Kind", "derive", "check_trace", "unhandled"]
 
 
 def derive(schedule: Schedule) -> list[Check]:
@@ -37,7 +51,48 @@ def derive(schedule: Schedule) -> list[Check]:
     phase_kinds = [k for k in KINDS if not k.schedule_level]
     checks = [c for phase in schedule.phases for kind in phase_kinds for c in kind.symbolic(schedule, phase)]
     checks += [c for kind in KINDS if kind.schedule_level for c in kind.symbolic(schedule)]
-    return [replace(c, square=schedule.square) for c in checks]
+    requires, chunk, _ = shape_of(schedule)
+    return [replace(c, shape=schedule.shape, requires=requires, chunk=chunk) for c in checks]
+
+
+def shape_of(schedule: Schedule):
+    """(the side condition as a Term or None, the chunk c, the derived parameter that is the chunk
+    or None): c > 1 where a derived parameter is div(k, c) or div(n, c·m) and the side condition is
+    proved (Z3) to make c divide k, so that parameter is k/c exactly and the queries may split
+    indices in chunks of h = k/c; else 1."""
+    if schedule.requires is None:
+        return None, 1, None
+    from ringproof.proofs.ring.lemmas import BLOCK_DIVISORS
+    from ringproof.proofs.ring.normalize import PARAMS, Ctx, NormalizationError, same_term
+    from ringproof.schedules.dsl import with_derived
+    from ringproof.schedules.expr import lift
+    requires = lift(schedule.requires(PARAMS))
+    P = with_derived(schedule.derived, PARAMS)
+    for name in schedule.derived:
+        t = lift(getattr(P, name))
+        if t.op != "div":
+            continue
+        ctx = Ctx(shape=schedule.shape)
+        try:
+            ctx.assumptions.append(ctx.cond(requires))
+            num, den = ctx.val(t.args[0]), ctx.val(t.args[1])
+        except NormalizationError:
+            continue
+        if num.blocks or den.blocks:
+            continue
+        is_k = same_term(ctx.count_unit(num), ctx.k) and z3_int(den.q) == 0 and z3_int(den.r)
+        is_n = same_term(ctx.extent_unit(num), ctx.k) and z3_int(den.r) == 0 and z3_int(den.q)
+        c = z3_int(den.r) if is_k else z3_int(den.q) if is_n else None
+        if c in BLOCK_DIVISORS and ctx.prove(ctx.k % c == 0):
+            return requires, c, name
+    return requires, 1, None
+
+
+def z3_int(e):
+    """The integer value of a Z3 term that simplifies to a numeral, else None."""
+    import z3
+    e = z3.simplify(e)
+    return e.as_long() if z3.is_int_value(e) else None
 
 
 def check_trace(trace: Trace, properties=None, limit: int = 1) -> dict:
@@ -45,7 +100,7 @@ def check_trace(trace: Trace, properties=None, limit: int = 1) -> dict:
     wanted = set(properties or SOLVER_PROPERTIES)
     out: dict = {}
     for k, pt in enumerate(trace.phases):
-        for prop in SOLVER_PROPERTIES:
+        for prop in PER_PHASE:
             if prop in wanted:
                 out.setdefault((prop, pt.phase.name), [])
         for kind in KINDS:
@@ -54,6 +109,9 @@ def check_trace(trace: Trace, properties=None, limit: int = 1) -> dict:
             for f in kind.concrete(trace, k, pt, limit):
                 if f.property in wanted:
                     out.setdefault((f.property, f.phase), []).append(f)
+    if "placement" in wanted:
+        for array in placement.outputs(trace.schedule):
+            out.setdefault(("placement", array.name), [])
     for kind in KINDS:
         if kind.schedule_level and kind.prop in wanted:
             for f in kind.concrete(trace, limit):

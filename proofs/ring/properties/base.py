@@ -19,6 +19,7 @@ from ringproof.model.ring.trace import PhaseTrace
 from ringproof.proofs.ring.normalize import PARAMS, Ctx
 from ringproof.schedules.dsl import Op, Phase, Ref, Schedule
 from ringproof.schedules.expr import and_, between, lift, not_, or_, var
+from ringproof.schedules.shape import D_IS_N, Shape
 
 # --------------------------------------------------------------------------------- records
 
@@ -33,7 +34,9 @@ class Check:
     name: str
     build: Callable[[Ctx], tuple]
     kind: str = ""
-    square: bool = True     # d = n (the schedule's shape; False: d is a parameter of its own)
+    shape: Shape = D_IS_N   # the schedule's free sizes
+    requires: object = None  # the schedule's side condition (a Term), assumed by the query
+    chunk: int = 1          # c > 1: the side condition makes c divide k; blocks of h = k/c
 
 
 class Finding:
@@ -47,6 +50,9 @@ class Finding:
 
     def __repr__(self):
         return f"{self.property}/{self.phase}: {self.check}: {self.message}"
+
+
+SITE_DECIDED = ("ring-locality", "data-flow")   # what a kind with prop None reports, site by site
 
 
 @dataclass(frozen=True)
@@ -65,6 +71,11 @@ class Kind:
     symbolic: Callable
     concrete: Callable
     schedule_level: bool = False
+
+    @property
+    def properties(self) -> tuple[str, ...]:
+        """The properties this kind's checks report."""
+        return (self.prop,) if self.prop is not None else SITE_DECIDED
 
     def name(self, **kw) -> str:
         return self.template.format(**kw)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ringproof.model.ring.machine import describe
+from ringproof.model.ring.rules import assume
 from ringproof.proofs.ring.iterations import active, busy, fresh, ref_eq
 from ringproof.proofs.ring.properties.base import Kind, implies, in_range
 from ringproof.schedules.expr import and_, eq, not_
@@ -60,5 +61,6 @@ def concrete(trace, k, pt, limit):
     return out
 
 
+assume("the no-conflict twins (distinct busy slots)", ops_per_cycle=1)
 SLOTS = Kind("no-conflict.slots", "no-conflict", "one op per PE per cycle, no write clash", symbolic, concrete)
 KINDS = (SLOTS,)

@@ -1,0 +1,92 @@
+"""Ctrl-C ends every command in 130 within a second and leaves no worker, whatever swallows it."""
+
+import pytest
+
+from helpers.cli import call
+
+
+def _live(group: int) -> list[str]:
+    import subprocess
+
+    ps = subprocess.run(["ps", "-o", "pid=,stat=", "-g", str(group)], capture_output=True, text=True)
+    return [line for line in ps.stdout.splitlines() if line.split()[1][0] != "Z"]
+
+
+def _interrupting_command(monkeypatch, body):
+    """`prove algo1` whose verification runs `body` instead (in this process)."""
+    from ringproof.proofs.cli import verify
+
+    monkeypatch.setattr(verify, "main", lambda argv, out, err: body())
+
+
+def _ctrl_c():
+    """What Python's SIGINT handler does (`prove`'s own); not a real signal, whose wakeup byte would
+    also cancel Z3's context in this process for the tests that follow."""
+    import signal
+
+    from ringproof.proofs import interrupts
+
+    interrupts._on_sigint(signal.SIGINT, None)
+
+
+def test_a_ctrl_c_swallowed_by_a_finalizer_still_ends_in_130(monkeypatch):
+    """Python cannot raise a KeyboardInterrupt inside __del__ (Z3's objects have one): the command
+    must not go on to report what it computed, nor print the ignored exception."""
+    class Finalized:
+        def __del__(self):
+            _ctrl_c()                 # inside the finalizer: Python cannot raise it here
+
+    def body():
+        Finalized()
+        return 0
+
+    _interrupting_command(monkeypatch, body)
+    code, _, err = call("algo1")
+    assert code == 130 and err.strip() == "prove: interrupted", err
+
+
+def test_an_error_after_a_ctrl_c_is_an_interrupt_not_an_internal_error(monkeypatch):
+    """Z3 answers an interrupted call with its own error ("push canceled"), ctypes wraps a
+    KeyboardInterrupt in ArgumentError: after a Ctrl-C, either is exit 130."""
+    def body():
+        try:
+            _ctrl_c()
+        except KeyboardInterrupt:
+            raise RuntimeError("push canceled") from None
+        return 0
+
+    _interrupting_command(monkeypatch, body)
+    code, _, err = call("algo1")
+    assert code == 130 and err.strip() == "prove: interrupted", err
+    code, _, _ = call("simulate", "algo1", "-n", "4", "-m", "2")     # the next command starts afresh
+    assert code == 0
+
+
+# It ended by SIGINT (-2) in a loaded full run: a Ctrl-C swallowed by a Z3 finalizer, or turned
+# into ctypes' ArgumentError or Z3's "canceled" (the tests above), now all exit 130.
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_ctrl_c_stops_within_a_second_and_leaves_no_worker(jobs):
+    """SIGINT to the whole process group, as a terminal's Ctrl-C sends it, in the middle of the
+    parametric proofs (in-process Z3 with --jobs 1, a pool of workers with --jobs 2)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    prove = Path(sys.executable).parent / "prove"
+    # per-m with many m: thousands of queries, still running when the interrupt comes
+    proc = subprocess.Popen([str(prove), "algo2", "--tier", "per-m", "--max-m", "64", "--jobs", jobs], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(6)
+    assert proc.poll() is None, "finished before the interrupt: the test would prove nothing"
+    start = time.perf_counter()
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    stopped = time.perf_counter() - start
+    assert proc.returncode == 130 and err.strip() == "prove: interrupted", err
+    assert stopped < 3.0, stopped          # a second idle; some slack for a loaded machine
+    time.sleep(0.5)
+    assert _live(proc.pid) == []
