@@ -17,7 +17,7 @@ starts on PE (l mod m) + 1 and walks the ring one PE per step over the n columns
 
 from __future__ import annotations
 
-from ringproof.schedules.algo1 import home, sum_source
+from ringproof.schedules.algo1 import home, placement, sum_source
 from ringproof.schedules.dsl import DIV, EAC, HOME, MAC, At, Copy, Either, Loop, Move, Phase, Schedule, Step
 from ringproof.schedules.expr import and_, div, eq, ge, ite, le, mod, ne, wrap
 from ringproof.schedules.problems import SYMMETRIC_ONCE, s, w, w1, x, y
@@ -177,4 +177,4 @@ CLAIMS = {"MAC": "n**3 + n**2*(n + 1)/2", "EAC": "n**2", "DIV": "n**2"}
 
 ALGO2_FAST = Schedule("algo2-fast", SYMMETRIC_ONCE, (_phase1(), _phase2a(), _phase2b(), _phase3()), home=home,
                       doc="symmetric self-attention, each pair once, no mirror copies (docs/optimal.md)",
-                      notes={"claims": CLAIMS})
+                      notes={"claims": CLAIMS}, placement=placement)
