@@ -7,7 +7,8 @@ from ringproof.model.bitlevel import check_run
 from ringproof.model.bitlevel.bridge import to_run
 from ringproof.model.ring.machine import run
 from ringproof.model.ring.trace import build_trace
-from ringproof.proofs.ring.bounded import check_sizes, sizes
+from ringproof.proofs.ring.bounded import check_sizes
+from ringproof.schedules.shape import divisible as sizes
 from ringproof.proofs.ring.counting import check_claim, closed, counts
 from ringproof.proofs.ring.prover import Options, verify
 from ringproof.proofs.results import PROPERTIES, Verdict
