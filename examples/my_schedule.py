@@ -1,7 +1,8 @@
-"""A user's schedule file: Algorithm 1 with phase 3 rewritten so that y_A[C] walks the ring.
+"""A user's schedule file, the smallest: Algorithm 1 reused under a name of its own.
 
 `prove examples/my_schedule.py` verifies it. A schedule file is plain Python that builds a
-`Schedule` with the DSL and assigns it to SCHEDULE.
+`Schedule` with the DSL and assigns it to SCHEDULE; `examples/matvec.py` writes one from scratch and
+`examples/matvec_broken.py` derives one with a phase changed (docs/tutorial.md).
 """
 
 from dataclasses import replace

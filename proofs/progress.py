@@ -11,7 +11,8 @@ from ringproof.proofs.threads import Background
 
 
 class Progress:
-    """`progress("stage ...")` names what runs now; a ticker thread keeps the line's clock going."""
+    """`progress("stage ...")` names what runs now; a ticker thread keeps the line's clock going;
+    `progress.line("...")` prints a finished step that stays."""
 
     def __init__(self, stream, enabled: bool = True):
         isatty = getattr(stream, "isatty", None)
@@ -26,6 +27,15 @@ class Progress:
         if self.on:
             with self._lock:
                 self._text, self._since = text, time.monotonic()
+            self._draw()
+
+    def line(self, text: str) -> None:
+        """A line that stays (a finished step), printed above the running one."""
+        if self.on:
+            with self._lock:
+                self.stream.write("\r" + " " * self._width + "\r" + text + "\n")
+                self.stream.flush()
+                self._width = 0
             self._draw()
 
     def _tick(self, stopping: threading.Event) -> None:

@@ -39,7 +39,9 @@ class Verdict(enum.Enum):
     @property
     def exit_code(self) -> int:
         """The CLI's exit code for an overall verdict (64 is bad input, raised as BadInput)."""
-        return {"proved": 0, "refuted": 1, "unknown": 2}[self.value]
+        from ringproof.errors import Exit
+
+        return {"proved": Exit.OK, "refuted": Exit.REFUTED, "unknown": Exit.UNKNOWN}[self.value]
 
     @staticmethod
     def combine(verdicts) -> "Verdict":

@@ -36,6 +36,7 @@ _LAZY = {
     "ALGO3_GENERAL": "ringproof.schedules.algo3",
     "run": "ringproof.model.ring.machine",
     "execute": "ringproof.model.ring.numerics",
+    "check_layout": "ringproof.proofs.cp.layout",
 }
 
 __all__ = [

@@ -30,9 +30,10 @@ from types import SimpleNamespace
 from typing import Any, Callable
 
 
-from ringproof.errors import BadInput, RingproofError
+from ringproof.errors import BadInput
 from ringproof.schedules.expr import user_line
 from ringproof.schedules.shape import ANY_D, PARAMETERS, D_IS_N, Shape
+from ringproof.schedules.usercode import contained, shown
 
 
 class Op(enum.Enum):
@@ -228,35 +229,34 @@ def _bound(b, P, ix):
     return b
 
 
+def _caller() -> str:
+    """`file:line` of the first frame outside this module and the dataclass machinery: where the
+    user wrote the Phase (or derived it)."""
+    frame = sys._getframe(1)
+    while frame is not None and (frame.f_code.co_filename in (__file__, "<string>")
+                                 or frame.f_code.co_filename.endswith("dataclasses.py")):
+        frame = frame.f_back
+    return f"{shown(frame.f_code.co_filename)}:{frame.f_lineno}" if frame is not None else ""
+
+
 def where(fn) -> str:
     """`file:line` of a user's function, for messages."""
     code = getattr(fn, "__code__", None)
-    return f"{code.co_filename}:{code.co_firstlineno}" if code else repr(fn)
+    return f"{shown(code.co_filename)}:{code.co_firstlineno}" if code else repr(fn)
 
 
 def guarded(fn, what: str, returns: type | None = None):
-    """`fn` with any exception it raises that is not a RingproofError turned into BadInput naming
-    the user's file and line (a schedule's functions are the user's code; their bugs are bad input,
-    never an internal error or a refutation). `returns` checks the type of what `fn` gives back."""
+    """`fn` with any exception it raises that is not a RingproofError (sys.exit included, Ctrl-C not)
+    turned into BadInput naming the user's file and line, and its prints sent to stderr (a schedule's
+    functions are the user's code; their bugs are bad input, never an internal error or a refutation;
+    `usercode.contained`). `returns` checks the type of what `fn` gives back."""
     if getattr(fn, "__ringproof_guarded__", False) or not callable(fn):
         return fn
     code = getattr(fn, "__code__", None)
 
     def call(*args):
-        try:
+        with contained(what, where(fn), code.co_filename if code else None):   # its prints to stderr
             out = fn(*args)
-        except RingproofError:
-            raise
-        except Exception as err:
-            line = where(fn)
-            tb = err.__traceback__
-            while tb is not None:  # the deepest frame in the user's own file
-                if code is not None and tb.tb_frame.f_code.co_filename == code.co_filename:
-                    line = f"{code.co_filename}:{tb.tb_lineno}"
-                tb = tb.tb_next
-            hint = (" (Python `if`/`and`/`or` on index values: use ite, and_, or_, not_ from ringproof)"
-                    if "truth value of an array" in str(err) else "")
-            raise BadInput(f"{line}: {what} raised {type(err).__name__}: {err}{hint}") from None
         if returns is not None and not isinstance(out, returns):
             raise BadInput(f"{where(fn)}: {what} must return a {returns.__name__}, got {type(out).__name__}")
         return out
@@ -278,8 +278,11 @@ class Phase:
     inverse: Callable[[Any, tuple], dict] | None = None
     doc: str = ""
     relies_on: dict = field(default_factory=dict)
+    defined_at: str = field(default="", compare=False, repr=False)   # file:line of Phase(...) in the user's code
 
     def __post_init__(self):
+        if not self.defined_at:
+            object.__setattr__(self, "defined_at", _caller())
         names = [lp.name for lp in self.loops]
         if len(set(names)) != len(names):
             raise BadInput(f"{user_line(__file__, dataclasses.__file__)}phase {self.name}: loop names repeat: {names}")

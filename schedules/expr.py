@@ -31,7 +31,9 @@ def user_line(*internal: str) -> str:
     while frame is not None and (frame.f_code.co_filename in skip
                                  or frame.f_code.co_filename.startswith("<")):
         frame = frame.f_back
-    return f"{frame.f_code.co_filename}:{frame.f_lineno}: " if frame is not None else ""
+    from ringproof.schedules.usercode import shown
+
+    return f"{shown(frame.f_code.co_filename)}:{frame.f_lineno}: " if frame is not None else ""
 
 
 class SymbolicMisuse(BadInput, TypeError):

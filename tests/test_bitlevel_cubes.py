@@ -13,6 +13,8 @@ from ringproof.proofs.search.cubes import IncompleteSplit, check_coverage, cubes
 from ringproof.proofs.search.engine import DaskEngine
 from ringproof.proofs.search.minimum import _splits, search
 
+pytestmark = pytest.mark.dask     # Dask's threads outlive it: run last (tests/conftest.py)
+
 
 @pytest.mark.parametrize("depth", [0, 1, 2])
 def test_cubes_cover_every_placement_of_the_decisive_ops(depth):

@@ -87,10 +87,15 @@ def test_html_opens_in_a_browser_with_one_cell_per_pe_and_cycle(report_dir):
     assert console == []
     doc = json.loads((report_dir / "report.json").read_text())
     pic = doc["targets"][0]["picture"]
-    svgs = re.findall(r"<svg.*?</svg>", dom, re.S)
-    main_svg = next(s for s in svgs if f'data-n="{pic["n"]}" data-m="{pic["m"]}"' in s)
-    cells = set(re.findall(r'class="cell[^"]*" data-pe="(\d+)" data-cycle="(\d+)"', main_svg))
-    assert cells == {(str(p), str(t)) for p in range(1, pic["m"] + 1) for t in pic["cycles"]}
+    section = dom.split(f'id="t-{doc["targets"][0]["target"]}"')[1].split("<h2")[0]
+    svgs = [s for s in re.findall(r"<svg.*?</svg>", section, re.S) if f'data-n="{pic["n"]}" data-m="{pic["m"]}"' in s]
+    assert len(svgs) == len(pic["rows"]) > 1           # wrapped into rows that fit the page
+    assert all(int(re.search(r'width="(\d+)"', s)[1]) <= 1100 for s in svgs)
+    cells = [c for s in svgs for c in re.findall(r'class="cell[^"]*" data-pe="(\d+)" data-cycle="(\d+)"', s)]
+    assert sorted(cells) == sorted((str(p), str(t)) for p in range(1, pic["m"] + 1) for t in pic["cycles"])
+    ids = re.findall(r'\bid="([^"]+)"', dom)
+    assert len(ids) == len(set(ids))                    # every element id unique in the page
+    assert all(f"url(#{i})" in dom for i in ids if i.startswith("arrow"))
 
 
 def test_picture_of_a_refuted_instance_marks_the_failing_cell(tmp_path):
@@ -197,6 +202,10 @@ def test_full_report_with_front_validates(tmp_path):
 
     assert [t["target"] for t in doc["targets"]] == list(registry())     # every registered one
     assert doc["front"]["table_i"] and doc["front"]["cbmf"]
+    page = re.sub(r"<svg.*?</svg>", "", (tmp_path / "report.html").read_text(), flags=re.S)
+    counts = page.split("<h3>Counts")[1].split("</table>")[0]
+    assert "<math>" in counts and "**" not in counts          # counts typeset, not sympy's text
+    assert "✓ equal" in page and "n ≡ 0 (mod 2)" in page   # claims compared; a residue class per row
 
 
 class _Terminal(io.StringIO):
@@ -221,3 +230,103 @@ def test_quiet_report_prints_no_progress(tmp_path):
     code = main(["report", "algo1", "--property", "no-conflict", "--format", "json", "--quiet", "-o",
                  str(tmp_path / "r.json")], io.StringIO(), err)
     assert code == 0 and err.getvalue() == ""
+
+
+# ------------------------------------------------------------------ a report to put beside the paper
+
+def _no_proofs(monkeypatch):
+    from ringproof.proofs.ring import prover
+
+    def refuse(*a, **k):
+        raise AssertionError("a proof ran before the output paths were checked")
+
+    monkeypatch.setattr(prover, "verify", refuse)
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--out", "/proc/no/such"], "--out '/proc/no/such' cannot be written"),
+    (["--out", str(ROOT / "README.md")], "is a file; name a directory"),
+    (["--format", "html", "-o", "/no/such/dir/r.html"], "does not exist"),
+    (["--format", "pdf"], "--format pdf needs -o FILE"),
+])
+def test_output_paths_are_checked_before_any_proof(monkeypatch, argv, says):
+    _no_proofs(monkeypatch)
+    code, out, err = call("report", "algo1", *argv)
+    assert code == 64 and out == "" and len(err.splitlines()) == 1 and says in err
+
+
+def test_pdf_without_chromium_says_so_before_any_proof(monkeypatch, tmp_path):
+    from ringproof.proofs.report import pdf
+
+    monkeypatch.setattr(pdf, "browser", lambda: None)
+    _no_proofs(monkeypatch)
+    code, _, err = call("report", "algo1", "--format", "pdf", "-o", str(tmp_path / "r.pdf"))
+    assert code == 64 and "no Chromium found" in err and "apt-get install chromium" in err
+
+
+def test_report_ends_with_one_line_naming_the_files_and_each_verdict(tmp_path, monkeypatch):
+    from ringproof.proofs.report import pdf
+
+    monkeypatch.setattr(pdf, "browser", lambda: None)      # the PDF is tested on its own below
+    code, out, err = call("report", "algo1", "algo1-printed", "--property", "ring-locality",
+                          "--out", str(tmp_path), "--front", "no")
+    assert code == 1                                        # a refutation, even an expected one
+    assert out == (f"report: {tmp_path}/ (report.md, report.html, report.json): algo1 proved, "
+                   "algo1-printed refuted (expected)\n")
+    assert err == f"prove report: report.pdf not written: {pdf.MISSING}\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html", "report.json", "report.md"]
+
+
+def test_report_pdf_is_printed_by_chromium(tmp_path):
+    if _chromium() is None:
+        pytest.skip("no Chromium on this machine (.ci/run installs Debian's chromium package)")
+    code, _, err = call("report", "algo1", "--property", "no-conflict", "--format", "pdf",
+                        "-o", str(tmp_path / "r.pdf"))
+    assert code == 0, err
+    assert (tmp_path / "r.pdf").read_bytes().startswith(b"%PDF")
+
+
+def test_report_reads_like_a_paper(report_dir):
+    page = (report_dir / "report.html").read_text()
+    doc = json.loads((report_dir / "report.json").read_text())
+    text = re.sub(r"<svg.*?</svg>", "", page, flags=re.S)
+    assert "<h2 id='summary'>Summary</h2>" in text and "table class='summary'" in text
+    for mark in ("✓", "✗", "?", "—"):
+        assert f"<b>{mark}</b>" in text                     # every mark has its legend
+    assert "Theorem (algo1).</b> For all integers n, m ≥ 1 with m | n" in text
+    assert "Refuted (algo1-printed).</b>" in text and "its refutation is expected" in text
+    assert "<details><summary>What the proofs rested on" in text and "resource units" in text
+    assert " MB" in text
+    raw = [r["reason"] for t in doc["targets"] for r in t["refutations"]]
+    assert any(re.search(r"\b[ab]\.[a-z]+\.[qr]\b|If\(", r) for r in raw)   # the JSON keeps Z3's terms
+    assert not re.search(r"\b[ab]\.[a-z]+\.[qr]\b|If\(", text)            # the page never shows them
+    assert "@media print" in text
+
+
+def test_reasons_are_translated_into_the_dsls_names():
+    from ringproof.proofs.report.words import dsl_reason
+
+    got = dsl_reason("PE in range: not normalized: cannot bound -2 + If(a.j.r == 0, 0, a.j.r) + -1*b.i + k "
+                     "within a few multiples of k (mod k·m); no counterexample with n ≤ 24")
+    assert got == ("PE in range: outside the normalized fragment: -2 + ite((j mod m) = 0, 0, (j mod m)) − i′ + "
+                   "(n div m) could not be placed within a few multiples of n div m (to rewrite mod n); "
+                   "no counterexample with n ≤ 24")
+
+
+def test_algorithm_2s_cycles_per_class_match_the_trace():
+    """The per-class forms of the report (n/m and m mod 2) against the trace's cycles, an
+    independent count; a form sympy cannot close gives None, never a guess."""
+    from ringproof.model.ring.trace import build_trace
+    from ringproof.proofs.report.maths import class_forms, parse
+    from ringproof.proofs.ring.counting import M, N, counts
+    from ringproof.schedules.algo2 import ALGO2
+
+    forms = class_forms(str(counts(ALGO2).cycles))
+    assert forms and len(forms) == 4 and all("floor" not in f["formula"] for f in forms)
+    for f in forms:
+        k_part, m_part = f["class"].split(", ")
+        k_parity, m_parity = int(k_part == "n/m odd"), int(m_part == "m odd")
+        sizes = [(k * m, m) for m in range(1, 7) for k in range(1, 5) if k % 2 == k_parity and m % 2 == m_parity]
+        for n, m in sizes:
+            assert parse(f["formula"]).subs({N: n, M: m}) == build_trace(ALGO2, n, m).cycles, (f, n, m)
+    assert class_forms("floor(n/3)*m") is None         # n mod 3 is not a class here: no form claimed

@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
 from fractions import Fraction
 
 from ringproof.model.device.instances import TOPOLOGIES, generate, load
-from ringproof.proofs import jsonout
-from ringproof.proofs.progress import Progress
-from ringproof.proofs.cli.argparsing import ArgumentParser, seconds
+from ringproof.proofs.cli.common import ArgumentParser, Exit, Progress, positive_int, seconds, write_json
 from ringproof.model.device.batch import HEURISTICS, evaluate
 from ringproof.errors import BadInput
-
-EXIT_PROVEN, EXIT_NOT_PROVEN = 0, 2
 
 EPILOG = """exit codes:
   0   the optimum is proven (best makespan equals the lower bound)
@@ -24,14 +19,15 @@ ratio = schedule makespan / best makespan found (the optimum when proven).
 utilization = sum over patches of their local execution time / (clusters x makespan)."""
 
 
-def _parser() -> ArgumentParser:
-    p = ArgumentParser(prog="prove balance", epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+def parser() -> ArgumentParser:
+    p = ArgumentParser(prog="prove balance", epilog=EPILOG,
                        description="Schedule patches (tensor slices) on compute clusters near memory "
                                    "banks: RR, CBMF, load balancing, weighted, greedy vs the MINIMAX optimum.")
     p.add_argument("file", nargs="?", help="instance file (.json or .csv); overrides --patches/--skew/--overlap")
-    p.add_argument("--patches", type=int, default=384, help="number of patches N (default 384)")
-    p.add_argument("--banks", type=int, default=4, help="memory banks B (default 4)")
-    p.add_argument("--clusters", type=int, default=32, help="compute clusters Q, split evenly over banks (default 32)")
+    p.add_argument("--patches", type=positive_int, default=384, help="number of patches N (default 384)")
+    p.add_argument("--banks", type=positive_int, default=4, help="memory banks B (default 4)")
+    p.add_argument("--clusters", type=positive_int, default=32,
+                   help="compute clusters Q, split evenly over banks (default 32)")
     p.add_argument("--skew", type=float, default=0.7, help="share of patches mainly on bank 0 (default 0.7)")
     p.add_argument("--overlap", type=float, default=0.1, help="share of patches straddling two banks (default 0.1)")
     p.add_argument("--seed", type=int, default=0, help="picks straddling patches and breaks CBMF ties (default 0)")
@@ -46,9 +42,9 @@ def _parser() -> ArgumentParser:
 
 
 def main(argv: list[str], stdout, stderr) -> int:
-    args = _parser().parse(argv, stdout)
+    args = parser().parse(argv, stdout)
     if args is None:
-        return EXIT_PROVEN
+        return Exit.OK
     for name in ("skew", "overlap"):
         value = getattr(args, name)
         if not 0 <= value <= 1:
@@ -69,7 +65,7 @@ def main(argv: list[str], stdout, stderr) -> int:
         return float(span / best.makespan) if best.makespan else 1.0
 
     if args.json:
-        jsonout.write("balance", {
+        write_json("balance", {
             "instance": {"patches": problem.patches, "banks": problem.banks, "clusters": problem.clusters,
                          "topology": args.topology, "seed": args.seed,
                          **({"file": args.file} if args.file else {"skew": args.skew, "overlap": args.overlap})},
@@ -92,4 +88,4 @@ def main(argv: list[str], stdout, stderr) -> int:
         rows += [(name, s.makespan, s.utilization) for name, s in schedules.items()]
         for name, span, util in rows:
             stdout.write(f"{name:<10} {float(span):>10g} {util:>12.3f} {ratio(span):>7.3f}\n")
-    return EXIT_PROVEN if best.proven else EXIT_NOT_PROVEN
+    return Exit.OK if best.proven else Exit.UNKNOWN

@@ -4,11 +4,13 @@
     prove simulate TARGET -n N -m M
     prove report TARGET ...
     prove search / bound / balance / unroll ...
+    prove --version
 
 Exit codes: 0 all proved (or the command succeeded), 1 a property refuted, 2 a verdict unknown
 (timeout, solver unknown, outside the normalized fragment), 64 bad input, 70 internal error,
-130 interrupted. Every subcommand is `main(argv, stdout, stderr) -> int`; `--debug` anywhere shows
-the traceback of an internal error.
+130 interrupted (`ringproof.errors.Exit`). Every subcommand is a module of `SUBCOMMANDS` with
+`parser()` and `main(argv, stdout, stderr) -> int` (`common.py`: what they share; `prove --help`
+lists them from this table); `--debug` anywhere shows the traceback of an internal error.
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ import sys
 
 import traceback
 
-from ringproof.errors import InternalError, RingproofError
+from ringproof.errors import Exit, RingproofError
 
-# subcommand -> module holding its `main(argv, stdout, stderr) -> int`; imported only when used
+# subcommand -> module holding its `parser()` and `main(argv, stdout, stderr) -> int`; imported only
+# when used; `prove --help` lists them with the first line of each module's docstring
 SUBCOMMANDS = {
     "simulate": "ringproof.proofs.cli.simulate",
     "report": "ringproof.proofs.cli.report",
@@ -28,6 +31,8 @@ SUBCOMMANDS = {
     "bound": "ringproof.proofs.cli.bound",
     "balance": "ringproof.proofs.cli.balance",
     "unroll": "ringproof.proofs.cli.unroll",
+    "layout": "ringproof.proofs.cli.layout",
+    "conform": "ringproof.proofs.cli.conform",
 }
 DEFAULT = "ringproof.proofs.cli.verify"
 
@@ -36,6 +41,9 @@ def main(argv: list[str] | None = None, stdout=None, stderr=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
+    if argv[:1] == ["--version"]:
+        print(f"ringproof {version()}", file=stdout)
+        return Exit.OK
     debug = "--debug" in argv
     argv = [a for a in argv if a != "--debug"]
     from ringproof.proofs import interrupts
@@ -54,11 +62,11 @@ def main(argv: list[str] | None = None, stdout=None, stderr=None) -> int:
         return code
     except KeyboardInterrupt:
         print("prove: interrupted", file=stderr)
-        return 130
+        return Exit.INTERRUPTED
     except Exception as err:
         if interrupts.requested():          # e.g. Z3's "canceled" after a swallowed Ctrl-C
             print("prove: interrupted", file=stderr)
-            return 130
+            return Exit.INTERRUPTED
         return _failure(err, debug, stderr)
 
 
@@ -66,7 +74,7 @@ def _failure(err: Exception, debug: bool, stderr) -> int:
     """The exit code and one line for an exception that ended a command."""
     if isinstance(err, BrokenPipeError):    # `prove ... | head`: the reader left; say nothing
         _quiet_stdout()
-        return 0
+        return Exit.OK
     if debug:
         traceback.print_exception(err, file=stderr)
     if isinstance(err, RingproofError):
@@ -75,7 +83,17 @@ def _failure(err: Exception, debug: bool, stderr) -> int:
     # a bug of ours: one line, exit 70 (never 1, which means refuted)
     where = "" if debug else " (run again with --debug for the traceback)"
     print(f"prove: internal error: {type(err).__name__}: {one_line(str(err))}{where}", file=stderr)
-    return InternalError.exit_code
+    return Exit.INTERNAL
+
+
+def version() -> str:
+    """`prove --version`: the installed distribution's version."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("ringproof")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
 
 
 def one_line(text: str) -> str:

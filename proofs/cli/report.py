@@ -1,27 +1,31 @@
-"""`prove report [TARGETS...] --out DIR`: verify and write report.md, report.html and report.json;
-`prove report TARGET --format md|html|json [-o FILE]`: one target, one format."""
+"""`prove report [TARGETS...] --out DIR`: verify and write the report beside the paper. It writes
+report.md, report.html, report.json (and report.pdf with Chromium); `prove report TARGET --format
+md|html|json|pdf [-o FILE]`: one target, one format."""
 
 from __future__ import annotations
 
-import json
 import shlex
 import time
 from dataclasses import replace
 from pathlib import Path
 
 from ringproof.errors import BadInput
-from ringproof.proofs.cli.argparsing import ArgumentParser
+from ringproof.proofs import jsonout
+from ringproof.proofs.cli.common import ArgumentParser, Exit, Progress, output_dir, output_file, write_json
 from ringproof.proofs.cli.verify import add_solver_options, solver_options, warn_disagreements
 from ringproof.proofs.cli.targets import printed_defects, registry, resolve
-from ringproof.proofs.report import collect
+from ringproof.proofs.report import collect, pdf
 from ringproof.proofs.report.render import RENDER
 from ringproof.proofs.results import Verdict
 from ringproof.model.ring.limits import check_traceable
 from ringproof.schedules.dsl import check_size
 
-EPILOG = """With no TARGET: every registered algorithm and its printed variant. --out DIR writes
-report.md, report.html (one file, no network) and report.json (docs/report.schema.json).
+EPILOG = """With no TARGET: every registered target. --out DIR writes report.md, report.html (one file,
+no network), report.json (docs/report.schema.json) and, when Chromium is installed, report.pdf; the
+output paths are checked before any proof runs, and the command ends with one line naming the files
+and each target's verdict (a printed variant's refutation is marked expected).
 exit codes: as `prove TARGET` (0 proved, 1 refuted, 2 unknown, 64 bad input)."""
+FORMATS = sorted(RENDER) + ["pdf"]
 
 
 def parser() -> ArgumentParser:
@@ -29,8 +33,9 @@ def parser() -> ArgumentParser:
                        "the paper: verdicts, what each proof rested on, counterexamples with their "
                        "replay, counts against the paper's claims, Tables I and II, pictures.", epilog=EPILOG)
     p.add_argument("targets", nargs="*", metavar="TARGET")
-    p.add_argument("--out", metavar="DIR", help="write report.md, report.html and report.json there")
-    p.add_argument("--format", choices=sorted(RENDER), default="md", help="without --out: one format")
+    p.add_argument("--out", metavar="DIR", help="write report.md, report.html, report.json (and report.pdf) there")
+    p.add_argument("--format", choices=FORMATS, default="md",
+                   help="without --out: one format (pdf: printed by headless Chromium, needs -o FILE)")
     p.add_argument("-o", "--output", help="without --out: the file to write (default: standard output)")
     add_solver_options(p)
     p.add_argument("--front", choices=("auto", "yes", "no"), default="auto",
@@ -43,12 +48,9 @@ def parser() -> ArgumentParser:
 
 
 def main(argv, stdout, stderr) -> int:
-    from ringproof.proofs.ring.prover import verify
-    from ringproof.proofs.ring.session import Session
-
     args = parser().parse(argv, stdout)
     if args is None:
-        return 0
+        return Exit.OK
     opts = solver_options(args)
     check_size(args.n, args.m)
     check_traceable(args.n)
@@ -58,72 +60,106 @@ def main(argv, stdout, stderr) -> int:
     if not args.out and len(names) != 1:
         raise BadInput("several targets need --out DIR (one report of all of them)")
     schedules = [(name, resolve(name)) for name in names]
-    progress = _Progress(stderr, len(schedules), on=not args.quiet)
+    outputs = _outputs(args)             # checked (and --out created) before any proof runs
+    from ringproof.proofs.ring.prover import verify   # heavy (z3, sympy): not for --help
+    from ringproof.proofs.ring.session import Session
+
     sections = []
     session = Session.for_budget(opts.budget)     # one session for every target and the front
-    for name, schedule in schedules:
-        progress.start(name)
-        results = verify(schedule, replace(opts, smt2_dir=str(Path(args.smt2) / schedule.name))
-                         if args.smt2 else opts, session)
-        sections.append(collect.target(name, schedule, results, opts, (args.n, args.m), args.cycles,
-                                       printed_defects(name)))
-        progress.done(name, sections[-1]["verdict"])
-        warn_disagreements(name, results, stderr)
-    front = None
-    if args.front == "yes" or (args.front == "auto" and args.out):
-        from ringproof.proofs.report.front import front as build_front
+    with Progress(stderr, not args.quiet) as progress:
+        t0 = time.perf_counter()
+        for i, (name, schedule) in enumerate(schedules, 1):
+            step = f"[{i}/{len(schedules)}] {name} ..."
+            progress(step)
+            t1 = time.perf_counter()
+            results = verify(schedule, replace(opts, smt2_dir=str(Path(args.smt2) / schedule.name))
+                             if args.smt2 else opts, session)
+            sections.append(collect.target(name, schedule, results, opts, (args.n, args.m), args.cycles,
+                                           printed_defects(name)))
+            progress.line(f"{step} {sections[-1]['verdict']} ({time.perf_counter() - t1:.1f} s, "
+                          f"{time.perf_counter() - t0:.0f} s in all)")
+            warn_disagreements(name, results, stderr)
+        front = None
+        if args.front == "yes" or (args.front == "auto" and args.out):
+            from ringproof.proofs.report.front import front as build_front
 
-        progress.start("front section (Tables I, II, ES, fair readings)")
-        front = build_front(session)
-        progress.done("front section", "")
-    doc = {"schema": "ringproof-report", "schema_version": collect.SCHEMA_VERSION,
-           "generated": {"command": "prove report " + shlex.join(argv), "versions": collect.versions(args.cross_check),
-                         "options": {"tier": opts.tier, "timeout": opts.timeout, "seed": opts.seed,
-                                     "properties": list(opts.properties), "max_n": opts.max_n, "max_m": opts.max_m}},
-           "front": front, "targets": sections}
+            progress("front section (Tables I, II, ES, fair readings) ...")
+            front = build_front(session)
+    doc = jsonout.document("report", {
+        "schema": "ringproof-report",
+        "generated": {"command": "prove report " + shlex.join(argv), "versions": collect.versions(args.cross_check),
+                      "options": {"tier": opts.tier, "timeout": opts.timeout, "seed": opts.seed,
+                                  "properties": list(opts.properties), "max_n": opts.max_n, "max_m": opts.max_m}},
+        "front": front, "targets": sections})
     verdict = Verdict.combine(Verdict(t["verdict"]) for t in sections)
-    files = _write(doc, args, stdout)
+    files = _write(doc, args, outputs, stdout, stderr)
     if args.json and files:
-        json.dump({"schema_version": collect.SCHEMA_VERSION, "verdict": verdict.value, "files": files,
-                   "targets": [{"target": t["target"], "verdict": t["verdict"]} for t in sections]},
-                  stdout, indent=2, allow_nan=False)
-        stdout.write("\n")
+        write_json("report", {"verdict": verdict.value, "files": files,
+                              "targets": [{"target": t["target"], "verdict": t["verdict"],
+                                           "expected": t["expected"]} for t in sections]}, stdout)
+    elif files:
+        stdout.write(summary_line(files, sections) + "\n")
     return verdict.exit_code
 
 
-def _write(doc: dict, args, stdout) -> list[str]:
-    outputs = [(Path(args.out) / f"report.{fmt}", fmt) for fmt in ("md", "html", "json")] if args.out \
-        else [(Path(args.output), args.format)] if args.output else []
+def summary_line(files: list[str], sections: list[dict]) -> str:
+    """One line: where the files are, and each target's verdict (an expected refutation marked)."""
+    folder = {str(Path(f).parent) for f in files}
+    where = (f"{folder.pop()}/ ({', '.join(Path(f).name for f in files)})" if len(folder) == 1
+             else ", ".join(files))
+    verdicts = ", ".join(f"{t['target']} {t['verdict']}" + (" (expected)" if t["verdict"] == t["expected"] != "proved"
+                                                             else "") for t in sections)
+    return f"report: {where}: {verdicts}"
+
+
+def _outputs(args) -> list[tuple[Path, str]]:
+    """(path, format) of every file to write, each checked now; [] for standard output."""
+    if args.out:
+        folder = output_dir(args.out, "--out")
+        fmts = ["md", "html", "json"] + (["pdf"] if pdf.browser() else [])
+        return [(folder / f"report.{fmt}", fmt) for fmt in fmts]
+    if args.format == "pdf":
+        if not args.output:
+            raise BadInput("--format pdf needs -o FILE (a PDF is not written to standard output)")
+        if pdf.browser() is None:
+            raise BadInput(f"--format pdf: {pdf.MISSING}")
+    if args.output:
+        return [(output_file(args.output, "-o")[0], args.format)]
+    return []
+
+
+def _write(doc: dict, args, outputs, stdout, stderr) -> list[str]:
     if not outputs:                  # standard output: the document (--json: as JSON)
         stdout.write(RENDER["json" if args.json else args.format](doc))
         return []
+    written = []
     for path, fmt in outputs:
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(RENDER[fmt](doc))
+            if fmt == "pdf":
+                why = _pdf(doc, path, outputs)
+                if why:
+                    if args.format == "pdf" and not args.out:
+                        raise BadInput(f"--format pdf: {why}")
+                    stderr.write(f"prove report: {path.name} not written: {why}\n")
+                    continue
+            else:
+                path.write_text(RENDER[fmt](doc))
         except OSError as err:
             raise BadInput(f"cannot write {path}: {err.strerror}") from None
-    return [str(p) for p, _ in outputs]
+        written.append(str(path))
+    if args.out and not pdf.browser():
+        stderr.write(f"prove report: report.pdf not written: {pdf.MISSING}\n")
+    return written
 
 
-class _Progress:
-    """One line per step on stderr, only when stderr is a terminal (and `on`: not --quiet)."""
+def _pdf(doc: dict, path: Path, outputs) -> str | None:
+    """Print the HTML (the one just written beside it, or a temporary one) to `path`."""
+    html = next((p for p, fmt in outputs if fmt == "html"), None)
+    if html is not None:
+        return pdf.print_pdf(html, path)
+    import tempfile
 
-    def __init__(self, stream, total: int, on: bool = True):
-        self.stream, self.total, self.i = stream, total, 0
-        self.on = on and hasattr(stream, "isatty") and stream.isatty()
-        self.t0 = time.perf_counter()
-
-    def start(self, what: str):
-        self.i += 1
-        if self.on:
-            self.stream.write(f"[{min(self.i, self.total)}/{self.total}] {what} ...")
-            self.stream.flush()
-            self.t1 = time.perf_counter()
-
-    def done(self, what: str, verdict: str):
-        if self.on:
-            self.stream.write(f" {verdict} ({time.perf_counter() - self.t1:.1f} s, "
-                              f"{time.perf_counter() - self.t0:.0f} s in all)\n")
-            self.stream.flush()
-
+    with tempfile.TemporaryDirectory() as tmp:
+        page = Path(tmp) / "report.html"
+        page.write_text(RENDER["html"](doc))
+        return pdf.print_pdf(page, path)

@@ -12,20 +12,16 @@ import os
 from ringproof.model.bitlevel import Run
 from ringproof.model.bitlevel.types import BARRIERS, VARIANTS
 from ringproof.errors import BadInput
-from ringproof.proofs import jsonout
-from ringproof.proofs.cli.argparsing import ArgumentParser, seconds
+from ringproof.proofs.cli.common import ArgumentParser, Exit, Progress, positive_int, seconds, write_json
 from ringproof.proofs.search.portfolio import SOLVERS
 
-EXIT_OK, EXIT_UNKNOWN = 0, 2
-
-
-def _parser() -> ArgumentParser:
+def parser() -> ArgumentParser:
     p = ArgumentParser(prog="prove search", description=__doc__.split("\n\n")[0],
                        epilog="exit codes: 0 minimum proven, 2 timeout/unknown, 64 bad input")
     p.add_argument("variant", choices=VARIANTS)
-    p.add_argument("-n", type=int, required=True, help="number of vectors")
-    p.add_argument("-m", type=int, required=True, help="number of PEs")
-    p.add_argument("-d", type=int, default=None, help="vector length (default n)")
+    p.add_argument("-n", type=positive_int, required=True, help="number of vectors")
+    p.add_argument("-m", type=positive_int, required=True, help="number of PEs")
+    p.add_argument("-d", type=positive_int, default=None, help="vector length (default n)")
     p.add_argument("--timeout", type=seconds, default=600.0, help="seconds for the whole search (default 600)")
     p.add_argument("--max-T", type=int, default=None, help="give up above this many cycles")
     p.add_argument("--solver", default="portfolio", choices=SOLVERS, metavar="SOLVER",
@@ -36,9 +32,9 @@ def _parser() -> ArgumentParser:
                    help="phases separated everywhere (global, default), on each PE (pe), or not at all (none)")
     p.add_argument("--cube-depth", type=int, default=0,
                    help="split each T into m^K cubes by the PEs of K decisive ops (default 0: one cube)")
-    p.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+    p.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1,
                    help="local worker processes for the cubes (default: the machine's cores)")
-    p.add_argument("--width", type=int, default=None, metavar="P",
+    p.add_argument("--width", type=positive_int, default=None, metavar="P",
                    help="solver processes one cube runs at once (default: the cores shared by the local "
                         "workers; 1 on a cluster)")
     p.add_argument("--cluster", default=None, metavar="ADDRESS",
@@ -50,18 +46,17 @@ def _parser() -> ArgumentParser:
     return p
 
 
-def _progress(stderr):
-    """Per solver call and per cube, one line on a terminal; nothing otherwise."""
-    if not getattr(stderr, "isatty", lambda: False)():
+def _progress(progress: Progress):
+    """Per solver call and per cube, one line that stays (on a terminal; nothing otherwise)."""
+    if not progress.on:
         return None, None
 
     def call(a):
         split = "" if a.split is None else f" split {a.split[0]}/{a.split[1]}/{a.split[2]}"
-        print(f"  T={a.T}{split} {a.stage}: {a.verdict.value} in {a.seconds:.1f} s", file=stderr, flush=True)
+        progress.line(f"  T={a.T}{split} {a.stage}: {a.verdict.value} in {a.seconds:.1f} s")
 
     def cube(c, verdict, secs, done, total):
-        print(f"cube {c.name}: {verdict.value} in {secs:.1f} s ({done}/{total} cubes done)", file=stderr,
-              flush=True)
+        progress.line(f"cube {c.name}: {verdict.value} in {secs:.1f} s ({done}/{total} cubes done)")
 
     return call, cube
 
@@ -84,24 +79,37 @@ def schedule_table(run: Run) -> str:
     return "\n".join([fmt(head)] + [fmt(r) for r in rows])
 
 
+def _check_state(state: str | None) -> None:
+    """--state names a file that can be read and written, checked before any search runs."""
+    if state is None:
+        return
+    from pathlib import Path
+
+    path = Path(state)
+    if path.is_dir():
+        raise BadInput(f"search: --state {state!r} is a directory; name a file (it records finished cubes)")
+    if not path.parent.is_dir():
+        raise BadInput(f"search: --state {state!r}: no directory {str(path.parent)!r}")
+    if path.exists() and not os.access(path, os.R_OK | os.W_OK) or not os.access(path.parent, os.W_OK):
+        raise BadInput(f"search: --state {state!r} cannot be written")
+
+
 def main(argv, stdout, stderr) -> int:
-    args = _parser().parse(argv, stdout)
+    args = parser().parse(argv, stdout)
     if args is None:
-        return EXIT_OK
+        return Exit.OK
     if args.n % args.m:
         raise BadInput(f"search: m must divide n (the ring schedules and the lower bounds assume "
                        f"m | n), got n={args.n}, m={args.m}")
-    if args.workers < 1:
-        raise BadInput(f"search: --workers must be at least 1, got {args.workers}")
-    if args.width is not None and args.width < 1:
-        raise BadInput(f"search: --width must be at least 1, got {args.width}")
-    call, cube = (None, None) if args.json or args.quiet else _progress(stderr)
+    _check_state(args.state)
     from ringproof.proofs.search.minimum import search   # heavy (SAT solvers): not for --help
 
-    r = search(args.variant, args.n, args.m, args.d, max_T=args.max_T, timeout=args.timeout,
-               solver=args.solver, lemmas=not args.no_lemmas, barriers=args.barriers, depth=args.cube_depth,
-               workers=args.workers, cluster=args.cluster, state=args.state, progress=call, on_cube=cube,
-               width=args.width)
+    with Progress(stderr, not (args.json or args.quiet)) as progress:
+        call, cube = _progress(progress)
+        r = search(args.variant, args.n, args.m, args.d, max_T=args.max_T, timeout=args.timeout,
+                   solver=args.solver, lemmas=not args.no_lemmas, barriers=args.barriers,
+                   depth=args.cube_depth, workers=args.workers, cluster=args.cluster, state=args.state, progress=call,
+                   on_cube=cube, width=args.width)
     if args.json:
         doc = {
             "variant": r.variant, "n": r.n, "m": r.m, "d": r.d, "proven": r.proven,
@@ -118,7 +126,7 @@ def main(argv, stdout, stderr) -> int:
                 "ops": [[o.t, o.p, o.kind, o.i, o.j, o.l] for o in r.schedule.ops],
                 "sends": [[s.t, s.p, list(s.datum)] for s in r.schedule.sends]},
         }
-        jsonout.write("search", doc, stdout, indent=None)
+        write_json("search", doc, stdout, indent=None)
     else:
         name = f"{r.variant} attention, n={r.n}, d={r.d}, m={r.m}, {r.barriers} barriers"
         if r.proven:
@@ -135,4 +143,4 @@ def main(argv, stdout, stderr) -> int:
               f"total {r.seconds:.2f} s", file=stdout)
         if r.schedule is not None:
             print(schedule_table(r.schedule), file=stdout)
-    return EXIT_OK if r.proven else EXIT_UNKNOWN
+    return Exit.OK if r.proven else Exit.UNKNOWN

@@ -9,11 +9,9 @@ head's."""
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 from ringproof.model.ring.machine import run
-from ringproof.proofs import jsonout
-from ringproof.proofs.cli.argparsing import ArgumentParser, bounded_int
+from ringproof.proofs.cli.common import ArgumentParser, Exit, bounded_int, output_file, positive_int, write_json
 from ringproof.proofs.cli.targets import resolve
 from ringproof.errors import BadInput
 from ringproof.schedules.dsl import check_size
@@ -29,8 +27,8 @@ def parser() -> ArgumentParser:
     p.add_argument("-m", type=int, required=True, help="number of PEs; m must divide n (and d)")
     p.add_argument("-d", type=int, default=None, help="head dimension (default n; d ≠ n needs a "
                    "-general schedule)")
-    p.add_argument("--heads", type=int, default=1, help="attention heads, run one after another")
-    p.add_argument("--batch", type=int, default=1, help="batch size, run one after another")
+    p.add_argument("--heads", type=positive_int, default=1, help="attention heads, run one after another")
+    p.add_argument("--batch", type=positive_int, default=1, help="batch size, run one after another")
     p.add_argument("--scale", default="paper", help="factor on q·k before the softmax: 'paper' (1, "
                    "the paper's phase 1, default), 'sdpa' (1/sqrt(d), scaled dot-product attention) "
                    "or a number")
@@ -38,7 +36,7 @@ def parser() -> ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.add_argument("--picture", metavar="FILE.svg", help="write the schedule as an SVG PE × cycle grid; "
                    "the iterations of a broken rule are marked, with the cycles around them")
-    p.add_argument("--cycles", type=int, default=6, help="with --picture: cycles shown per phase (default 6)")
+    p.add_argument("--cycles", type=positive_int, default=6, help="with --picture: cycles shown per phase (default 6)")
     return p
 
 
@@ -48,9 +46,12 @@ def _scale(text: str, d: int) -> float:
     if text == "sdpa":
         return 1 / math.sqrt(d)
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         raise BadInput(f"--scale must be 'paper', 'sdpa' or a number, got {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise BadInput(f"--scale must be a positive, finite number (the factor on q·k), got {text!r}")
+    return value
 
 
 MEMORY_N = 64        # the peak memory per PE is measured on the whole trace, up to this size
@@ -59,17 +60,15 @@ MEMORY_N = 64        # the peak memory per PE is measured on the whole trace, up
 def main(argv, stdout, stderr) -> int:
     args = parser().parse(argv, stdout)
     if args is None:
-        return 0
+        return Exit.OK
     check_size(args.n, args.m, args.d)
-    for name in ("heads", "batch"):
-        if getattr(args, name) < 1:
-            raise BadInput(f"--{name} must be at least 1, got {getattr(args, name)}")
-    schedule = resolve(args.target)
+    picture = output_file(args.picture, "--picture") if args.picture else None
     d = args.n if args.d is None else args.d
     scale = _scale(args.scale, d)
+    schedule = resolve(args.target)
     r = run(schedule, args.n, args.m, seed=args.seed, d=args.d, scale=scale)
-    if args.picture:
-        _picture(schedule, args, r.violations)
+    if picture:
+        _picture(schedule, args, r.violations, *picture, stderr)
     copies = args.heads * args.batch
     peaks = None
     if r.ok and args.n <= MEMORY_N and d <= MEMORY_N:           # the whole trace is needed
@@ -83,7 +82,7 @@ def main(argv, stdout, stderr) -> int:
             "violations": [{"rule": v.rule, "message": v.message, "iterations": list(v.iterations)}
                            for v in r.violations]}
     if args.json:
-        jsonout.write("simulate", data, stdout)
+        write_json("simulate", data, stdout)
     else:
         stdout.write(f"{schedule.name}: n={args.n}, d={d}, m={args.m}"
                      + (f", {args.heads} heads × batch {args.batch}" if copies > 1 else "") + "\n")
@@ -100,17 +99,15 @@ def main(argv, stdout, stderr) -> int:
             for it in v.iterations:
                 stdout.write("              " + ", ".join(f"{k}={x}" for k, x in it.items()) + "\n")
         stdout.write("result        " + ("valid run, the output matches numpy\n" if r.ok else "FAILED\n"))
-    return 0 if r.ok else 1
+    return Exit.OK if r.ok else Exit.REFUTED
 
 
-def _picture(schedule, args, violations) -> None:
+def _picture(schedule, args, violations, path, existed: bool, stderr) -> None:
     """The cycles shown, read alone from the schedule: a violation's with the cycles around them, or
-    the first ones of every phase."""
+    the first ones of every phase; one line on stderr says which and where."""
     from ringproof.model.ring.trace import Stream
     from ringproof.proofs.report import svg
 
-    if args.cycles < 1:
-        raise BadInput(f"--cycles must be at least 1, got {args.cycles}")
     stream = Stream(schedule, args.n, args.m, args.d)
     iterations = [it for v in violations for it in v.iterations]
     broken = {it["cycle"] for it in iterations if "cycle" in it}
@@ -118,6 +115,10 @@ def _picture(schedule, args, violations) -> None:
     trace = svg.window(stream, cycles)
     marked = svg.failing_cells(trace, iterations)
     try:
-        Path(args.picture).write_text(svg.picture(trace, cycles, marked))
+        path.write_text(svg.picture(trace, cycles, marked))
     except OSError as err:
         raise BadInput(f"cannot write {args.picture}: {err.strerror}") from None
+    which = ("the cycles around the broken rule, marked" if broken else
+             f"the first {args.cycles} of each phase (--cycles)")
+    stderr.write(f"prove simulate: picture {path}{' (replaced the file there)' if existed else ''}: "
+                 f"{len(cycles)} of {stream.cycles} cycles, {which}\n")

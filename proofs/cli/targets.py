@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import sys
 from pathlib import Path
 
+from ringproof.schedules import usercode
 from ringproof.schedules.dsl import Schedule
+from ringproof.schedules.usercode import deepest_line, time_limit
 from ringproof.errors import BadInput
 
 
 def registry() -> dict:
-    from ringproof.schedules import algo1, algo2, algo2_fast, algo3
+    from ringproof.schedules import algo1, algo2, algo2_fast, algo3, context_parallel as cp
 
-    return {s.name: s for s in (algo1.ALGO1, algo1.ALGO1_PRINTED, algo1.ALGO1_GENERAL,
-                                algo2.ALGO2, algo2.ALGO2_PRINTED, algo2.ALGO2_GENERAL, algo2_fast.ALGO2_FAST,
-                                algo3.ALGO3, algo3.ALGO3_PRINTED, algo3.ALGO3_GENERAL)}
+    paper = {s.name: s for s in (algo1.ALGO1, algo1.ALGO1_PRINTED, algo1.ALGO1_GENERAL,
+                                 algo2.ALGO2, algo2.ALGO2_PRINTED, algo2.ALGO2_GENERAL, algo2_fast.ALGO2_FAST,
+                                 algo3.ALGO3, algo3.ALGO3_PRINTED, algo3.ALGO3_GENERAL)}
+    context = {s.name: s for name in cp.SCHEDULES for s in (cp.RING_PASSES[name], cp.BACKWARDS[f"{name}-bwd"])}
+    return {**paper, **context}
 
 
 def printed_defects(target: str):
@@ -36,8 +41,10 @@ def resolve(target: str) -> Schedule:
         return load_file(path)
     if _exists(path):
         raise BadInput(f"{target!r} is not a schedule file: a schedule file is Python source ending in .py")
-    raise BadInput(f"unknown target {target[:80]!r}: expected one of {', '.join(sorted(reg))} "
-                   "or the path of a schedule file (.py)")
+    # a context-parallel target's backward twin is named once, as a suffix: the line stays short
+    names = [name for name in sorted(reg) if not (name.endswith("-bwd") and name[:-4] in reg)]
+    raise BadInput(f"unknown target {target[:80]!r}: expected one of {', '.join(names)} (a context-parallel "
+                   "one also as NAME-bwd) or the path of a schedule file (.py)")
 
 
 def _exists(path: Path) -> bool:
@@ -50,24 +57,37 @@ def _exists(path: Path) -> bool:
 def load_file(path: Path) -> Schedule:
     """Import a user's schedule file and return its schedule (`SCHEDULE`, or its only Schedule)."""
     try:
-        is_file = path.is_file()
+        is_file, is_dir = path.is_file(), path.is_dir()
     except OSError as err:
         raise BadInput(f"cannot read schedule file {str(path)[:80]!r}: {err.strerror}") from None
+    if is_dir:
+        raise BadInput(f"{str(path)!r} is a directory; a schedule file is Python source ending in .py")
     if not is_file:
         raise BadInput(f"schedule file {str(path)!r} does not exist")
     name = f"ringproof_user_{abs(hash(str(path.resolve())))}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
     try:
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
+        with time_limit(usercode.IMPORT_SECONDS, f"importing {path}", (spec.origin, str(path.resolve()))), \
+                contextlib.redirect_stdout(sys.stderr):
+            spec.loader.exec_module(module)     # what it prints goes to stderr: stdout is ours
     except BadInput as err:
         located = str(path) in str(err) or str(path.resolve()) in str(err)
         raise BadInput(str(err) if located else f"{path}: {err}") from None
-    except Exception as err:  # a user's file may fail in any way; report it in one line
-        raise BadInput(f"cannot import {path}: {type(err).__name__}: {err}") from None
+    except KeyboardInterrupt:
+        raise
+    except BaseException as err:  # noqa: B036 -- a user's file may fail in any way, sys.exit included
+        line = deepest_line(err, spec.origin) or deepest_line(err, str(path.resolve())) or str(path)
+        if isinstance(err, SystemExit):
+            raise BadInput(f"{line}: importing {path} called sys.exit({err.code!r}); a schedule file "
+                           "must not exit") from None
+        raise BadInput(f"cannot import {path}: {line}: {type(err).__name__}: {err}") from None
     if isinstance(getattr(module, "SCHEDULE", None), Schedule):
         return module.SCHEDULE
+    if "SCHEDULE" in vars(module):
+        raise BadInput(f"{path}: SCHEDULE = {repr(module.SCHEDULE)[:40]} is not a Schedule "
+                       "(assign SCHEDULE = Schedule(...))")
     found = [v for v in vars(module).values() if isinstance(v, Schedule)]
     if len(found) == 1:
         return found[0]

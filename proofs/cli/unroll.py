@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import argparse
 import math
 
 from ringproof.model.unrolling.mobilevit import mobilevit_s
 from ringproof.model.unrolling.utilization import LOOPS, LayerResult, Memory, Plan, network_macs, plan
 from ringproof.errors import BadInput
-from ringproof.proofs import jsonout
-from ringproof.proofs.cli.argparsing import ArgumentParser, seconds
+from ringproof.proofs.cli.common import ArgumentParser, Exit, positive_int, seconds, write_json
 from ringproof.proofs.results import Verdict
 
-EXIT_OK, EXIT_REFUTED, EXIT_UNKNOWN = 0, 1, 2
 DEFAULT_ARRAYS = (256, 8192)
 MAX_SUS = 200_000     # candidate SUs of one array: 8192 PEs have 27,132 (about 3 s), this about 20 s
 MAX_PES = 2 ** 24
@@ -26,47 +23,40 @@ exit codes: 0 success (with --facts: every fact proved), 1 a formula fact refute
 """
 
 
-def _positive(text: str) -> int:
-    """argparse type: argparse names the option in its message ('argument --pes: ...')."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, but got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, but got {value}")
-    return value
-
-
 OLD_MS = 1000   # --timeout took milliseconds before; no fact needs 1000 s
 
 
-def _parser() -> ArgumentParser:
+def parser() -> ArgumentParser:
     p = ArgumentParser(prog="prove unroll", description=__doc__, epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--pes", type=_positive, help=f"PEs in the array (default: both {DEFAULT_ARRAYS})")
-    p.add_argument("--bw", type=_positive, default=2048, help="bits/cycle of each operand memory (2048)")
-    p.add_argument("--bw-w", type=_positive, help="weight bandwidth, bits/cycle (default --bw)")
-    p.add_argument("--bw-i", type=_positive, help="input bandwidth, bits/cycle (default --bw)")
-    p.add_argument("--bw-o", type=_positive, help="output bandwidth, bits/cycle (default --bw)")
-    p.add_argument("--precision", type=_positive, default=8, help="bits of a weight or input word (8)")
+                       )
+    p.add_argument("--pes", type=positive_int, help=f"PEs in the array (default: both {DEFAULT_ARRAYS})")
+    p.add_argument("--bw", type=positive_int, default=2048, help="bits/cycle of each operand memory (2048)")
+    p.add_argument("--bw-w", type=positive_int, help="weight bandwidth, bits/cycle (default --bw)")
+    p.add_argument("--bw-i", type=positive_int, help="input bandwidth, bits/cycle (default --bw)")
+    p.add_argument("--bw-o", type=positive_int, help="output bandwidth, bits/cycle (default --bw)")
+    p.add_argument("--precision", type=positive_int, default=8, help="bits of a weight or input word (8)")
     p.add_argument("--prune", action="store_true",
                    help="search only the SUs the paper's pruning keeps (default: every SU)")
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
     p.add_argument("--facts", action="store_true",
                    help="prove the formula facts in Z3 and check the literal readings of the paper")
-    p.add_argument("--timeout", type=seconds, default=20.0,
-                   help=f"seconds per Z3 fact (20); a value of {OLD_MS} or more is read as the "
+    p.add_argument("--timeout", type=seconds, default=None,
+                   help=f"with --facts: seconds per Z3 fact (20); a value of {OLD_MS} or more is read as the "
                         "milliseconds this option used to take, with a note")
-    p.add_argument("--timeout-ms", type=_positive, help="the same limit in milliseconds")
+    p.add_argument("--timeout-ms", type=positive_int, help="with --facts: the same limit in milliseconds")
     return p
 
 
 def main(argv, stdout, stderr) -> int:
-    args = _parser().parse(argv, stdout)
+    args = parser().parse(argv, stdout)
     if args is None:
-        return EXIT_OK
+        return Exit.OK
+    timeout_ms = _timeout_ms(args, stderr)
     if args.facts:
-        return _facts(args, stdout, _timeout_ms(args, stderr))
+        return _facts(args, stdout, timeout_ms)
+    if args.timeout is not None or args.timeout_ms is not None:
+        stderr.write("prove unroll: note: --timeout limits the Z3 facts of --facts only; the "
+                     "utilization model runs without a solver\n")
     memory = Memory(args.bw_w or args.bw, args.bw_i or args.bw, args.bw_o or args.bw, args.precision)
     layers = mobilevit_s()
     if args.pes:
@@ -75,13 +65,13 @@ def main(argv, stdout, stderr) -> int:
     if args.json:
         docs = [_plan_json(p, layers, memory, args.prune) for p in plans]
         out = docs[0] if args.pes else {"arrays": docs}
-        jsonout.write("unroll", out, stdout)
-        return EXIT_OK
+        write_json("unroll", out, stdout)
+        return Exit.OK
     for p in plans:
         _print_plan(p, layers, stdout)
     if len(plans) > 1:
         stdout.write("gain_2su by PE array: " + ", ".join(f"{p.nb_pes}: {p.gain:.3f}" for p in plans) + "\n")
-    return EXIT_OK
+    return Exit.OK
 
 
 def _check_array(pes: int) -> None:
@@ -107,6 +97,8 @@ def _check_array(pes: int) -> None:
 def _timeout_ms(args, stderr) -> int:
     if args.timeout_ms is not None:
         return args.timeout_ms
+    if args.timeout is None:
+        return 20_000
     if args.timeout >= OLD_MS:
         stderr.write(f"prove unroll: note: --timeout is in seconds now; {args.timeout:g} is read as "
                      f"milliseconds ({args.timeout / 1000:g} s) as before\n")
@@ -119,7 +111,7 @@ def _facts(args, stdout, timeout_ms: int) -> int:
 
     facts, misreadings = prove_all(FACTS, timeout_ms), prove_all(MISREADINGS, timeout_ms)
     if args.json:
-        jsonout.write("unroll-facts", {"facts": [r.as_dict() for r in facts],
+        write_json("unroll-facts", {"facts": [r.as_dict() for r in facts],
                                        "misreadings": [r.as_dict() for r in misreadings]}, stdout)
     else:
         stdout.write(f"{'fact':34} {'verdict':8} {'s':>6}  statement\n")
@@ -133,8 +125,8 @@ def _facts(args, stdout, timeout_ms: int) -> int:
             stdout.write(f"{'':50}{r.reason} {dict(r.counterexample) or ''}\n")
     verdicts = {r.verdict for r in facts}
     if Verdict.REFUTED in verdicts:
-        return EXIT_REFUTED
-    return EXIT_UNKNOWN if Verdict.UNKNOWN in verdicts else EXIT_OK
+        return Exit.REFUTED
+    return Exit.UNKNOWN if Verdict.UNKNOWN in verdicts else Exit.OK
 
 
 def _dims(layer) -> str:

@@ -6,10 +6,9 @@ import inspect
 from dataclasses import replace
 
 from ringproof.model.ring.limits import check_traceable
-from ringproof.proofs import jsonout
+from ringproof.proofs.cli.common import (ArgumentParser, Exit, Progress, bounded_int, output_dir, seconds,
+                                         subcommand_help, write_json)
 from ringproof.proofs.options import DEFAULTS, Options
-from ringproof.proofs.progress import Progress
-from ringproof.proofs.cli.argparsing import ArgumentParser, bounded_int, seconds
 from ringproof.proofs.results import PROPERTIES, TIERS, Verdict
 from ringproof.proofs.cli.targets import registry, resolve
 from ringproof.schedules.dsl import check_size, where
@@ -17,14 +16,16 @@ from ringproof.errors import BadInput
 
 EPILOG = """exit codes: 0 every property proved, 1 a property refuted, 2 a verdict unknown
 (timeout, solver unknown, or a formula the normalization does not handle), 64 bad input,
-70 internal error, 130 interrupted (Ctrl-C). A refutation prints the counterexample and the `prove simulate` command that replays it."""
+70 internal error, 130 interrupted (Ctrl-C). A refutation prints the counterexample and the `prove simulate` command that replays it.
+`prove --version` prints the version; `python -m ringproof` and `ringproof` are this same command."""
 
 
 def parser() -> ArgumentParser:
     p = ArgumentParser(prog="prove", description="Prove a ring schedule of self-attention correct "
-                       "for every n with m | n, or show a counterexample.", epilog=EPILOG)
+                       "for every n with m | n, or show a counterexample.\n\n" + subcommand_help(),
+                       epilog=EPILOG)
     p.add_argument("target", help=f"{', '.join(sorted(registry()))}, or the path of a schedule "
-                   "file (.py); subcommands: simulate, report, search, balance, unroll")
+                   "file (.py)")
     add_solver_options(p)
     p.add_argument("--method", choices=("index", "bitlevel"), default="index",
                    help="index: the index-formula proofs (default); bitlevel: check the run for one "
@@ -72,6 +73,8 @@ def solver_options(args) -> Options:
             import cvc5  # noqa: F401
         except ImportError:
             raise BadInput("--cross-check cvc5 needs the cvc5 package (pip install cvc5)") from None
+    if args.smt2:
+        output_dir(args.smt2, "--smt2")
     props = tuple(p for arg in (args.property or list(DEFAULTS.properties)) for p in arg.split(","))
     return Options(props, args.tier, args.max_n, args.max_m, args.timeout, args.seed, args.jobs,
                    args.cross_check, args.cross_timeout, args.smt2)
@@ -80,7 +83,7 @@ def solver_options(args) -> Options:
 def main(argv, stdout, stderr) -> int:
     args = parser().parse(argv, stdout)
     if args is None:
-        return 0
+        return Exit.OK
     opts = solver_options(args)
     schedule = resolve(args.target)
     if args.method == "bitlevel":
@@ -106,7 +109,7 @@ def main(argv, stdout, stderr) -> int:
     verdict = Verdict.combine(r.verdict for r in results)
     needed = conditions(schedule)
     if args.json:
-        jsonout.write("prove", {"target": args.target, "schedule": schedule.name,
+        write_json("prove", {"target": args.target, "schedule": schedule.name,
                                 "verdict": verdict.value, "look": look,
                                 "results": [r.to_json() for r in results],
                                 "conditions": [{"condition": c["condition"], "counterexample":
@@ -153,7 +156,7 @@ def _bitlevel(args, schedule, out) -> int:
             "checker_violations": violations, "sat": sat.verdict.value, "seconds": round(sat.seconds, 4),
             "variables": sat.variables, "clauses": sat.clauses, "solver": sat.solver, "reason": reason}
     if args.json:
-        jsonout.write("bitlevel", data, out)
+        write_json("bitlevel", data, out)
     else:
         out.write(f"{schedule.name}, n={args.n}, m={args.m}, bit-level machine: {verdict.value}\n")
         out.write(f"  run: {run.T} cycles, {len(run.ops)} ops, {len(run.sends)} sends\n")

@@ -12,10 +12,11 @@ import sympy
 
 from ringproof.model.ring.trace import build_trace
 from ringproof.proofs.report import svg
+from ringproof.proofs.report.maths import class_forms, closed_text
+from ringproof.proofs.report.words import dsl_reason, theorem
 from ringproof.proofs.results import PROPERTIES, Verdict
 from ringproof.schedules.expr import var
 
-SCHEMA_VERSION = 1
 PICTURE_MAX_N = 24     # a counterexample larger than this gets no picture
 
 
@@ -46,17 +47,26 @@ def command(target: str, opts) -> str:
 
 def target(name: str, schedule, results, opts, size=(4, 2), per_phase: int = 6, defects=None) -> dict:
     """The report's section for one target; `defects` = (variant, names) for a printed variant."""
+    from ringproof.proofs.ring.conditions import conditions
+
     trace = build_trace(schedule, *size)
     cycles = svg.default_cycles(trace, per_phase)
-    return {"target": name, "schedule": schedule.name, "doc": schedule.doc,
-            "verdict": Verdict.combine(r.verdict for r in results).value, "command": command(name, opts),
-            "results": [r.to_json() for r in results],
-            "proofs": [_proof(r) for r in results if r.solver],
-            "refutations": [_refutation(name, schedule, r) for r in results if r.verdict is not Verdict.PROVED],
-            "counts": _counts(results), "defects": formula_differences(*defects) if defects else [],
-            "grid": grid(trace, cycles),
-            "picture": {"n": size[0], "m": size[1], "cycles": cycles, "cycles_total": trace.cycles,
-                        "svg": svg.picture(trace, cycles)}}
+    needed = conditions(schedule)
+    out = {"target": name, "schedule": schedule.name, "doc": schedule.doc,
+           "verdict": Verdict.combine(r.verdict for r in results).value, "command": command(name, opts),
+           "expected": "refuted" if defects else "proved",
+           "conditions": [c["condition"] for c in needed],
+           "without": [{"condition": c["condition"], "counterexample": c["counterexample"].to_json()
+                        if c["counterexample"] else None} for c in needed],
+           "results": [r.to_json() for r in results],
+           "proofs": [_proof(r) for r in results if r.solver],
+           "refutations": [_refutation(name, schedule, r) for r in results if r.verdict is not Verdict.PROVED],
+           "counts": _counts(results, schedule.shape), "defects": formula_differences(*defects) if defects else [],
+           "grid": grid(trace, cycles),
+           "picture": {"n": size[0], "m": size[1], "cycles": cycles, "cycles_total": trace.cycles,
+                       "svg": svg.picture(trace, cycles), "rows": svg.rows(trace, cycles)}}
+    out["theorem"] = theorem(out)
+    return out
 
 
 def grid(trace, cycles) -> dict:
@@ -75,7 +85,7 @@ def _proof(r) -> dict:
 
 def _refutation(name: str, schedule, r) -> dict:
     out = {"property": r.property, "phase": r.phase, "verdict": r.verdict.value, "reason": r.reason,
-           "counterexample": None, "replay": None, "picture": None}
+           "reason_dsl": dsl_reason(r.reason), "counterexample": None, "replay": None, "picture": None}
     cex = r.counterexample
     if cex is None:
         return out
@@ -87,15 +97,34 @@ def _refutation(name: str, schedule, r) -> dict:
         if marked:
             cycles = svg.around({t for _, t in marked}, trace)
             out["picture"] = {"n": cex.n, "m": cex.m, "cycles": cycles, "marked": sorted(marked),
-                              "svg": svg.picture(trace, cycles, marked)}
+                              "svg": svg.picture(trace, cycles, marked), "rows": svg.rows(trace, cycles, marked)}
     return out
 
 
-def _counts(results) -> dict | None:
+def _counts(results, shape=None) -> dict | None:
     r = next((r for r in results if r.property == "counts"), None)
     if r is None or not r.details:
         return None
-    from ringproof.proofs.ring.counting import M, N, per_residue
+    from ringproof.proofs.ring.counting import D, M, N, check_claim, per_residue
+    from ringproof.schedules.shape import D_IS_N
+
+    shape = shape or D_IS_N
+    square = shape == D_IS_N
+
+    def agree(derived, claim):
+        """The paper's claim against the derived form: shown equal, the smallest size where they
+        differ, or agreement on every size tried (which is not a proof, and is said so)."""
+        if derived is None or claim is None or "Sum" in derived:
+            return None
+        got = check_claim(sympy.sympify(derived, locals={"n": N, "m": M, "d": N if square else D}), claim,
+                          shape=shape)
+        if got is None:
+            return "equal"
+        n, m, d, mine, theirs = got
+        if n is None:
+            return "agrees on every size tried (n ≤ 24), not shown equal"
+        at_d = "" if square else f", d = {d}"
+        return f"differs at n = {n}, m = {m}{at_d}: derived {mine}, claimed {theirs}"
 
     def forms(text):
         if text is None:
@@ -107,8 +136,13 @@ def _counts(results) -> dict | None:
     derived = {"cycles": d["cycles"], **d["ops"]}
     claims = d.get("claims", {})
     rows = [{"quantity": q, "derived": v, "per_residue": forms(v) if v and "Sum" not in v else None,
-             "claim": claims.get(q), "claim_per_residue": forms(claims.get(q))}
+             "claim": claims.get(q), "claim_per_residue": forms(claims.get(q)),
+             "claim_check": agree(v, claims.get(q))}
             for q, v in derived.items() if v not in ("0",)]
+    for row in rows:     # forms still with floor, mod or cases: per class of n/m and m (maths.class_forms)
+        per = row["per_residue"] or []
+        row["per_class"] = (class_forms(row["derived"], square)
+                            if any(not closed_text(x["formula"]) for x in per) else None)
     return {"verdict": r.verdict.value, "reason": r.reason, "rows": rows,
             "phase_cycles": d.get("phase_cycles", {}), "utilization": d.get("utilization")}
 

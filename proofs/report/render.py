@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import html
 import json
+import re
 
 from ringproof.proofs.jsonout import strict
+from ringproof.proofs.report import maths
+from ringproof.proofs.report.words import DIGITS_NOTE, LEGEND, MARKS, dsl_reason
 
 COLOURS = {"proved": "#2e7d32", "refuted": "#c62828", "unknown": "#ef6c00"}
 
@@ -20,8 +23,13 @@ def to_json(doc: dict) -> str:
 
 # ----------------------------------------------------------------------------- shared content
 
+Z3_UNITS = {"max memory": "MB", "rlimit count": "resource units", "time": "s"}
+
+
 def _z3(stats: dict) -> str:
-    return ", ".join(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}" for k, v in stats.items())
+    """Z3's statistics, each with its unit."""
+    return ", ".join(f"{k} {v:g}" + (f" {Z3_UNITS[k]}" if k in Z3_UNITS else "") if isinstance(v, float)
+                     else f"{k} {v:,}" + (f" {Z3_UNITS[k]}" if k in Z3_UNITS else "") for k, v in stats.items())
 
 
 def _cross(p: dict) -> str:
@@ -45,14 +53,17 @@ PROOF_HEAD = ["property", "phase", "verdict", "queries", "normalization lemmas",
 
 def _count_rows(c: dict) -> list[list[str]]:
     def per(forms):
-        return "; ".join(f"{x['class']}: {x['formula']}" if x["class"] else x["formula"] for x in forms or [])
+        return "; ".join(f"{x['class']}: {maths.plain(x['formula'])}" if x["class"] else maths.plain(x["formula"])
+                         for x in forms or [])
 
-    return [[r["quantity"], r["derived"] if r["derived"] is not None else "not derived",
-             per(r["per_residue"]) or "(a sum: see the verdict)", per(r.get("claim_per_residue")) or "—"]
+    return [[r["quantity"], maths.plain(r["derived"]) if r["derived"] is not None else "not derived",
+             per(r.get("per_class") or r["per_residue"]) or "(a sum: see the verdict)", per(r.get("claim_per_residue")) or "—",
+             r.get("claim_check") or "—"]
             for r in c["rows"]]
 
 
-COUNT_HEAD = ["quantity", "derived", "derived, per residue class", "paper's claim, per residue class"]
+COUNT_HEAD = ["quantity", "derived", "derived, per residue class", "paper's claim, per residue class",
+              "claim against derived"]
 
 
 def _table_i_rows(front: dict) -> list[list[str]]:
@@ -82,7 +93,7 @@ def _es_rows(front: dict) -> list[list[str]]:
 
 
 ES_HEAD = ["variant", "n", "m", "paper ES", "ours: minimum (and how T − 1 is refuted)", "lemma bound", "our seconds"]
-ES_NOTE = ("Recorded by `python benchmarks/es_tables.py` (docs/es_tables.md; minutes of SAT search, so not "
+ES_NOTE = ("Recorded by python benchmarks/es_tables.py (docs/es_tables.md; minutes of SAT search, so not "
            "re-run here). T − 1 is refuted by slot counting (lemma L1) or by lemma L2b below, each proved "
            "for every n; from the lemma bound on, by the SAT solver. The masked bounds rest on the "
            "barriers between phases (fair readings).")
@@ -110,6 +121,33 @@ def _defect_rows(t: dict) -> list[list[str]]:
 DEFECT_HEAD = ["defect", "phase", "field", "printed", "repaired"]
 
 
+STAR_NOTE = ("* in the paper's ES column: not a search result but its estimate (#computations)/(#PEs), "
+             "printed where the search did not finish; TO: the paper's search timed out; (16), (25): "
+             "values the paper reports unachievable.")
+TICK_NOTE = "✓ / ✗ after a figure: it equals / differs from the printed cycles of the same algorithm in that row."
+
+
+def summary_rows(doc: dict) -> tuple[list[str], list[list[str]]]:
+    """The summary: one row per target, one column per property checked (in the property table's
+    order), a mark per cell, the conditions, the verdict (an expected refutation said so)."""
+    from ringproof.proofs.results import PROPERTIES
+
+    seen = {r["property"] for t in doc["targets"] for r in t["results"]}
+    props = [p for p in PROPERTIES if p in seen] + sorted(seen - set(PROPERTIES))
+    rows = []
+    for t in doc["targets"]:
+        cells = []
+        for p in props:
+            verdicts = [r["verdict"] for r in t["results"] if r["property"] == p]
+            v = "refuted" if "refuted" in verdicts else "unknown" if "unknown" in verdicts else \
+                "proved" if verdicts else None
+            cells.append(MARKS[v] if v else "—")
+        verdict = t["verdict"] + (" (expected: as printed in the paper)"
+                                  if t.get("expected") == t["verdict"] != "proved" else "")
+        rows.append([t["target"], *cells, "; ".join(t.get("conditions", [])) or "—", verdict])
+    return ["target", *props, "for all sizes with", "verdict"], rows
+
+
 def _iters(cex: dict) -> list[str]:
     return [", ".join(f"{k}={v}" for k, v in it.items()) for it in cex["iterations"]]
 
@@ -125,12 +163,15 @@ def _md_table(head, rows) -> list[str]:
 def to_markdown(doc: dict) -> str:
     g = doc["generated"]
     out = ["# ringproof report", "", f"Reproduce: `{g['command']}`", "",
-           "Versions: " + ", ".join(f"{k} {v}" for k, v in g["versions"].items() if v), ""]
+           "Versions: " + ", ".join(f"{k} {v}" for k, v in g["versions"].items() if v), "", "## Summary", ""]
+    out += _md_table(*summary_rows(doc)) + ["", "; ".join(f"{k} {v}" for k, v in LEGEND.items()) + ".", ""]
     front = doc.get("front")
     if front:
         out += ["## Table I (Algorithm 2, symmetric attention)", ""] + _md_table(TABLE_I_HEAD, _table_i_rows(front))
-        out += ["", "## Table II (Algorithm 3, masked attention)", ""] + _md_table(TABLE_II_HEAD, _table_ii_rows(front))
-        out += ["", front["table_ii_why"], "", "## ES minima on the bit-level machine", "", ES_NOTE, ""]
+        out += ["", STAR_NOTE, "", "## Table II (Algorithm 3, masked attention)", ""]
+        out += _md_table(TABLE_II_HEAD, _table_ii_rows(front))
+        out += ["", STAR_NOTE + " " + TICK_NOTE, "", front["table_ii_why"], "",
+                "## ES minima on the bit-level machine", "", ES_NOTE, ""]
         out += _md_table(ES_HEAD, _es_rows(front)) + [""] + _md_table(["lemma", "statement", "method", "verdict"],
                                                                        _lemma_rows(front))
         out += ["", "## Fair readings", ""]
@@ -143,103 +184,298 @@ def to_markdown(doc: dict) -> str:
 
 
 def _md_target(t: dict) -> list[str]:
-    out = ["", f"## {t['schedule']}: **{t['verdict']}**", "", t["doc"], "", f"Reproduce: `{t['command']}`", ""]
+    th = t.get("theorem")
+    out = ["", f"## {t['schedule']}: **{t['verdict']}**", "", t["doc"], ""]
+    out += [f"> **{th['kind'].capitalize()}.** {th['words']}", ""] if th else []
+    out += [f"Reproduce: `{t['command']}`", ""]
     out += _md_table(["property", "phase", "verdict", "tier", "seconds"],
                      [[r["property"], r["phase"], r["verdict"], r["tier"], f"{r['seconds']:.2f}"] for r in t["results"]])
-    if t["proofs"]:
-        out += ["", "### What the proofs rested on", ""] + _md_table(PROOF_HEAD, _proof_rows(t))
     if t["counts"]:
         out += ["", f"### Counts ({t['counts']['verdict']})", ""] + _md_table(COUNT_HEAD, _count_rows(t["counts"]))
         if t["counts"]["reason"]:
             out += ["", t["counts"]["reason"]]
+    translated = False
     for r in t["refutations"]:
-        out += ["", f"### {r['verdict']}: {r['property']} / {r['phase']}", "", r["reason"]]
+        words = r.get("reason_dsl") or dsl_reason(r["reason"])
+        out += ["", f"### {r['verdict']}: {r['property']} / {r['phase']}", "", words]
+        translated = translated or words != r["reason"]
         cex = r["counterexample"]
         if cex:
             out += ["", f"Counterexample n = {cex['n']}, m = {cex['m']}: {cex['message']}", ""]
             out += [f"- {line}" for line in _iters(cex)]
             out += ["", f"Replay: `{r['replay']}`"]
+    if translated:
+        out += ["", DIGITS_NOTE]
     if t["defects"]:
         out += ["", "### Printed versus repaired formulas", ""] + _md_table(DEFECT_HEAD, _defect_rows(t))
     g = t["grid"]
     out += ["", f"### Schedule, {len(g['cycles'])} of {g['cycles_total']} cycles (n = {g['n']}, m = {g['m']})", "",
             "| PE | " + " | ".join(str(c) for c in g["cycles"]) + " |", "| --- |" + " --- |" * len(g["cycles"])]
     out += [f"| {p} | " + " | ".join(c or "·" for c in row) + " |" for p, row in enumerate(g["cells"], 1)]
+    if t["proofs"]:
+        out += ["", "<details><summary>What the proofs rested on (Z3 statistics summed; max memory in MB, "
+                "rlimit count in Z3's resource units)</summary>", ""] + _md_table(PROOF_HEAD, _proof_rows(t))
+        out += ["", "</details>"]
     return out
 
 
 # ----------------------------------------------------------------------------- HTML
 
-CSS = ("body{font-family:sans-serif;margin:2em;max-width:110em;color:#222}"
-       "table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #bbb;padding:3px 6px;"
-       "font-size:13px;vertical-align:top}th{background:#f0f0f0}code{font-size:12px}"
-       "td.f{font-family:monospace;font-size:11px;max-width:40em;word-break:break-all}"
-       ".pic{overflow-x:auto;border:1px solid #ddd;padding:4px;margin:.6em 0}"
-       "h2{border-bottom:2px solid #ccc;margin-top:2em}.loud{color:#c62828;font-weight:bold}")
+CSS = """
+body{font-family:Georgia,'DejaVu Serif',serif;margin:2em auto;max-width:62em;padding:0 1.5em;color:#222;
+ line-height:1.45}
+h1{font-size:1.9em;margin-bottom:.2em}h2{border-bottom:2px solid #ccc;margin-top:2.2em;font-size:1.45em}
+h3{font-size:1.1em;margin-top:1.6em}
+table{border-collapse:collapse;margin:.6em 0;font-family:'DejaVu Sans',sans-serif}
+td,th{border:1px solid #bbb;padding:3px 7px;font-size:13px;vertical-align:top}th{background:#f0f0f0;text-align:left}
+code{font-size:12px;background:#f5f5f5;padding:0 2px}
+td.f{font-family:'DejaVu Sans Mono',monospace;font-size:11px;max-width:32em;overflow-wrap:anywhere}
+table.summary td.mark{text-align:center;font-size:16px}td:first-child,table.grid th{white-space:nowrap}
+table.grid td{text-align:center}.secs{font-weight:normal;color:#555;font-size:11px}table{max-width:100%}
+table.cases{margin:0}table.cases td{border:none;padding:1px 6px}
+.proved{color:#2e7d32;font-weight:bold}.refuted{color:#c62828;font-weight:bold}.unknown{color:#ef6c00;font-weight:bold}
+.theorem{border-left:4px solid #2e7d32;background:#f4f9f4;padding:.5em 1em;margin:1em 0}
+.theorem.refutation{border-color:#c62828;background:#fdf3f3}.theorem.open{border-color:#ef6c00;background:#fff7ef}
+.legend,.note{font-size:13px;color:#444}.reason{overflow-wrap:anywhere}
+code.long{display:block;overflow-wrap:anywhere;max-width:40em}
+.pic svg{max-width:100%;height:auto;display:block;margin:.3em 0}
+details{margin:.6em 0}summary{cursor:pointer;color:#333}
+table.counts summary,table.counts td:nth-child(2){white-space:nowrap}
+math{font-size:1.1em;math-style:normal}mtable,mtd{math-style:normal}
+@media print{body{max-width:none;margin:0;padding:0;font-size:10.5pt}td,th{font-size:8.5pt;padding:2px 4px}
+ .pic svg{max-width:100%}h2{break-before:auto;break-after:avoid}
+ h3{break-after:avoid}table,.pic svg,.theorem{break-inside:avoid}details{display:block}
+ details>summary{list-style:none}a{color:inherit;text-decoration:none}}
+"""
 
 
-def _html_table(head, rows, mono=()) -> str:
+def _cell(c) -> str:
+    """A table cell: a verdict coloured, a mark coloured, anything else escaped."""
+    text = str(c)
+    cls = next((v for v, mark in MARKS.items() if text == mark), None)
+    if cls:
+        return f"<td class='mark {cls}'>{text}</td>"
+    first = text.split(" ")[0]
+    if first in COLOURS:
+        return f"<td class='{first}'>{html.escape(text)}</td>"
+    return f"<td>{html.escape(text)}</td>"
+
+
+def _html_table(head, rows, mono=(), raw=(), cls="") -> str:
     e = html.escape
     body = "".join("<tr>" + "".join(
-        f"<td class='f'>{e(str(c))}</td>" if i in mono else
-        (f"<td style='color:{COLOURS[c]};font-weight:bold'>{c}</td>" if c in COLOURS else f"<td>{e(str(c))}</td>")
+        f"<td>{c}</td>" if i in raw else f"<td class='f'>{e(str(c))}</td>" if i in mono else _cell(c)
         for i, c in enumerate(row)) + "</tr>" for row in rows)
-    return "<table><tr>" + "".join(f"<th>{e(h)}</th>" for h in head) + f"</tr>{body}</table>"
+    return (f"<table{f' class={cls!r}' if cls else ''}><tr>" + "".join(f"<th>{e(h)}</th>" for h in head)
+            + f"</tr>{body}</table>")
+
+
+def _legend(marks) -> str:
+    return "<p class='legend'>" + "; ".join(f"<b>{html.escape(k)}</b> {html.escape(v)}" for k, v in marks) + ".</p>"
 
 
 def to_html(doc: dict) -> str:
     e = html.escape
     g = doc["generated"]
     names = ", ".join(t["schedule"] for t in doc["targets"])
-    parts = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>ringproof report: {e(names)}"
+    opts = g["options"]
+    head, rows = summary_rows(doc)
+    parts = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+             f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>ringproof report: {e(names)}"
              f"</title><style>{CSS}</style></head><body>", "<h1>ringproof report</h1>",
-             f"<p>Reproduce: <code>{e(g['command'])}</code></p>",
-             "<p>Versions: " + e(", ".join(f"{k} {v}" for k, v in g["versions"].items() if v)) + "</p>"]
+             f"<p>{len(doc['targets'])} schedule{'s' if len(doc['targets']) != 1 else ''} of self-attention on a "
+             f"unidirectional ring of m processing elements, verified by Z3 at tier <b>{e(opts['tier'])}</b> "
+             "(parametric: for every n with m | n, not for sampled sizes). "
+             f"Reproduce: <code>{e(g['command'])}</code></p>",
+             "<h2 id='summary'>Summary</h2>",
+             _html_table(head,
+                         [[f"<a href='#t-{e(r[0])}'>{e(r[0])}</a>", *r[1:]] for r in rows],
+                         raw=(0,), cls="summary"),
+             _legend([(k, v) for k, v in LEGEND.items()] + [("(expected)", "the variant as printed in the paper, "
+                                                                         "whose defects the refutation shows")]),
+             "<details><summary>Versions and options</summary><p>" + e(", ".join(
+                 f"{k} {v}" for k, v in g["versions"].items() if v)) + "</p><p>" + e(", ".join(
+                 f"{k} {v}" for k, v in opts.items())) + " (timeout: seconds per solver query)</p></details>"]
     front = doc.get("front")
     if front:
-        parts += ["<h2>Table I (Algorithm 2, symmetric attention)</h2>", _html_table(TABLE_I_HEAD, _table_i_rows(front)),
-                  "<h2>Table II (Algorithm 3, masked attention)</h2>", _html_table(TABLE_II_HEAD, _table_ii_rows(front)),
-                  f"<p>{e(front['table_ii_why'])}</p>", "<h2>ES minima on the bit-level machine</h2>",
+        parts += ["<h2 id='table-i'>Table I (Algorithm 2, symmetric attention)</h2>",
+                  _html_table(TABLE_I_HEAD, _table_i_rows(front)), f"<p class='legend'>{e(STAR_NOTE)}</p>",
+                  "<h2 id='table-ii'>Table II (Algorithm 3, masked attention)</h2>",
+                  _html_table(TABLE_II_HEAD, _table_ii_rows(front)),
+                  f"<p class='legend'>{e(STAR_NOTE)} {e(TICK_NOTE)}</p><p>{e(front['table_ii_why'])}</p>",
+                  "<h2 id='es'>ES minima on the bit-level machine</h2>",
                   f"<p>{e(ES_NOTE)}</p>", _html_table(ES_HEAD, _es_rows(front)),
                   _html_table(["lemma", "statement", "method", "verdict"], _lemma_rows(front)),
-                  "<h2>Fair readings</h2><ul>"]
+                  "<h2 id='fair'>Fair readings</h2><ul>"]
         parts += [f"<li><b>{e(r['topic'])}.</b> Paper: {e(r['paper'])} Ours: {e(r['ours'])} "
                   f"<i>({e(r['where'])})</i></li>" for r in front["fair_readings"]]
         parts += ["</ul>", _html_table(CBMF_HEAD, _cbmf_rows(front))]
     parts += [_html_target(t) for t in doc["targets"]]
     parts.append("</body></html>")
-    return "\n".join(parts) + "\n"
+    return _unique_ids("\n".join(parts) + "\n")
+
+
+def _unique_ids(page: str) -> str:
+    """Every SVG's marker ids made unique in the page (each picture defines its own `arrow`)."""
+    count = iter(range(1, 10**9))
+
+    def one(svg):
+        k = next(count)
+        return re.sub(r'id="([\w-]+)"', rf'id="\1-{k}"', svg[0]).replace("url(#arrow)", f"url(#arrow-{k})")
+
+    return re.sub(r"<svg.*?</svg>", one, page, flags=re.S)
+
+
+def _counts_html(c: dict) -> str:
+    """One row per quantity and residue class: the closed form typeset, the paper's claim and how it
+    compares on the quantity's first row."""
+    rows, refined = [], False
+    for r in c["rows"]:
+        claim, check = r.get("claim"), r.get("claim_check")
+        mark = "✓ " if check == "equal" else "✗ " if check and check.startswith("differs") else "? "
+        same = mark + check if check else "—"
+        derived, per = r["derived"], r.get("per_class") or r["per_residue"] or []
+        forms = ([("all n, m", derived)] if not derived or len(derived) <= LONG or len(per) < 2 else []) + \
+            ([(x["class"], x["formula"]) for x in per] if len(per) > 1 else [])
+        refined |= bool(r.get("per_class"))
+        for k, (cls, form) in enumerate(forms):
+            shown = "not derived" if not form else _form(form)
+            first = k == 0
+            rows.append([html.escape(r["quantity"]) if first else "", html.escape(cls), shown,
+                         (maths.typeset(claim) if claim else "—") if first else "",
+                         html.escape(same) if first else ""])
+    note = (f"<p class='note'>A count given per class of n/m and m is the derived form rewritten in that "
+            f"class (each floor removed where the remainder is proved to lie in [0, divisor)) and equal "
+            f"to it at every n ≤ {maths.CHECK_N}, m ≤ {maths.CHECK_M} of the class.</p>") if refined else ""
+    return _html_table(["quantity", "for", "derived closed form", "paper's claim", "claim against derived"], rows,
+                       raw=(0, 1, 2, 3, 4), cls="counts") + note
+
+
+LONG = 160       # a closed form longer than this (characters of sympy text) is shown per residue class
+
+
+def _form(text: str) -> str:
+    """A class's closed form: typeset, or when very long folded as text (sympy could not simplify it)."""
+    if len(text) <= LONG:
+        return maths.typeset(text)
+    return (f"<details><summary>{len(text)} characters with floor, mod or cases (show)</summary>"
+            f"<code class='long'>{html.escape(maths.plain(text))}</code></details>")
+
+
+def _theorem_html(t: dict) -> str:
+    th = t.get("theorem")
+    if not th:
+        return ""
+    e = html.escape
+    label = {"theorem": "Theorem", "refutation": "Refuted", "open": "Not decided"}[th["kind"]]
+    out = f"<div class='theorem {th['kind']}'><p><b>{label} ({e(t['target'])}).</b> {e(th['words'])}"
+    c = t.get("counts")
+    if th["kind"] == "theorem" and c and c["verdict"] == "proved":
+        forms = [(r["quantity"], r["derived"]) for r in c["rows"] if r["derived"] and "Sum" not in r["derived"]]
+        cyc = next((f for q, f in forms if q == "cycles"), None)
+        per_class = next((r.get("per_class") for r in c["rows"] if r["quantity"] == "cycles"), None)
+        if cyc and maths.parse(cyc) is not None and len(maths.cases(maths.parse(cyc))) == 1 and len(cyc) < 120:
+            out += f" It takes <math><mi>T</mi><mo>=</mo></math>{maths.mathml(maths.parse(cyc))} cycles."
+        elif per_class:
+            out += (" Its cycle count is a polynomial in n and m in each class of n/m and m mod 2, given "
+                    "under Counts.")
+    out += "</p>"
+    without = [w for w in t.get("without", []) if w["counterexample"]]
+    if without:
+        out += "<p class='note'>Each condition is needed: " + "; ".join(
+            f"without {e(w['condition'])}, {e(w['counterexample']['check'])} fails at "
+            f"n = {w['counterexample']['n']}, m = {w['counterexample']['m']}" for w in without) + ".</p>"
+    return out + "</div>"
+
+
+def _verdict_grid(t: dict) -> str:
+    """Verdicts as a property × phase grid: a mark and the seconds per cell, the tier when it is not
+    parametric (a refutation found by enumeration is tier bounded)."""
+    props = list(dict.fromkeys(r["property"] for r in t["results"]))
+    phases = list(dict.fromkeys(r["phase"] for r in t["results"]))
+    at = {(r["property"], r["phase"]): r for r in t["results"]}
+    rows = []
+    for p in props:
+        cells = []
+        for ph in phases:
+            r = at.get((p, ph))
+            if r is None:
+                cells.append("<td class='mark'>—</td>")
+                continue
+            tier = "" if r["tier"] == "parametric" else f", {r['tier']}"
+            cells.append(f"<td class='{r['verdict']}' title='{r['verdict']}'>{MARKS[r['verdict']]} "
+                         f"<span class='secs'>{r['seconds']:.2f} s{tier}</span></td>")
+        rows.append(f"<tr><th>{html.escape(p)}</th>{''.join(cells)}</tr>")
+    head = "".join(f"<th>{html.escape(ph)}</th>" for ph in phases)
+    return f"<table class='grid'><tr><th>property \\ phase</th>{head}</tr>{''.join(rows)}</table>"
+
+
+def _smt2_links(proof: dict) -> str:
+    """The SMT-LIB files of one result (--smt2) as links, folded: there may be dozens."""
+    from pathlib import Path
+
+    files = proof.get("smt2", [])
+    if not files:
+        return "0"
+    links = "<br>".join(f"<a href='{html.escape(Path(f).resolve().as_uri())}'>{html.escape(Path(f).name)}</a>"
+                        for f in files)
+    return f"<details><summary>{len(files)}</summary>{links}</details>"
+
+
+def _pictures(rows: list[str]) -> str:
+    return "<div class='pic'>" + "".join(rows) + "</div>"
 
 
 def _html_target(t: dict) -> str:
     e = html.escape
-    parts = [f"<h2 id='{e(t['target'])}'>{e(t['schedule'])}: <span style='color:{COLOURS[t['verdict']]}'>"
-             f"{t['verdict']}</span></h2>", f"<p>{e(t['doc'])}</p>", f"<p>Reproduce: <code>{e(t['command'])}</code></p>",
-             _html_table(["property", "phase", "verdict", "tier", "seconds"],
-                         [[r["property"], r["phase"], r["verdict"], r["tier"], f"{r['seconds']:.2f}"]
-                          for r in t["results"]])]
+    v = t["verdict"]
+    expected = " (expected: the variant as printed)" if t.get("expected") == v != "proved" else ""
+    parts = [f"<h2 id='t-{e(t['target'])}'>{e(t['schedule'])}: <span class='{v}'>{v}</span>{expected}</h2>",
+             f"<p>{e(t['doc'])}</p>", _theorem_html(t), f"<p>Reproduce: <code>{e(t['command'])}</code></p>",
+             _verdict_grid(t)]
     if any(p.get("disagreements") for p in t["proofs"]):
-        parts.append("<p class='loud'>The second solver disagrees with Z3 on some query: those verdicts are unknown.</p>")
-    if t["proofs"]:
-        parts += ["<h3>What the proofs rested on</h3>", _html_table(PROOF_HEAD, _proof_rows(t), mono=(4,))]
+        parts.append("<p class='refuted'>The second solver disagrees with Z3 on some query: those verdicts are "
+                     "unknown.</p>")
     if t["counts"]:
-        parts += [f"<h3>Counts ({t['counts']['verdict']})</h3>",
-                  _html_table(COUNT_HEAD, _count_rows(t["counts"]), mono=(1, 2, 3)),
-                  f"<p>{e(t['counts']['reason'])}</p>" if t["counts"]["reason"] else ""]
-    for r in t["refutations"]:
-        parts.append(f"<h3>{r['verdict']}: {e(r['property'])} / {e(r['phase'])}</h3><p>{e(r['reason'])}</p>")
-        cex = r["counterexample"]
-        if cex:
-            items = "".join(f"<li>{e(line)}</li>" for line in _iters(cex))
-            parts.append(f"<p>Counterexample n = {cex['n']}, m = {cex['m']}: {e(cex['message'])}</p><ul>{items}</ul>"
-                         f"<p>Replay: <code>{e(r['replay'])}</code></p>")
-        if r["picture"]:
-            parts.append(f"<div class='pic'>{r['picture']['svg']}</div>")
+        c = t["counts"]
+        parts += [f"<h3>Counts (<span class='{c['verdict']}'>{c['verdict']}</span>)</h3>", _counts_html(c),
+                  f"<p class='reason'>{e(dsl_reason(c['reason']))}</p>" if c["reason"] else ""]
+    if t["refutations"]:
+        parts.append("<h3>Refutations and open checks</h3>")
+        translated = False
+        for r in t["refutations"]:
+            words = r.get("reason_dsl") or dsl_reason(r["reason"])
+            translated |= words != r["reason"]
+            parts.append(f"<h4><span class='{r['verdict']}'>{r['verdict']}</span>: {e(r['property'])} / "
+                         f"{e(r['phase'])}</h4><p class='reason'>{e(words)}</p>")
+            cex = r["counterexample"]
+            if cex:
+                items = "".join(f"<li>{e(line)}</li>" for line in _iters(cex))
+                parts.append(f"<p>Counterexample n = {cex['n']}, m = {cex['m']}: {e(cex['message'])}</p>"
+                             f"<ul>{items}</ul><p>Replay: <code>{e(r['replay'])}</code></p>")
+            if r["picture"]:
+                parts.append(_pictures(r["picture"].get("rows") or [r["picture"]["svg"]]))
+        if translated:
+            parts.append(f"<p class='note'>{e(DIGITS_NOTE)}</p>")
     if t["defects"]:
         parts += ["<h3>Printed versus repaired formulas</h3>", _html_table(DEFECT_HEAD, _defect_rows(t), mono=(3, 4))]
     p = t["picture"]
     parts += [f"<h3>Schedule, {len(p['cycles'])} of {p['cycles_total']} cycles (n = {p['n']}, m = {p['m']}): "
-              "the first cycles of every phase</h3>", f"<div class='pic'>{p['svg']}</div>"]
+              "the first cycles of every phase</h3>",
+              "<p class='legend'>Each cell: the op a PE runs in that cycle (MAC, EAC, DIV, MOVE) and its indices "
+              "(the target's, then the summation index); columns shaded by phase; an arrow is a send to the next "
+              "PE, arriving one cycle later (↻: PE m to PE 1); a dashed line marks cycles left out.</p>",
+              _pictures(p.get("rows") or [p["svg"]])]
+    if t["proofs"]:
+        queries = sum(x["queries"] for x in t["proofs"])
+        parts += [f"<details><summary>What the proofs rested on: {queries} solver queries, normalization lemmas, "
+                  "Z3 statistics</summary>",
+                  "<p class='note'>Per result: the solver queries, the normalization lemmas used (each proved once "
+                  "in Z3), the side conditions proven to apply them, Z3's statistics summed over the queries "
+                  "(max memory: the maximum, in MB; rlimit count: Z3's deterministic resource units), the second "
+                  "solver's answers and the number of SMT-LIB files written (--smt2).</p>",
+                  _html_table(PROOF_HEAD, [row[:-1] + [_smt2_links(p)] for row, p in zip(_proof_rows(t), t["proofs"])],
+                              mono=(4, 6), raw=(8,)), "</details>"]
     return "\n".join(parts)
 
 

@@ -149,7 +149,18 @@ def phases_of(trace: Trace, cycles) -> dict[int, str]:
     return {t: pt.phase.name for pt in trace.phases for t in cycles if pt.start <= t < pt.start + pt.tuples}
 
 
-def picture(trace: Trace, cycles=None, marked=(), title: str = "") -> str:
+PER_ROW = 12     # cycles per row of a picture that fits a page (12 × CELL_W + LEFT ≈ 1070 px)
+
+
+def rows(trace: Trace, cycles, marked=(), per_row: int = PER_ROW) -> list[str]:
+    """The picture wrapped into rows of at most `per_row` cycles, so it fits the page's width; the
+    legend under the last row."""
+    cycles = sorted(set(cycles))
+    chunks = [cycles[i:i + per_row] for i in range(0, len(cycles), per_row)] or [[]]
+    return [picture(trace, c, marked, legend=k == len(chunks) - 1) for k, c in enumerate(chunks)]
+
+
+def picture(trace: Trace, cycles=None, marked=(), title: str = "", legend: bool = True) -> str:
     """The SVG text: one rect.cell per (PE, cycle) shown; marked (PE, cycle) cells outlined red."""
     cycles = sorted(set(cycles if cycles is not None else default_cycles(trace)))
     m = trace.m
@@ -158,7 +169,7 @@ def picture(trace: Trace, cycles=None, marked=(), title: str = "") -> str:
     names = [pt.phase.name for pt in trace.phases]
     shade = {p: SHADES[i % len(SHADES)] for i, p in enumerate(names)}
     col = {t: i for i, t in enumerate(cycles)}
-    width, height = max(LEFT + CELL_W * len(cycles) + 12, 520), TOP + (CELL_H + GAP) * m + 42
+    width, height = max(LEFT + CELL_W * len(cycles) + 12, 520), TOP + (CELL_H + GAP) * m + (42 if legend else 4)
     x = lambda t: LEFT + CELL_W * col[t]
     y = lambda p: TOP + (CELL_H + GAP) * (p - 1)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="schedule" width="{width}" height="{height}" '
@@ -202,10 +213,10 @@ def picture(trace: Trace, cycles=None, marked=(), title: str = "") -> str:
                 out.append(f'<text x="{x1 + 3}" y="{y1 + 1}" font-size="11" fill="#333">↻</text>')
         out.append(f'<line class="send" x1="{x0}" y1="{y0}" x2="{x1}" y2="{y1}" stroke="#333" '
                    'stroke-width="1.2" marker-end="url(#arrow)"/>')
-    legend = ["arrow: a send to the next PE, arriving one cycle later; ↻ PE m → PE 1"]
+    lines = ["arrow: a send to the next PE, arriving one cycle later; ↻ PE m → PE 1; dashed: cycles left out"]
     if marked:
-        legend.append("red: the iterations of the counterexample")
-    for i, line in enumerate(legend):
+        lines.append("red: the iterations of the counterexample")
+    for i, line in enumerate(lines if legend else []):
         out.append(f'<text x="{LEFT}" y="{y(m) + CELL_H + GAP + 10 + 13 * i}" font-size="10" '
                    f'fill="#444">{escape(line)}</text>')
     out.append("</svg>")

@@ -18,7 +18,7 @@ import queue
 import traceback
 
 from ringproof.proofs.threads import alone, paused
-from ringproof.proofs.workers import die_with_parent
+from ringproof.proofs.workers import die_with_parent, starting
 
 
 def workers(jobs: int) -> int:
@@ -38,7 +38,7 @@ def run_all(tasks: list, jobs: int = 0) -> list:
     for _ in range(n):
         todo.put(None)
     procs = [ctx.Process(target=_work, args=(tasks, todo, done), daemon=True) for _ in range(n)]
-    with paused():          # fork from one thread (proofs/threads.py)
+    with paused(), starting():   # fork from one thread (proofs/threads.py), Ctrl-C held back (workers.py)
         if alone():
             for p in procs:
                 p.start()

@@ -7,6 +7,7 @@ does not replay is reported as `unknown`, never as a refutation.
 
 from __future__ import annotations
 
+import inspect
 import time
 from dataclasses import replace
 from functools import partial
@@ -22,7 +23,9 @@ from ringproof.proofs.ring.session import Session
 from ringproof.proofs.ring.smt import Outcome, discharge
 from ringproof.proofs.options import Options
 from ringproof.proofs.results import PROPERTIES, SOLVER_PROPERTIES, Counterexample, Result, Verdict
+from ringproof.schedules import usercode
 from ringproof.schedules.dsl import LOAD_CLAIMS, Schedule
+from ringproof.schedules.usercode import time_limit
 
 REPLAY_MAX_N = 96
 
@@ -39,7 +42,10 @@ def verify(schedule: Schedule, opts: Options = Options(), session: Session | Non
     if unknown:
         raise BadInput(f"unknown property {sorted(unknown)[0]!r}; known: {', '.join(PROPERTIES)}")
     opts.progress(f"{schedule.name}: its steps on ints against their formulas")
-    check_formulas(schedule)
+    files = {code.co_filename for ph in schedule.phases
+             if (code := getattr(inspect.unwrap(ph.step), "__code__", None))}
+    with time_limit(usercode.SAMPLING_SECONDS, f"{schedule.name}: its steps run on ints at the sampled points", files):
+        check_formulas(schedule)
     results: list[Result] = []
     solver_props = [p for p in opts.properties if p in SOLVER_PROPERTIES]
     derived, enumerated = None, None

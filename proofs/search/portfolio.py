@@ -13,7 +13,7 @@ import time
 
 from ringproof.proofs.threads import alone, paused
 from ringproof.model.bitlevel.types import SatVerdict
-from ringproof.proofs.workers import die_with_parent
+from ringproof.proofs.workers import die_with_parent, starting
 
 DEFAULT_SOLVER = "portfolio"
 PORTFOLIO = ("kissat404", "cadical195")  # raced in two processes; the first verdict wins
@@ -93,7 +93,8 @@ def _spawn(target, jobs):
         for job in jobs:
             recv, send = ctx.Pipe(duplex=False)
             proc = ctx.Process(target=target, args=(send,) + tuple(job), daemon=True)
-            proc.start()
+            with starting():    # Ctrl-C held back until the child ignores it (workers.py)
+                proc.start()
             send.close()
             procs.append(proc)
             conns.append(recv)

@@ -119,14 +119,21 @@ def check_trace(trace: Trace, properties=None, limit: int = 1) -> dict:
     return out
 
 
+def _at(phase) -> str:
+    """`file:line: ` where the phase was written, for a message about it."""
+    return f"{phase.defined_at}: " if phase.defined_at else ""
+
+
 def _validate(schedule: Schedule) -> None:
     """Structural checks that need no solver: a malformed schedule is bad input, not a verdict."""
     for phase in schedule.phases:
         st = generic_step(phase)
         if len(st.sources) != len(st.operands):
-            raise BadInput(f"phase {phase.name}: {len(st.operands)} operands but "
+            raise BadInput(f"{_at(phase)}phase {phase.name}: {len(st.operands)} operands but "
                            f"{len(st.sources)} source witnesses")
         if st.op.accumulates and (st.first is None or st.prev is None):
-            raise BadInput(f"phase {phase.name}: an accumulating step must give `first` and `prev`")
+            missing = " and ".join(w for w in ("first", "prev") if getattr(st, w) is None)
+            raise BadInput(f"{_at(phase)}phase {phase.name}: an accumulating step must give `first` and "
+                           f"`prev` (missing: {missing}; docs/dsl.md)")
         if st.op is not Op.MOVE and st.target is None:
-            raise BadInput(f"phase {phase.name}: a {st.op.value} step needs a target")
+            raise BadInput(f"{_at(phase)}phase {phase.name}: a {st.op.value} step needs a target")

@@ -186,7 +186,9 @@ def onto_symbolic(S, P):
         if symmetric:       # one orientation of each pair is required
             hyp.append(lift(le(key[1], key[0])))
         if P.inverse is None:
-            raise BadInput(f"phase {P.name}: coverage needs an `inverse` witness")
+            at = f"{P.defined_at}: " if P.defined_at else ""
+            raise BadInput(f"{at}phase {P.name}: coverage needs an `inverse` witness (Phase(..., inverse=...); "
+                           "docs/dsl.md)")
         inv = P.inverse(PARAMS, tuple(key))
         it = It(P, S.phases.index(P), {k: lift(inv[k]) for k in P.index_names})
         got = term_key(eqn, it.step, S.problem.transposable)

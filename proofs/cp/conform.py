@@ -1,0 +1,400 @@
+"""Run a real context-parallel implementation and hold it against a target's schedule.
+
+For each world size m, m CPU processes join a torch.distributed gloo process group on loopback;
+the flash-attn kernels the implementation calls are the recording stand-ins of `kernels`. Each
+rank takes its tokens of global q, k, v (the target's layout), runs the implementation's forward
+and backward, and reports its kernel calls, its peers and its outputs and gradients against
+`scaled_dot_product_attention` and autograd on the whole sequence (float64).
+
+The implementation conforms when, at every (m, n):
+  - every kernel call's (rank, ring step, query, key) pairs, forward and backward, are exactly the
+    registered schedule's (read from its steps on ints: rank r at step s computes the pairs of its
+    queries with the K/V block of rank (r − s) mod m that the mask allows), each pair once;
+  - every rank sends only to the next rank and receives only from the previous one;
+  - outputs and gradients equal the reference within `TOLERANCE` (relative to the largest value).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import math
+import multiprocessing
+import os
+import queue as queues
+import sys
+import tempfile
+import time
+import types
+from collections import Counter
+from dataclasses import dataclass, field
+
+from ringproof.errors import BadInput, InternalError
+from ringproof.proofs import threads
+from ringproof.proofs.cp import kernels
+from ringproof.proofs.cp.load import load_callable
+from ringproof.schedules.context_parallel import RING_PASSES, ContextParallel
+from ringproof.schedules.dsl import params
+
+# The largest |difference| from the float64 reference, relative to the quantity's largest |value|,
+# allowed per input dtype. flash-attn takes float16 and bfloat16 only; a ring library sums each
+# kernel's results (rounded to the input dtype) in float32 and rounds the sum once more. Measured on
+# ring-flash-attn 0.1.8 (m ≤ 4, n ≤ 64): zigzag and striped ≤ 5.8e-4 in float16 and ≤ 4.4e-3 in
+# bfloat16, so two units in the last place of 1.0 (float16 2^-10, bfloat16 2^-7) bound them.
+TOLERANCE = {"float16": 2.0 ** -10, "bfloat16": 2.0 ** -7, "float32": 1e-5, "float64": 1e-5}
+
+# ring-flash-attn's function for each target: (module inside the package, function)
+RING_FLASH_ATTN = {
+    "ring-attention": ("ring_flash_attn", "ring_flash_attn_func"),
+    "ring-attention-causal": ("ring_flash_attn", "ring_flash_attn_func"),
+    "striped": ("stripe_flash_attn", "stripe_flash_attn_func"),
+    "zigzag": ("zigzag_ring_flash_attn", "zigzag_ring_flash_attn_func"),
+}
+
+
+@dataclass(frozen=True)
+class Difference:
+    """The first way the implementation departs from the schedule or the reference."""
+
+    m: int
+    n: int
+    what: str            # 'error', 'forward', 'backward', 'ring', 'numerics'
+    message: str
+    rank: int | None = None
+    step: int | None = None
+    tokens: tuple = ()
+
+    def __str__(self):
+        return f"world size {self.m}, n={self.n}: {self.message}"
+
+
+@dataclass
+class Conformance:
+    target: str
+    impl: str
+    runs: list = field(default_factory=list)          # (m, n, kernel calls, max error, seconds)
+    difference: Difference | None = None
+    unknown: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.difference is None and self.unknown is None
+
+
+def load_implementation(impl: str, cp: ContextParallel):
+    """The implementation's function for `cp`, imported with the stand-ins in place of flash-attn.
+    BadInput (exit 64) when it cannot be loaded."""
+    saved = {name: sys.modules.get(name) for name in ("flash_attn", "flash_attn.flash_attn_interface")}
+    fake = kernels.flash_attn_module()
+    sys.modules["flash_attn"], sys.modules["flash_attn.flash_attn_interface"] = fake, fake.flash_attn_interface
+    try:
+        if impl == "ring-flash-attn":
+            return _ring_flash_attn(cp)
+        if ":" not in impl:
+            raise BadInput(f"--impl {impl[:80]!r}: expected ring-flash-attn or MODULE:FUNCTION")
+        return load_callable(impl, "--impl")
+    finally:
+        for name, module in saved.items():
+            if module is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = module
+
+
+def _ring_flash_attn(cp: ContextParallel):
+    """ring-flash-attn's function, its modules loaded under a private package name: the package's
+    own __init__ imports transformers and the varlen kernels, which CPU-only machines lack, and a
+    copy imported earlier with the real kernels is left alone."""
+    if cp.name not in RING_FLASH_ATTN:
+        raise BadInput(f"ring-flash-attn has no schedule for {cp.name}")
+    try:
+        spec = importlib.util.find_spec("ring_flash_attn")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None or not spec.submodule_search_locations:
+        raise BadInput("ring-flash-attn is not installed (pip install --no-deps ring-flash-attn, or "
+                       "pip install -e '.[cp]')")
+    try:
+        import torch  # noqa: F401  (the library needs it; say so before its import fails)
+    except ImportError:
+        raise BadInput("ring-flash-attn needs PyTorch (pip install -e '.[cp]')") from None
+    package = "ringproof_cp_ring_flash_attn"
+    if package not in sys.modules:
+        stub = types.ModuleType(package)
+        stub.__path__ = list(spec.submodule_search_locations)
+        sys.modules[package] = stub
+    module_name, fn_name = RING_FLASH_ATTN[cp.name]
+    try:
+        module = importlib.import_module(f"{package}.{module_name}")
+    except Exception as err:
+        raise BadInput(f"cannot load ring-flash-attn's {module_name}: {type(err).__name__}: {err}") from None
+    return getattr(module, fn_name)
+
+
+@dataclass(frozen=True)
+class Setup:
+    """The data of a run: heads and head dimension of q, k, v (batch 1), the seed, the dtype of
+    the inputs, and the seconds a world size may take."""
+
+    heads: int = 2
+    d: int = 8
+    seed: int = 0
+    dtype: str = "float16"
+    timeout: float = 120.0
+
+
+def conform(cp: ContextParallel, fn, impl: str, world_sizes, ns, setup: Setup = Setup()) -> Conformance:
+    """Run `fn` at every world size and every n of `ns` that `cp` allows there (`ns` None: the
+    least n `cp` allows and 16·m); stop at the first world size with a difference."""
+    if setup.dtype not in TOLERANCE:
+        raise BadInput(f"dtype {setup.dtype!r}: expected one of {', '.join(TOLERANCE)}")
+    timeout = setup.timeout
+    result = Conformance(cp.name, impl)
+    for m in world_sizes:
+        sizes = sorted({cp.unit(m), 16 * m}) if ns is None else [n for n in ns if cp.valid(n, m)]
+        if not sizes:
+            continue
+        start = time.monotonic()
+        reports, failure = _run_ring(cp, fn, m, sizes, setup)
+        seconds = time.monotonic() - start
+        if failure == "timeout":
+            result.unknown = (f"world size {m}: no answer from every rank within {timeout:g} s "
+                              "(a rank waits for a message that never comes?)")
+            return result
+        for n in sizes:
+            diff, calls, error = _judge(cp, m, n, [reports.get((r, n)) for r in range(m)], failure,
+                                        TOLERANCE[setup.dtype])
+            if diff is not None:
+                result.difference = diff
+                return result
+            result.runs.append((m, n, calls, error, seconds / len(sizes)))
+    return result
+
+
+def _run_ring(cp, fn, m, sizes, setup):
+    """Fork m ranks; collect each rank's report per n. Returns ({(rank, n): report}, failure):
+    failure None, 'timeout', or the first report with an error (a rank that ended without a report
+    gets one naming its exit code)."""
+    ctx = multiprocessing.get_context("fork")
+    results = ctx.Queue()
+    with tempfile.TemporaryDirectory(prefix="ringproof-cp-") as tmp:
+        store = os.path.join(tmp, "store")
+        procs = [ctx.Process(target=_rank_main, args=(r, m, sizes, store, cp, fn, setup, results),
+                             daemon=True) for r in range(m)]
+        with threads.paused():           # no thread of ours alive while the ranks fork
+            for p in procs:
+                p.start()
+        reports, failure, deadline = {}, None, time.monotonic() + setup.timeout
+        try:
+            while not all(all((r, n) in reports for n in sizes)
+                          or any(reports.get((r, n), {}).get("error") for n in sizes) for r in range(m)):
+                if time.monotonic() > deadline:
+                    failure = failure or "timeout"
+                    break
+                try:
+                    rep = results.get(timeout=0.2)
+                except queues.Empty:
+                    for rank, p in enumerate(procs):
+                        missing = [n for n in sizes if (rank, n) not in reports]
+                        if p.is_alive() or not missing or any(
+                                reports.get((rank, n), {}).get("error") for n in sizes):
+                            continue
+                        rep = {"rank": rank, "n": missing[0], "error": f"ended without a report (exit "
+                               f"code {p.exitcode}{_signal(p.exitcode)})", "peers": [], "died": True}
+                        reports[(rank, missing[0])] = rep
+                        failure = failure or rep
+                        deadline = min(deadline, time.monotonic() + 5.0)
+                    if all(not p.is_alive() for p in procs) and results.empty():
+                        break
+                    continue
+                if "internal" in rep:
+                    raise InternalError(f"rank {rep['rank']} of the run at world size {m}: {rep['internal']}")
+                reports[(rep["rank"], rep["n"])] = rep
+                if rep["error"] is not None and failure is None:
+                    failure = rep
+                    # the other ranks may wait forever for the one that failed: a short grace
+                    deadline = min(deadline, time.monotonic() + 5.0)
+        finally:
+            for p in procs:
+                p.join(timeout=1.0)
+                if p.is_alive():
+                    p.terminate()
+                    p.join(timeout=2.0)
+    return reports, failure
+
+
+def _signal(code):
+    import signal
+
+    if code is not None and code < 0:
+        try:
+            return f": {signal.Signals(-code).name}"
+        except ValueError:
+            return ""
+    return ""
+
+
+def _inputs(torch, n, heads, d, seed, dtype):
+    """Global q, k, v, dO of shape (1, n, heads, d); every q row and every k row distinct."""
+    g = torch.Generator().manual_seed(seed * 1_000_003 + n)
+    while True:
+        q, k, v, do = ((torch.rand(1, n, heads, d, generator=g, dtype=torch.float64) * 2 - 1).to(dtype)
+                       for _ in range(4))
+        if len({kernels._row(q, t) for t in range(n)}) == n and len({kernels._row(k, t) for t in range(n)}) == n:
+            return q, k, v, do
+
+
+def _rank_main(rank, m, sizes, store, cp, fn, setup, results):
+    """One rank: its tokens of every n, the implementation's forward and backward, its report.
+    An exception inside the implementation is its error; anything else is ours (internal)."""
+    try:
+        os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
+        import datetime
+
+        import torch
+        import torch.distributed as dist
+
+        torch.set_num_threads(1)
+        rec = kernels.RECORDER
+        rec.rank = rank
+        dist.init_process_group("gloo", store=dist.FileStore(store, m), rank=rank, world_size=m,
+                                timeout=datetime.timedelta(seconds=setup.timeout))
+        kernels.install_clock(dist)
+        for n in sizes:
+            report = {"rank": rank, "n": n, "error": None, "calls": [], "peers": [], "numerics": None}
+            q, k, v, do = _inputs(torch, n, setup.heads, setup.d, setup.seed, getattr(torch, setup.dtype))
+            mine = torch.as_tensor(cp.positions(params(n, m))[rank * (n // m):(rank + 1) * (n // m)])
+            rec.start(q, k)
+            rec.calls.clear()
+            rec.peers.clear()
+            local = [x[:, mine].clone().requires_grad_(True) for x in (q, k, v)]
+            try:
+                report["pass"] = "forward"
+                out = fn(*local, causal=cp.causal)
+                rec.rounds = 0                       # the backward pass walks the ring anew
+                report["pass"] = "backward"
+                out.backward(do[:, mine])
+            except Exception as err:             # the implementation's: its message, one line
+                text = str(err).strip().splitlines()
+                report["error"] = f"{type(err).__name__}: {text[0] if text else ''}"
+            report["calls"], report["peers"] = list(rec.calls), list(rec.peers)
+            if report["error"] is None:
+                report["numerics"] = _numerics(torch, cp, q, k, v, do, mine, out, local)
+            results.put(report)
+            if report["error"] is not None:
+                return
+        dist.destroy_process_group()
+    except Exception as err:
+        results.put({"rank": rank, "internal": f"{type(err).__name__}: {err}"})
+
+
+QUANTITIES = ("out", "dq", "dk", "dv")
+
+
+def _numerics(torch, cp, q, k, v, do, mine, out, local):
+    """{quantity: (error, local slot of the worst token)} for out, dq, dk, dv on this rank: error
+    is the largest |difference| from the float64 reference relative to the quantity's largest
+    |value| over the whole sequence."""
+    ref = [x.double().transpose(1, 2).detach().requires_grad_(True) for x in (q, k, v)]
+    o = torch.nn.functional.scaled_dot_product_attention(*ref, is_causal=cp.causal)
+    o.backward(do.double().transpose(1, 2))
+    want = dict(zip(QUANTITIES, (o.detach(), ref[0].grad, ref[1].grad, ref[2].grad)))
+    got = dict(zip(QUANTITIES, (out.detach(), local[0].grad, local[1].grad, local[2].grad)))
+    errors = {}
+    for name in QUANTITIES:
+        full = want[name].transpose(1, 2)
+        if got[name] is None:
+            errors[name] = (math.inf, 0)
+            continue
+        diff = (got[name].double() - full[:, mine]).abs() / max(float(full.abs().max()), 1e-300)
+        errors[name] = (float(diff.max()), int(diff.amax(dim=(0, 2, 3)).argmax()))
+    return errors
+
+
+def _judge(cp, m, n, reports, failure, tolerance):
+    """(difference or None, kernel calls, max relative error) of the run at (m, n)."""
+    if any(r is None for r in reports) or any(r["error"] for r in reports):
+        bad = next((r for r in reports if r is not None and r["error"]), None)
+        if bad is None and isinstance(failure, dict) and failure["n"] <= n:
+            bad = failure
+        if bad is None:
+            return Difference(m, n, "error", "a rank gave no report (it ended early)"), 0, None
+        sent = [p for what, p in bad["peers"] if what == "send"]
+        note = f"; it had sent to rank{'s' if len(set(sent)) > 1 else ''} {', '.join(map(str, sorted(set(sent))))}" if sent else ""
+        self_send = " (itself)" if bad["rank"] in sent else ""
+        during = f" in the {bad['pass']} pass" if bad.get("pass") else ""
+        verb = "" if bad.get("died") else "raised "
+        return Difference(m, n, "error", f"rank {bad['rank']}{during} {verb}{bad['error']}{note}{self_send}",
+                          rank=bad["rank"]), 0, None
+    for rep in reports:
+        for what, peer in rep["peers"]:
+            want = (rep["rank"] + (1 if what == "send" else -1)) % m
+            if peer != want:
+                return Difference(m, n, "ring", f"rank {rep['rank']} {what}s {'to' if what == 'send' else 'from'} "
+                                  f"rank {peer}, not its ring neighbour {want}", rank=rep["rank"]), 0, None
+    calls = [c for rep in reports for c in rep["calls"]]
+    expected = _schedule(cp, m, n)
+    for kind in ("forward", "backward"):
+        diff = _compare(cp, m, n, kind, [c for c in calls if c.kind == kind], expected)
+        if diff is not None:
+            return diff, len(calls), None
+    worst = max(err for rep in reports for err, _ in rep["numerics"].values())
+    for name in QUANTITIES:
+        for rep in reports:
+            err, slot = rep["numerics"][name]
+            if err <= tolerance:
+                continue
+            token = int(cp.positions(params(n, m))[rep["rank"] * (n // m) + slot])
+            return Difference(m, n, "numerics", f"{name} of token {token} on rank {rep['rank']} differs from "
+                              f"{'scaled_dot_product_attention' if name == 'out' else 'autograd'} by "
+                              f"{err:.3g} (relative to its largest value; tolerance {tolerance:g})",
+                              rank=rep["rank"], tokens=(token,)), len(calls), err
+    return None, len(calls), worst
+
+
+def _schedule(cp, m, n) -> set:
+    """The (rank, step, query, key) of the registered schedule of `cp` (0-based), read from its
+    steps on ints: the iterations whose guard holds, one per pair (the column loop aside)."""
+    return ring_pairs(RING_PASSES[cp.name], n, m)
+
+
+def ring_pairs(schedule, n: int, m: int) -> set:
+    """(PE − 1, s − 1, A − 1, B − 1) of every active iteration of a ring pass with c = 1."""
+    phase = schedule.phases[0]
+    P = params(n, m)
+    out = set()
+    for s in range(1, m + 1):
+        for l in range(1, m + 1):
+            for i in range(1, P.k + 1):
+                for b in range(1, P.k + 1):
+                    st = phase.step(P, types.SimpleNamespace(s=s, i=i, b=b, c=1, l=l))
+                    if st.guard:
+                        A, B = st.target.idx
+                        out.add((int(st.pe) - 1, s - 1, int(A) - 1, int(B) - 1))
+    return out
+
+
+def _compare(cp, m, n, kind, calls, expected):
+    done = Counter((c.rank, c.step, q, k) for c in calls for q, k in c.pairs())
+    wrong = [(key, "extra") for key, count in done.items() if key not in expected] + \
+            [(key, "twice") for key, count in done.items() if key in expected and count > 1] + \
+            [(key, "missing") for key in expected if key not in done]
+    if not wrong:
+        return None
+    (rank, step, qt, kt), how = min(wrong, key=lambda w: (w[0][1], w[0][0], w[0][2], w[0][3]))
+    P = params(n, m)
+    pos = cp.positions(P).tolist()
+    home_q, home_k = pos.index(qt) // (n // m) if qt >= 0 else -1, pos.index(kt) // (n // m) if kt >= 0 else -1
+    if how == "missing":
+        msg = f"rank {rank} never computes (query {qt}, key {kt}) at ring step {step}, as the schedule does"
+    elif how == "twice":
+        msg = f"rank {rank} computes (query {qt}, key {kt}) {done[(rank, step, qt, kt)]} times at ring step {step}"
+    elif qt < 0 or kt < 0:
+        msg = (f"rank {rank} at ring step {step} passes the kernel rows that are no token's "
+               f"({'query' if qt < 0 else 'key'}): the implementation changed them")
+    elif not cp.computes(P, qt, kt):
+        msg = f"rank {rank} at ring step {step} computes (query {qt}, key {kt}): the mask excludes it (key after query)"
+    else:
+        msg = (f"rank {rank} computes (query {qt}, key {kt}) at ring step {step}; the schedule computes "
+               f"it on rank {home_q} at step {(home_q - home_k) % m}")
+    return Difference(m, n, kind, f"{kind}: {msg}", rank=rank, step=step, tokens=(qt, kt))

@@ -1,0 +1,218 @@
+"""Exact CPU stand-ins for flash-attn's `_flash_attn_forward` / `_flash_attn_backward`, which record
+every call, and a ring clock over torch.distributed's point-to-point calls.
+
+A ring-attention library calls the kernels on blocks of its local queries and of the K/V block
+that has travelled to it. The stand-ins compute the same results in float64 (scores, the mask
+flash-attn uses: key j of a block of Lk allowed for query i of a block of Lq when not causal or
+j ≤ i + Lk − Lq, the log-sum-exp, and for the backward dS = P∘(dP − D), D = rowsum(dO∘O)), and
+record a `Call`: the rank, the ring step, the kernel's causal flag and the global query and key
+tokens, read from the rows themselves (every token's q and k rows are distinct, and the ring moves
+them bit for bit).
+
+The ring step of a call is the number of communication rounds that brought K/V data to this rank
+and completed before the call (`Clock`): the library's ring exchanges are counted as they happen,
+independently of the schedule they are compared with. Every peer a rank sends to or receives from
+is recorded too (ring-locality: only the next rank, only from the previous one).
+"""
+
+from __future__ import annotations
+
+import math
+import types
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Call:
+    """One kernel call: `kind` 'forward' or 'backward'; tokens are global 0-based positions (−1 for
+    a row that is no token's)."""
+
+    kind: str
+    rank: int
+    step: int
+    causal: bool
+    queries: tuple
+    keys: tuple
+
+    def pairs(self):
+        """The (query, key) pairs the call computes, with flash-attn's bottom-right causal mask."""
+        lq, lk = len(self.queries), len(self.keys)
+        for i, qt in enumerate(self.queries):
+            for j, kt in enumerate(self.keys):
+                if not self.causal or j <= i + lk - lq:
+                    yield qt, kt
+
+
+@dataclass
+class Recorder:
+    """What one rank's stand-ins see: the row tables of the current run, the calls, the peers."""
+
+    rank: int = 0
+    q_rows: dict = field(default_factory=dict)
+    k_rows: dict = field(default_factory=dict)
+    calls: list = field(default_factory=list)
+    peers: list = field(default_factory=list)       # (what, peer) of every point-to-point call
+    rounds: int = 0                                  # completed rounds that delivered K/V data
+
+    def start(self, q, k):
+        """A new run on global q, k (batch 1): the tables that name rows, a clock at zero."""
+        self.q_rows = {_row(q, t): t for t in range(q.shape[1])}
+        self.k_rows = {_row(k, t): t for t in range(k.shape[1])}
+        self.rounds = 0
+
+    def tokens(self, x, table):
+        return tuple(table.get(_row(x, t), -1) for t in range(x.shape[1]))
+
+    def carries_keys(self, tensor) -> bool:
+        return tensor.dim() >= 2 and tensor.shape[0] >= 1 and tensor.shape[1] >= 1 \
+            and _row(tensor, 0) in self.k_rows
+
+
+RECORDER = Recorder()
+
+
+def _row(x, t) -> bytes:
+    """The bytes of token t's row (all heads) of x (b, L, h, d): its name in the tables."""
+    import torch
+
+    return x[0, t].detach().contiguous().cpu().flatten().view(torch.uint8).numpy().tobytes()
+
+
+def _attention(q, k, v, scale, causal):
+    """Scores, the allowed mask and probabilities in float64; shapes (b, L, h, d) → (b, h, Lq, Lk)."""
+    import torch
+
+    q64, k64 = q.double().transpose(1, 2), k.double().transpose(1, 2)
+    s = q64 @ k64.transpose(-1, -2) * scale
+    lq, lk = q.shape[1], k.shape[1]
+    allowed = torch.ones(lq, lk, dtype=torch.bool)
+    if causal:
+        allowed = torch.arange(lk)[None, :] <= torch.arange(lq)[:, None] + (lk - lq)
+    s = s.masked_fill(~allowed, -math.inf)
+    return s, allowed
+
+
+def flash_attn_forward(q, k, v, dropout_p, softmax_scale, causal, window_size_left=-1,
+                       window_size_right=-1, softcap=0.0, alibi_slopes=None, return_softmax=False):
+    """flash-attn 2.6's `_flash_attn_forward`: (out, softmax_lse, S_dmask, rng_state)."""
+    import torch
+
+    _refuse_extras(dropout_p, window_size_left, window_size_right, softcap, alibi_slopes)
+    _record("forward", q, k, causal)
+    s, _ = _attention(q, k, v, softmax_scale, causal)
+    lse = torch.logsumexp(s, dim=-1)                                   # (b, h, Lq)
+    p = torch.exp(s - lse[..., None]).nan_to_num(0.0)                   # rows with no key: 0
+    out = (p @ v.double().transpose(1, 2)).transpose(1, 2)
+    return out.to(q.dtype).contiguous(), lse.float(), None, None
+
+
+def flash_attn_backward(dout, q, k, v, out, softmax_lse, dq, dk, dv, dropout_p, softmax_scale, causal,
+                        window_size_left=-1, window_size_right=-1, softcap=0.0, alibi_slopes=None,
+                        deterministic=False, rng_state=None):
+    """flash-attn 2.6's `_flash_attn_backward`: writes dq, dk, dv; returns (dq, dk, dv, softmax_d)."""
+    import torch
+
+    _refuse_extras(dropout_p, window_size_left, window_size_right, softcap, alibi_slopes)
+    _record("backward", q, k, causal)
+    s, _ = _attention(q, k, v, softmax_scale, causal)
+    p = torch.exp(s - softmax_lse.double()[..., None]).nan_to_num(0.0)     # P from the given lse
+    do = dout.double().transpose(1, 2)                                     # (b, h, Lq, d)
+    o = out.double().transpose(1, 2)
+    dv_ = p.transpose(-1, -2) @ do
+    dp = do @ v.double().transpose(1, 2).transpose(-1, -2)
+    d_row = (do * o).sum(-1, keepdim=True)                                 # D = rowsum(dO∘O)
+    ds = p * (dp - d_row)
+    dq_ = ds @ k.double().transpose(1, 2) * softmax_scale
+    dk_ = ds.transpose(-1, -2) @ q.double().transpose(1, 2) * softmax_scale
+    dq.copy_(dq_.transpose(1, 2))
+    dk.copy_(dk_.transpose(1, 2))
+    dv.copy_(dv_.transpose(1, 2))
+    return dq, dk, dv, d_row.squeeze(-1).float()
+
+
+def _refuse_extras(dropout_p, left, right, softcap, alibi):
+    if dropout_p or left != -1 or right != -1 or softcap or alibi is not None:
+        raise NotImplementedError("the CPU stand-in computes exact attention only: no dropout, "
+                                  "sliding window, softcap or ALiBi")
+
+
+def _record(kind, q, k, causal):
+    r = RECORDER
+    r.calls.append(Call(kind, r.rank, r.rounds, bool(causal), r.tokens(q, r.q_rows), r.tokens(k, r.k_rows)))
+
+
+def flash_attn_module() -> types.ModuleType:
+    """A `flash_attn` package whose `flash_attn_interface` holds the stand-ins."""
+    package = types.ModuleType("flash_attn")
+    package.__path__ = []
+    interface = types.ModuleType("flash_attn.flash_attn_interface")
+    interface._flash_attn_forward = flash_attn_forward
+    interface._flash_attn_backward = flash_attn_backward
+    package.flash_attn_interface = interface
+    return package
+
+
+# --------------------------------------------------------------------------- the ring clock
+
+
+class _Work:
+    """A request whose wait() ticks the clock once every request of its round has completed."""
+
+    def __init__(self, work, round_):
+        self._work, self._round = work, round_
+
+    def wait(self, *args, **kwargs):
+        out = self._work.wait(*args, **kwargs)
+        self._round.done(self)
+        return out
+
+    def __getattr__(self, name):
+        return getattr(self._work, name)
+
+
+class _Round:
+    """One round of point-to-point requests; it ticks the clock when it completes and delivered
+    K/V data (a received tensor whose first row is a key's)."""
+
+    def __init__(self, received):
+        self.received, self.pending = received, None
+
+    def done(self, work):
+        self.pending.discard(id(work))
+        if not self.pending:
+            self.pending = {None}              # tick once
+            if any(RECORDER.carries_keys(t) for t in self.received):
+                RECORDER.rounds += 1
+
+
+def install_clock(dist) -> None:
+    """Wrap this process's torch.distributed.batch_isend_irecv (what ring libraries exchange K/V
+    with) and its blocking send/recv with the clock and the record of peers. (isend/irecv stay as
+    they are: P2POp accepts only torch's own; a library that waits on bare irecv requests instead
+    of a batch is not clocked, and every call of it reads as step 0.)"""
+    batch, send, recv = dist.batch_isend_irecv, dist.send, dist.recv
+
+    def batch_isend_irecv(ops):
+        received = []
+        for op in ops:
+            receives = op.op is not dist.isend
+            RECORDER.peers.append(("recv" if receives else "send", int(op.peer)))
+            if receives:
+                received.append(op.tensor)
+        round_ = _Round(received)
+        works = [_Work(w, round_) for w in batch(ops)]
+        round_.pending = {id(w) for w in works}
+        return works
+
+    def send_(tensor, dst, *args, **kwargs):
+        RECORDER.peers.append(("send", int(dst)))
+        return send(tensor, dst, *args, **kwargs)
+
+    def recv_(tensor, src=None, *args, **kwargs):
+        RECORDER.peers.append(("recv", -1 if src is None else int(src)))
+        out = recv(tensor, src, *args, **kwargs)
+        if RECORDER.carries_keys(tensor):
+            RECORDER.rounds += 1
+        return out
+
+    dist.batch_isend_irecv, dist.send, dist.recv = batch_isend_irecv, send_, recv_

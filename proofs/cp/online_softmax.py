@@ -1,0 +1,136 @@
+"""The online-softmax lemma, proved once: folding key blocks into a running (max, sum, accumulator)
+with the accumulator rescaled, then dividing, gives softmax·V.
+
+One query row and one value column suffice (the columns are independent and the fold is linear
+in V). After some blocks are folded, the state (M, L, O) stands for the keys j folded so far through
+
+    L·e(M) = S = Σ_j e(s_j)      O·e(M) = T = Σ_j e(s_j)·v_j          (the invariant)
+
+with e = exp. A block b comes from the kernel with its own (m_b, l_b, o_b) satisfying the same for
+its keys (l_b·e(m_b) = S_b, o_b·e(m_b) = T_b). The fold is
+
+    M' = max(M, m_b)    L' = L·e(M − M') + l_b·e(m_b − M')    O' = O·e(M − M') + o_b·e(m_b − M')
+
+Induction over the number of folded blocks: the base (the first block's state is the block's) holds
+by the block's contract; the step (the invariant holds for S + S_b, T + T_b after a fold) is proved
+by Z3 below; then O/L = T/S = Σ_j softmax(s)_j·v_j, since e(M) > 0. The max is not needed for
+the identity (any reference M' gives it); it keeps every exponent the fold takes ≤ 0, which is also
+proved.
+
+Help given to Z3, explicit: e is an uninterpreted function, and only two instances of
+e(a + b) = e(a)·e(b) are given, e(M − M')·e(M') = e(M) and e(m_b − M')·e(M') = e(m_b), with e > 0
+at the points used. A fold that forgets a rescale (`rescale=False`: O' = O + o_b·e(m_b − M')) is
+refuted: Z3's model, and `concrete_counterexample`, the smallest concrete one (two blocks of one
+key each) replayed with floats.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Lemma:
+    name: str
+    proved: bool
+    seconds: float
+    detail: str
+
+
+def prove_step(rescale: bool = True, timeout_ms: int = 10_000) -> Lemma:
+    """The inductive step (and the exponents ≤ 0) for the fold; `rescale=False`: the mutant."""
+    import z3
+
+    e = z3.Function("e", z3.RealSort(), z3.RealSort())
+    M, mb, L, O, lb, ob, S, T, Sb, Tb = z3.Reals("M m_b L O l_b o_b S T S_b T_b")
+    M2 = z3.If(M >= mb, M, mb)
+    keep, gain = e(M - M2), e(mb - M2)
+    L2 = L * keep + lb * gain
+    O2 = O * keep + ob * gain if rescale else O + ob * gain
+    hyps = [L * e(M) == S, O * e(M) == T, lb * e(mb) == Sb, ob * e(mb) == Tb,     # invariant, block
+            keep * e(M2) == e(M), gain * e(M2) == e(mb),                          # the two instances
+            e(M) > 0, e(mb) > 0, e(M2) > 0, S > 0, Sb > 0]                     # sums of e(·) > 0
+    goal = z3.And(L2 * e(M2) == S + Sb, O2 * e(M2) == T + Tb, M - M2 <= 0, mb - M2 <= 0)
+    s = z3.Solver()
+    s.set("timeout", timeout_ms)
+    s.add(*hyps, z3.Not(goal))
+    t0 = time.perf_counter()
+    answer = s.check()
+    seconds = time.perf_counter() - t0
+    name = "online softmax: fold step" + ("" if rescale else " without the rescale")
+    if answer == z3.unsat:
+        return Lemma(name, True, seconds, "proved: the invariant L·e(M) = Σ e(s), O·e(M) = Σ e(s)·v "
+                     "survives a fold, and its exponents are ≤ 0")
+    if answer == z3.sat:
+        return Lemma(name, False, seconds, f"refuted: {s.model()}")
+    return Lemma(name, False, seconds, f"unknown: {s.reason_unknown()}")
+
+
+def prove_final(timeout_ms: int = 10_000) -> Lemma:
+    """The end: from the invariant, O/L = T/S (O·S = T·L with L > 0), the softmax-weighted mean."""
+    import z3
+
+    EM, L, O, S, T = z3.Reals("eM L O S T")
+    s = z3.Solver()
+    s.set("timeout", timeout_ms)
+    s.add(L * EM == S, O * EM == T, EM > 0, S > 0, z3.Not(z3.And(L > 0, O * S == T * L)))
+    t0 = time.perf_counter()
+    answer = s.check()
+    ok = answer == z3.unsat
+    return Lemma("online softmax: final division", ok, time.perf_counter() - t0,
+                 "proved: O/L = Σ e(s)·v / Σ e(s)" if ok else f"not proved: {answer}")
+
+
+def lemma() -> list[Lemma]:
+    """The lemma's parts: the base holds by the block's contract (the first state is the block's);
+    the step and the final division are proved here."""
+    return [prove_step(), prove_final()]
+
+
+def fold(blocks, rescale: bool = True):
+    """Online softmax over `blocks` [(scores, values)] with floats: (y, M, L)."""
+    M = L = O = None
+    for scores, values in blocks:
+        mb = max(scores)
+        lb = sum(math.exp(x - mb) for x in scores)
+        ob = sum(math.exp(x - mb) * v for x, v in zip(scores, values))
+        if M is None:
+            M, L, O = mb, lb, ob
+            continue
+        M2 = max(M, mb)
+        keep, gain = math.exp(M - M2), math.exp(mb - M2)
+        L = L * keep + lb * gain
+        O = (O * keep if rescale else O) + ob * gain
+        M = M2
+    return O / L, M, L
+
+
+def softmax_average(blocks) -> float:
+    scores = [x for s, _ in blocks for x in s]
+    values = [v for _, vs in blocks for v in vs]
+    top = max(scores)
+    w = [math.exp(x - top) for x in scores]
+    return sum(a * v for a, v in zip(w, values)) / sum(w)
+
+
+def concrete_counterexample(rescale: bool = False, limit: int = 3):
+    """The smallest blocks (fewest blocks, then fewest keys, scores and values in {0, 1, 2}) where
+    the fold differs from softmax·V, or None."""
+    import itertools
+
+    vals = (0.0, 1.0, 2.0)
+    for nblocks in range(1, limit + 1):
+        for sizes in itertools.product(range(1, limit + 1), repeat=nblocks):
+            keys = sum(sizes)
+            for scores in itertools.product(vals, repeat=keys):
+                for values in itertools.product(vals, repeat=keys):
+                    blocks, at = [], 0
+                    for size in sizes:
+                        blocks.append((scores[at:at + size], values[at:at + size]))
+                        at += size
+                    got, want = fold(blocks, rescale)[0], softmax_average(blocks)
+                    if abs(got - want) > 1e-9 * max(1.0, abs(want)):
+                        return blocks, got, want
+    return None

@@ -1,0 +1,107 @@
+"""The report's sentences: properties in words, each target's result as a theorem, and the prover's
+reasons translated from Z3's terms into the DSL's own names (i, j, l, n, m, mod, div, ite).
+
+The normalizer splits a loop index j into digits, j = start + j_q·m + j_r with 0 ≤ j_r < m, and names
+them `a.j.q`, `a.j.r` (iteration `a`; a second iteration of the same check is `b`, a third `c`); `k`
+is n div m. A reason shows them as `(j div m)`, `(j mod m)` (counted from the loop's first value),
+`j′` for iteration b's j, and `(n div m)`.
+"""
+
+from __future__ import annotations
+
+import re
+
+# property -> what "proved" means, in words; a property added to the table without a line here is
+# named as it is (the report stays generic over the property table)
+PROPERTY_WORDS = {
+    "well-formed": "every op's PE and indices lie in range",
+    "coverage": "every term of the computation is computed exactly once",
+    "no-conflict": "no PE runs two ops in one cycle and no two ops write one place at once",
+    "ring-locality": "every running sum and operand an op needs is on its PE when it runs",
+    "data-flow": "every operand taken from an earlier phase is final when it is read",
+    "counts": "its cycle and op counts are the closed forms below",
+}
+
+MARKS = {"proved": "✓", "refuted": "✗", "unknown": "?"}
+LEGEND = {"✓": "proved for every size the row's conditions allow",
+          "✗": "refuted: a counterexample, replayed on the ring model",
+          "?": "unknown: neither proved nor refuted (timeout, solver unknown, outside the normalized fragment)",
+          "—": "not checked in this run"}
+
+_PRIME = {"a": "", "b": "′", "c": "″"}
+_DIGIT = re.compile(r"\b([abc])\.([A-Za-z_]\w*)\.([qr])\b")
+_INDEX = re.compile(r"\b([abc])\.([A-Za-z_]\w*)\b")
+_HELPER = re.compile(r"\b_d\d+\.[qrp]\b")
+_OPS = [("If(", "ite("), ("And(", "and_("), ("Or(", "or_("), ("Not(", "not_("), ("<=", "≤"), (">=", "≥"),
+        ("==", "="), ("!=", "≠"), (" % ", " mod "), ("+ -1*", "− "), ("+ -", "− "), ("-1*", "−"), ("*", "·")]
+
+
+def property_words(name: str) -> str:
+    return PROPERTY_WORDS.get(name, name)
+
+
+def dsl_term(text: str) -> str:
+    """A Z3 term as printed by the prover, in the DSL's names."""
+    text = _DIGIT.sub(lambda x: f"({x[2]}{_PRIME[x[1]]} {'div' if x[3] == 'q' else 'mod'} m)", text)
+    text = _INDEX.sub(lambda x: f"{x[2]}{_PRIME[x[1]]}", text)
+    text = _HELPER.sub("t", text)        # a fresh digit of a div/mod by 2 or 3: no DSL name
+    text = re.sub(r"\bkd\b", "(d div m)", re.sub(r"\bk\b", "(n div m)", text))
+    for z3_op, ours in _OPS:
+        text = text.replace(z3_op, ours)
+    return text
+
+
+_BOUND = re.compile(r"not normalized: cannot bound (.*?) within a few multiples of (\S+) \(([^()]*)\)")
+
+
+def dsl_reason(reason: str) -> str:
+    """A result's reason with every Z3 term in the DSL's names and the normalizer's wording explained."""
+    def bound(x):
+        unit = {"k": "n div m", "m": "m", "kd": "d div m"}.get(x[2], x[2])
+        what = "a carry into the next digit" if x[3] == "carry" else x[3].replace("k·m", "n").replace("kd·m", "d")
+        return (f"outside the normalized fragment: {dsl_term(x[1])} could not be placed within a few "
+                f"multiples of {unit} (to rewrite {what})")
+
+    return _BOUND.sub(bound, reason)
+
+
+DIGITS_NOTE = ("In these reasons (j div m) and (j mod m) are the digits of loop index j counted from "
+               "its first value (j = start + (j div m)·m + (j mod m)); j′ is a second iteration's j; "
+               "t is a digit the prover introduced for a div or mod by 2 or 3.")
+
+
+def conditions_words(conditions: list[str]) -> str:
+    """'n ≥ 1, m ≥ 1 with m | n' and so on, from the conditions every verdict assumed."""
+    params = ["n", "m"] + (["d"] if any("d" in c for c in conditions) else [])
+    return f"all integers {', '.join(params)} ≥ 1 with {' and '.join(conditions)}"
+
+
+def theorem(section: dict) -> dict:
+    """The target's result as a statement: {"kind": theorem|refutation|open, "words": text,
+    "holds": [property words], "fails": [...], "open": [...]} from its results."""
+    by_prop: dict[str, list[str]] = {}
+    for r in section["results"]:
+        by_prop.setdefault(r["property"], []).append(r["verdict"])
+    proved = [p for p, v in by_prop.items() if all(x == "proved" for x in v)]
+    failed = [p for p, v in by_prop.items() if "refuted" in v]
+    undecided = [p for p, v in by_prop.items() if p not in proved and p not in failed]
+    where = conditions_words(section.get("conditions", ["m | n"]))
+    name = section["schedule"]
+    if not failed and not undecided:
+        words = (f"For {where}, the schedule {name} on a ring of m PEs is correct: "
+                 + "; ".join(property_words(p) for p in proved) + ".")
+        kind = "theorem"
+    elif failed:
+        sizes = sorted({(c["n"], c["m"]) for r in section["refutations"] if (c := r["counterexample"])})
+        at = ", ".join(f"({n}, {m})" for n, m in sizes[:3])
+        words = (f"The schedule {name} is not correct: {', '.join(failed)} fail"
+                 + (f" (counterexamples at (n, m) = {at}, the smallest found for each check)" if at else "") + ".")
+        kind = "refutation"
+    else:
+        words = (f"For {where}, the schedule {name} satisfies "
+                 + ("; ".join(property_words(p) for p in proved) or "no property decided")
+                 + f". Not decided: {', '.join(undecided)}.")
+        kind = "open"
+    if section.get("expected") == "refuted":
+        words += " This is the variant as printed in the paper: its refutation is expected."
+    return {"kind": kind, "words": words, "holds": proved, "fails": failed, "open": undecided}

@@ -1,0 +1,361 @@
+"""Context parallelism: the token layouts and ring steps of the schedules LLM training runs.
+
+A ring of m ranks (GPUs as PEs) splits a sequence of n tokens; rank r holds n/m tokens in a local
+order (its slots). Queries stay home; the K/V blocks travel one hop per ring step, so at step s
+(0 ≤ s < m) rank r holds the K/V block of rank (r − s) mod m and computes the pairs (query, key)
+of its queries with that block that the mask allows. The backward pass walks the same ring with
+dK/dV travelling beside K/V and one more hop bringing them home.
+
+The layouts (0-based rank r and slot j; k = n/m, h = n/(2m)):
+
+    contiguous  token r·k + j                                    (Ring Attention; m | n)
+    striped     token j·m + r                                    (Brandon et al.; m | n)
+    zigzag      token r·h + j for j < h, else (2m−1−r)·h + j − h  (head-tail; 2m | n)
+
+Every formula is written once with the DSL's helpers: the same functions give the layout that
+`prove layout` compares with a load balancer, the pairs `prove conform` expects of a real library,
+and the steps of the registered schedules the prover proves (`SCHEDULE`), which are the ring pass
+of the scores w1[A, B] = Σ_C q[A, C]·k[B, C] (B ≤ A where causal): PE l (1-based) at ring step s
+(1-based) computes its queries against the key block of PE ((l − s) mod m) + 1, which PE l − 1
+copies on while it uses it. The folding of each block into the output (online softmax) and the
+backward pass are not written in the DSL yet: `prove conform` checks them numerically.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ringproof.schedules.computation import computation
+from ringproof.schedules.dsl import (HOME, MAC, At, Copy, Either, Loop, Move, Phase, Schedule, Step,
+                                     params, with_derived)
+from ringproof.schedules.expr import and_, div, eq, gt, ite, le, lt, mod, or_, wrap
+
+
+# --------------------------------------------------------------------------- the layouts
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where tokens live: `token(P, r, j)` the 0-based token in slot j of rank r, and its inverse,
+    `owner(P, t)` and `slot(P, t)` of a 0-based token t."""
+
+    name: str
+    token: Callable
+    owner: Callable
+    slot: Callable
+
+
+CONTIGUOUS = Layout("contiguous", lambda P, r, j: r * P.k + j,
+                    lambda P, t: div(t, P.k), lambda P, t: mod(t, P.k))
+STRIPED = Layout("striped", lambda P, r, j: j * P.m + r,
+                 lambda P, t: mod(t, P.m), lambda P, t: div(t, P.m))
+
+
+def _zigzag_token(P, r, j):
+    return ite(lt(j, P.h), r * P.h + j, (2 * P.m - 1 - r) * P.h + j - P.h)
+
+
+def _zigzag_owner(P, t):
+    """Chunk g = t div h is rank g's head (g < m) or rank 2m − 1 − g's tail."""
+    g = div(t, P.h)
+    return ite(lt(g, P.m), g, 2 * P.m - 1 - g)
+
+
+def _zigzag_slot(P, t):
+    return ite(lt(div(t, P.h), P.m), 0, P.h) + mod(t, P.h)
+
+
+ZIGZAG = Layout("zigzag", _zigzag_token, _zigzag_owner, _zigzag_slot)
+
+
+# --------------------------------------------------------------------------- the schedules
+
+
+@dataclass(frozen=True)
+class ContextParallel:
+    """One context-parallel schedule: its layout, its mask and its side condition.
+
+    `requires(P)`: the side condition beyond m | n (a DSL condition), `requires_text` the same for
+    people; `unit(m)`: the least n it allows for m ranks (every valid n is a multiple of it);
+    `derived`: parameters its formulas use (zigzag's h = n/(2m))."""
+
+    name: str
+    layout: Layout
+    causal: bool
+    requires: Callable | None
+    requires_text: str
+    unit: Callable
+    doc: str
+    pairs: Callable           # (P, r) -> the (query, key) pairs rank r computes, closed form
+    spread: str               # max − min over ranks of `pairs`, for people
+    derived: dict = field(default_factory=dict)
+
+    def params(self, n: int, m: int, d: int | None = None):
+        return with_derived(self.derived, params(n, m, d=d))
+
+    def valid(self, n: int, m: int) -> bool:
+        return n >= 1 and m >= 1 and n % self.unit(m) == 0
+
+    def positions(self, P):
+        """The tokens of every rank in local order, rank after rank: what a load balancer's index
+        map returns (numpy, 0-based)."""
+        import numpy as np
+
+        P = with_derived(self.derived, P)
+        r, j = np.divmod(np.arange(P.n, dtype=np.int64), P.k)
+        return self.layout.token(P, r, j)
+
+    def computes(self, P, query, key):
+        """Whether the pair (query token, key token) is one the schedule computes."""
+        return le(key, query) if self.causal else True
+
+
+def _multiple_of_m(m):
+    return m
+
+
+def _multiple_of_2m(m):
+    return 2 * m
+
+
+def _two_m_divides_n(P):
+    return eq(mod(P.n, 2 * P.m), 0)
+
+
+def _h(P):
+    return div(P.n, 2 * P.m)
+
+
+# Pairs per rank (0-based r): contiguous causal, rank r's k queries see the r·k keys before its
+# block and a triangle of its own; striped, query j·m + r sees j·m + r + 1 keys; zigzag, head chunk
+# r and tail chunk 2m − 1 − r together see (2m − 1)·h² + h·(h + 1) keys, whatever r. Checked
+# against the registered schedules' pairs by enumeration (tests/test_cp_schedules.py).
+SCHEDULES = {s.name: s for s in (
+    ContextParallel("ring-attention", CONTIGUOUS, False, None, "m | n", _multiple_of_m,
+                    "Ring Attention (Liu, Zaharia, Abbeel 2023): contiguous blocks, no mask",
+                    lambda P, r: P.k * P.n, "0"),
+    ContextParallel("ring-attention-causal", CONTIGUOUS, True, None, "m | n", _multiple_of_m,
+                    "Ring Attention with the causal mask: contiguous blocks, imbalanced (rank r "
+                    "computes more pairs than rank r − 1)",
+                    lambda P, r: P.k * P.k * r + div(P.k * (P.k + 1), 2), "k²·(m − 1)"),
+    ContextParallel("striped", STRIPED, True, None, "m | n", _multiple_of_m,
+                    "Striped attention (Brandon et al. 2023): token t on rank t mod m, causal",
+                    lambda P, r: P.m * div(P.k * (P.k - 1), 2) + P.k * (r + 1), "k·(m − 1)"),
+    ContextParallel("zigzag", ZIGZAG, True, _two_m_divides_n, "2m | n", _multiple_of_2m,
+                    "zigzag / head-tail: 2m chunks of n/(2m) tokens, rank r holds chunks r and "
+                    "2m−1−r in that order, causal",
+                    lambda P, r: (2 * P.m - 1) * P.h * P.h + P.h * (P.h + 1), "0", {"h": _h}),
+)}
+
+
+def schedule(name: str) -> ContextParallel | None:
+    """The context-parallel schedule of a target name (its `-bwd` twin shares it), or None."""
+    return SCHEDULES.get(name.removesuffix("-bwd"))
+
+
+# --------------------------------------------------------------------------- as DSL schedules
+
+SCORES = computation("cp-scores", {"q": "n d", "k": "n d", "w1": "n n"}, ["w1[A, B] += q[A, C] * k[B, C]"])
+CAUSAL_SCORES = computation("cp-causal-scores", {"q": "n d", "k": "n d", "w1": "n n"},
+                            ["w1[A, B] += q[A, C] * k[B, C] if B <= A"])
+
+
+def ring_pass(cp: ContextParallel) -> Schedule:
+    """The ring pass of `cp` as a DSL schedule: loops s (ring step), i (query slot), b (key slot),
+    c (column); PE l computes q[A, c]·k[B, c] for its query A = slot i and the key B = slot b of
+    the block it holds. Every index is `cp`'s layout formula shifted to 1-based."""
+    problem = CAUSAL_SCORES if cp.causal else SCORES
+    q, kk = problem.inputs
+    w1 = problem.output
+    lay = cp.layout
+
+    def query(P, ix):
+        return lay.token(P, ix.l - 1, ix.i - 1) + 1
+
+    def key(P, ix):
+        return lay.token(P, mod(ix.l - ix.s, P.m), ix.b - 1) + 1
+
+    def step(P, ix):
+        A, B = query(P, ix), key(P, ix)
+        arrived = Either(eq(ix.s, 1), HOME,
+                         At("ring", dict(s=ix.s - 1, i=1, b=ix.b, c=ix.c, l=wrap(ix.l - 1, P.m))))
+        return Step(pe=ix.l, op=MAC, target=w1[A, B], operands=(q[A, ix.c], kk[B, ix.c]),
+                    guard=le(B, A) if cp.causal else True,
+                    send=Copy(kk[B, ix.c], when=eq(ix.i, 1), source=arrived),   # pass the block on
+                    first=eq(ix.c, 1),
+                    prev=At("ring", dict(s=ix.s, i=ix.i, b=ix.b, c=ix.c - 1, l=ix.l)),
+                    sources=(HOME, Either(eq(ix.i, 1), arrived,
+                                          At("ring", dict(s=ix.s, i=1, b=ix.b, c=ix.c, l=ix.l)))))
+
+    def inverse(P, key_):
+        A, B, C = key_
+        la, lb = lay.owner(P, A - 1), lay.owner(P, B - 1)
+        return dict(s=mod(la - lb, P.m) + 1, i=lay.slot(P, A - 1) + 1, b=lay.slot(P, B - 1) + 1,
+                    c=C, l=la + 1)
+
+    def home(P, ref):
+        return lay.owner(P, ref.idx[0] - 1) + 1
+
+    phase = Phase("ring", (Loop("s", 1, "m"), Loop("i", 1, "k"), Loop("b", 1, "k"), Loop("c", 1, "d")),
+                  step, inverse=inverse,
+                  doc="PE l at ring step s: q[A, c]·k[B, c] for its query slot i and key slot b of the "
+                      "block of PE ((l − s) mod m) + 1, which it copies on")
+    macs = "n*(n + 1)*d/2" if cp.causal else "n**2*d"
+    return Schedule(cp.name, problem, (phase,), home=home, square=False,
+                    doc=f"{cp.doc}; the ring pass of the scores (where and when each (query, key) "
+                        "pair is computed)",
+                    notes={"claims": {"cycles": "n**2*d/m", "MAC": macs}},
+                    requires=cp.requires, derived=cp.derived)
+
+
+RING_PASSES = {name: ring_pass(cp) for name, cp in SCHEDULES.items()}
+
+
+# --------------------------------------------------------------------------- the backward pass
+
+
+def _gradients(name, mask):
+    return computation(name, {"ds": "n n", "p": "n n", "q": "n d", "k": "n d", "g": "n d",
+                              "dq": "n d", "dk": "n d", "dv": "n d"},
+                       [f"dq[A, C] += ds[A, B] * k[B, C]{mask}",
+                        f"dk[B, C] += ds[A, B] * q[A, C]{mask}",
+                        f"dv[B, C] += p[A, B] * g[A, C]{mask}"], output=("dq", "dk", "dv"))
+
+
+GRADIENTS, CAUSAL_GRADIENTS = _gradients("cp-gradients", ""), _gradients("cp-causal-gradients", " if B <= A")
+
+
+def _at_most(x, size):
+    """#{j ∈ [0, size): j ≤ x}."""
+    return ite(lt(x, 0), 0, ite(lt(x, size), x + 1, size))
+
+
+# Under the causal mask, for query a (0-based) and the block of rank r: the keys ≤ a are a prefix
+# of the block's slots (`ALLOWED` counts them), the ring steps with any are 1..`LAST_STEP` (1-based),
+# and the rows of rank l's block (1-based) that take key slot b at step s are a suffix: `ROW_BEFORE`
+# says whether row i − 1 is one of them too (each layout's own reading, which stays in the prover's
+# fragment; checked against the rows' tokens by the bounded tier and tests/test_cp_schedules.py).
+ALLOWED = {
+    "contiguous": lambda P, r, a: _at_most(a - r * P.k, P.k),
+    "striped": lambda P, r, a: ite(lt(a, r), 0, _at_most(div(a - r, P.m), P.k)),
+    "zigzag": lambda P, r, a: _at_most(a - r * P.h, P.h) + _at_most(a - (2 * P.m - 1 - r) * P.h, P.h),
+}
+LAST_STEP = {
+    "contiguous": lambda P, a: div(a, P.k) + 1,
+    "striped": lambda P, a: ite(lt(a, P.m), a + 1, P.m),
+    "zigzag": lambda P, a: ite(lt(div(a, P.h), P.m), div(a, P.h) + 1, P.m),
+}
+ROW_BEFORE = {
+    # own block (s = 1): rows from slot b on; a lower rank's block (2 ≤ s ≤ l): every row; else none
+    "contiguous": lambda P, ix, tokens: or_(and_(eq(ix.s, 1), gt(ix.i, ix.b)),
+                                            and_(gt(ix.s, 1), le(ix.s, ix.l))),
+    # by the tokens: key B ≤ the token of row i − 1
+    "striped": lambda P, ix, tokens: tokens,
+    # own block: rows from slot b on; a lower rank's block: every row for its head keys (b ≤ h);
+    # a higher rank's block: the tail rows (i > h)
+    "zigzag": lambda P, ix, tokens: or_(and_(eq(ix.s, 1), gt(ix.i, ix.b)),
+                                        and_(gt(ix.s, 1), le(ix.s, ix.l), le(ix.b, P.h)),
+                                        and_(gt(ix.s, 1), gt(ix.s, ix.l), gt(ix.i, P.h + 1))),
+}
+
+
+def ring_backward(cp: ContextParallel) -> Schedule:
+    """The backward ring of `cp`: with dS = P∘(dP − D) and P on the queries' ranks,
+    dq[A, C] = Σ_B dS[A, B]·k[B, C] stays on A's rank while K travels (as in the forward);
+    dk[B, C] = Σ_A dS[A, B]·q[A, C] and dv[B, C] = Σ_A P[A, B]·dO[A, C] travel the ring with their
+    key block, each rank adding its rows' terms, and one more hop, the return hop, brings them
+    home (`placement`). Under the mask a sum starts at its first allowed term and passes the
+    ranks with none on. Three ring passes: the language has no concurrent ops yet to fuse them."""
+    problem = CAUSAL_GRADIENTS if cp.causal else GRADIENTS
+    ds, p, q, kk, g = problem.inputs
+    dq, dk, dv = (e.target for e in problem.equations)
+    lay = cp.layout
+
+    def row(P, l, i):                    # query: slot i of PE l's own block
+        return lay.token(P, l - 1, i - 1) + 1
+
+    def key(P, ix):                      # key B: slot b of the block PE l holds in ring step s
+        return lay.token(P, mod(ix.l - ix.s, P.m), ix.b - 1) + 1
+
+    def owner(P, A):
+        return lay.owner(P, A - 1) + 1
+
+    def allowed(P, A, B):
+        return le(B, A) if cp.causal else True
+
+    def keys_at(P, l, s, A):             # how many keys of the block PE l holds at step s A takes
+        return ALLOWED[lay.name](P, mod(l - s, P.m), A - 1) if cp.causal else P.k
+
+    def dq_step(P, ix):
+        A, B = row(P, ix.l, ix.i), key(P, ix)
+        arrived = Either(eq(ix.s, 1), HOME,
+                         At("dq", dict(s=ix.s - 1, i=1, b=ix.b, c=ix.c, l=wrap(ix.l - 1, P.m))))
+        return Step(pe=ix.l, op=MAC, target=dq[A, ix.c], operands=(ds[A, B], kk[B, ix.c]),
+                    guard=allowed(P, A, B),
+                    send=Copy(kk[B, ix.c], when=eq(ix.i, 1), source=arrived),
+                    first=and_(eq(ix.s, 1), eq(ix.b, 1)),
+                    prev=At("dq", dict(s=ite(eq(ix.b, 1), ix.s - 1, ix.s), i=ix.i,
+                                       b=ite(eq(ix.b, 1), keys_at(P, ix.l, ix.s - 1, A), ix.b - 1),
+                                       c=ix.c, l=ix.l)),
+                    sources=(HOME, Either(eq(ix.i, 1), arrived,
+                                          At("dq", dict(s=ix.s, i=1, b=ix.b, c=ix.c, l=ix.l)))))
+
+    def dq_at(P, key_):
+        A, C, B = key_
+        la, lb = owner(P, A), owner(P, B)
+        return dict(s=mod(la - lb, P.m) + 1, i=lay.slot(P, A - 1) + 1, b=lay.slot(P, B - 1) + 1, c=C, l=la)
+
+    def travelling(name, target, first_operand, second_operand):
+        def step(P, ix):
+            A, B = row(P, ix.l, ix.i), key(P, ix)
+            if cp.causal:                # row i − 1 took this key too: the sum's previous term
+                before = and_(gt(ix.i, 1), ROW_BEFORE[lay.name](P, ix, le(B, row(P, ix.l, ix.i - 1))))
+            else:
+                before = gt(ix.i, 1)
+            return Step(pe=ix.l, op=MAC, target=target[B, ix.c],
+                        operands=(first_operand[A, B], second_operand[A, ix.c]),
+                        guard=allowed(P, A, B),
+                        send=Move(target[B, ix.c], when=eq(ix.i, P.k)),    # on, and home at s = m
+                        first=and_(eq(ix.s, 1), eq(ix.i, ix.b if cp.causal else 1)),
+                        prev=At(name, dict(s=ite(before, ix.s, ix.s - 1), b=ix.b, c=ix.c,
+                                           i=ite(before, ix.i - 1, P.k),
+                                           l=ite(before, ix.l, wrap(ix.l - 1, P.m)))),
+                        sources=(HOME, HOME))
+
+        def at(P, key_):
+            B, C, A = key_
+            la, lb = owner(P, A), owner(P, B)
+            return dict(s=mod(la - lb, P.m) + 1, b=lay.slot(P, B - 1) + 1, c=C, i=lay.slot(P, A - 1) + 1, l=la)
+
+        return Phase(name, (Loop("s", 1, "m"), Loop("b", 1, "k"), Loop("c", 1, "d"), Loop("i", 1, "k")),
+                     step, inverse=at,
+                     doc=f"{target.name}[B, c] travels with key block B, each PE adding its rows' terms")
+
+    def home(P, ref):
+        """Rows of dS, P, q and dO on their query's PE; rows of k on their key's."""
+        return owner(P, ref.idx[0])
+
+    def ends(P, ref):
+        """dq's last term on its own PE; dk's and dv's at ring step m on the PE before home."""
+        X, C = ref.idx
+        if ref.array.name == "dq":
+            S = LAST_STEP[lay.name](P, X - 1) if cp.causal else P.m
+            return At("dq", dict(s=S, i=lay.slot(P, X - 1) + 1, b=keys_at(P, owner(P, X), S, X), c=C,
+                                 l=owner(P, X)))
+        return At(ref.array.name, dict(s=P.m, b=lay.slot(P, X - 1) + 1, c=C, i=P.k,
+                                       l=wrap(owner(P, X) - 1, P.m)))
+
+    phases = (Phase("dq", (Loop("s", 1, "m"), Loop("i", 1, "k"), Loop("b", 1, "k"), Loop("c", 1, "d")),
+                    dq_step, inverse=dq_at, doc="dq[A, c] stays on A's PE; K travels as in the forward"),
+              travelling("dk", dk, ds, q), travelling("dv", dv, p, g))
+    macs = "3*d*n*(n + 1)/2" if cp.causal else "3*n**2*d"
+    return Schedule(f"{cp.name}-bwd", problem, phases, home=home, square=False,
+                    placement=home, ends=ends,
+                    doc=f"{cp.doc}; the backward ring: dq on the queries' PEs, dk and dv travelling "
+                        "with their key block and brought home by the return hop",
+                    notes={"claims": {"cycles": "3*n**2*d/m", "MAC": macs}},
+                    requires=cp.requires, derived=cp.derived)
+
+
+BACKWARDS = {f"{name}-bwd": ring_backward(cp) for name, cp in SCHEDULES.items()}

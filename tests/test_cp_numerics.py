@@ -1,0 +1,94 @@
+"""Numerics of the context-parallel targets on the ring model: against numpy (float64) at every size
+simulated, and against PyTorch's scaled_dot_product_attention and autograd for several
+(n, d, m, heads)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from ringproof.model.ring.machine import run
+from ringproof.model.ring.numerics import Numerics
+from ringproof.model.ring.trace import build_trace
+from ringproof.proofs.cli.targets import registry
+from ringproof.schedules.context_parallel import SCHEDULES
+
+
+@pytest.mark.parametrize("name", [*SCHEDULES, *(f"{n}-bwd" for n in SCHEDULES)])
+def test_the_ring_model_matches_numpy_at_every_size(name):
+    schedule = registry()[name]
+    cp = SCHEDULES[name.removesuffix("-bwd")]
+    ran = 0
+    for m in range(1, 5):
+        for n in range(cp.unit(m), 12 + 1, cp.unit(m)):
+            for d in (m, 2 * m):
+                r = run(schedule, n, m, d=d)
+                assert r.ok and r.max_rel_error < 1e-12, (name, n, d, m, r.violations, r.max_rel_error)
+                ran += 1
+    assert ran >= 10
+
+
+def _ring(schedule, n, m, d, inputs, arrays):
+    """The arrays the ring computes from `inputs` (every output, not only the first)."""
+    trace = build_trace(schedule, n, m, d)
+    num = Numerics(trace.layout, inputs)
+    for pt in trace.phases:
+        num.block(pt)
+        num.end()
+    return [num.output(schedule.problem, a) for a in arrays]
+
+
+SHAPES = [(8, 4, 2, 1), (12, 6, 3, 2), (16, 8, 4, 3), (8, 8, 4, 2)]      # (n, d, m, heads)
+
+
+@pytest.mark.parametrize("name", list(SCHEDULES))
+@pytest.mark.parametrize("n, d, m, heads", SHAPES)
+def test_scores_folded_match_torch_sdpa(name, n, d, m, heads):
+    torch = pytest.importorskip("torch", reason="PyTorch is an optional extra: pip install -e .[torch]")
+    cp = SCHEDULES[name]
+    if not cp.valid(n, m):
+        pytest.skip(f"{name} needs {cp.requires_text}")
+    schedule = registry()[name]
+    rng = np.random.default_rng(n * 100 + m)
+    q, k, v = (rng.uniform(-1, 1, size=(heads, n, d)) for _ in range(3))
+    scale = 1 / math.sqrt(d)
+    out = []
+    for h in range(heads):       # heads share no data: one ring run each
+        (w1,) = _ring(schedule, n, m, d, {"q": q[h], "k": k[h]}, [schedule.problem.output])
+        s = w1 * scale
+        if cp.causal:
+            s = np.where(np.tril(np.ones((n, n), dtype=bool)), s, -np.inf)
+        p = np.exp(s - s.max(-1, keepdims=True))
+        out.append(p / p.sum(-1, keepdims=True) @ v[h])
+    want = torch.nn.functional.scaled_dot_product_attention(
+        *(torch.from_numpy(x) for x in (q, k, v)), is_causal=cp.causal).numpy()
+    assert np.allclose(np.stack(out), want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", list(SCHEDULES))
+@pytest.mark.parametrize("n, d, m, heads", SHAPES)
+def test_the_backward_ring_matches_autograd(name, n, d, m, heads):
+    """dS = P∘(dP − D) with D = rowsum(dO∘O), scaled, fed to the ring: dq, dk, dv as autograd's."""
+    torch = pytest.importorskip("torch", reason="PyTorch is an optional extra: pip install -e .[torch]")
+    cp = SCHEDULES[name]
+    if not cp.valid(n, m):
+        pytest.skip(f"{name} needs {cp.requires_text}")
+    schedule = registry()[f"{name}-bwd"]
+    g = torch.Generator().manual_seed(n * 100 + m)
+    q, k, v, do = (torch.rand(heads, n, d, generator=g, dtype=torch.float64) * 2 - 1 for _ in range(4))
+    scale = 1 / math.sqrt(d)
+    leaves = [x.clone().requires_grad_(True) for x in (q, k, v)]
+    o = torch.nn.functional.scaled_dot_product_attention(*leaves, is_causal=cp.causal)
+    o.backward(do)
+    s = q @ k.transpose(-1, -2) * scale
+    if cp.causal:
+        s = s.masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(), -torch.inf)
+    p = torch.softmax(s, dim=-1)
+    dp = do @ v.transpose(-1, -2)
+    ds = p * (dp - (do * o.detach()).sum(-1, keepdim=True))
+    for h in range(heads):
+        got = _ring(schedule, n, m, d, {"ds": (ds[h] * scale).numpy(), "p": p[h].numpy(), "q": q[h].numpy(),
+                                        "k": k[h].numpy(), "g": do[h].numpy()},
+                    [e.target for e in schedule.problem.equations])
+        for mine, leaf in zip(got, leaves):
+            assert np.allclose(mine, leaf.grad[h].numpy(), rtol=1e-10, atol=1e-12)
