@@ -6,14 +6,12 @@ Exit codes: 0 every lemma proved, 2 a lemma not proved (the bound is then not cl
 
 from __future__ import annotations
 
+from ringproof.errors import Exit
 from ringproof.model.bitlevel.types import VARIANTS
-from ringproof.proofs import jsonout
-from ringproof.proofs.cli.argparsing import ArgumentParser
-
-EXIT_OK, EXIT_UNKNOWN = 0, 2
+from ringproof.proofs.cli.common import ArgumentParser, write_json
 
 
-def _parser() -> ArgumentParser:
+def parser() -> ArgumentParser:
     p = ArgumentParser(prog="prove bound", description=__doc__.split("\n\n")[0],
                        epilog="exit codes: 0 proved, 2 a lemma not proved, 64 bad input")
     p.add_argument("variant", choices=VARIANTS)
@@ -22,14 +20,14 @@ def _parser() -> ArgumentParser:
 
 
 def main(argv, stdout, stderr) -> int:
-    args = _parser().parse(argv, stdout)
+    args = parser().parse(argv, stdout)
     if args is None:
-        return EXIT_OK
+        return Exit.OK
     from ringproof.proofs.search.bound import prove_bound
 
     proof = prove_bound(args.variant)
     if args.json:
-        jsonout.write("bound", proof.as_dict(), stdout, indent=None)
+        write_json("bound", proof.as_dict(), stdout, indent=None)
     else:
         verdict = "proved" if proof.proved else "NOT proved"
         print(f"{proof.variant} attention: T >= {proof.bound}  ({verdict} for all n, d >= 1, m | n; "
@@ -39,4 +37,4 @@ def main(argv, stdout, stderr) -> int:
             rests = f"  [rests on {', '.join(s.rests_on)}]" if s.rests_on else ""
             print(f"  {s.name.ljust(width)}  {'proved' if s.proved else 'NOT proved':10}  {s.method}: "
                   f"{s.statement}{rests}", file=stdout)
-    return EXIT_OK if proof.proved else EXIT_UNKNOWN
+    return Exit.OK if proof.proved else Exit.UNKNOWN
