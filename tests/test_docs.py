@@ -115,8 +115,18 @@ INSTANCES = {
     "prove path/to/file.py": ("prove examples/my_schedule.py --property no-conflict", {0}),
     "prove simulate path/to/file.py -n 6 -m 3": ("prove simulate examples/my_schedule.py -n 6 -m 3", {0}),
     "prove simulate FILE -n N -d D -m M": ("prove simulate examples/matmul.py -n 4 -d 2 -m 2", {0}),
+    "prove ring-attention": ("prove ring-attention --property coverage", {0}),
+    "prove ring-attention-bwd": ("prove ring-attention-bwd --property placement", {0}),
+    "prove layout TARGET --against MAP [--max-n N --max-m M]":
+        ("prove layout zigzag --against torch-head-tail --max-n 32 --max-m 4", {0}),
+    "prove conform TARGET --impl NAME [--world-sizes 2,3,4] [-n N,...] [--dtype float16]":
+        ("prove conform zigzag --impl ring-flash-attn --world-sizes 2 -n 8", {0}),
+    "prove conform": ("prove conform striped --impl ring-flash-attn --world-sizes 2 -n 8", {0}),
 }
 NEEDS_CVC5 = {"prove report ... --cross-check cvc5 [--smt2 DIR]"}
+NEEDS_TORCH = {"prove layout TARGET --against MAP [--max-n N --max-m M]"}
+NEEDS_RING_FLASH_ATTN = {"prove conform TARGET --impl NAME [--world-sizes 2,3,4] [-n N,...] [--dtype float16]",
+                         "prove conform"}
 
 
 def test_every_documented_command_has_an_instance():
@@ -127,6 +137,10 @@ def test_every_documented_command_has_an_instance():
 def test_every_documented_command_runs(form, tmp_path, monkeypatch):
     if form in NEEDS_CVC5:
         pytest.importorskip("cvc5")
+    if form in NEEDS_TORCH | NEEDS_RING_FLASH_ATTN:
+        pytest.importorskip("torch")
+    if form in NEEDS_RING_FLASH_ATTN:
+        pytest.importorskip("ring_flash_attn")
     monkeypatch.chdir(ROOT)
     cmd, codes = INSTANCES[form]
     code, out, err = run(shlex.split(cmd.format(tmp=tmp_path))[1:])
