@@ -13,7 +13,10 @@ Arrays that no equation computes are the inputs; the last equation's target is t
 `output` names another, or several (`output=("dq", "dk")`: each is compared with numpy and
 placed); `symmetric` names computed arrays with t[A, B] = t[B, A] (a copy may be stored transposed):
 each must follow from its equation (its terms and mask the same with A and B swapped, which holds
-for every n), else the declaration is bad input. The paper's three variants of attention are declared this way in
+for every n), else the declaration is bad input.
+`transposable` names computed arrays whose equation keeps one orientation (`if B <= A`, terms
+the same with A and B swapped) and whose readers may name either (a[A, B] read as a[B, A]).
+The paper's three variants of attention are declared this way in
 `ringproof.schedules.problems`.
 """
 
@@ -35,7 +38,7 @@ _BOUND = re.compile(r"^(\w+)\s*<=\s*(\w+)$")
 
 
 def computation(name: str, arrays: dict, equations, output: str | None = None,
-                symmetric=()) -> Problem:
+                symmetric=(), transposable=()) -> Problem:
     """The Problem declared by `arrays` ({name: "n d"}) and einsum-like `equations` (module doc)."""
     shapes = {a: tuple(dims.split()) for a, dims in arrays.items()}
     for a, dims in shapes.items():
@@ -50,7 +53,8 @@ def computation(name: str, arrays: dict, equations, output: str | None = None,
         if out not in targets:
             raise BadInput(f"{name}: output {out} is not computed by any equation")
     return Problem(name, tuple(made[a] for a in shapes if a not in targets), eqs, made[outs[0]],
-                   symmetric_pairs=tuple(made[a] for a in symmetric), outputs=tuple(made[o] for o in outs))
+                   symmetric_pairs=tuple(made[a] for a in symmetric), outputs=tuple(made[o] for o in outs),
+                   transposable=tuple(made[a] for a in transposable))
 
 
 def _parse(name, text, shapes):

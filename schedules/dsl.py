@@ -358,6 +358,9 @@ class Problem:
     output: Array                            # the first output (a problem may have several)
     symmetric_pairs: tuple[Array, ...] = ()  # arrays with a[A, B] = a[B, A]
     outputs: tuple[Array, ...] = ()          # every output; () means (output,)
+    # arrays computed once per pair (their equation masks B ≤ A) whose reads may name either
+    # orientation: a step reading a[A, B] may name a[B, A], the element that exists
+    transposable: tuple[Array, ...] = ()
 
     def __post_init__(self):
         if not self.outputs:
@@ -367,6 +370,11 @@ class Problem:
             if why:
                 raise BadInput(f"{user_line(__file__, dataclasses.__file__, _COMPUTATION)}problem {self.name}: "
                                f"{a.name} is declared symmetric, but {why}")
+        for a in self.transposable:
+            why = _not_transposable(self, a)
+            if why:
+                raise BadInput(f"{user_line(__file__, dataclasses.__file__, _COMPUTATION)}problem {self.name}: "
+                               f"{a.name} is declared transposable, but {why}")
 
     def equation_for(self, array: Array) -> Equation:
         for e in self.equations:
@@ -376,6 +384,26 @@ class Problem:
 
 
 _COMPUTATION = os.path.join(os.path.dirname(__file__), "computation.py")
+
+
+def _not_transposable(problem: "Problem", a: Array) -> str:
+    """"" if a's terms are the same with A and B swapped and its mask is exactly B ≤ A (one
+    orientation of each pair computed); else why not."""
+    from dataclasses import replace as _replace
+
+    from ringproof.schedules.expr import le, render, var
+
+    eqn = next((e for e in problem.equations if e.target == a), None)
+    if eqn is None or eqn.where is None:
+        return "its equation does not keep one orientation (mask 'if B <= A')"
+    P = SimpleNamespace(**{p: var(p) for p in ("n", "m", "k", "d", "kd")})
+    r = [var("_R")] if eqn.reduce else []
+    if render(eqn.where(P, var("_A"), var("_B"), *r)) != render(le(var("_B"), var("_A"))):
+        return "its mask is not 'if B <= A' on its two indices"
+    unmasked = _replace(eqn, where=None)
+    other = _replace(problem, equations=tuple(unmasked if e is eqn else e for e in problem.equations),
+                     symmetric_pairs=(), transposable=())
+    return _not_symmetric(other, a)
 
 
 def _not_symmetric(problem: "Problem", a: Array) -> str:

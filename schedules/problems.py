@@ -27,6 +27,14 @@ def _attention(name, qq, kk, vv, mask="", symmetric=()):
 
 
 PLAIN = _attention("plain", "q", "k", "v")
+# The symmetric problem with each w1 pair computed once (B ≤ A) and read in either orientation:
+# the bit-level machine's symmetric problem, where w'_AB and w'_BA are one datum (algo2-fast).
+SYMMETRIC_ONCE = computation("symmetric", {"x": "n d", **_SHAPES}, [
+    "w1[A, B] += x[A, C] * x[B, C] if B <= A",
+    "s[A] += exp(w1[A, B])",
+    "w[A, B] = exp(w1[A, B]) / s[A]",
+    "y[A, C] += w[A, B] * x[B, C]",
+], transposable=("w1",))
 SYMMETRIC = _attention("symmetric", "x", "x", "x", symmetric=("w1",))
 MASKED = _attention("masked", "q", "k", "v", mask=" if B <= A")
 

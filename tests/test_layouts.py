@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import sympy
 import z3
 
 from helpers.twins import assert_same_check_replays
@@ -321,15 +322,37 @@ def _causal_contiguous():
         guard=lambda P, ix, st: le(st.operands[1].idx[0], st.target.idx[0]))}, problem=Z.CAUSAL, notes={})
 
 
-def test_balance_is_derived_where_every_pe_works_every_cycle_and_checked_by_enumeration():
+def test_balance_is_derived_per_pe_in_closed_form_and_its_spread_proved():
     from ringproof.proofs.ring import spread
     assert spread.derived(load("ring_contiguous").SCHEDULE)[0] == 0
     zig = spread.summary(load("ring_zigzag").SCHEDULE)
-    assert zig["spread"] is None and "guarded" in zig["reason"]
-    assert (zig["at"]["n"], zig["at"]["m"], zig["at"]["spread"]) == (16, 4, 0)
+    assert zig["spread"] == "0" and zig["reason"] == "" and "at" not in zig
+    assert sympy.simplify(sympy.sympify(zig["per_pe"]["MAC"]) - sympy.sympify("n**2*(n + 1)/(2*m)")) == 0
     naive = spread.summary(_causal_contiguous())
-    per = naive["at"]["per_pe"]["MAC"]
-    assert [x // 16 for x in per] == [10, 26, 42, 58] and naive["at"]["spread"] == 48 * 16
+    n, m, l = sympy.symbols("n m l")
+    assert sympy.simplify(sympy.sympify(naive["spread"]) - n**3 * (m - 1) / m**2) == 0
+    per = sympy.sympify(naive["per_pe"]["MAC"])
+    assert [per.subs({n: 16, m: 4, l: x}) // 16 for x in (1, 2, 3, 4)] == [10, 26, 42, 58]
+    assert spread.per_pe(_causal_contiguous(), 16, 4)["MAC"] == [160, 416, 672, 928]
+    assert naive["per_phase"] == {"scores": naive["per_pe"]["MAC"]}
+
+
+def test_a_derived_balance_that_disagrees_with_enumeration_is_an_internal_error(monkeypatch):
+    from ringproof.errors import InternalError
+    from ringproof.proofs.ring import spread
+    from ringproof.proofs.ring import nests
+    real = nests.count
+    monkeypatch.setattr(nests, "count", lambda *a, **k: real(*a, **k) + spread.L - 1)   # off on PE l > 1
+    from ringproof.proofs.ring.session import Session
+    with pytest.raises(InternalError, match="balance: phase scores: the derived MAC on PE l"):
+        spread.derived(_causal_contiguous(), Session())
+
+
+def test_algorithm_3_balance_is_unknown_with_its_reason_and_enumerated():
+    from ringproof.proofs.ring import spread
+    from ringproof.schedules.algo3 import ALGO3
+    got = spread.summary(ALGO3)
+    assert got["spread"] is None and "Mod(-j + l, m)" in got["reason"] and got["at"]["spread"] == 0
 
 
 def test_a_balance_claim_is_refuted_with_a_real_size_or_left_unknown():
@@ -341,7 +364,12 @@ def test_a_balance_claim_is_refuted_with_a_real_size_or_left_unknown():
     assert spread.check_claim(load("ring_contiguous").SCHEDULE, "0")[0] is Verdict.PROVED
     zig = replace(load("ring_zigzag").SCHEDULE, notes={"claims": {"balance": "0"}})
     (counts,) = verify(zig, Options(properties=("counts",)))
-    assert counts.verdict is Verdict.UNKNOWN and "for every n ≤ 24 only" in counts.reason
+    assert counts.verdict is Verdict.PROVED
+    assert spread.check_claim(_causal_contiguous(), "n**3*(m - 1)/m**2")[0] is Verdict.PROVED
+    v, why, cex = spread.check_claim(_causal_contiguous(), "n**3/m**2")
+    assert v is Verdict.REFUTED and cex.replay["measured"] == 0 and (cex.n, cex.m) == (1, 1)   # claimed 1
+    from ringproof.schedules.algo3 import ALGO3
+    assert spread.check_claim(ALGO3, "0")[0] is Verdict.REFUTED        # at n = 2, m = 2, underived
 
 
 # ------------------------------------------------------------------ memory (measured)

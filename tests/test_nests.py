@@ -122,3 +122,47 @@ def test_what_the_counter_cannot_fold_is_unknown():
 def test_sizes_cover_parameters_apart():
     assert len({(k * m, m, kd * m) for k, m, kd in SIZES}) == len(SIZES)
     assert any(k != kd for k, _, kd in SIZES) and list(itertools.islice(SIZES, 1))
+
+
+# ------------------------------------------------------------------ an index kept, mod-m and digit splits
+
+A_, S_, I_, B_ = sympy.symbols("l s i b", integer=True)
+H_ = sympy.floor(K / 2)
+RING = [(A_, 1, M), (S_, 1, M), (I_, 1, K), (B_, 1, K)]      # PE l kept; ring step s, block digits i, b
+ZIG = [(A_, 1, M), (S_, 1, M), (I_, 1, 2 * H_), (B_, 1, 2 * H_)]
+
+
+def _token(pe, i, h):
+    return sympy.Piecewise(((pe - 1) * h + i, i <= h), ((2 * M - pe) * h + i - h, True))
+
+
+@pytest.mark.parametrize("loops,guard", [
+    (RING, sympy.Mod(A_ - S_, M) * K + B_ <= (A_ - 1) * K + I_),                 # causal, contiguous blocks
+    (RING, sympy.Mod(A_ - S_, M) * K + B_ < (A_ - 1) * K + I_),
+    (RING, sympy.And(sympy.Mod(A_ + S_, M) * K + B_ >= (A_ - 1) * K + I_, B_ <= I_)),
+    (ZIG, _token(sympy.Mod(A_ - S_, M) + 1, B_, H_) <= _token(A_, I_, H_)),        # causal, zigzag chunks
+])
+def test_a_kept_index_with_mod_and_digit_splits_equals_brute_force(loops, guard):
+    from ringproof.proofs.ring.nests import lifted
+    decider = Decider(ANY_D)
+    form = count(loops, lifted(guard, loops, decider), decider, keep=1)
+    for k, m in ((1, 1), (2, 1), (2, 2), (3, 2), (2, 3), (4, 3), (4, 4), (5, 2)):
+        for a in range(1, m + 1):
+            fixed = [(v, sympy.sympify(lo).subs(A_, a), sympy.sympify(hi).subs(A_, a)) for v, lo, hi in loops[1:]]
+            want = brute([(V[j], lo.subs(dict(zip([x for x, _, _ in loops[1:]], V))),
+                           hi.subs(dict(zip([x for x, _, _ in loops[1:]], V)))) for j, (_, lo, hi) in enumerate(fixed)],
+                         guard.subs(A_, a).subs(dict(zip([x for x, _, _ in loops[1:]], V)), simultaneous=True), k, m, k)
+            got = form.xreplace({K: sympy.Integer(k), M: sympy.Integer(m), KD: sympy.Integer(k), A_: sympy.Integer(a)})
+            assert int(got.doit()) == want, (guard, k, m, a, form)
+
+
+def test_a_mod_whose_quotient_is_not_bounded_or_a_digit_not_in_range_is_unknown():
+    from ringproof.proofs.ring.nests import lifted
+    decider = Decider(ANY_D)
+    wide = [(A_, 1, M), (S_, 1, K * M)]
+    with pytest.raises(Unknown, match="cannot bound"):
+        lifted(sympy.Mod(A_ - S_, M) <= 0, wide, decider)
+    with pytest.raises(Unknown, match="multiplies an index"):       # b ranges over 1 .. 3k: not one digit
+        count([(A_, 1, M), (S_, 1, M), (B_, 1, 3 * K)], S_ * K + B_ <= A_ * K, decider, keep=1)
+    with pytest.raises(Unknown, match="not affine"):                 # k·(s − l + 1/2): no integer digit
+        count([(A_, 1, M), (S_, 1, M)], K * S_ + K / 2 <= A_ * K, decider, keep=1)

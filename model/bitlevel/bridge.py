@@ -43,9 +43,9 @@ def to_run(schedule: Schedule, n: int, m: int) -> Run:
                 elif kind == "MAC3":        # y[A, C] += w[A, B] · v[B, C]
                     b = _datum(trace, int(pt.operands[0][pos]), symmetric)[2]
                     ops.append(Op(t, p, kind, target[0], b, target[1]))
-                elif kind == "EAC":         # s[A] += exp(w1[A, B])
-                    b = _datum(trace, int(pt.operands[0][pos]), False)[2]
-                    ops.append(Op(t, p, kind, target[0], b))
+                elif kind == "EAC":         # s[A] += exp(w1[A, B]), w1 possibly named w1[B, A]
+                    _, x0, x1 = _datum(trace, int(pt.operands[0][pos]), False)
+                    ops.append(Op(t, p, kind, target[0], x0 + x1 - target[0]))
                 else:
                     ops.append(Op(t, p, kind, target[0], target[1]))
             if pt.send[pos]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ringproof.schedules.dsl import Op, Problem
-from ringproof.schedules.problems import MASKED, PLAIN, SYMMETRIC
+from ringproof.schedules.problems import MASKED, PLAIN, SYMMETRIC, SYMMETRIC_ONCE
 
 
 def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, masked: bool = False,
@@ -36,7 +36,7 @@ def reference_outputs(problem: Problem, inputs: dict, scale: float = 1.0) -> dic
 
 def reference_output(problem: Problem, inputs: dict, scale: float = 1.0) -> np.ndarray:
     """The problem's (first) output: attention for the paper's three problems, else `evaluate_output`."""
-    if problem == SYMMETRIC:
+    if problem in (SYMMETRIC, SYMMETRIC_ONCE):
         x = inputs["x"]
         return attention(x, x, x, scale=scale)
     if problem in (PLAIN, MASKED):
@@ -65,6 +65,9 @@ def evaluate_output(problem: Problem, inputs: dict, scale: float = 1.0, output=N
         if e.where is not None:
             term = np.where(e.where(None, *grid), term, 0.0)
         val[e.target.name] = term.sum(axis=-1) if e.reduce else term
+        if e.target in problem.transposable:      # one orientation computed: a[B, A] is a[A, B]
+            a = val[e.target.name]
+            val[e.target.name] = np.tril(a) + np.tril(a, -1).T
     return val[(output or problem.output).name]
 
 

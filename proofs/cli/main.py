@@ -3,7 +3,7 @@
     prove TARGET [options]        verify a registered algorithm (algo1, ...) or a schedule file
     prove simulate TARGET -n N -m M
     prove report TARGET ...
-    prove search / balance / unroll ...
+    prove search / bound / balance / unroll ...
     prove --version
 
 Exit codes: 0 all proved (or the command succeeded), 1 a property refuted, 2 a verdict unknown
@@ -28,6 +28,7 @@ SUBCOMMANDS = {
     "simulate": "ringproof.proofs.cli.simulate",
     "report": "ringproof.proofs.cli.report",
     "search": "ringproof.proofs.cli.search",
+    "bound": "ringproof.proofs.cli.bound",
     "balance": "ringproof.proofs.cli.balance",
     "unroll": "ringproof.proofs.cli.unroll",
     "layout": "ringproof.proofs.cli.layout",

@@ -12,10 +12,14 @@ parameters and the outer indices), the guard any and/or/not of comparisons. Soun
   carries its emptiness condition lo ≤ hi (an empty range counts 0, never a reversed sum); the
   summand, a polynomial in v, is summed by Faulhaber's formulas, exact for every lo ≤ hi + 1;
 - a condition that no longer has any index is decided where it can be (always true: dropped;
-  never: the case is empty) and kept as a Piecewise condition otherwise.
+  never: the case is empty) and kept as a Piecewise condition otherwise;
+- an atom c·X + Y ≤ 0 whose index has a parameter coefficient c (a block size) is split by the
+  digit rule (`_radix`), each use proved; a guard with x mod m or a Piecewise is first split into
+  disjoint cases by `lifted`, each split proved;
+- `keep` outer indices (a PE index l) may stay in the form, which then holds over their ranges.
 
 Deciding (`Decider`) a bound dominates another, or a condition, uses only what holds at every point:
-the ranges of the outer loops and n = k·m, d = kd·m, k, kd, m ≥ 1. The sign of a polynomial in
+the ranges of the outer loops, n = k·m, d = kd·m, k, kd, m ≥ 1 and the shape's side condition. The sign of a polynomial in
 the parameters is read from its coefficients; the rest goes to Z3 under a resource limit, and an
 answer Z3 does not give leaves the case split (never a guess).
 """
@@ -28,6 +32,7 @@ import sympy
 import z3
 
 from ringproof.proofs.ring.budgets import Budget
+from ringproof.schedules.expr import evaluate, lift, var
 from ringproof.schedules.shape import D_IS_N, Shape
 
 K, M, KD = sympy.symbols("k m kd", positive=True, integer=True)
@@ -39,27 +44,71 @@ class Unknown(Exception):
     """The nest or its guard is outside what this module counts exactly; the message says why."""
 
 
-def count(loops, cond=True, decider: "Decider | None" = None) -> sympy.Expr:
+def count(loops, cond=True, decider: "Decider | None" = None, keep: int = 0) -> sympy.Expr:
     """|{(v1, ..., vr) in the nest `loops` ([(symbol, lo, hi)], outer first) : cond}| as a closed
-    form in the parameters (k, m, kd); raises Unknown (module doc)."""
+    form in the parameters (k, m, kd); raises Unknown (module doc). `cond` may be a list of
+    disjoint conditions (`lifted`): their counts add. The `keep` outermost indices
+    are not summed: the form is then one of them too, valid at every point of their ranges."""
     decider = decider or Decider()
     names = [v for v, _, _ in loops]
     base = []
-    for v, lo, hi in loops:
+    for v, lo, hi in loops[keep:]:
         base += [sympy.expand(sympy.sympify(lo) - v), sympy.expand(v - sympy.sympify(hi))]
     total = sympy.Integer(0)
-    for conj in cases(sympy.sympify(cond)):
+    disjoint = cond if isinstance(cond, list) else [cond]
+    loop_names = set(names)
+    for conj in [r for part in disjoint for c in cases(sympy.sympify(part)) for r in _radix(c, loops, loop_names, decider)]:
         pieces = [(sympy.Integer(1), base + conj)]
-        for i in reversed(range(len(names))):
+        for i in reversed(range(keep, len(names))):
             outer = loops[:i]
             pieces = [q for p in pieces for q in _eliminate(names[i], p, names, outer, decider)]
             if len(pieces) > MAX_CASES:
                 raise Unknown(f"more than {MAX_CASES} cases of bounds")
         for f, cons in pieces:
             cond = sympy.And(*[e <= 0 for e in cons])
-            total += f if not cons or decider.never(sympy.And(sympy.Not(cond), sympy.Ne(f, 0))) \
+            total += f if not cons or decider.never(sympy.And(sympy.Not(cond), sympy.Ne(f, 0)), loops[:keep]) \
                 else sympy.Piecewise((f, cond), (0, True))
     return total
+
+
+def lifted(cond, loops, decider: "Decider") -> list:
+    """`cond` as disjoint conditions without Mod(x, m) and Piecewise, whose union is `cond` at
+    every point of the nest `loops`: Mod(x, m) is x − q·m in the case q·m ≤ x ≤ q·m + m − 1, for
+    each q in the range of x ÷ m, which must be proved (Z3, over the loops' ranges) to lie within
+    −2 .. 2; a Piecewise is each of its pieces under that piece's condition and the negation of
+    the earlier ones. Raises Unknown where a range is not proved."""
+    todo, out = [sympy.sympify(cond)], []
+    while todo:
+        f = todo.pop()
+        if len(todo) + len(out) > MAX_CASES:
+            raise Unknown(f"{cond} splits into more than {MAX_CASES} cases")
+        mods = [x for x in f.atoms(sympy.Mod) if not x.args[0].has(sympy.Mod, sympy.Piecewise)]
+        pieces = [p for p in f.atoms(sympy.Piecewise) if not any(a.has(sympy.Piecewise) for a in p.args)]
+        if mods:
+            todo += _mod_cases(f, mods[0], loops, decider)
+        elif pieces:
+            before = []
+            for e, c in pieces[0].args:
+                todo.append(sympy.And(*before, c, f.xreplace({pieces[0]: e})))
+                before.append(sympy.Not(c))
+        elif f.has(sympy.Mod, sympy.Piecewise):
+            raise Unknown(f"cannot split {f}")
+        else:
+            out.append(f)
+    return out
+
+
+def _mod_cases(f, mod, loops, decider: "Decider") -> list:
+    x, mm = mod.args
+    if not decider.holds(sympy.expand(1 - mm), ()):
+        raise Unknown(f"cannot split {mod}: its modulus is not shown positive")
+    qs = [q for q in range(-2, 3) if not decider.holds(sympy.expand(x - q * mm + 1), loops)
+          and not decider.holds(sympy.expand(q * mm + mm - x), loops)]        # the cases not empty
+    if not qs or not decider.holds(sympy.expand(min(qs) * mm - x), loops) or \
+            not decider.holds(sympy.expand(x - max(qs) * mm - mm + 1), loops):
+        raise Unknown(f"cannot bound {x} within −2m .. 3m − 1 ({mod})")
+    return [sympy.And(x - q * mm >= 0, x - q * mm <= mm - 1, f.xreplace({mod: sympy.expand(x - q * mm)}))
+            for q in qs]
 
 
 # ----------------------------------------------------------------------------- guards
@@ -109,6 +158,65 @@ def _cases(f, positive: bool) -> list[list]:
             if isinstance(f, cls):
                 return [[sympy.expand(e)]] if positive else [[sympy.expand(1 - e)]]
     raise Unknown(f"cannot count under the condition {f}")
+
+
+def _radix(conj: list, loops, names: set, decider: "Decider") -> list[list]:
+    """The conjunction `conj` (atoms e ≤ 0) as disjoint conjunctions in which every index has an
+    integer coefficient: an atom c·X + Y ≤ 0 whose indices carry a positive parameter c (a block
+    size k, a chunk k/2) is X ≤ −1, or X = 0 and Y ≤ 0 -- exact where −c < Y ≤ c at every point of
+    the nest under the conjunction's other atoms, which is proved (Z3) first, Y taken as Y + t·c for
+    the first t in 0, ±1, ±2 that satisfies it. Unknown where none is proved."""
+    todo, out = [list(conj)], []
+    while todo:
+        c = todo.pop()
+        at = next((a for a, e in enumerate(c) if _digit(e, names) is not None), None)
+        if at is None:
+            out.append(c)
+            continue
+        e, rest = c[at], c[:at] + c[at + 1:]
+        size, X, Y = _digit(e, names)
+        for t in (0, 1, -1, 2, -2):
+            low, high = sympy.expand(1 - size - (Y + t * size)), sympy.expand(Y + t * size - size)
+            if decider.holds(low, loops, rest) and decider.holds(high, loops, rest):
+                x, y = sympy.expand(X - t), sympy.expand(Y + t * size)
+                todo += [rest + [x + 1], rest + [x, -x, y]]
+                break
+        else:
+            raise Unknown(f"{e} ≤ 0: {size} multiplies an index and the rest is not shown within "
+                          f"(−{size}, {size}]")
+        if len(todo) + len(out) > MAX_CASES:
+            raise Unknown(f"more than {MAX_CASES} cases of digits")
+    return out
+
+
+def _digit(e, names: set):
+    """(c, X, Y) with e = c·X + Y, X integral, where some index has the non-constant coefficient
+    c·(integer) in e; None if every index's coefficient is an integer (or no such split is found)."""
+    e = sympy.expand(e)
+    for v in sorted(e.free_symbols & names, key=str):
+        co = sympy.expand(e.coeff(v))
+        if co.is_Integer or co.has(*names):
+            continue
+        _, size = co.as_content_primitive()
+        size = size if sympy.expand(-size).could_extract_minus_sign() else -size
+        if size.is_Symbol or isinstance(size, sympy.floor) or size.is_Mul:
+            c = sympy.Dummy("c")
+            poly = sympy.expand(e.xreplace({size: c})) if not size.is_Mul else sympy.expand(e.subs(size, c))
+            if poly.has(*size.free_symbols) and poly.coeff(c).has(*size.free_symbols):
+                continue
+            X, Y = sympy.expand(poly.coeff(c, 1)), sympy.expand(poly.coeff(c, 0))
+            if sympy.expand(poly - c * X - Y) != 0 or X.has(c) or Y.has(c) or not _integral(X):
+                continue
+            return size, X, Y
+    return None
+
+
+def _integral(e) -> bool:
+    """Is e an integer at every integer point (a polynomial with integer coefficients in integer
+    symbols and floors)?"""
+    terms = sympy.expand(e).as_coefficients_dict()
+    return all(c.is_Integer and all(x.is_integer for x in t.free_symbols | t.atoms(sympy.floor))
+               for t, c in terms.items())
 
 
 # ----------------------------------------------------------------------------- elimination
@@ -210,34 +318,43 @@ class Decider:
 
     def __init__(self, shape: Shape = D_IS_N, budget: Budget = Budget()):
         self.d_is_n, self.budget = not shape.is_free("d"), budget
+        self.requires = _requires(shape)
         self._known: dict = {}
 
-    def holds(self, e, ctx=()) -> bool:
+    def holds(self, e, ctx=(), facts=()) -> bool:
+        """`facts`: further atoms f ≤ 0 that hold at the points asked about."""
         e = sympy.expand(e)
         if e.is_Number:
             return bool(e <= 0)
         free = e.free_symbols
         ctx = tuple(ctx) if free - set(PARAMS) else ()
-        key = (e, ctx)
+        facts = tuple(facts) if ctx else ()
+        key = (e, ctx, facts)
         if key in self._known:
             return self._known[key]
         answer = _sign(e) if free <= set(PARAMS) else None
         if answer is None:
-            answer = self._z3(e, ctx)
+            answer = self._z3(e, ctx, facts)
         if answer is not None:
             self._known[key] = answer
         return bool(answer)
 
-    def never(self, cond) -> bool:
-        """Is `cond` (of the parameters) false for every k, m, kd ≥ 1? (A case that vanishes.)"""
+    def never(self, cond, ctx=()) -> bool:
+        """Is `cond` (of the parameters, and of the indices of `ctx`) false for every k, m, kd ≥ 1
+        (and every point of ctx's ranges)? (A case that vanishes.)"""
         env = {K: z3.Int("k"), M: z3.Int("m")}
         env[KD] = env[K] if self.d_is_n else z3.Int("kd")
+        facts = []
         try:
+            facts += [to_z3(self.requires, env)] if self.requires is not None else []
+            for v, lo, hi in ctx:
+                env[v] = z3.Int(str(v))
+                facts += [to_z3(lo, env) <= env[v], env[v] <= to_z3(hi, env)]
             query = to_z3(cond, env)
         except NoZ3:
             return False
         s = self._solver()
-        s.add(env[K] >= 1, env[M] >= 1, env[KD] >= 1, query)
+        s.add(env[K] >= 1, env[M] >= 1, env[KD] >= 1, query, *facts)
         return s.check() == z3.unsat
 
     def _solver(self):
@@ -247,14 +364,16 @@ class Decider:
         s.set("random_seed", self.budget.seed)
         return s
 
-    def _z3(self, e, ctx):
+    def _z3(self, e, ctx, more=()):
         env = {K: z3.Int("k"), M: z3.Int("m")}
         env[KD] = env[K] if self.d_is_n else z3.Int("kd")
         facts = [env[K] >= 1, env[M] >= 1, env[KD] >= 1]
         try:
+            facts += [to_z3(self.requires, env)] if self.requires is not None else []
             for v, lo, hi in ctx:
                 env[v] = z3.Int(str(v))
                 facts += [to_z3(lo, env) <= env[v], env[v] <= to_z3(hi, env)]
+            facts += [to_z3(f, env) <= 0 for f in more]
             claim = to_z3(e, env) <= 0
         except NoZ3:
             return None
@@ -263,6 +382,14 @@ class Decider:
         s.add(z3.Not(claim))
         r = s.check()
         return True if r == z3.unsat else (False if r == z3.sat else None)
+
+
+def _requires(shape: Shape):
+    """The shape's side condition in k, m, kd (sympy), or None where it has none."""
+    if shape.requires is None:
+        return None
+    P = shape.record({"n": K * M, "m": M, "k": K, "d": KD * M, "kd": KD}.__getitem__)
+    return sympy.sympify(evaluate(lift(shape.requires(shape.record(var))), vars(P)))
 
 
 def _sign(e):

@@ -291,10 +291,11 @@ def _count_task(schedule: Schedule, opts: Options, session: Session, keep: bool 
     bijections = list(c.bijections) if opts.tier != "bounded" else []
     if bijections:
         details["bijections"] = bijections
-    details["balance"], details["memory"] = spread.summary(schedule), held.summary(schedule)
+    details["balance"], details["memory"] = spread.summary(schedule, session), held.summary(schedule)
     for what, claim in claims.items():
         if what in LOAD_CLAIMS:
-            v, why, bad = (spread if what == "balance" else held).check_claim(schedule, claim)
+            v, why, bad = (spread.check_claim(schedule, claim, session) if what == "balance"
+                           else held.check_claim(schedule, claim))
             if v is not Verdict.PROVED and verdict is not Verdict.REFUTED:
                 verdict, reason, cex = v, (reason + "; " if reason and v is Verdict.UNKNOWN else "") + why, bad
             continue

@@ -3,7 +3,7 @@
 Everything besides the query itself that can change a solver's answer is in the `Budget` (the seed,
 the resource limits, the wall-clock backstop, the second solver); a `Session` owns every cache of
 answers found under one budget (side conditions, their known points, the interval reader's forms,
-counts, the lemma library's status), so an answer is never reused under another budget. Nothing
+counts, per-PE forms, the lemma library's status), so an answer is never reused under another budget. Nothing
 is cached outside a session.
 
 Sharing is explicit: a caller that wants answers reused (a `prove report` over several targets)
@@ -28,6 +28,7 @@ class Session:
         self.models: dict = {}        # assumption ids -> (the ASTs, [points satisfying them])
         self.variables: dict = {}     # AST id -> (AST, names of its uninterpreted constants)
         self.counted: dict = {}       # id(schedule) -> (schedule, Counts)
+        self.balanced: dict = {}      # id(schedule) -> (schedule, its per-PE forms: `spread.forms`)
         self._lemmas: dict | None = None
 
     def lemma_status(self) -> dict:

@@ -115,13 +115,27 @@ def phases_computing(schedule: Schedule, array) -> list[Phase]:
     return out
 
 
-def term_key(eqn, st):
-    """The key of the term a step does: its target's indices and the reduction index."""
+def term_key(eqn, st, transposable=()):
+    """The key of the term a step does: its target's indices and the reduction index.
+
+    An operand of a `transposable` array (a[A, B] = a[B, A]) may be named in either orientation; its
+    reduction index is then the sum of its two indices less the one the equation fixes (e.g.
+    s[A] += exp(w1[X, Y]) with {X, Y} = {A, B}: B = X + Y − A)."""
     key = list(st.target.idx)
     if eqn.reduce:
         o, pos = eqn.reduce_at
-        key.append(st.operands[o].idx[pos])
+        ref = st.operands[o]
+        if ref.array in transposable and len(ref.idx) == 2:
+            fixed = eqn.operands(None, *key, 0)[o].idx[1 - pos]
+            key.append(ref.idx[0] + ref.idx[1] - fixed)
+        else:
+            key.append(ref.idx[pos])
     return key
+
+
+def transposed_ref(ref):
+    """a[B, A] for a[A, B]."""
+    return type(ref)(ref.array, (ref.idx[1], ref.idx[0]))
 
 
 # --------------------------------------------------------------------------------- concrete helpers

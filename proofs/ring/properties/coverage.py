@@ -10,7 +10,8 @@ from ringproof.errors import BadInput
 from ringproof.model.ring.machine import describe
 from ringproof.proofs.ring.iterations import It, active, exists, fresh, new_var, ref_eq, same_iteration
 from ringproof.proofs.ring.normalize import PARAMS, NormalizationError
-from ringproof.proofs.ring.properties.base import Kind, any_repeated, computes, first_bad, generic_step, phases_computing, term_key
+from ringproof.proofs.ring.properties.base import (Kind, any_repeated, computes, first_bad, generic_step,
+                                                  phases_computing, term_key, transposed_ref)
 from ringproof.schedules.dsl import Op
 from ringproof.schedules.expr import and_, between, eq, le, lift, not_, or_, var
 
@@ -44,11 +45,13 @@ def terms_symbolic(S, P):
     def build(ctx):
         a = fresh(ctx, S, P, "a")
         st = a.step
-        key = term_key(eqn, st)
+        sym = S.problem.transposable
+        key = term_key(eqn, st, sym)
         want = eqn.operands(PARAMS, *key)
         if st.op is not eqn.op or len(st.operands) != len(want):
             return {"a": a}, [active(a)], lift(False)
-        goal = [ref_eq(x, y) for x, y in zip(st.operands, want)]
+        goal = [or_(ref_eq(x, y), ref_eq(x, transposed_ref(y))) if y.array in sym and len(y.idx) == 2
+                else ref_eq(x, y) for x, y in zip(st.operands, want)]
         if eqn.reduce:
             goal.append(between(1, key[-1], ext[eqn.reduce]))
         if eqn.where:
@@ -60,11 +63,8 @@ def terms_symbolic(S, P):
 
 def _keys(trace, pt, eqn):
     """Per iteration: the term key (target indices + reduction index) as integer arrays."""
-    cols = [np.broadcast_to(np.asarray(x, dtype=np.int32), (pt.size,)) for x in pt.step.target.idx]
-    if eqn.reduce:
-        o, pos = eqn.reduce_at
-        cols.append(np.broadcast_to(np.asarray(pt.step.operands[o].idx[pos], dtype=np.int32), (pt.size,)))
-    return cols
+    key = term_key(eqn, pt.step, trace.schedule.problem.transposable)
+    return [np.broadcast_to(np.asarray(x, dtype=np.int32), (pt.size,)) for x in key]
 
 
 def _extents(trace, eqn):
@@ -93,8 +93,12 @@ def terms_concrete(trace, k, pt, limit):
     ext, _ = _extents(trace, eqn)
     want = eqn.operands(trace.P, *key)
     ok = np.ones(pt.size, dtype=bool)
+    sym = trace.schedule.problem.transposable
     for got, ref in zip(pt.operands, want):
-        ok &= got == trace.layout.ids(ref, pt.size)
+        same = got == trace.layout.ids(ref, pt.size)
+        if ref.array in sym and len(ref.idx) == 2:      # either orientation names the datum
+            same |= got == trace.layout.ids(transposed_ref(ref), pt.size)
+        ok &= same
     if eqn.reduce:
         ok &= (key[-1] >= 1) & (key[-1] <= ext[eqn.reduce])
     if eqn.where:
@@ -134,7 +138,8 @@ def injective_symbolic(S, P):
 
     def build(ctx):
         a, b = fresh(ctx, S, P, "a"), fresh(ctx, S, P, "b")
-        ka, kb = term_key(eqn, a.step), term_key(eqn, b.step)
+        sym = S.problem.transposable
+        ka, kb = term_key(eqn, a.step, sym), term_key(eqn, b.step, sym)
         hyp = [active(a), active(b), not_(same_iteration(a, b))] + [eq(x, y) for x, y in zip(ka, kb)]
         return {"a": a, "b": b}, hyp, lift(False)
 
@@ -186,7 +191,7 @@ def onto_symbolic(S, P):
                            "docs/dsl.md)")
         inv = P.inverse(PARAMS, tuple(key))
         it = It(P, S.phases.index(P), {k: lift(inv[k]) for k in P.index_names})
-        got = term_key(eqn, it.step)
+        got = term_key(eqn, it.step, S.problem.transposable)
         match = and_(*[eq(x, y) for x, y in zip(got, key)])
         if symmetric:
             swapped = [key[1], key[0]] + key[2:]

@@ -1,0 +1,119 @@
+"""algo2-fast: the ring model against numpy, prover verdicts against enumeration, counts, the
+bit-level machine, and its proved distance to Algorithm 2 and to the lower bound."""
+
+import pytest
+
+from ringproof.model.bitlevel import check_run
+from ringproof.model.bitlevel.bridge import to_run
+from ringproof.model.ring.machine import run
+from ringproof.model.ring.trace import build_trace
+from ringproof.proofs.ring.bounded import check_sizes
+from ringproof.schedules.shape import divisible as sizes
+from ringproof.proofs.ring.counting import check_claim, closed, counts
+from ringproof.proofs.ring.prover import Options
+from ringproof.proofs.ring.prover import verify as _verify
+from ringproof.proofs.ring.session import Session
+from ringproof.proofs.results import PROPERTIES, Verdict
+from ringproof.proofs.search import gaps
+from ringproof.proofs.search.bound import bound_value
+from ringproof.proofs.search.sat_check import sat_check_run
+from ringproof.schedules.algo2 import ALGO2
+from ringproof.schedules.algo2_fast import ALGO2_FAST, CLAIMS
+from ringproof.schedules.algo3 import ALGO3
+
+SOLVER_PROPS = tuple(p for p in PROPERTIES if p != "counts")
+
+
+def verify(schedule, opts=Options()):
+    """The prover with a session of this test's own: nothing it finds is cached for later tests
+    (a report test counts the side conditions its own proofs discharge)."""
+    return _verify(schedule, opts, Session(opts.budget))
+
+
+@pytest.mark.parametrize("n,m", [(1, 1), (2, 1), (2, 2), (3, 3), (4, 2), (4, 4), (5, 5), (6, 2), (6, 3),
+                                 (6, 6), (8, 4), (9, 3), (12, 4), (15, 5)])
+def test_ring_model_matches_numpy(n, m):
+    r = run(ALGO2_FAST, n, m)
+    assert r.ok, r.violations
+    assert r.max_rel_error <= 1e-9
+    assert r.cycles == counts(ALGO2_FAST).at(n, m)["cycles"]
+
+
+@pytest.fixture(scope="module")
+def parametric():
+    return verify(ALGO2_FAST, Options(max_n=16))
+
+
+def test_every_property_is_proved_for_all_sizes(parametric):
+    bad = [(r.property, r.phase, r.reason) for r in parametric
+           if (r.verdict, r.tier) != (Verdict.PROVED, "parametric")]
+    assert bad == [] and {r.property for r in parametric} == set(PROPERTIES)
+
+
+def test_parametric_verdicts_agree_with_enumeration(parametric):
+    enum = check_sizes(ALGO2_FAST, 20)
+    for r in parametric:
+        if r.property != "counts":
+            assert enum[(r.property, r.phase)] is None, (r.property, r.phase)
+
+
+def test_derived_counts_equal_enumeration(parametric):
+    derived = counts(ALGO2_FAST)
+    assert closed(derived.cycles)
+    for n, m in sizes(20):
+        tr = build_trace(ALGO2_FAST, n, m)
+        ops = {}
+        for pt in tr.phases:
+            ops[pt.op.value] = ops.get(pt.op.value, 0) + int(pt.active.sum())
+        want = derived.at(n, m)
+        assert tr.cycles == want["cycles"], (n, m)
+        assert ops["MAC"] == want["ops"]["MAC"] == n ** 3 + n * n * (n + 1) // 2, (n, m)
+        assert ops["EAC"] == ops["DIV"] == want["ops"]["EAC"] == n * n, (n, m)
+    for what in ("MAC", "EAC", "DIV"):
+        assert check_claim(derived.ops[what], CLAIMS[what]) is None, what
+
+
+@pytest.mark.parametrize("n,m", [(n, n) for n in range(1, 7)] + [(4, 2), (6, 2), (6, 3), (3, 1)])
+def test_valid_on_the_bit_level_machine(n, m):
+    """Each pair computed exactly once: valid where Algorithm 2's even-n runs are not."""
+    r = to_run(ALGO2_FAST, n, m)
+    assert check_run(r) == [] and sat_check_run(r).valid is True
+
+
+def test_odd_n_meets_the_bound_even_n_is_n_squared_over_2m_above():
+    c = counts(ALGO2_FAST)
+    for n, m in sizes(30):
+        gap = c.at(n, m)["cycles"] - bound_value("symmetric", n, m)
+        assert gap == (n * n // (2 * m) if n % 2 == 0 else 0), (n, m)
+
+
+def test_fewer_cycles_than_algorithm_2_exactly_where_stated():
+    """gaps.py proves the inequalities for every n; here the closed forms are compared up to n = 40,
+    including where they are equal."""
+    a, b = counts(ALGO2), counts(ALGO2_FAST)
+    for n, m in sizes(40):
+        diff = a.at(n, m)["cycles"] - b.at(n, m)["cycles"]
+        assert diff >= 0
+        if (n >= 7 and m >= 2) or (m == n >= 5):
+            assert diff > 0, (n, m)
+    assert {(n, m) for n, m in sizes(12) if m >= 2 and a.at(n, m)["cycles"] == b.at(n, m)["cycles"]} == \
+        {(2, 2), (3, 3), (4, 2), (4, 4), (6, 3)}
+
+
+def test_algorithm_3_gap_at_m_equal_n():
+    c = counts(ALGO3)
+    for n in range(2, 40):
+        K = min(k for k in range(n + 1) if k * (k + 3) >= 2 * n)
+        assert c.at(n, n)["cycles"] - bound_value("masked", n, n) == (n if n % 2 == 0 else 0) + n - K
+
+
+def test_every_gap_statement_is_proved():
+    bad = [g.name for g in gaps.prove_gaps() if not g.proved]
+    assert bad == []
+
+
+def test_the_gap_proof_can_fail(monkeypatch):
+    """A false statement (odd n strictly below the bound) is not proved."""
+    wrong = gaps._check("wrong", "", gaps.cycles(ALGO2_FAST) - gaps.bound_at_d_n("symmetric"),
+                        lambda t, zn, zm: t < 0, gaps.EVERY, gaps.BY_PARITY)
+    assert not wrong.proved
