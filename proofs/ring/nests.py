@@ -98,6 +98,40 @@ def lifted(cond, loops, decider: "Decider") -> list:
     return out
 
 
+def split_digits(loops, cond, keep: int = 0):
+    """(loops, cond) with every index v that the guard reads inside Mod(x, m), from the `keep`-th
+    loop on, written in radix m: v = lo + m·vq + vr, vq ∈ [0, L/m − 1], vr ∈ [0, m − 1], where its
+    range's length L is a multiple of m (a polynomial in k, m, kd with integer coefficients over
+    m, free of indices). A bijection of the nest, so every count is unchanged; x mod m then reads
+    vr only, which `lifted` splits. floor(vr/m) is 0 and vr mod m is vr there. None if no index
+    is split."""
+    cond = sympy.sympify(cond)
+    read = set().union(*[x.args[0].free_symbols for x in cond.atoms(sympy.Mod) if x.args[1] == M] or [set()])
+    names = {v for v, _, _ in loops}
+    out, subs, digits = [], {}, {}
+    for at, (v, lo, hi) in enumerate(loops):
+        lo, hi = sympy.expand(sympy.sympify(lo).xreplace(subs)), sympy.expand(sympy.sympify(hi).xreplace(subs))
+        blocks = sympy.expand((hi - lo + 1) / M)
+        if at >= keep and v in read and _multiple(hi - lo + 1, M) and f"{v}_q" not in map(str, names) and \
+                not (lo.has(*names) or hi.has(*names)):
+            vq, vr = sympy.Symbol(f"{v}_q", integer=True), sympy.Symbol(f"{v}_r", integer=True)
+            out += [(vq, sympy.Integer(0), blocks - 1), (vr, sympy.Integer(0), M - 1)]
+            subs[v] = lo + M * vq + vr
+            digits[vr] = True
+        else:
+            out.append((v, lo, hi))
+    if not digits:
+        return None
+    cond = cond.xreplace(subs)
+    for _ in range(3):              # floor(m·vq + vr)/m) is vq + floor(vr/m) once its argument is expanded
+        cond = cond.xreplace({f: f.func(*[sympy.expand(a) for a in f.args]) for f in cond.atoms(sympy.floor, sympy.Mod)})
+    small = {}
+    for vr in digits:
+        small[sympy.floor(vr / M)] = sympy.Integer(0)
+        small[sympy.Mod(vr, M)] = vr
+    return out, cond.xreplace(small)
+
+
 def _mod_cases(f, mod, loops, decider: "Decider") -> list:
     x, mm = mod.args
     if not decider.holds(sympy.expand(1 - mm), ()):
@@ -209,6 +243,13 @@ def _digit(e, names: set):
                 continue
             return size, X, Y
     return None
+
+
+def _multiple(t, c) -> bool:
+    """Is t an integer multiple of c at every integer point (t/c a polynomial with integer
+    coefficients)?"""
+    q = sympy.expand(t / c)
+    return q.is_polynomial(*q.free_symbols) and _integral(q)
 
 
 def _integral(e) -> bool:

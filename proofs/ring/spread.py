@@ -49,8 +49,9 @@ def spread_of(table: dict) -> int:
 
 
 def forms(schedule, session=None):
-    """({op kind: active ops on PE l, a closed form in k, m, kd and l}, {phase: its form}, why not)
-    -- ({}, {}, reason) where some phase's form is not derived. Each phase's form is checked by
+    """({op kind: active ops on PE l, a closed form in k, m, kd and l}, {phase: its form}, why not,
+    [phases whose form was counted over their terms, valid only with their coverage proved])
+    -- ({}, {the phases derived}, reason, [...]) where some phase's form is not derived. Each phase's form is checked by
     enumeration (module doc). Found under the session's budget (None: a fresh session under the
     default budget) and kept in it where derived."""
     from ringproof.proofs.ring.counting import _condition, _nest, _shape, parameters, with_parameters
@@ -61,7 +62,7 @@ def forms(schedule, session=None):
         return hit[1]
     P = with_parameters(schedule, parameters(schedule.shape))
     decider = Decider(schedule.shape, session.budget)
-    out, phases, why = {}, {}, ""
+    out, phases, why, on_terms = {}, {}, "", []
     for phase in schedule.phases:
         st = _shape(phase)
         if st.op.value == "MOVE":
@@ -76,20 +77,75 @@ def forms(schedule, session=None):
             cond = lifted(sympy.sympify(_condition(st.guard, env, P)), loops, decider)
             got = count(loops, cond, decider, keep=1)
         except Unknown as e:
-            why = f"phase {phase.name}: {e}"
-            break
+            try:
+                got = _by_terms(schedule, phase, st, P, decider)
+                on_terms.append(phase.name)
+            except Unknown as e2:
+                why = why or f"phase {phase.name}: {e}; over its terms: {e2}"
+                continue
         phases[phase.name] = (st.op.value, got)
     exact = _exact_chunks(schedule)
-    phases = {name: (kind, sympy.expand(v.xreplace(exact))) for name, (kind, v) in phases.items()}
-    if why:
-        result = ({}, {}, why)
+    phases = {name: (kind, collapse(sympy.expand(v.xreplace(exact)), decider)) for name, (kind, v) in phases.items()}
+    bad = _check(schedule, phases, on_terms)
+    why = why or bad
+    if why:                                     # the phases derived, each checked, beside why not all
+        result = ({}, {} if bad else {name: form for name, (_, form) in phases.items()}, why, [] if bad else on_terms)
     else:
-        _check(schedule, phases)
         for kind, form in phases.values():
             out[kind] = sympy.expand(out.get(kind, 0) + form)
-        result = (out, {name: form for name, (_, form) in phases.items()}, "")
+        out = {kind: collapse(form, decider) for kind, form in out.items()}
+        result = (out, {name: form for name, (_, form) in phases.items()}, "", on_terms)
         session.balanced[id(schedule)] = (schedule, result)   # a why may be a solver's unknown: not kept
     return result
+
+
+def _by_terms(schedule, phase, st, P, decider):
+    """The active ops of `phase` on PE l counted over the terms of its array's equation, each on
+    the PE its coverage inverse names: |{terms t : inverse(t).l = l}|, equal to the ops on PE l
+    only where the phase's coverage (a bijection onto the terms) is proved. Indices read mod m are
+    split in radix m (`nests.split_digits`). Unknown where it does not apply."""
+    from ringproof.proofs.ring.nests import M, Unknown, count, lifted, split_digits
+    problem = schedule.problem
+    if st.target is None or phase.inverse is None or st.target.array in problem.symmetric_pairs:
+        raise Unknown("no equation whose terms it covers once")
+    eqn = problem.equation_for(st.target.array)
+    if eqn is None or eqn.op is not st.op:
+        raise Unknown("no equation of its op whose terms it covers once")
+    dims = list(eqn.target.dims) + ([eqn.reduce] if eqn.reduce else [])
+    syms = [sympy.Symbol(f"_{i}", integer=True) for i in range(len(dims))]
+    ext = {"n": P.n, "d": P.d}
+    loops = [(L, sympy.Integer(1), M)] + [(s, sympy.Integer(1), sympy.sympify(ext[x])) for s, x in zip(syms, dims)]
+    where = sympy.true if eqn.where is None else sympy.sympify(eqn.where(P, *syms))
+    pe = sympy.sympify(phase.inverse(P, tuple(syms))["l"])
+    if pe.has(sympy.Piecewise):
+        raise Unknown("the PE of a term is chosen by cases (an ite in its inverse)")
+    cond = sympy.And(where, sympy.Eq(pe, L))
+    loops, cond = split_digits(loops, cond, keep=1) or (loops, cond)
+    return count(loops, lifted(cond, loops, decider), decider, keep=1)
+
+
+def collapse(form, decider, keep=(L,)):
+    """`form` without its cases where every case's value equals one of them (the same value
+    written per case, e.g. l < m and l = m) at every point of its condition: that value, each
+    equality proved (Z3, over 1 ≤ l ≤ m and every size); else `form` unchanged."""
+    from ringproof.proofs.ring.nests import M
+    if not form.has(sympy.Piecewise):
+        return form
+    folded = sympy.piecewise_fold(form)
+    if not isinstance(folded, sympy.Piecewise) or len(folded.args) > 32:
+        return form
+    ctx = tuple((v, 1, M) for v in keep)
+    cases, before = [], []
+    for e, c in folded.args:                    # each case where it applies: its condition, no earlier one's
+        cases.append((sympy.expand(e), sympy.And(c, *[sympy.Not(b) for b in before])))
+        before.append(c)
+    for value, _ in reversed(cases):
+        if value.has(sympy.Piecewise):
+            continue
+        if all(e == value or decider.never(sympy.And(c, sympy.Ne(sympy.expand(e - value), 0)), ctx)
+               for e, c in cases):
+            return value
+    return form
 
 
 def _session(session):
@@ -116,18 +172,23 @@ def _at(form, n: int, m: int, d: int, l: int) -> int:
     return int(v.doit())
 
 
-def _check(schedule, phases: dict) -> None:
+def _check(schedule, phases: dict, on_terms=()) -> str:
     """Each phase's per-PE form against the trace at every size n, d ≤ 12: InternalError at the
-    first disagreement."""
+    first disagreement; for a form counted over the terms (`on_terms`), whose coverage may fail,
+    the reason it is not used instead ("" where all agree)."""
     from ringproof.proofs.ring.counting import check_sizes, in_n_m_d
     for n, m, d in check_sizes(schedule.shape):
         table = per_pe(schedule, n, m, d, by="phase")
         for name, (kind, form) in phases.items():
             want = table.get(name, [0] * m)
             got = [_at(form, n, m, d, l) for l in range(1, m + 1)]
+            if got != want and name in on_terms:
+                return (f"phase {name}: its terms on PE l ({got}) are not its ops ({want}) at n={n}, m={m}: "
+                        "its coverage fails")
             if got != want:
                 raise InternalError(f"balance: phase {name}: the derived {kind} on PE l, {in_n_m_d(form)}, gives "
                                     f"{got} at n={n}, m={m}, d={d}; enumeration {want}")
+    return ""
 
 
 def _always(decider, e, low, high) -> bool:
@@ -143,7 +204,7 @@ def derived(schedule, session=None):
     from ringproof.proofs.ring.counting import in_n_m_d, tidy
     from ringproof.proofs.ring.nests import M, Decider
     session = _session(session)
-    per, _, why = forms(schedule, session)
+    per, _, why, _ = forms(schedule, session)
     if why:
         return None, why
     total = sum(per.values(), sympy.Integer(0))
@@ -173,10 +234,13 @@ def summary(schedule, session=None) -> dict:
     from ringproof.proofs.ring.counting import in_n_m_d, tidy
     spread, why = derived(schedule, session)
     out = {"spread": None if spread is None else str(spread), "reason": why}
-    per, by_phase, _ = forms(schedule, session)
+    per, by_phase, _, on_terms = forms(schedule, session)
     if per:
         out["per_pe"] = {k: str(tidy(in_n_m_d(v))) for k, v in per.items()}
+    if by_phase:
         out["per_phase"] = {k: str(tidy(in_n_m_d(v))) for k, v in by_phase.items()}
+    if on_terms:
+        out["on_coverage"] = on_terms
     if spread is None:
         size = figure_size(schedule)
         if size is not None:
@@ -223,6 +287,9 @@ def readable(details: dict) -> str:
     """One line for the table's foot."""
     per = "; ".join(f"{k} {v}" for k, v in details.get("per_pe", {}).items() if v != "0")
     on_l = f"active ops on PE l: {per}; " if per else ""
+    if not per and details.get("per_phase"):
+        on_l = "active ops on PE l: " + "; ".join(f"{k} {v}" for k, v in details["per_phase"].items()) + \
+            (" (counted over their terms: rests on their coverage)" if details.get("on_coverage") else "") + "; "
     if details.get("spread") is not None:
         return f"balance: {on_l}spread (max − min active ops over PEs) = {details['spread']} for every n"
     at = details.get("at")
