@@ -1,24 +1,94 @@
-"""memory: the peak number of data a PE holds (`ringproof.model.ring.memory`), measured on the
-ring model. No closed form is derived yet: the figure is printed at one size (n = 16, m = 4 where
-allowed), and a claim `notes={"claims": {"memory": "..."}}` is refuted at the smallest size where
-the measured peak (the largest over PEs) differs, or else unknown (agreement up to n = 12 only) —
-never proved."""
+"""memory: the peak number of data a PE holds (`ringproof.model.ring.memory`).
+
+Derived for every n: the inputs homed on PE l, a closed form in n, m (d) and l, counted over each
+input array's indices with home(ref) = l (`nests.count`, indices read mod m split in radix m) and
+checked against the ring model's placement at every size n, d ≤ 12. The ring model holds every
+input on its home PE from cycle 0, so this is a lower bound of the peak on PE l, proved for every
+n. The exact peak is not derived: it is a maximum over cycles of the data live on the PE, and a
+datum's live span there (from its first to its last use on that PE) is a minimum and a maximum
+over the iterations that touch it, which the counter does not express. The peak is measured on the
+ring model at one size (n = 16, m = 4 where allowed). A claim `notes={"claims": {"memory": "..."}}`
+is refuted at the smallest size n ≤ 12 where the measured peak (the largest over PEs) differs
+(replayed), else unknown — never proved."""
 
 from __future__ import annotations
 
+import numpy as np
 import sympy
 
+from ringproof.errors import InternalError
+from ringproof.model.ring.layout import Layout
 from ringproof.model.ring.memory import peak_per_pe
-from ringproof.model.ring.trace import build_trace
+from ringproof.model.ring.trace import build_trace, homes
 from ringproof.proofs.results import Counterexample, Verdict
-from ringproof.proofs.ring.spread import figure_size
+from ringproof.proofs.ring.spread import L, figure_size
+from ringproof.schedules.dsl import check_shape, params
 
 CLAIM_N = 12
+WHY = ("the exact peak is a maximum over cycles of the data live on a PE, and a datum's live span "
+       "(its first to last use there) is a minimum and a maximum over iterations, outside the counter")
 
 
-def summary(schedule) -> dict:
-    """{"closed_form": None, "reason", "at": {"n", "m", "per_pe", "peak"}} (JSON-ready)."""
-    out = {"closed_form": None, "reason": "not derived for every n (measured on the ring model)"}
+def inputs_on(schedule, session=None):
+    """(the inputs homed on PE l: a closed form in k, m, kd and l, "") or (None, why not)."""
+    from ringproof.proofs.ring.counting import parameters, with_parameters
+    from ringproof.proofs.ring.nests import Decider, M, Unknown, count, lifted, split_digits
+    from ringproof.proofs.ring.session import Session
+    from ringproof.proofs.ring.spread import collapse
+    session = session if session is not None else Session()
+    hit = session.balanced.get(("inputs", id(schedule)))
+    if hit is not None and hit[0] is schedule:
+        return hit[1]
+    P = with_parameters(schedule, parameters(schedule.shape))
+    decider = Decider(schedule.shape, session.budget)
+    total = sympy.Integer(0)
+    ext = {"n": P.n, "d": P.d}
+    for a in schedule.problem.inputs:
+        syms = [sympy.Symbol(f"_{i}", integer=True) for i in range(len(a.dims))]
+        loops = [(L, sympy.Integer(1), M)] + [(s, sympy.Integer(1), sympy.sympify(ext[x])) for s, x in zip(syms, a.dims)]
+        pe = sympy.sympify(schedule.home(P, a[tuple(syms)]))
+        cond = sympy.Eq(pe, L)
+        loops, cond = split_digits(loops, cond, keep=1) or (loops, cond)
+        try:
+            total += count(loops, lifted(cond, loops, decider), decider, keep=1)
+        except Unknown as e:
+            return None, f"the inputs of {a.name} on PE l are not counted ({e})"
+    total = collapse(sympy.expand(total), decider)
+    _check(schedule, total)
+    session.balanced[("inputs", id(schedule))] = (schedule, (total, ""))
+    return total, ""
+
+
+def _homed(schedule, n: int, m: int, d: int) -> list[int]:
+    """[inputs homed on PE 1, ..., PE m] at one size, from the ring model's placement."""
+    P = params(n, m, d=check_shape(schedule, n, m, d))
+    home = homes(schedule, P, Layout(schedule.problem, n, P.d))
+    return np.bincount(home[home > 0], minlength=m + 1)[1:m + 1].tolist()
+
+
+def _check(schedule, form) -> None:
+    """The form against the ring model's placement at every size n, d ≤ 12: InternalError at the
+    first disagreement."""
+    from ringproof.proofs.ring.counting import check_sizes, in_n_m_d
+    from ringproof.proofs.ring.spread import _at
+    for n, m, d in check_sizes(schedule.shape):
+        want = _homed(schedule, n, m, d)
+        got = [_at(form, n, m, d, l) for l in range(1, m + 1)]
+        if got != want:
+            raise InternalError(f"memory: the derived inputs on PE l, {in_n_m_d(form)}, give {got} at n={n}, "
+                                f"m={m}, d={d}; the ring model places {want}")
+
+
+def summary(schedule, session=None) -> dict:
+    """{"closed_form": None, "reason", "inputs_on_pe": form in n, m, d, l (a lower bound of the
+    peak on PE l) or None, "inputs_reason" where not derived, "at": {"n", "m", "per_pe", "peak"}}
+    (JSON-ready)."""
+    from ringproof.proofs.ring.counting import in_n_m_d, tidy
+    out = {"closed_form": None, "reason": WHY}
+    form, why = inputs_on(schedule, session)
+    out["inputs_on_pe"] = None if form is None else str(tidy(in_n_m_d(form)))
+    if why:
+        out["inputs_reason"] = why
     size = figure_size(schedule)
     if size is not None:
         per = peak_per_pe(build_trace(schedule, *size))
@@ -26,24 +96,27 @@ def summary(schedule) -> dict:
     return out
 
 
-def check_claim(schedule, claim: str):
-    """(verdict, reason, Counterexample or None) of a claimed peak."""
-    want = sympy.sympify(claim, locals={"n": sympy.Symbol("n"), "m": sympy.Symbol("m"), "d": sympy.Symbol("d")})
-    for n, m, d in sorted(schedule.shape.sizes(CLAIM_N), key=lambda s: (s[0], s[2], s[1])):
+def check_claim(schedule, claim: str, session=None):
+    """(verdict, reason, Counterexample or None) of a claimed peak (the largest over PEs)."""
+    from ringproof.proofs.ring import counting
+    want = counting.parse_claim(claim, schedule.shape, counting.derived_parameters(schedule))
+    sizes = sorted(schedule.shape.sizes(CLAIM_N), key=lambda s: (s[0], s[2], s[1]))
+    for n, m, d in sizes:
         peaks = peak_per_pe(build_trace(schedule, n, m, d))
-        got, claimed = max(peaks), want.subs({"n": n, "m": m, "d": d})
+        got, claimed = max(peaks), want.subs({counting.N: n, counting.M: m, counting.D: d})
         if got != claimed:
             replay = {"confirmed": True, "count": "memory", "measured": got, "per_pe": peaks}
             return (Verdict.REFUTED, f"claim memory = {claim}: the measured peak is {got} at n={n}, m={m}",
                     Counterexample(n, m, "claim memory", f"measured peak {got}, claimed {claimed}", (),
                                    replay, d=schedule.shape.own("d", d)))
     return (Verdict.UNKNOWN, f"claim memory = {claim} agrees with the ring model for every n ≤ {CLAIM_N} only "
-            "(no closed form derived)", None)
+            f"({WHY})", None)
 
 
 def readable(details: dict) -> str:
+    bound = details.get("inputs_on_pe")
+    low = (f"peak on PE l ≥ {bound} (the inputs it holds from cycle 0, for every n); " if bound is not None
+           else f"inputs per PE not derived ({details.get('inputs_reason', '')}); ")
     at = details.get("at")
-    if at is None:
-        return f"memory: {details['reason']}"
-    return (f"memory: peak data held per PE {details['reason']}; at n={at['n']}, m={at['m']}: "
-            f"{'/'.join(map(str, at['per_pe']))}")
+    fig = f"; at n={at['n']}, m={at['m']}: {'/'.join(map(str, at['per_pe']))} (measured)" if at else ""
+    return f"memory: {low}exact peak not derived{fig}"

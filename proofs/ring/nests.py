@@ -99,36 +99,40 @@ def lifted(cond, loops, decider: "Decider") -> list:
 
 
 def split_digits(loops, cond, keep: int = 0):
-    """(loops, cond) with every index v that the guard reads inside Mod(x, m), from the `keep`-th
-    loop on, written in radix m: v = lo + m·vq + vr, vq ∈ [0, L/m − 1], vr ∈ [0, m − 1], where its
-    range's length L is a multiple of m (a polynomial in k, m, kd with integer coefficients over
-    m, free of indices). A bijection of the nest, so every count is unchanged; x mod m then reads
-    vr only, which `lifted` splits. floor(vr/m) is 0 and vr mod m is vr there. None if no index
-    is split."""
+    """(loops, cond) with every index v that the guard reads inside Mod(x, c) or floor(x/c), for a
+    block size c of the parameters (m, k), from the `keep`-th loop on, written in radix c:
+    v = lo + c·vq + vr, vq ∈ [0, L/c − 1], vr ∈ [0, c − 1], where its range's length L is a
+    multiple of c (L/c a polynomial in k, m, kd with integer coefficients, free of indices). A
+    bijection of the nest, so every count is unchanged; x mod c and x div c then read vr and vq,
+    which `lifted` and the digit rule split; floor(vr/c) is 0 and vr mod c is vr there. None if no
+    index is split."""
     cond = sympy.sympify(cond)
-    read = set().union(*[x.args[0].free_symbols for x in cond.atoms(sympy.Mod) if x.args[1] == M] or [set()])
     names = {v for v, _, _ in loops}
-    out, subs, digits = [], {}, {}
+    reads: dict = {}                        # index -> the block sizes it is read in
+    for x in cond.atoms(sympy.Mod):
+        for v in x.args[0].free_symbols & names:
+            reads.setdefault(v, []).append(x.args[1])
+    for x in cond.atoms(sympy.floor):
+        den = sympy.fraction(sympy.together(x.args[0]))[1]
+        for v in x.args[0].free_symbols & names:
+            reads.setdefault(v, []).append(den)
+    out, subs, small = [], {}, {}
     for at, (v, lo, hi) in enumerate(loops):
         lo, hi = sympy.expand(sympy.sympify(lo).xreplace(subs)), sympy.expand(sympy.sympify(hi).xreplace(subs))
-        blocks = sympy.expand((hi - lo + 1) / M)
-        if at >= keep and v in read and _multiple(hi - lo + 1, M) and f"{v}_q" not in map(str, names) and \
+        size = next((c for c in reads.get(v, []) if c in (M, K) and _multiple(hi - lo + 1, c)), None)
+        if at >= keep and size is not None and f"{v}_q" not in map(str, names) and \
                 not (lo.has(*names) or hi.has(*names)):
             vq, vr = sympy.Symbol(f"{v}_q", integer=True), sympy.Symbol(f"{v}_r", integer=True)
-            out += [(vq, sympy.Integer(0), blocks - 1), (vr, sympy.Integer(0), M - 1)]
-            subs[v] = lo + M * vq + vr
-            digits[vr] = True
+            out += [(vq, sympy.Integer(0), sympy.expand((hi - lo + 1) / size) - 1), (vr, sympy.Integer(0), size - 1)]
+            subs[v] = lo + size * vq + vr
+            small.update({sympy.floor(vr / size): sympy.Integer(0), sympy.Mod(vr, size): vr})
         else:
             out.append((v, lo, hi))
-    if not digits:
+    if not subs:
         return None
     cond = cond.xreplace(subs)
-    for _ in range(3):              # floor(m·vq + vr)/m) is vq + floor(vr/m) once its argument is expanded
+    for _ in range(3):              # floor((c·vq + vr)/c) is vq + floor(vr/c) once its argument is expanded
         cond = cond.xreplace({f: f.func(*[sympy.expand(a) for a in f.args]) for f in cond.atoms(sympy.floor, sympy.Mod)})
-    small = {}
-    for vr in digits:
-        small[sympy.floor(vr / M)] = sympy.Integer(0)
-        small[sympy.Mod(vr, M)] = vr
     return out, cond.xreplace(small)
 
 

@@ -288,7 +288,7 @@ def _count_task(schedule: Schedule, opts: Options, session: Session, keep: bool 
     if missing:
         verdict = Verdict.UNKNOWN
         reason = "; ".join(f"{k} not derived ({c.why[k]})" for k in missing)
-    details["balance"], details["memory"] = spread.summary(schedule, session), held.summary(schedule)
+    details["balance"], details["memory"] = spread.summary(schedule, session), held.summary(schedule, session)
     bijections = list(c.bijections) if opts.tier != "bounded" else []
     bijections += [p for p in details["balance"].get("on_coverage", []) if p not in bijections and opts.tier != "bounded"]
     if bijections:

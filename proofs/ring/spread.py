@@ -87,7 +87,7 @@ def forms(schedule, session=None):
     exact = _exact_chunks(schedule)
     phases = {name: (kind, collapse(sympy.expand(v.xreplace(exact)), decider)) for name, (kind, v) in phases.items()}
     bad = _check(schedule, phases, on_terms)
-    why = why or bad
+    why = "; ".join(x for x in (bad, why) if x)
     if why:                                     # the phases derived, each checked, beside why not all
         result = ({}, {} if bad else {name: form for name, (_, form) in phases.items()}, why, [] if bad else on_terms)
     else:

@@ -1,0 +1,107 @@
+"""Balance and memory figures (issue 25): every closed form against enumeration on the ring model,
+the radix-m split of the counter and the collapse of equal cases against brute force, a mutant
+whose coverage fails never passing a per-PE form counted over its terms, and a wrong memory claim
+refuted and replayed."""
+
+import itertools
+
+import sympy
+
+from ringproof.model.ring.memory import peak_per_pe
+from ringproof.model.ring.trace import build_trace
+from ringproof.proofs.cli.targets import registry
+from ringproof.proofs.options import Options
+from ringproof.proofs.results import Verdict
+from ringproof.proofs.ring import held, spread
+from ringproof.proofs.ring.nests import KD, K, M, Decider, count, lifted, split_digits
+from ringproof.proofs.ring.session import Session
+
+N, Mm, D, Ls = sympy.symbols("n m d l")
+
+
+def _value(form: str, n, m, d, l) -> int:
+    return int(sympy.sympify(form).subs({N: n, Mm: m, D: d, Ls: l}))
+
+
+def test_radix_split_counts_indices_read_mod_m_as_enumeration():
+    l, j, i = (sympy.Symbol(x, integer=True) for x in "lji")
+    loops = [(l, 1, M), (i, 1, K), (j, 1, K * M)]
+    for cond in (sympy.Eq(sympy.Mod(l - j, M), 0), sympy.Mod(l - j, M) + i <= K,
+                 sympy.Mod(j + l, M) < sympy.Mod(l - j, M)):
+        new_loops, new_cond = split_digits(loops, cond, keep=1)
+        decider = Decider()
+        got = count(new_loops, lifted(new_cond, new_loops, decider), decider, keep=1)
+        for k, m in itertools.product((1, 2, 3), (1, 2, 3, 4)):
+            for lv in range(1, m + 1):
+                want = sum(bool(cond.subs({l: lv, i: iv, j: jv, M: m, K: k}))
+                           for iv in range(1, k + 1) for jv in range(1, k * m + 1))
+                assert got.subs({K: k, M: m, l: lv}) == want, (cond, k, m, lv)
+
+
+def test_cases_of_one_value_collapse_and_different_ones_stay():
+    l = spread.L
+    same = sympy.Piecewise((K * l, l <= M - 1), (K * M, True))          # k·l at l = m too
+    assert spread.collapse(same, Decider()) == K * l
+    other = sympy.Piecewise((K * l, l <= M - 1), (K * M + 1, True))
+    assert spread.collapse(other, Decider()) == other
+
+
+def test_striped_spread_is_proved_and_its_per_pe_form_is_the_enumeration():
+    S = registry()["striped"]
+    got = spread.summary(S, Session())
+    assert sympy.simplify(sympy.sympify(got["spread"]) - D * N * (Mm - 1) / Mm) == 0 and "at" not in got
+    for n, m, d in S.shape.sizes(8, 4):
+        macs = spread.per_pe(S, n, m, d)["MAC"]
+        assert [_value(got["per_pe"]["MAC"], n, m, d, l) for l in range(1, m + 1)] == macs
+        assert max(macs) - min(macs) == _value(got["spread"], n, m, d, 1)
+
+
+def test_algorithm_3_phases_1_and_3_counted_over_their_terms_rest_on_coverage():
+    from ringproof.proofs.ring.prover import verify
+    S = registry()["algo3"]
+    got = spread.summary(S, Session())
+    assert got["spread"] is None and "phase2a" in got["reason"] and "chosen by cases" in got["reason"]
+    assert got["on_coverage"] == ["phase1", "phase3"]
+    for n, m, _ in S.shape.sizes(9):
+        table = spread.per_pe(S, n, m, by="phase")
+        for ph in ("phase1", "phase3"):
+            assert [_value(got["per_phase"][ph], n, m, n, l) for l in range(1, m + 1)] == table[ph]
+    (counts,) = verify(S, Options(properties=("counts",)))
+    assert {"phase1", "phase3"} <= set(counts.details["bijections"])
+
+
+def test_a_mutant_whose_coverage_fails_gets_no_per_pe_form_over_its_terms():
+    from helpers.mutants_algo3 import REFUTED
+    from ringproof.proofs.ring.prover import verify
+    got = spread.summary(REFUTED["wrong group count"][0], Session())
+    assert "per_phase" not in got and "its coverage fails" in got["reason"]
+    S = REFUTED["row pairing i with n-i-1"][0]       # its terms per PE happen to equal its ops per PE
+    assert "phase1" in spread.summary(S, Session())["on_coverage"]
+    (counts,) = verify(S, Options(properties=("counts",)))
+    assert counts.verdict is not Verdict.PROVED and "phase1" in counts.reason
+
+
+def test_inputs_per_pe_are_a_proved_lower_bound_of_the_measured_peak():
+    reg = registry()
+    for name in ("algo1", "algo3", "algo2-general", "ring-attention", "striped", "ring-attention-causal-bwd"):
+        S = reg[name]
+        form, why = held.inputs_on(S, Session())
+        assert why == "", name
+        got = held.summary(S, Session())["inputs_on_pe"]
+        for n, m, d in S.shape.sizes(8, 4)[:12]:
+            peaks = peak_per_pe(build_trace(S, n, m, d))
+            homed = held._homed(S, n, m, d)
+            assert [_value(got, n, m, d, l) for l in range(1, m + 1)] == homed, (name, n, m, d)
+            assert all(h <= p for h, p in zip(homed, peaks)), (name, n, m, d)
+    assert sympy.simplify(sympy.sympify(held.summary(reg["algo1"])["inputs_on_pe"]) - 3 * N**2 / Mm) == 0
+
+
+def test_a_wrong_memory_claim_is_refuted_and_replayed_on_the_ring_model():
+    from dataclasses import replace
+    from ringproof.proofs.ring.prover import verify
+    S = replace(registry()["algo1"], notes={"claims": {"memory": "3*n**2/m"}})   # the inputs only
+    (counts,) = verify(S, Options(properties=("counts",)))
+    cex = counts.counterexample
+    assert counts.verdict is Verdict.REFUTED and cex.check == "claim memory"
+    assert cex.replay["per_pe"] == peak_per_pe(build_trace(S, cex.n, cex.m))
+    assert cex.replay["measured"] == max(cex.replay["per_pe"]) != 3 * cex.n**2 // cex.m
