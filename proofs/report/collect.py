@@ -143,8 +143,12 @@ def _counts(results, shape=None) -> dict | None:
         per = row["per_residue"] or []
         row["per_class"] = (class_forms(row["derived"], square)
                             if any(not closed_text(x["formula"]) for x in per) else None)
+    from ringproof.proofs.ring import held, spread
+    load = ([spread.readable(d["balance"])] if d.get("balance") else []) + \
+        ([held.readable(d["memory"])] if d.get("memory") else [])
     return {"verdict": r.verdict.value, "reason": r.reason, "rows": rows,
-            "phase_cycles": d.get("phase_cycles", {}), "utilization": d.get("utilization")}
+            "phase_cycles": d.get("phase_cycles", {}), "utilization": d.get("utilization"),
+            "balance": d.get("balance"), "memory": d.get("memory"), "load": load}
 
 
 def formula_differences(variant, defects) -> list[dict]:

@@ -194,6 +194,7 @@ def _md_target(t: dict) -> list[str]:
         out += ["", f"### Counts ({t['counts']['verdict']})", ""] + _md_table(COUNT_HEAD, _count_rows(t["counts"]))
         if t["counts"]["reason"]:
             out += ["", t["counts"]["reason"]]
+        out += [x for line in t["counts"].get("load", []) for x in ("", line)]
     translated = False
     for r in t["refutations"]:
         words = r.get("reason_dsl") or dsl_reason(r["reason"])
@@ -440,6 +441,7 @@ def _html_target(t: dict) -> str:
         c = t["counts"]
         parts += [f"<h3>Counts (<span class='{c['verdict']}'>{c['verdict']}</span>)</h3>", _counts_html(c),
                   f"<p class='reason'>{e(dsl_reason(c['reason']))}</p>" if c["reason"] else ""]
+        parts += [f"<p class='load'>{e(line)}</p>" for line in c.get("load", [])]
     if t["refutations"]:
         parts.append("<h3>Refutations and open checks</h3>")
         translated = False
