@@ -105,3 +105,20 @@ def test_a_wrong_memory_claim_is_refuted_and_replayed_on_the_ring_model():
     assert counts.verdict is Verdict.REFUTED and cex.check == "claim memory"
     assert cex.replay["per_pe"] == peak_per_pe(build_trace(S, cex.n, cex.m))
     assert cex.replay["measured"] == max(cex.replay["per_pe"]) != 3 * cex.n**2 // cex.m
+
+
+def test_the_memory_table_of_context_parallel_md_is_what_prove_prints():
+    import re
+    from pathlib import Path
+    text = (Path(__file__).parent.parent / "docs" / "context-parallel.md").read_text()
+    rows = re.findall(r"^\| `([a-z-]+)` \| ([^|]+) \| ([\d / ]+) \|$", text, re.M)
+    assert len(rows) == 8
+    reg = registry()
+    for name, inputs, peaks in rows:
+        got = held.summary(reg[name], Session())
+        assert got["at"]["per_pe"] == [int(x) for x in peaks.split("/")], name
+        if got["inputs_on_pe"] is None:
+            assert inputs.startswith("not derived"), name
+        else:
+            doc = sympy.sympify(re.sub(r"(\d)([a-z])", r"\1*\2", inputs.split(" (")[0].replace("·", "*")))
+            assert sympy.simplify(doc - sympy.sympify(got["inputs_on_pe"])) == 0, name
