@@ -16,13 +16,16 @@ derived spread, refuted at the smallest size where the enumerated spread differs
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import sympy
 
 from ringproof.errors import InternalError
 from ringproof.model.ring.trace import build_trace
 from ringproof.proofs.results import Counterexample, Verdict
-from ringproof.schedules.expr import lift
+from ringproof.schedules.expr import evaluate, lift, var
+from ringproof.schedules.shape import PARAMETERS
 
 FIGURE = (16, 4)     # (n, m) of the printed figures where the spread is not derived (or smaller)
 CLAIM_N = 24         # a claim is compared with enumeration up to this n where nothing is derived
@@ -99,6 +102,10 @@ def forms(schedule, session=None):
     return result
 
 
+def _has_op(t, op: str) -> bool:
+    return t.op == op or any(_has_op(a, op) for a in t.args if hasattr(a, "op"))
+
+
 def _by_terms(schedule, phase, st, P, decider):
     """The active ops of `phase` on PE l counted over the terms of its array's equation, each on
     the PE its coverage inverse names: |{terms t : inverse(t).l = l}|, equal to the ops on PE l
@@ -116,9 +123,13 @@ def _by_terms(schedule, phase, st, P, decider):
     ext = {"n": P.n, "d": P.d}
     loops = [(L, sympy.Integer(1), M)] + [(s, sympy.Integer(1), sympy.sympify(ext[x])) for s, x in zip(syms, dims)]
     where = sympy.true if eqn.where is None else sympy.sympify(eqn.where(P, *syms))
-    pe = sympy.sympify(phase.inverse(P, tuple(syms))["l"])
-    if pe.has(sympy.Piecewise):
+    from ringproof.schedules.dsl import with_derived
+    T = SimpleNamespace(**{name: var(name) for name in PARAMETERS})
+    T = with_derived(schedule.derived, T) if schedule.derived else T
+    pe = lift(phase.inverse(T, tuple(var(str(x)) for x in syms))["l"])       # read on Terms: cheap
+    if _has_op(pe, "ite"):
         raise Unknown("the PE of a term is chosen by cases (an ite in its inverse)")
+    pe = sympy.sympify(evaluate(pe, {**vars(P), **{str(x): x for x in syms}}))
     cond = sympy.And(where, sympy.Eq(pe, L))
     loops, cond = split_digits(loops, cond, keep=1) or (loops, cond)
     return count(loops, lifted(cond, loops, decider), decider, keep=1)
@@ -288,8 +299,9 @@ def readable(details: dict) -> str:
     per = "; ".join(f"{k} {v}" for k, v in details.get("per_pe", {}).items() if v != "0")
     on_l = f"active ops on PE l: {per}; " if per else ""
     if not per and details.get("per_phase"):
-        on_l = "active ops on PE l: " + "; ".join(f"{k} {v}" for k, v in details["per_phase"].items()) + \
-            (" (counted over their terms: rests on their coverage)" if details.get("on_coverage") else "") + "; "
+        on_l = "active ops on PE l: " + "; ".join(f"{k} {v}" for k, v in details["per_phase"].items()) + "; "
+    if details.get("on_coverage"):
+        on_l += f"({', '.join(details['on_coverage'])} counted over their terms: rests on their coverage); "
     if details.get("spread") is not None:
         return f"balance: {on_l}spread (max − min active ops over PEs) = {details['spread']} for every n"
     at = details.get("at")
