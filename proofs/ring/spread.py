@@ -24,6 +24,7 @@ import sympy
 from ringproof.errors import InternalError
 from ringproof.model.ring.trace import build_trace
 from ringproof.proofs.results import Counterexample, Verdict
+from ringproof.schedules.dsl import with_derived
 from ringproof.schedules.expr import evaluate, lift, var
 from ringproof.schedules.shape import PARAMETERS
 
@@ -54,8 +55,8 @@ def spread_of(table: dict) -> int:
 def forms(schedule, session=None):
     """({op kind: active ops on PE l, a closed form in k, m, kd and l}, {phase: its form}, why not,
     [phases whose form was counted over their terms, valid only with their coverage proved])
-    -- ({}, {the phases derived}, reason, [...]) where some phase's form is not derived. Each phase's form is checked by
-    enumeration (module doc). Found under the session's budget (None: a fresh session under the
+    -- ({}, {the phases derived}, reason, [...]) where some phase's form is not derived. Each
+    phase's form is checked by enumeration (module doc). Found under the session's budget (None: a fresh session under the
     default budget) and kept in it where derived."""
     from ringproof.proofs.ring.counting import _condition, _nest, _shape, parameters, with_parameters
     from ringproof.proofs.ring.nests import Decider, Unknown, count, lifted
@@ -89,7 +90,7 @@ def forms(schedule, session=None):
         phases[phase.name] = (st.op.value, got)
     exact = _exact_chunks(schedule)
     phases = {name: (kind, collapse(sympy.expand(v.xreplace(exact)), decider)) for name, (kind, v) in phases.items()}
-    bad = _check(schedule, phases, on_terms)
+    bad = _check(schedule, phases, on_terms) if phases else ""
     why = "; ".join(x for x in (bad, why) if x)
     if why:                                     # the phases derived, each checked, beside why not all
         result = ({}, {} if bad else {name: form for name, (_, form) in phases.items()}, why, [] if bad else on_terms)
@@ -123,10 +124,12 @@ def _by_terms(schedule, phase, st, P, decider):
     ext = {"n": P.n, "d": P.d}
     loops = [(L, sympy.Integer(1), M)] + [(s, sympy.Integer(1), sympy.sympify(ext[x])) for s, x in zip(syms, dims)]
     where = sympy.true if eqn.where is None else sympy.sympify(eqn.where(P, *syms))
-    from ringproof.schedules.dsl import with_derived
     T = SimpleNamespace(**{name: var(name) for name in PARAMETERS})
     T = with_derived(schedule.derived, T) if schedule.derived else T
-    pe = lift(phase.inverse(T, tuple(var(str(x)) for x in syms))["l"])       # read on Terms: cheap
+    pe = phase.inverse(T, tuple(var(str(x)) for x in syms)).get("l")
+    if pe is None:
+        raise Unknown("its inverse names no PE")
+    pe = lift(pe)                                   # read on Terms first: cheap
     if _has_op(pe, "ite"):
         raise Unknown("the PE of a term is chosen by cases (an ite in its inverse)")
     pe = sympy.sympify(evaluate(pe, {**vars(P), **{str(x): x for x in syms}}))
