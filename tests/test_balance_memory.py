@@ -13,7 +13,7 @@ from ringproof.proofs.cli.targets import registry
 from ringproof.proofs.options import Options
 from ringproof.proofs.results import Verdict
 from ringproof.proofs.ring import held, spread
-from ringproof.proofs.ring.nests import KD, K, M, Decider, count, lifted, split_digits
+from ringproof.proofs.ring.nests import K, M, Decider, count, lifted, split_digits
 from ringproof.proofs.ring.session import Session
 
 N, Mm, D, Ls = sympy.symbols("n m d l")
