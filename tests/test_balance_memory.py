@@ -49,6 +49,7 @@ def test_cases_of_one_value_collapse_and_different_ones_stay():
 def test_striped_spread_is_proved_and_its_per_pe_form_is_the_enumeration():
     S = registry()["striped"]
     got = spread.summary(S, Session())
+    assert got["spread"] is not None, (got["reason"], got.get("per_pe"))
     assert sympy.simplify(sympy.sympify(got["spread"]) - D * N * (Mm - 1) / Mm) == 0 and "at" not in got
     for n, m, d in S.shape.sizes(8, 4):
         macs = spread.per_pe(S, n, m, d)["MAC"]

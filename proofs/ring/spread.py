@@ -156,10 +156,17 @@ def collapse(form, decider, keep=(L,)):
     for value, _ in reversed(cases):
         if value.has(sympy.Piecewise):
             continue
-        if all(e == value or decider.never(sympy.And(c, sympy.Ne(sympy.expand(e - value), 0)), ctx)
-               for e, c in cases):
+        if all(e == value or decider.never(sympy.And(c, _nonzero(e - value)), ctx) for e, c in cases):
             return value
     return form
+
+
+def _nonzero(e):
+    """e ≠ 0 as each of its factors ≠ 0 (over the integers: mostly linear atoms for Z3)."""
+    coeff, factors = sympy.factor_list(sympy.expand(e))
+    if coeff == 0:
+        return sympy.false
+    return sympy.And(*[sympy.Ne(f, 0) for f, _ in factors])
 
 
 def _session(session):
