@@ -1,0 +1,62 @@
+"""Masked runs at the lower bound from proofs/search/construct.py, replayed by the checker and SAT."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import pytest
+
+from ringproof.errors import BadInput
+from ringproof.model.bitlevel import Run
+from ringproof.model.bitlevel.check import check_run
+from ringproof.model.bitlevel.types import SatVerdict
+from ringproof.proofs.search.bound import bound_value
+from ringproof.proofs.search.construct import at_bound, column_placement, masked_run, phase2
+from ringproof.proofs.search.sat_check import sat_check_run
+
+WITNESSES = pathlib.Path(__file__).resolve().parent.parent / "docs" / "witnesses"
+
+
+@pytest.mark.parametrize("n", [1, 3, 5])
+def test_a_masked_run_at_the_bound_is_built_and_both_replays_accept_it(n):
+    verdict, run = at_bound(n, solver="cadical195")
+    assert verdict == SatVerdict.SAT
+    assert run.T == bound_value("masked", n, n)
+    assert check_run(run) == []
+    assert sat_check_run(run, solver="cadical195").valid is True
+
+
+def test_without_e_sends_phase_2_needs_2n_minus_1_cycles_at_n_5():
+    """Each DIV on its EAC's PE (what the bridge gives a DSL schedule): 2n − 2 cycles refuted, 2n − 1 met."""
+    assert phase2(5, 8, e_sends=False, solver="cadical195")[0] == SatVerdict.UNSAT
+    verdict, w1_pe, ops, sends = phase2(5, 9, e_sends=False, solver="cadical195")
+    assert verdict == SatVerdict.SAT and not any(x[0] == "e" for _, _, x in sends)
+    where = {(kind, a, b): p for _, p, kind, a, b in ops}
+    assert all(where[("DIV", a, b)] == where[("EAC", a, b)] for kind, a, b in where if kind == "DIV")
+    assert check_run(masked_run(5, w1_pe, ops, sends, 9)) == []
+
+
+def test_a_run_built_around_a_broken_phase_2_is_rejected():
+    verdict, w1_pe, ops, sends = phase2(3, 5, solver="cadical195")
+    late = [(t + 1 if kind == "DIV" and a == 2 else t, p, kind, a, b) for t, p, kind, a, b in ops]
+    assert check_run(masked_run(3, w1_pe, ops, sends, 5)) == []
+    assert check_run(masked_run(3, w1_pe, late, sends, 5)) != []        # a DIV of row 3 moved past phase 2
+
+
+def test_the_diagonals_need_h_pairs_per_pe_and_odd_n():
+    verdict, w1_pe, ops, sends = phase2(3, 5, solver="cadical195")
+    crowded = {**w1_pe, **{ab: 0 for ab in list(w1_pe)[:3]}}
+    with pytest.raises(BadInput):
+        masked_run(3, crowded, ops, sends, 5)
+    with pytest.raises(BadInput):
+        at_bound(4)
+
+
+@pytest.mark.parametrize("path", sorted(WITNESSES.glob("masked-*.json")), ids=lambda p: p.stem)
+def test_the_stored_witnesses_are_valid_runs_at_the_bound(path):
+    doc = json.loads(path.read_text())
+    n = doc["n"]
+    run = Run.from_json(doc, "masked", n, n, n, doc["T"], column_placement(n))
+    assert doc["T"] == bound_value("masked", n, n)
+    assert check_run(run) == []
