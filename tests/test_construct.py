@@ -1,4 +1,4 @@
-"""Masked runs at the lower bound from proofs/search/construct.py, replayed by the checker and SAT."""
+"""Runs at the lower bound from proofs/search/construct.py, replayed by the checker and SAT."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from ringproof.model.bitlevel import Run
 from ringproof.model.bitlevel.check import check_run
 from ringproof.model.bitlevel.types import SatVerdict
 from ringproof.proofs.search.bound import bound_value
-from ringproof.proofs.search.construct import at_bound, column_placement, masked_run, phase2
+from ringproof.proofs.search.construct import (at_bound, column_placement, masked_run, phase2, symmetric_phase1,
+                                               symmetric_run)
 from ringproof.proofs.search.sat_check import sat_check_run
 
 WITNESSES = pathlib.Path(__file__).resolve().parent.parent / "docs" / "witnesses"
@@ -60,3 +61,29 @@ def test_the_stored_witnesses_are_valid_runs_at_the_bound(path):
     run = Run.from_json(doc, "masked", n, n, n, doc["T"], column_placement(n))
     assert doc["T"] == bound_value("masked", n, n)
     assert check_run(run) == []
+
+
+SIZES = [(n, m) for n in range(1, 9) for m in range(1, n + 1) if n % m == 0]
+
+
+@pytest.mark.parametrize("n,m", SIZES)
+def test_the_symmetric_construction_is_a_valid_run_at_the_bound(n, m):
+    run = symmetric_run(n, m)
+    assert run.T == bound_value("symmetric", n, m)
+    assert check_run(run) == []
+
+
+@pytest.mark.parametrize("n,m", [(4, 4), (6, 3), (8, 8)])
+def test_the_sat_check_accepts_the_symmetric_construction(n, m):
+    assert sat_check_run(symmetric_run(n, m), solver="cadical195").valid is True
+
+
+def test_the_symmetric_phase_1_fills_every_slot_and_a_swapped_pair_of_slots_is_rejected():
+    ops, sends, L1 = symmetric_phase1(6, 3)
+    assert L1 == 6 * 6 * 7 // (2 * 3) and sorted((o.t, o.p) for o in ops) == [(t, p) for t in range(L1) for p in range(3)]
+    run = symmetric_run(6, 3)
+    first = [o for o in run.ops if o.kind == "MAC1" and o.t == 0][0]
+    later = [o for o in run.ops if o.kind == "MAC1" and o.t == 1 and o.p == first.p][0]
+    swapped = tuple(o.__class__(later.t, o.p, o.kind, o.i, o.j, o.l) if o == first else
+                    o.__class__(first.t, o.p, o.kind, o.i, o.j, o.l) if o == later else o for o in run.ops)
+    assert check_run(Run(run.variant, 6, 3, 6, run.T, swapped, run.sends, run.placement)) != []

@@ -1,7 +1,23 @@
-"""Masked runs at the lower bound, n = m = d odd: a diagonal phase 1 and phase 3 around a phase 2
-found by SAT (docs/optimal.md §6).
+"""Runs at the lower bound built outside the DSL (docs/optimal.md §6): symmetric for every n and
+m | n (`symmetric_run`, a closed-form phase 1 before algo2-fast's phases 2 and 3), masked at
+n = m = d odd (`masked_run`, a diagonal phase 1 and phase 3 around a phase 2 found by SAT).
 
-At m = n = d with n = 2h − 1 odd, phases 1 and 3 of the bound take n·h cycles each, every PE busy in
+Symmetric, phase 1 in n²(n+1)/(2m) cycles with every PE busy in every cycle (x[·, C] on PE C mod m):
+think of n virtual PEs, one per column C, over M = n(n+1)/2 virtual cycles, with f(C) =
+⌈C(n+1)/2⌉. Virtual PE C at virtual cycle t works on chain (t − f(C)) mod M, so each chain visits
+every column once and, as f steps by δ_C = f(C+1) − f(C) ≥ 1 and f(n) = M, at increasing times
+from column e + 1 round to column e, where M − f(e+1) ≤ chain < M − f(e): δ_e chains end on
+column e, ⌈(n+1)/2⌉ or ⌊(n+1)/2⌋, exactly the number of pairs {A, B} with (A−1)+(B−1) ≡ e (mod n)
+for each e (and their order). Each chain moves on right after its MAC, so a virtual PE sends one
+datum per cycle. Real PE p runs the k = n/m virtual PEs p, p + m, ... one after the other (real
+cycle k·t + i for column p + i·m): a move from column C to C + 1 is a move from PE p to p + 1 (or
+m − 1 to 0), one per real cycle, and lands before the next column's slot. So phase 1 ends each pair
+where algo2-fast's phase 2 reads it (PE (A−1)+(B−1) mod m), and phases 2 and 3 are algo2-fast's,
+which meet their bounds: T is the bound for every n and m | n. No chain has to move in lock step
+(docs/optimal.md §6 showed lock-step chains cannot reach it for even n); the waiting sums are the
+freedom that was missing.
+
+Masked, at m = n = d with n = 2h − 1 odd: phases 1 and 3 of the bound take n·h cycles each, every PE busy in
 every cycle. A phase-1 chain that moves one PE per cycle over the n columns (x[·, C] on PE C)
 stays on one diagonal of the PE × cycle grid, and the h chains of a diagonal all end on the same
 PE: so phase 1 can leave **any** h pairs on each PE, and phase 3, copying each w[A, B] along a
@@ -22,10 +38,11 @@ from pysat.card import CardEnc, EncType
 
 from ringproof.errors import BadInput
 from ringproof.model.bitlevel import Op, Run, Send
+from ringproof.model.bitlevel.bridge import to_run
 from ringproof.model.bitlevel.problem import Problem, spread_cycles
+from ringproof.model.bitlevel.types import SatVerdict
 from ringproof.proofs.search.cnf import Encoding
 from ringproof.proofs.search.portfolio import DEFAULT_SOLVER, solve
-from ringproof.model.bitlevel.types import SatVerdict
 
 
 def _checked(n: int) -> int:
@@ -100,3 +117,49 @@ def at_bound(n: int, solver: str = DEFAULT_SOLVER, timeout: float | None = None)
     L2 = n + spread_cycles(n, n)
     verdict, w1_pe, ops, sends = phase2(n, L2, solver=solver, timeout=timeout)
     return verdict, (masked_run(n, w1_pe, ops, sends, L2) if w1_pe is not None else None)
+
+
+def symmetric_pairs_on(n: int, e: int) -> list[tuple[int, int]]:
+    """The pairs (a, b), a ≥ b, 0-based, with a + b ≡ e (mod n), in algo2-fast's block order g."""
+    half = e // 2
+    out = []
+    for g in range(n // 2 + 1):
+        b = g if g <= half else g + e - half
+        a = (e - b) % n
+        if a >= b:
+            out.append((a, b))
+    return out
+
+
+def symmetric_phase1(n: int, m: int) -> tuple[list[Op], list[Send], int]:
+    """The closed-form phase 1 (module docstring): its ops, sends and length n²(n+1)/(2m)."""
+    if not (isinstance(n, int) and isinstance(m, int) and 1 <= m <= n and n % m == 0):
+        raise BadInput(f"expected sizes with m | n, got n={n!r}, m={m!r}")
+    k, M = n // m, n * (n + 1) // 2
+    f = [(C * (n + 1) + 1) // 2 for C in range(n + 1)]
+    chain_pair = {}
+    for e in range(n):
+        for g, pair in enumerate(symmetric_pairs_on(n, e)):
+            chain_pair[M - f[e + 1] + g] = pair
+    ops, sends = [], []
+    for t in range(M):
+        for C in range(n):
+            a, b = chain_pair[(t - f[C]) % M]
+            cycle, pe = k * t + C // m, C % m
+            ops.append(Op(cycle, pe, "MAC1", b, a, C))
+            if t + f[C + 1] - f[C] < M:          # not the chain's last column: it moves on
+                sends.append(Send(cycle, pe, ("w1", b, a)))
+    return ops, sends, k * M
+
+
+def symmetric_run(n: int, m: int) -> Run:
+    """The closed-form phase 1, then algo2-fast's phases 2 and 3 (its run through the bridge, shifted)."""
+    from ringproof.schedules.algo2_fast import ALGO2_FAST
+
+    ops, sends, L1 = symmetric_phase1(n, m)
+    fast = to_run(ALGO2_FAST, n, m)
+    start = min(o.t for o in fast.ops if o.kind != "MAC1")
+    ops += [Op(o.t - start + L1, o.p, o.kind, o.i, o.j, o.l) for o in fast.ops if o.kind != "MAC1"]
+    sends += [Send(s.t - start + L1, s.p, s.datum) for s in fast.sends if s.t >= start]
+    return Run("symmetric", n, m, n, fast.T - start + L1, tuple(sorted(ops, key=lambda o: (o.t, o.p))),
+               tuple(sorted(sends, key=lambda s: (s.t, s.p))), fast.placement)
