@@ -1,35 +1,29 @@
 """Runs at the lower bound built outside the DSL (docs/optimal.md §6): symmetric for every n and
-m | n (`symmetric_run`, a closed-form phase 1 before algo2-fast's phases 2 and 3), masked at
-n = m = d odd (`masked_run`, a diagonal phase 1 and phase 3 around a phase 2 found by SAT).
+m | n (`symmetric_run`), masked at n = m = d (`masked_run` around a phase 2 found by SAT).
 
-Symmetric, phase 1 in n²(n+1)/(2m) cycles with every PE busy in every cycle (x[·, C] on PE C mod m):
-think of n virtual PEs, one per column C, over M = n(n+1)/2 virtual cycles, with f(C) =
-⌈C(n+1)/2⌉. Virtual PE C at virtual cycle t works on chain (t − f(C)) mod M, so each chain visits
-every column once and, as f steps by δ_C = f(C+1) − f(C) ≥ 1 and f(n) = M, at increasing times
-from column e + 1 round to column e, where M − f(e+1) ≤ chain < M − f(e): δ_e chains end on
-column e, ⌈(n+1)/2⌉ or ⌊(n+1)/2⌋, exactly the number of pairs {A, B} with (A−1)+(B−1) ≡ e (mod n)
-for each e (and their order). Each chain moves on right after its MAC, so a virtual PE sends one
-datum per cycle. Real PE p runs the k = n/m virtual PEs p, p + m, ... one after the other (real
-cycle k·t + i for column p + i·m): a move from column C to C + 1 is a move from PE p to p + 1 (or
-m − 1 to 0), one per real cycle, and lands before the next column's slot. So phase 1 ends each pair
-where algo2-fast's phase 2 reads it (PE (A−1)+(B−1) mod m), and phases 2 and 3 are algo2-fast's,
-which meet their bounds: T is the bound for every n and m | n. No chain has to move in lock step
-(docs/optimal.md §6 showed lock-step chains cannot reach it for even n); the waiting sums are the
-freedom that was missing.
+Waiting chains (`waiting_chains`), at m = n over M = n(n+1)/2 cycles: given how many chains end on
+each column e (δ_e ≥ 1, Σ δ_e = M), let f(0) = 0 and f(C+1) = f(C) + δ_C, so f(n) = M. PE C at cycle
+t works on chain (t − f(C)) mod M. Each PE runs one op per cycle; each chain takes every column
+once, at increasing cycles (f grows by δ ≥ 1 per column and by M round the ring) from column e + 1
+round to column e, where M − f(e+1) ≤ chain < M − f(e): δ_e chains end on column e, in any order.
+A chain moves (or copies its datum) on right after its op, so a PE sends one datum per cycle, and
+it waits where it arrives early. Phases 1 and 3 of symmetric and masked attention at the bound
+(n(n+1)/2 chains of n ops: every PE busy in every cycle) are such chains, for any count of pairs
+left on (phase 1) or taken from (phase 3) each PE.
 
-Masked, at m = n = d with n = 2h − 1 odd: phases 1 and 3 of the bound take n·h cycles each, every PE busy in
-every cycle. A phase-1 chain that moves one PE per cycle over the n columns (x[·, C] on PE C)
-stays on one diagonal of the PE × cycle grid, and the h chains of a diagonal all end on the same
-PE: so phase 1 can leave **any** h pairs on each PE, and phase 3, copying each w[A, B] along a
-diagonal from where its DIV ran, accepts any h DIVs per PE. What is left is phase 2: EACs and DIVs
-in n + K(n) cycles. `phase2` asks the bit-level encoding (`cnf.Encoding`) for it, with the choice
-of which h pairs each PE holds encoded as a one-column phase 1 (inputs on every PE, no sends, h
-cycles: every PE makes exactly h w1) and h DIVs per PE (cardinality clauses). `masked_run` puts the
-three phases together; the caller replays it (`check_run`, `sat_check_run`) like every witness.
+Symmetric: δ_e is the number of pairs {A, B} with (A−1)+(B−1) ≡ e (mod n) (f(C) = ⌈C(n+1)/2⌉),
+so phase 1 leaves each pair where algo2-fast's phase 2 reads it, and phases 2 and 3 are
+algo2-fast's: T is the bound. For m < n, PE p runs the k = n/m columns p + i·m one after the other
+(cycle k·t + i): a move from column C to C + 1 is a move to the next PE, one per cycle, landing
+before that column's slot. `schedules/algo2_even.py` is this phase 1 at m = n in the DSL.
 
-With `e_sends=False` no e_AB travels, so each DIV runs on the PE of its EAC (what a DSL schedule
-gives through the bridge, whose DIV reads e where the EAC left it): then phase 2 needs at least
-2n − 1 cycles at m = n (docs/optimal.md §6), checked here by the solver at small n.
+Masked: `phase2` asks the SAT encoding of bitlevel.md (`cnf.Encoding`) for a phase 2 of n + K(n)
+cycles with the placement free (a one-column phase 1 whose inputs are on every PE and which sends
+nothing, ⌈(n+1)/2⌉ cycles: each PE makes up to that many w1, at least one) and at least one DIV per
+PE; `masked_run` puts waiting chains around it. The caller replays the run (`check_run`,
+`sat_check_run`) like every witness. With `e_sends=False` no e_AB travels, so each DIV runs on
+the PE of its EAC, as a DSL schedule's does through the bridge: then phase 2 needs at least 2n − 1
+cycles at m = n (docs/optimal.md §6), which the solver confirms at small n.
 """
 
 from __future__ import annotations
@@ -45,76 +39,83 @@ from ringproof.proofs.search.cnf import Encoding
 from ringproof.proofs.search.portfolio import DEFAULT_SOLVER, solve
 
 
-def _checked(n: int) -> int:
-    if not isinstance(n, int) or n < 1 or n % 2 == 0:
-        raise BadInput(f"the diagonal construction needs an odd n ≥ 1, got n={n!r}")
-    return (n + 1) // 2
-
-
 def column_placement(n: int) -> dict:
     """q[A, C], k[B, C], v[B, C] on PE C (0-based), as the DSL schedules place them."""
     return {(a, i, l): l for a in ("q", "k", "v") for i in range(n) for l in range(n)}
 
 
+def waiting_chains(n: int, ends: dict):
+    """(item, column C, cycle t, last) of every MAC of the chains `ends` {column e: [items]} asks for,
+    each ending on its column e, every column e with at least one (docstring: f steps by len(ends[e]))."""
+    if sorted(ends) != list(range(n)) or not all(ends[e] for e in range(n)):
+        raise BadInput(f"every column 0..{n - 1} must end at least one chain")
+    f = [0]
+    for e in range(n):
+        f.append(f[-1] + len(ends[e]))
+    M = f[n]
+    for e in range(n):
+        for g, item in enumerate(ends[e]):
+            c = M - f[e + 1] + g
+            for C in range(n):
+                yield item, C, (c + f[C]) % M, C == e
+
+
 def phase2(n: int, L2: int, e_sends: bool = True, solver: str = DEFAULT_SOLVER, timeout: float | None = None):
-    """(verdict, w1_pe, ops, sends): a phase 2 of L2 cycles at m = n (0-based cycles from its start),
-    w1_pe {(A, B): PE} the h pairs each PE holds after phase 1, ops [(t, p, kind, A, B)], sends
-    [(t, p, datum)]; None for the last three unless the verdict is SAT."""
-    h = _checked(n)
+    """(verdict, w1_pe, ops, sends): a masked phase 2 of L2 cycles at m = n (0-based cycles from its
+    start), w1_pe {(A, B): PE} where phase 1 leaves each pair (at least one per PE, at most
+    ⌈(n+1)/2⌉), ops [(t, p, kind, A, B)] with at least one DIV per PE, sends [(t, p, datum)]; None for
+    the last three unless the verdict is SAT."""
+    if not isinstance(n, int) or n < 1:
+        raise BadInput(f"expected a positive n, got n={n!r}")
+    cap = (n + 2) // 2
     prob = Problem("masked", n, n, d=1).up_to(2)
     prob.initial = {x: frozenset(range(n)) for x in prob.inputs}     # the choice: any PE may make any w1
-    enc = Encoding(prob, h + L2, split=(h, L2, 0), compact=False)
+    enc = Encoding(prob, cap + L2, split=(cap, L2, 0), compact=False)
     cnf = enc.cnf
     for (x, p, t), v in list(enc.send.items()) + list(enc.mv.items()):
-        if t < h or (not e_sends and x[0] == "e"):
+        if t < cap or (not e_sends and x[0] == "e"):
             cnf.add([-v])
-    for p in range(n):
-        divs = [v for k, s in enumerate(prob.ops) if s.key[0] == "DIV" for (q, _), v in enc.opv[k].items() if q == p]
-        card = CardEnc.equals(lits=divs, bound=h, top_id=cnf.nv, encoding=EncType.seqcounter)
-        cnf.nv = max(cnf.nv, card.nv)
-        cnf.clauses.extend(card.clauses)
+    for kind in ("MAC1", "DIV"):
+        for p in range(n):
+            lits = [v for k, s in enumerate(prob.ops) if s.key[0] == kind for (q, _), v in enc.opv[k].items() if q == p]
+            card = CardEnc.atleast(lits=lits, bound=1, top_id=cnf.nv, encoding=EncType.seqcounter)
+            cnf.nv = max(cnf.nv, card.nv)
+            cnf.clauses.extend(card.clauses)
     verdict, model, _ = solve(cnf.clauses, cnf.nv, solver, timeout)
     if verdict != SatVerdict.SAT:
         return verdict, None, None, None
     place, sends = enc.decode(model)
     w1_pe = {(i, j): p for (kind, i, j, _), (p, _) in place.items() if kind == "MAC1"}
-    ops = sorted((t - h, p, kind, i, j) for (kind, i, j, _), (p, t) in place.items() if kind != "MAC1")
-    return verdict, w1_pe, ops, [(t - h, p, x) for t, p, x in sends if t >= h]
+    ops = sorted((t - cap, p, kind, i, j) for (kind, i, j, _), (p, t) in place.items() if kind != "MAC1")
+    return verdict, w1_pe, ops, [(t - cap, p, x) for t, p, x in sends if t >= cap]
 
 
 def masked_run(n: int, w1_pe: dict, ops: list, sends: list, L2: int) -> Run:
-    """The run: phase 1 on diagonals ending where `w1_pe` says, the given phase 2, phase 3 on
-    diagonals starting at the DIVs. PE d's j-th pair is the chain of cycles j·n .. j·n + n − 1 on
-    the diagonal p − t ≡ d + 1 (mod n): it ends on PE d; phase 3 mirrors it from the DIV's PE."""
-    h = _checked(n)
-    L1 = n * h
-    out_ops, out_sends = [], []
-    ends: dict = {}
+    """The run at m = n = d: phase 1 by `waiting_chains` ending each pair where `w1_pe` says, the given
+    phase 2, phase 3 by `waiting_chains` whose copies of w[A, B] start at its DIV (ending one PE
+    before it); phases 1 and 3 take n(n+1)/2 cycles each, every PE busy in every cycle."""
+    M = n * (n + 1) // 2
+    out_ops = [Op(M + t, p, kind, A, B) for t, p, kind, A, B in ops]
+    out_sends = [Send(M + t, p, x) for t, p, x in sends]
+    ends1: dict = {e: [] for e in range(n)}
+    ends3: dict = {e: [] for e in range(n)}
     for ab, p in sorted(w1_pe.items()):
-        ends.setdefault(p, []).append(ab)
-    starts: dict = {}
+        ends1[p].append(ab)
     for t, p, kind, A, B in ops:
-        out_ops.append(Op(L1 + t, p, kind, A, B))
         if kind == "DIV":
-            starts.setdefault(p, []).append((A, B))
-    out_sends += [Send(L1 + t, p, x) for t, p, x in sends]
-    for lane, kind, datum, base, shift in ((ends, "MAC1", "w1", 0, 1), (starts, "MAC3", "w", L1 + L2, 0)):
-        if sorted(len(v) for v in lane.values()) != [h] * n:
-            raise BadInput(f"each PE must hold {h} {datum} for the diagonals of n={n}")
-        for d, pairs in lane.items():
-            for j, (A, B) in enumerate(sorted(pairs)):
-                for s in range(n):
-                    t, pe = base + j * n + s, (d + s + shift) % n
-                    out_ops.append(Op(t, pe, kind, A, B, pe))
-                    if s < n - 1:
-                        out_sends.append(Send(t, pe, (datum, A, B)))
-    return Run("masked", n, n, n, 2 * L1 + L2, tuple(sorted(out_ops, key=lambda o: (o.t, o.p))),
+            ends3[(p - 1) % n].append((A, B))
+    for ends, kind, datum, base in ((ends1, "MAC1", "w1", 0), (ends3, "MAC3", "w", M + L2)):
+        for (A, B), C, t, last in waiting_chains(n, ends):
+            out_ops.append(Op(base + t, C, kind, A, B, C))
+            if not last:
+                out_sends.append(Send(base + t, C, (datum, A, B)))
+    return Run("masked", n, n, n, 2 * M + L2, tuple(sorted(out_ops, key=lambda o: (o.t, o.p))),
                tuple(sorted(out_sends, key=lambda s: (s.t, s.p))), column_placement(n))
 
 
 def at_bound(n: int, solver: str = DEFAULT_SOLVER, timeout: float | None = None) -> tuple[SatVerdict, Run | None]:
     """A masked run with T = the bound (phase 2 in n + K(n) cycles), or the solver's verdict on why not."""
-    L2 = n + spread_cycles(n, n)
+    L2 = max(n + 1, n + spread_cycles(n, n))
     verdict, w1_pe, ops, sends = phase2(n, L2, solver=solver, timeout=timeout)
     return verdict, (masked_run(n, w1_pe, ops, sends, L2) if w1_pe is not None else None)
 
@@ -132,24 +133,17 @@ def symmetric_pairs_on(n: int, e: int) -> list[tuple[int, int]]:
 
 
 def symmetric_phase1(n: int, m: int) -> tuple[list[Op], list[Send], int]:
-    """The closed-form phase 1 (module docstring): its ops, sends and length n²(n+1)/(2m)."""
+    """The symmetric phase 1 (module docstring): its ops, sends and length n²(n+1)/(2m)."""
     if not (isinstance(n, int) and isinstance(m, int) and 1 <= m <= n and n % m == 0):
         raise BadInput(f"expected sizes with m | n, got n={n!r}, m={m!r}")
-    k, M = n // m, n * (n + 1) // 2
-    f = [(C * (n + 1) + 1) // 2 for C in range(n + 1)]
-    chain_pair = {}
-    for e in range(n):
-        for g, pair in enumerate(symmetric_pairs_on(n, e)):
-            chain_pair[M - f[e + 1] + g] = pair
+    k = n // m
     ops, sends = [], []
-    for t in range(M):
-        for C in range(n):
-            a, b = chain_pair[(t - f[C]) % M]
-            cycle, pe = k * t + C // m, C % m
-            ops.append(Op(cycle, pe, "MAC1", b, a, C))
-            if t + f[C + 1] - f[C] < M:          # not the chain's last column: it moves on
-                sends.append(Send(cycle, pe, ("w1", b, a)))
-    return ops, sends, k * M
+    for (a, b), C, t, last in waiting_chains(n, {e: symmetric_pairs_on(n, e) for e in range(n)}):
+        cycle, pe = k * t + C // m, C % m
+        ops.append(Op(cycle, pe, "MAC1", b, a, C))
+        if not last:
+            sends.append(Send(cycle, pe, ("w1", b, a)))
+    return ops, sends, k * n * (n + 1) // 2
 
 
 def symmetric_run(n: int, m: int) -> Run:
