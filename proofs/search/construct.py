@@ -31,9 +31,9 @@ from __future__ import annotations
 from pysat.card import CardEnc, EncType
 
 from ringproof.errors import BadInput
-from ringproof.model.bitlevel import Op, Run, Send
+from ringproof.model.bitlevel import BitOp, BitSend, Run
 from ringproof.model.bitlevel.bridge import to_run
-from ringproof.model.bitlevel.problem import Problem, spread_cycles
+from ringproof.model.bitlevel.problem import BitProblem, spread_cycles
 from ringproof.model.bitlevel.types import SatVerdict
 from ringproof.proofs.search.cnf import Encoding
 from ringproof.proofs.search.portfolio import DEFAULT_SOLVER, solve
@@ -68,7 +68,7 @@ def phase2(n: int, L2: int, e_sends: bool = True, solver: str = DEFAULT_SOLVER, 
     if not isinstance(n, int) or n < 1:
         raise BadInput(f"expected a positive n, got n={n!r}")
     cap = (n + 2) // 2
-    prob = Problem("masked", n, n, d=1).up_to(2)
+    prob = BitProblem("masked", n, n, d=1).up_to(2)
     prob.initial = {x: frozenset(range(n)) for x in prob.inputs}     # the choice: any PE may make any w1
     enc = Encoding(prob, cap + L2, split=(cap, L2, 0), compact=False)
     cnf = enc.cnf
@@ -95,8 +95,8 @@ def masked_run(n: int, w1_pe: dict, ops: list, sends: list, L2: int) -> Run:
     phase 2, phase 3 by `waiting_chains` whose copies of w[A, B] start at its DIV (ending one PE
     before it); phases 1 and 3 take n(n+1)/2 cycles each, every PE busy in every cycle."""
     M = n * (n + 1) // 2
-    out_ops = [Op(M + t, p, kind, A, B) for t, p, kind, A, B in ops]
-    out_sends = [Send(M + t, p, x) for t, p, x in sends]
+    out_ops = [BitOp(M + t, p, kind, A, B) for t, p, kind, A, B in ops]
+    out_sends = [BitSend(M + t, p, x) for t, p, x in sends]
     ends1: dict = {e: [] for e in range(n)}
     ends3: dict = {e: [] for e in range(n)}
     for ab, p in sorted(w1_pe.items()):
@@ -106,9 +106,9 @@ def masked_run(n: int, w1_pe: dict, ops: list, sends: list, L2: int) -> Run:
             ends3[(p - 1) % n].append((A, B))
     for ends, kind, datum, base in ((ends1, "MAC1", "w1", 0), (ends3, "MAC3", "w", M + L2)):
         for (A, B), C, t, last in waiting_chains(n, ends):
-            out_ops.append(Op(base + t, C, kind, A, B, C))
+            out_ops.append(BitOp(base + t, C, kind, A, B, C))
             if not last:
-                out_sends.append(Send(base + t, C, (datum, A, B)))
+                out_sends.append(BitSend(base + t, C, (datum, A, B)))
     return Run("masked", n, n, n, 2 * M + L2, tuple(sorted(out_ops, key=lambda o: (o.t, o.p))),
                tuple(sorted(out_sends, key=lambda s: (s.t, s.p))), column_placement(n))
 
@@ -132,7 +132,7 @@ def symmetric_pairs_on(n: int, e: int) -> list[tuple[int, int]]:
     return out
 
 
-def symmetric_phase1(n: int, m: int) -> tuple[list[Op], list[Send], int]:
+def symmetric_phase1(n: int, m: int) -> tuple[list[BitOp], list[BitSend], int]:
     """The symmetric phase 1 (module docstring): its ops, sends and length n²(n+1)/(2m)."""
     if not (isinstance(n, int) and isinstance(m, int) and 1 <= m <= n and n % m == 0):
         raise BadInput(f"expected sizes with m | n, got n={n!r}, m={m!r}")
@@ -140,9 +140,9 @@ def symmetric_phase1(n: int, m: int) -> tuple[list[Op], list[Send], int]:
     ops, sends = [], []
     for (a, b), C, t, last in waiting_chains(n, {e: symmetric_pairs_on(n, e) for e in range(n)}):
         cycle, pe = k * t + C // m, C % m
-        ops.append(Op(cycle, pe, "MAC1", b, a, C))
+        ops.append(BitOp(cycle, pe, "MAC1", b, a, C))
         if not last:
-            sends.append(Send(cycle, pe, ("w1", b, a)))
+            sends.append(BitSend(cycle, pe, ("w1", b, a)))
     return ops, sends, k * n * (n + 1) // 2
 
 
@@ -153,7 +153,7 @@ def symmetric_run(n: int, m: int) -> Run:
     ops, sends, L1 = symmetric_phase1(n, m)
     fast = to_run(ALGO2_FAST, n, m)
     start = min(o.t for o in fast.ops if o.kind != "MAC1")
-    ops += [Op(o.t - start + L1, o.p, o.kind, o.i, o.j, o.l) for o in fast.ops if o.kind != "MAC1"]
-    sends += [Send(s.t - start + L1, s.p, s.datum) for s in fast.sends if s.t >= start]
+    ops += [BitOp(o.t - start + L1, o.p, o.kind, o.i, o.j, o.l) for o in fast.ops if o.kind != "MAC1"]
+    sends += [BitSend(s.t - start + L1, s.p, s.datum) for s in fast.sends if s.t >= start]
     return Run("symmetric", n, m, n, fast.T - start + L1, tuple(sorted(ops, key=lambda o: (o.t, o.p))),
                tuple(sorted(sends, key=lambda s: (s.t, s.p))), fast.placement)
