@@ -97,9 +97,9 @@ def _w1_done(P, A, B):
 
 RELIES = "_w1_done: phase 1 ends pair {A, B} on PE ((A−1)+(B−1)) mod n + 1 (`_end`, `phase1_at`)"
 
-# m = n: h(n+1) = n(n+1)/2 cycles of phase 1 with m MACs each (each pair once, d = n MACs), d·n² MACs in
+# m = n: (n/2)(n+1) = n(n+1)/2 cycles of phase 1 with m MACs each (each pair once, d = n MACs), d·n² MACs in
 # phase 3; no MOVE cycle anywhere; T = the bound.
-CLAIMS = {"cycles": "h*(n + 1) + 2*n**2/m + n**3/m", "MAC": "n**3 + m*h*(n + 1)",
+CLAIMS = {"cycles": "floor(n/2)*(n + 1) + 2*n**2/m + n**3/m", "MAC": "n**3 + m*floor(n/2)*(n + 1)",
           "EAC": "n**2", "DIV": "n**2"}
 
 ALGO2_EVEN = Schedule("algo2-even", SYMMETRIC_ONCE,

@@ -86,3 +86,11 @@ def test_the_gap_statements_are_proved_and_a_false_one_is_not():
     wrong = gaps._check("wrong", "", gaps.cycles(ALGO2_FAST) - gaps.cycles(ALGO2_EVEN),
                         lambda t, zn, zm: t == zn, lambda zn, zm, zk: [zk == 1, zn % 2 == 0], [(0, gaps.EVERY, 1)])
     assert not wrong.proved
+
+
+def test_the_report_draws_it_at_the_nearest_size_its_side_condition_admits():
+    from ringproof.proofs.report.collect import picture_size
+    from ringproof.schedules.algo1 import ALGO1
+
+    assert picture_size(ALGO2_EVEN, (4, 2)) == (4, 4) and picture_size(ALGO2_EVEN, (5, 2)) == (6, 6)
+    assert picture_size(ALGO1, (4, 2)) == (4, 2)
