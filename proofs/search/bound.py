@@ -228,8 +228,8 @@ def enumerated(variant: str, limit: int = 8) -> Step:
         return all(sum(BitProblem(variant, nn, mm, dd).phase_minimum()) == bound_value(variant, nn, mm, dd)
                    for nn in range(1, limit + 1) for mm in range(1, nn + 1) if nn % mm == 0
                    for dd in sorted({1, 2, 3} | ({nn} if nn <= 6 else set())))
-    return _timed("enumerated", f"closed form = Σ BitProblem.phase_minimum for n ≤ {limit}, m | n, d ∈ {{1, 2, 3}} "
-                  "(and d = n for n ≤ 6)", "enumeration", ok)
+    return _timed("enumerated", f"closed form = Σ BitProblem.phase_minimum for n ≤ {limit}, m | n, "
+                  "d ∈ {1, 2, 3} (and d = n for n ≤ 6)", "enumeration", ok)
 
 
 def _as_step(lemma) -> Step:
