@@ -38,9 +38,11 @@ PROVE = "import sys; from ringproof.proofs.cli.main import main; sys.exit(main(s
 
 
 def run(argv: list[str], env: dict | None = None, code: str = PROVE) -> tuple[float, float, int]:
-    """(wall seconds, peak resident GiB, exit code) of one `prove` process (`code`: another entry)."""
+    """(wall seconds, peak resident GiB, exit code) of one `prove` process (`code`: another entry);
+    -P: the working folder is not on sys.path, so a checkout's `ringproof/` folder there is not
+    imported in place of the tree being measured."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-c", code, *argv],
+    proc = subprocess.Popen([sys.executable, "-P", "-c", code, *argv],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -86,8 +88,9 @@ def revision(rev: str):
                 if name != "ringproof":
                     (top / name.split(".", 1)[1]).symlink_to(tree / folder)
             env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(pkg), os.environ.get("PYTHONPATH")]))}
-            where = subprocess.run([sys.executable, "-c", "import ringproof.proofs.cli.verify as m; print(m.__file__)"],
-                                   env=env, capture_output=True, text=True, check=True).stdout.strip()
+            probe = "import ringproof.proofs.cli.verify as m; print(m.__file__)"
+            where = subprocess.run([sys.executable, "-P", "-c", probe], env=env, capture_output=True, text=True,
+                                   check=True).stdout.strip()
             if not where.startswith(str(pkg)):
                 raise SystemExit(f"--against {rev}: `prove` still imports {where}, not the revision's tree")
             yield env
