@@ -206,9 +206,9 @@ def _validates_with_front(out: Path) -> str:
 
 
 def test_report_of_algorithm_2_with_front_validates(tmp_path):
-    """The front and a counted target's typeset counts, on one target (every registered target:
-    test_full_report_with_front_validates, slow)."""
-    code, out, err = call("report", "algo2", "--out", str(tmp_path), "--quiet")
+    """The front and a counted target's typeset counts, on one target and its counts alone (every
+    registered target, every property: test_full_report_with_front_validates, slow)."""
+    code, out, err = call("report", "algo2", "--property", "counts", "--out", str(tmp_path), "--quiet")
     assert code == 0, err
     page = _validates_with_front(tmp_path)
     counts = page.split("<h3>Counts")[1].split("</table>")[0]
