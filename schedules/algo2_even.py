@@ -22,9 +22,9 @@ this target is m = n (`requires`), where every property is proved.
 from __future__ import annotations
 
 from ringproof.schedules.algo1 import home, placement
-from ringproof.schedules.algo2_fast import _pair, _phase2a, _phase2b, _phase3, _sum, _g_of
+from ringproof.schedules.algo2_fast import _g_of, _phase2a, _phase2b, _phase3, _sum
 from ringproof.schedules.dsl import HOME, MAC, At, Loop, Move, Phase, Schedule, Step
-from ringproof.schedules.expr import and_, div, eq, ge, ite, lt, mod, ne, wrap
+from ringproof.schedules.expr import and_, div, eq, ge, ite, le, lt, mod, ne, wrap
 from ringproof.schedules.problems import SYMMETRIC_ONCE, w1, x
 
 
@@ -38,10 +38,16 @@ def _chain(P, tau, rho, C):
     return ite(lt(t, 0), t + P.h, t), rho_c
 
 
-def _end(P, tau_c, rho_c):
-    """(e, g): the column the chain ends on (its pairs' lane sum) and its block there."""
+def _chain_pair(P, tau_c, rho_c):
+    """(A, B, e): the pair of chain (tau', rho') and the column e it ends on, its lane sum. With
+    half = e div 2 = h − 1 − tau' and block g: algo2-fast's `_pair`, its div and mod written out."""
     odd = lt(rho_c, P.h)
-    return 2 * (P.h - 1 - tau_c) + ite(odd, 1, 0), ite(odd, rho_c, rho_c - P.h)
+    half = P.h - 1 - tau_c
+    e = 2 * half + ite(odd, 1, 0)
+    g = ite(odd, rho_c, rho_c - P.h)
+    B0 = ite(le(g, half), g, g + half + ite(odd, 1, 0))
+    A0 = ite(ge(e, B0), e - B0, e - B0 + P.n)
+    return A0 + 1, B0 + 1, e
 
 
 def phase1_at(P, A, B, C):
@@ -69,8 +75,7 @@ def _phase1():
         tau, rho, l = ix.tau, ix.rho, ix.l
         C = l - 1
         tau_c, rho_c = _chain(P, tau, rho, C)
-        e, g = _end(P, tau_c, rho_c)
-        A, B, _ = _pair(P, g, e)
+        A, B, e = _chain_pair(P, tau_c, rho_c)
         delta = ite(eq(mod(C, 2), 0), P.h, P.h + 1)        # f(C) − f(C − 1), C − 1 taken mod n
         back = lt(rho, delta)
         return Step(
@@ -95,7 +100,7 @@ def _w1_done(P, A, B):
     return At("phase1", phase1_at(P, a, b, _sum(P, a, b) + 1))
 
 
-RELIES = "_w1_done: phase 1 ends pair {A, B} on PE ((A−1)+(B−1)) mod n + 1 (`_end`, `phase1_at`)"
+RELIES = "_w1_done: phase 1 ends pair {A, B} on PE ((A−1)+(B−1)) mod n + 1 (`_chain_pair`, `phase1_at`)"
 
 # m = n: (n/2)(n+1) = n(n+1)/2 cycles of phase 1 with m MACs each (each pair once, d = n MACs), d·n² MACs in
 # phase 3; no MOVE cycle anywhere; T = the bound.

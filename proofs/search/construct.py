@@ -35,7 +35,7 @@ from ringproof.model.bitlevel import BitOp, BitSend, Run
 from ringproof.model.bitlevel.bridge import to_run
 from ringproof.model.bitlevel.problem import BitProblem, spread_cycles
 from ringproof.model.bitlevel.types import SatVerdict
-from ringproof.proofs.search.cnf import Encoding
+from ringproof.proofs.search.cnf import Encoding, EncodingModes
 from ringproof.proofs.search.portfolio import DEFAULT_SOLVER, solve
 
 
@@ -70,7 +70,7 @@ def phase2(n: int, L2: int, e_sends: bool = True, solver: str = DEFAULT_SOLVER, 
     cap = (n + 2) // 2
     prob = BitProblem("masked", n, n, d=1).up_to(2)
     prob.initial = {x: frozenset(range(n)) for x in prob.inputs}     # the choice: any PE may make any w1
-    enc = Encoding(prob, cap + L2, split=(cap, L2, 0), compact=False)
+    enc = Encoding(prob, cap + L2, EncodingModes(split=(cap, L2, 0), compact=False))
     cnf = enc.cnf
     for (x, p, t), v in list(enc.send.items()) + list(enc.mv.items()):
         if t < cap or (not e_sends and x[0] == "e"):
