@@ -220,3 +220,39 @@ def test_an_operand_made_in_the_same_cycle_by_another_phase_of_the_group_is_not_
     tr = build_trace(S, 4, 2)
     exps, divs = tr.phase("exps"), tr.phase("divs")
     assert (exps.cycle == divs.cycle).all() and exps.start == divs.start
+
+
+# ------------------------------------------------------------------ EAC and DIV in one cycle
+
+def test_eac_and_div_in_one_cycle_on_different_pes_prove_and_run():
+    from ringproof.model.ring.trace import build_trace
+    S = load("mixed_ops").SCHEDULE
+    results = verify(S)
+    verdicts, bad = _verdicts(results)
+    assert verdicts == {Verdict.PROVED}, bad
+    verdicts, bad = _verdicts(verify(S, Options(tier="bounded", max_n=8)))
+    assert verdicts == {Verdict.PROVED}, bad
+    tr = build_trace(S, 4, 2)
+    eac, dv = tr.phase("mix.EAC"), tr.phase("mix.DIV")
+    both = set(eac.cycle[eac.active].tolist()) & set(dv.cycle[dv.active].tolist())
+    assert both == set(range(tr.cycles))              # every cycle runs both kinds
+    for n, m in ((4, 2), (6, 3), (4, 4)):
+        assert run(S, n, m).ok
+
+
+def test_a_form_on_its_neighbours_pe_is_refuted_as_a_shared_slot_and_replays():
+    from ringproof import wrap
+    M = load("mixed_ops")
+
+    def step(P, ix):
+        choice = M.step(P, ix)
+        return M.ite(choice.cond, choice.then, replace(choice.other, pe=wrap(ix.l + 1, P.m)))
+
+    S = M.Schedule("neighbour", M.MIX, (replace(M.PHASE, step=step),), home=M.SCHEDULE.home)
+    refuted = [r for r in verify(S) if r.verdict is Verdict.REFUTED]
+    assert any(r.property == "no-conflict" and "with mix.DIV" in r.counterexample.check for r in refuted), \
+        [(r.property, r.phase, r.counterexample.check) for r in refuted]
+    for r in refuted:
+        assert_same_check_replays(S, r)
+    cex = next(r for r in refuted if r.property == "no-conflict").counterexample
+    assert any(v.rule == "no-conflict" for v in run(S, cex.n, cex.m).violations)
