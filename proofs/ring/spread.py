@@ -56,8 +56,8 @@ def forms(schedule, session=None):
     """({op kind: active ops on PE l, a closed form in k, m, kd and l}, {phase: its form}, why not,
     [phases whose form was counted over their terms, valid only with their coverage proved])
     -- ({}, {the phases derived}, reason, [...]) where some phase's form is not derived. Each
-    phase's form is checked by enumeration (module doc). Found under the session's budget (None: a fresh session under the
-    default budget) and kept in it where derived."""
+    phase's form is checked by enumeration (module doc). Found under the session's budget (None: a
+    fresh session under the default budget) and kept in it where derived."""
     from ringproof.proofs.ring.counting import _condition, _nest, _shape, parameters, with_parameters
     from ringproof.proofs.ring.nests import Decider, Unknown, count, lifted
     session = _session(session)
