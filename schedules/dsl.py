@@ -32,7 +32,7 @@ from typing import Any, Callable
 
 from ringproof.errors import BadInput
 from ringproof.schedules.expr import user_line
-from ringproof.schedules.shape import ANY_D, PARAMETERS, D_IS_N, Shape
+from ringproof.schedules.shape import ANY_D, PARAMETERS, D_IS_N, Least, Shape
 from ringproof.schedules.usercode import contained, shown
 
 
@@ -184,7 +184,8 @@ class Step:
 @dataclass(frozen=True)
 class Loop:
     """A sequential loop `name ∈ [lo, hi]`; a bound is an int, a parameter name ('n', 'm', 'k',
-    'd') or a callable `(P, ix) -> value` of the parameters and the outer indices.
+    'd', or one the schedule derives, e.g. 'K') or a callable `(P, ix) -> value` of the parameters
+    and the outer indices.
 
     `through` (outermost loop only) is a counting hint: a callable `(P, V) -> value` giving the
     cycles the phase spends in iterations lo..V of this loop. It is used where a sum has no closed
@@ -203,10 +204,9 @@ class Loop:
             raise BadInput(f"{user_line(__file__, dataclasses.__file__)}loop {self.name!r}: {self.name} names a "
                            f"parameter (or the PE index l); name the loop otherwise "
                            f"(loop names must differ from {', '.join(RESERVED)})")
-        for b in (self.lo, self.hi):
-            if not (callable(b) or b in PARAMETERS if isinstance(b, str) else _is_index(b)):
-                raise BadInput(f"{user_line(__file__)}loop {self.name}: bound {b!r} is not an int, "
-                               f"{', '.join(map(repr, PARAMETERS))} or a callable (P, ix) -> value")
+        for b in (self.lo, self.hi):     # a name other than a parameter's: the Schedule checks it is derived
+            if not (callable(b) or b.isidentifier() if isinstance(b, str) else _is_index(b)):
+                raise BadInput(f"{user_line(__file__)}loop {self.name}: {_NOT_A_BOUND.format(b=b)}")
         if self.through is not None:
             object.__setattr__(self, "through", guarded(self.through, f"the counting hint of loop {self.name}"))
 
@@ -214,11 +214,15 @@ class Loop:
         return _bound(self.lo, P, ix), _bound(self.hi, P, ix)
 
 
+_NOT_A_BOUND = ("bound {b!r} is not an int, " + ", ".join(map(repr, PARAMETERS))
+                + ", a derived parameter of the schedule or a callable (P, ix) -> value")
+
+
 def _bound(b, P, ix):
     if isinstance(b, str):
-        if b not in PARAMETERS:
-            raise BadInput(f"unknown loop bound {b!r}: expected an int, {', '.join(map(repr, PARAMETERS))} "
-                           "or a callable")
+        if not hasattr(P, b):
+            raise BadInput(f"unknown loop bound {b!r}: expected an int, {', '.join(map(repr, PARAMETERS))}, "
+                           "a derived parameter or a callable")
         return getattr(P, b)
     if callable(b):
         value = guarded(b, "a loop bound")(P, ix)
@@ -478,17 +482,29 @@ class Schedule:
                           ("ends", "the end witness")):
             if getattr(self, fld) is not None:
                 object.__setattr__(self, fld, guarded(getattr(self, fld), f"{what} of schedule {self.name}"))
+        loops = {lp.name for p in self.phases for lp in p.loops}
         for name, fn in self.derived.items():
-            if name in ("n", "m", "k", "d", "kd", "l") or not name.isidentifier() or not callable(fn):
-                raise BadInput(f"schedule {self.name}: derived parameter {name!r} must be a new name "
-                               "bound to a function (P) -> value")
+            if name in RESERVED or not name.isidentifier() or not (callable(fn) or isinstance(fn, Least)):
+                raise BadInput(f"{user_line(__file__, dataclasses.__file__)}schedule {self.name}: derived "
+                               f"parameter {name!r} must be a new name bound to a function (P) -> value or a Least")
+            if name in loops:
+                raise BadInput(f"{user_line(__file__, dataclasses.__file__)}schedule {self.name}: derived "
+                               f"parameter {name!r} is also the name of a loop; name one of them otherwise")
+        for p in self.phases:
+            for lp in p.loops:
+                for b in (lp.lo, lp.hi):
+                    if isinstance(b, str) and b not in PARAMETERS and b not in self.derived:
+                        raise BadInput(f"{user_line(__file__, dataclasses.__file__)}phase {p.name}, loop "
+                                       f"{lp.name}: {_NOT_A_BOUND.format(b=b)}")
         if self.derived:          # idempotent: a schedule derived from this one wraps again
+            object.__setattr__(self, "derived", {name: _guarded_derived(name, fn) for name, fn in self.derived.items()})
             see = functools.partial(with_derived, self.derived)
             for fld in ("home", "requires", "placement", "ends"):
                 object.__setattr__(self, fld, _seeing(getattr(self, fld), see))
             object.__setattr__(self, "phases", tuple(_phase_seeing(p, see) for p in self.phases))
-        if self.requires is not self.shape.requires:       # the shape's enumerators honour it
-            object.__setattr__(self, "shape", replace(self.shape, requires=self.requires))
+        derived = tuple(self.derived.items())
+        if self.requires is not self.shape.requires or derived != self.shape.derived:   # its enumerators honour them
+            object.__setattr__(self, "shape", replace(self.shape, requires=self.requires, derived=derived))
         names = [p.name for p in self.phases]
         if len(set(names)) != len(names):
             raise BadInput(f"schedule {self.name}: phase names repeat: {names}")
@@ -510,6 +526,19 @@ class Schedule:
             return None
         from ringproof.schedules.expr import lift, render, var
         return render(lift(self.requires(self.shape.record(var))))
+
+    def derivations(self) -> dict:
+        """{name: its definition in the prover's syntax} of the derived parameters (the "derived:" line)."""
+        from ringproof.schedules.expr import lift, render, var
+        P = with_derived(self.derived, self.shape.record(var))
+        out = {}
+        for name, fn in self.derived.items():
+            if isinstance(fn, Least):
+                lo, hi = (render(lift(b)) for b in fn.bounds(P))
+                out[name] = f"the least {name} in {lo}..{hi} with {render(lift(fn.cond(P, var(name))))}"
+            else:
+                out[name] = render(lift(getattr(P, name)))
+        return out
 
     def phase(self, name: str) -> Phase:
         for p in self.phases:
@@ -544,13 +573,23 @@ class Schedule:
 
 
 def with_derived(derived: dict, P):
-    """P with the derived parameters added (P itself if it has them already)."""
+    """P with the derived parameters added (P itself if it has them already): a function's value,
+    a `Least`'s found by search on ints and a symbol on the prover's backends."""
     if not derived or all(hasattr(P, name) for name in derived):
         return P
     out = SimpleNamespace(**vars(P))
-    for name, fn in derived.items():
-        setattr(out, name, guarded(fn, f"derived parameter {name}")(out))
+    for name, fn in dict(derived).items():
+        setattr(out, name, fn.value(out, name) if isinstance(fn, Least) else guarded(fn, f"derived parameter {name}")(out))
     return out
+
+
+def _guarded_derived(name: str, fn):
+    """A derived parameter's functions as the user's code (`guarded`)."""
+    if not isinstance(fn, Least):
+        return guarded(fn, f"derived parameter {name}")
+    what = f"derived parameter {name}"
+    return Least(guarded(fn.cond, f"the condition of {what}"), guarded(fn.hi, f"the upper bound of {what}"),
+                 guarded(fn.lo, f"the lower bound of {what}"))
 
 
 def _seeing(fn, see):
@@ -567,9 +606,22 @@ def _seeing(fn, see):
 
 
 def _phase_seeing(phase: Phase, see) -> Phase:
-    loops = tuple(replace(lp, lo=_seeing(lp.lo, see), hi=_seeing(lp.hi, see), through=_seeing(lp.through, see))
+    def bound(b):
+        if isinstance(b, str) and b not in PARAMETERS:       # a derived parameter's name
+            return _seeing(_named_bound(b), see)
+        return _seeing(b, see)
+
+    loops = tuple(replace(lp, lo=bound(lp.lo), hi=bound(lp.hi), through=_seeing(lp.through, see))
                   for lp in phase.loops)
     return replace(phase, loops=loops, step=_seeing(phase.step, see), inverse=_seeing(phase.inverse, see))
+
+
+def _named_bound(name: str):
+    """The loop bound `name` (a derived parameter) as a function of P."""
+    def bound(P, ix):
+        return getattr(P, name)
+    bound.__ringproof_guarded__ = True
+    return bound
 
 
 def variant_name(base: str, defects, known) -> str:

@@ -18,7 +18,7 @@ symbolically, case by case over residues of n, or refuted at a size.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 
 import sympy
@@ -34,7 +34,7 @@ from ringproof.proofs.ring.session import Session
 from ringproof.proofs.ring.smt import small_sizes
 from ringproof.schedules.dsl import CLAIM_KINDS, Op, Phase, Schedule, Step, params
 from ringproof.schedules.expr import Term, evaluate, var
-from ringproof.schedules.shape import ANY_D, D_IS_N, PARAMETERS, Shape, require_parameters
+from ringproof.schedules.shape import ANY_D, D_IS_N, PARAMETERS, Shape, derived_values, require_parameters
 
 N, D = sympy.symbols("n d", positive=True, integer=True)
 CHECK_MAX = 12         # every derived count is compared with enumeration for n, d ≤ this
@@ -143,8 +143,10 @@ class Counts:
     hints: dict = None          # phase -> "" if its `through` hint is proved and used, else why not
     why: dict = field(default_factory=dict)   # kind -> why it was not derived
 
-    def at(self, n: int, m: int, d: int | None = None) -> dict:
-        sub = {N: n, M: m, D: n if d is None else d}
+    def at(self, n: int, m: int, d: int | None = None, shape: Shape = D_IS_N) -> dict:
+        """The counts at one size; `shape`: the schedule's, whose derived parameters defined by a
+        condition (`Least`) stay symbols in the forms."""
+        sub = {N: n, M: m, D: n if d is None else d, **least_at(shape, n, m, d)}
         value = (lambda e: int(e.subs(sub).doit()) if e is not None else None)
         return {"cycles": value(self.cycles), "ops": {k: value(v) for k, v in self.ops.items()}}
 
@@ -196,8 +198,16 @@ def check_sizes(shape: Shape, limit: int = CHECK_MAX) -> list[tuple[int, int, in
     return [(n, m, d) for n, d, m in small_sizes(shape, limit)]
 
 
-def _value(form: sympy.Expr, n: int, m: int, d: int) -> int:
-    v = form.xreplace({K: sympy.Integer(n // m), M: sympy.Integer(m), KD: sympy.Integer(d // m)})
+def least_at(shape: Shape, n: int, m: int, d: int | None = None) -> dict:
+    """{symbol: value} of the shape's derived parameters defined by a condition (`Least`), which stay
+    symbols in a derived form, at one size."""
+    return {sympy.Symbol(name, integer=True): sympy.Integer(v)
+            for name, v in derived_values(shape, n, m, d, least_only=True).items()}
+
+
+def _value(form: sympy.Expr, n: int, m: int, d: int, shape: Shape = D_IS_N) -> int:
+    v = form.xreplace({K: sympy.Integer(n // m), M: sympy.Integer(m), KD: sympy.Integer(d // m),
+                       **least_at(shape, n, m, d)})
     return int(v.doit()) if not v.is_Integer else int(v)
 
 
@@ -212,15 +222,15 @@ def _check(schedule: Schedule, per_phase: dict, required: dict) -> None:
                 continue
             got = phase_counts(p, P, m)
             for kind, form in forms.items():
-                if _value(form, n, m, d) != got[kind]:
+                if _value(form, n, m, d, schedule.shape) != got[kind]:
                     where = f"n={n}, m={m}" + (f", d={d}" if schedule.shape.is_free("d") else "")
                     raise InternalError(f"counts: phase {p.name}: the derived {kind} {in_n_m_d(form)} gives "
-                                        f"{_value(form, n, m, d)} at {where}, enumeration {got[kind]}")
+                                        f"{_value(form, n, m, d, schedule.shape)} at {where}, enumeration {got[kind]}")
         for name, (eqn, form) in required.items():
             want = _required_enumerated(eqn, n, d)
-            if _value(form, n, m, d) != want:
+            if _value(form, n, m, d, schedule.shape) != want:
                 raise InternalError(f"counts: phase {name}: the terms of {eqn.target.name}: {in_n_m_d(form)} gives "
-                                    f"{_value(form, n, m, d)} at n={n}, d={d}, enumeration {want}")
+                                    f"{_value(form, n, m, d, schedule.shape)} at n={n}, d={d}, enumeration {want}")
 
 
 def _ratio(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
@@ -287,9 +297,14 @@ def closed(e: sympy.Expr) -> bool:
     return not e.has(sympy.Sum)
 
 
-def claim_at(claim: str, n: int, m: int, d: int | None = None) -> int:
-    """The value of a claimed closed form at (n, m, d); d = n where not given."""
-    return int(parse_claim(claim, shape=ANY_D).subs({N: n, M: m, D: n if d is None else d}))
+def claim_at(claim: str, n: int, m: int, d: int | None = None, shape: Shape = ANY_D) -> int:
+    """The value of a claimed closed form at (n, m, d); d = n where not given. `shape`: the
+    schedule's, whose derived parameters a claim may name (each takes its value at the size)."""
+    d = n if d is None else d
+    names = {name: sympy.Symbol(name, integer=True) for name, _ in shape.derived}
+    values = {names[k]: v for k, v in derived_values(shape, n, m, d).items()}
+    return int(parse_claim(claim, replace(shape, extents=ANY_D.extents, same=()), names)
+               .subs({N: n, M: m, D: d, **values}))
 
 
 def _divisors(e: sympy.Expr, x: sympy.Symbol) -> set[int]:
@@ -386,7 +401,7 @@ def check_claim(derived: sympy.Expr, claim: str, shape: Shape = D_IS_N, seed: in
     if closed(derived) and equal(derived, c, seed):
         return None
     for n, d, m in small_sizes(shape, claim_bound(shape)[0]):
-        sub = {N: n, M: m, D: d}
+        sub = {N: n, M: m, D: d, **least_at(shape, n, m, d)}
         got, want = derived.subs(sub).doit(), c.subs(sub)
         if got != want:
             return n, m, d, got, want
@@ -402,7 +417,7 @@ def parse_claim(claim: str, shape: Shape = D_IS_N, derived_params=None) -> sympy
                                          **(derived_params or {})})
     except (sympy.SympifyError, SyntaxError, TypeError) as e:
         raise BadInput(f"claim {claim!r} is not a formula in n, m, d: {e}") from None
-    if not isinstance(c, sympy.Expr) or c.free_symbols - {N, M, D}:
+    if not isinstance(c, sympy.Expr) or c.free_symbols - {N, M, D} - set((derived_params or {}).values()):
         raise BadInput(f"claim {claim!r} is not a formula in n, m, d")
     return c
 

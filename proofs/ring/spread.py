@@ -110,21 +110,25 @@ def _exact_chunks(schedule) -> dict:
     return {sympy.sympify(getattr(raw, k)): v for k, v in exact.items() if sympy.sympify(getattr(raw, k)) != v}
 
 
-def _at(form, n: int, m: int, d: int, l: int) -> int:
+def _at(form, n: int, m: int, d: int, l: int, least: dict) -> int:
+    """The form at one size and PE l; `least`: the values of the derived parameters defined by a
+    condition (`counting.least_at`)."""
     from ringproof.proofs.ring.nests import KD, K, M
-    v = form.xreplace({K: sympy.Integer(n // m), M: sympy.Integer(m), KD: sympy.Integer(d // m), L: sympy.Integer(l)})
+    v = form.xreplace({K: sympy.Integer(n // m), M: sympy.Integer(m), KD: sympy.Integer(d // m), L: sympy.Integer(l),
+                       **least})
     return int(v.doit())
 
 
 def _check(schedule, phases: dict) -> None:
     """Each phase's per-PE form against the trace at every size n, d ≤ 12: InternalError at the
     first disagreement."""
-    from ringproof.proofs.ring.counting import check_sizes, in_n_m_d
+    from ringproof.proofs.ring.counting import check_sizes, in_n_m_d, least_at
     for n, m, d in check_sizes(schedule.shape):
         table = per_pe(schedule, n, m, d, by="phase")
+        least = least_at(schedule.shape, n, m, d)
         for name, (kind, form) in phases.items():
             want = table.get(name, [0] * m)
-            got = [_at(form, n, m, d, l) for l in range(1, m + 1)]
+            got = [_at(form, n, m, d, l, least) for l in range(1, m + 1)]
             if got != want:
                 raise InternalError(f"balance: phase {name}: the derived {kind} on PE l, {in_n_m_d(form)}, gives "
                                     f"{got} at n={n}, m={m}, d={d}; enumeration {want}")
@@ -201,13 +205,14 @@ def check_claim(schedule, claim: str, session=None):
     else:
         want = counting.parse_claim(claim, schedule.shape, counting.derived_parameters(schedule))
         sizes = [(n, m, d) for n, m, d in sorted(schedule.shape.sizes(CLAIM_N), key=lambda s: (s[0], s[1]))
-                 if spread_of(per_pe(schedule, n, m, d)) != want.subs({counting.N: n, counting.M: m, counting.D: d})]
+                 if spread_of(per_pe(schedule, n, m, d)) != want.subs({counting.N: n, counting.M: m, counting.D: d,
+                                                                       **counting.least_at(schedule.shape, n, m, d)})]
     if not sizes:
         return (Verdict.UNKNOWN, f"claim balance = {claim} agrees with enumeration for every n ≤ {CLAIM_N} only "
                 f"(spread not derived: {why})", None)
     n, m, d = sizes[0]
     want = counting.parse_claim(claim, schedule.shape, counting.derived_parameters(schedule))
-    claimed = want.subs({counting.N: n, counting.M: m, counting.D: d})
+    claimed = want.subs({counting.N: n, counting.M: m, counting.D: d, **counting.least_at(schedule.shape, n, m, d)})
     table = per_pe(schedule, n, m, d)
     got = spread_of(table)
     if got == claimed:          # the derived spread disagrees with the trace: never report it

@@ -1,0 +1,131 @@
+"""Derived sizes (issue 25): a size defined by a characterising condition (`Least`), known to Z3 only
+by that condition, found by search on ints, and used in loop bounds, formulas and claims."""
+
+import importlib.util
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import z3
+
+from helpers.cli import call, one_line_error
+from ringproof import BadInput, Least, Loop, Options, Verdict, ge, le, lt, verify
+from ringproof.proofs.ring.counting import counts
+from ringproof.proofs.ring.normalize import PARAMS, Ctx, NormalizationError
+from ringproof.schedules.expr import var
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "matvec_padded.py"
+
+
+def _load(path):
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.SCHEDULE
+
+
+PADDED = _load(EXAMPLE)
+K_OF = PADDED.derived["K"]
+
+
+def least_k(n: int) -> int:
+    return next(K for K in range(1, n + 1) if K * (K + 3) >= 2 * n)
+
+
+def _with(schedule, **least):
+    return replace(schedule, derived={"K": replace(K_OF, **least)})
+
+
+def test_search_finds_the_least_k_and_refuses_when_none_fits():
+    for n in range(1, 60):
+        m = next(m for m in (3, 2, 1) if n % m == 0)
+        assert K_OF.value(_params(n, m), "K") == least_k(n)
+    with pytest.raises(BadInput, match=r"no K in 1\.\.10 satisfies its condition at n=66"):
+        _with(PADDED, hi=lambda P: 10).derived["K"].value(_params(66, 1), "K")
+
+
+def _params(n, m):
+    from ringproof import params
+    return params(n, m)
+
+
+def _ctx(n=None):
+    ctx = Ctx(shape=PADDED.shape)
+    if n is not None:
+        ctx.assumptions.append(ctx.k * ctx.m == n)
+    return ctx
+
+
+def test_z3_knows_k_by_its_condition_alone_and_it_is_the_searched_value():
+    """The defining conditions pin K to the value search finds, at every n ≤ 40 (enumeration)."""
+    for n in range(1, 41):
+        ctx = _ctx(n)
+        K = ctx.int_term(ctx.val(var("K")))
+        s = z3.Solver()
+        s.add(*ctx.assumptions, ctx.m == 1, K != least_k(n))
+        assert s.check() == z3.unsat, n
+        s = z3.Solver()
+        s.add(*ctx.assumptions, ctx.m == 1, K == least_k(n))
+        assert s.check() == z3.sat, n
+
+
+def test_facts_about_k_follow_for_every_n_and_false_ones_do_not():
+    ctx = _ctx()
+    K, n = ctx.int_term(ctx.val(var("K"))), ctx.k * ctx.m
+    assert ctx.prove(z3.And(K >= 1, K <= n, 2 * n <= K * (K + 3)))
+    assert ctx.prove((K - 1) * (K + 2) < 2 * n)
+    assert not ctx.prove(K <= n - 1)          # n = 1: K = 1
+
+
+def test_k_is_not_assumed_where_its_existence_is_not_proved():
+    """hi = 10 holds the least K only up to n = 65: no query may assume K exists."""
+    capped = _with(PADDED, hi=lambda P: 10)
+    with pytest.raises(NormalizationError, match="derived parameter K: not shown"):
+        Ctx(shape=capped.shape).val(var("K"))
+    results = verify(capped, Options(max_n=8))
+    assert {r.verdict for r in results} == {Verdict.UNKNOWN}
+    assert all("K" in r.reason for r in results), [r.reason for r in results]
+
+
+def test_the_padded_example_proves_every_property_and_its_claims_naming_k():
+    results = verify(PADDED, Options())
+    assert all(r.verdict is Verdict.PROVED for r in results), [(r.property, r.reason) for r in results]
+    c = counts(PADDED)
+    for n, m in ((1, 1), (6, 3), (10, 2), (12, 4)):
+        assert c.at(n, m, shape=PADDED.shape)["cycles"] == n // m * (n + least_k(n))
+
+
+@pytest.mark.parametrize("change, check, needle", [
+    (dict(guard=lambda P, ix, st: le(ix.j, P.n + P.K - 1), send=lambda P, ix, st: replace(
+        st.send, when=lt(ix.j, P.n + P.K - 1))), "well-formed", "out of range"),
+])
+def test_a_mutant_using_k_is_refuted_and_replays(change, check, needle):
+    bad = PADDED.derive("padded-mutant", {"rows": change})
+    results = {r.property: r for r in verify(bad, Options(properties=(check,)))}
+    r = results[check]
+    assert r.verdict is Verdict.REFUTED and needle in r.counterexample.message
+    assert r.tier == "parametric"      # found by Z3, then replayed at its size on the ring model
+
+
+def test_a_claim_with_the_wrong_k_is_refuted():
+    bad = replace(PADDED, notes={"claims": {"cycles": "n*(n + K + 1)/m"}})
+    (r,) = verify(bad, Options(properties=("counts",)))
+    assert r.verdict is Verdict.REFUTED and r.counterexample.n == 1
+
+
+def test_a_loop_bound_may_name_a_derived_parameter():
+    rows = PADDED.phases[0]
+    named = replace(PADDED, phases=(replace(rows, loops=(rows.loops[0], Loop("j", 1, "K"))),))
+    assert counts(named).at(12, 3, shape=named.shape)["cycles"] == 4 * least_k(12)
+    with pytest.raises(BadInput, match="bound 'q' is not an int"):
+        replace(PADDED, phases=(replace(rows, loops=(rows.loops[0], Loop("j", 1, "q"))),))
+    with pytest.raises(BadInput, match="also the name of a loop"):
+        replace(PADDED, derived={"j": K_OF})
+
+
+def test_simulate_and_the_bounded_tier_run_k_concretely():
+    code, out, _ = call("simulate", str(EXAMPLE), "-n", "6", "-m", "3")
+    assert code == 0 and "cycles        18" in out          # 2 blocks of n + K(6) = 6 + 3 cycles
+    code, out, _ = call(str(EXAMPLE), "--tier", "bounded", "--max-n", "8")
+    assert code == 0 and "derived: K = the least K in 1..n with" in out
