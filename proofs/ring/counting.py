@@ -29,7 +29,7 @@ from ringproof.model.ring.trace import phase_counts
 from ringproof.model.ring.vocabulary import forwards
 from ringproof.proofs.ring.induction import prove_through
 from ringproof.proofs.ring import budgets
-from ringproof.proofs.ring.nests import KD, M, K, Decider, NoZ3, Unknown, count, to_z3
+from ringproof.proofs.ring.nests import KD, M, K, Decider, NoZ3, Unknown, count, lifted, to_z3
 from ringproof.proofs.ring.session import Session
 from ringproof.proofs.ring.smt import small_sizes
 from ringproof.schedules.dsl import CLAIM_KINDS, Op, Phase, Schedule, Step, params
@@ -97,9 +97,12 @@ def _condition(x, env: dict, P):
     return sympy.true if x else sympy.false
 
 
-def phase_forms(phase: Phase, P, decider: Decider, hint: tuple | None = None) -> tuple[dict, dict]:
+def phase_forms(phase: Phase, P, decider: Decider, hint: tuple | None = None, exact: dict | None = None
+                ) -> tuple[dict, dict]:
     """({"cycles" or op kind: its closed form in k, m, kd}, {kind: why it was not derived}) of one
-    phase. `hint` is `prove_through(phase)`'s answer: the hint is used if proved."""
+    phase. `hint` is `prove_through(phase)`'s answer: the hint is used if proved; `exact`: {floor
+    form: exact value} of chunk sizes (`exact_chunks`), put in the counts (the counter splits digits
+    of the floor form)."""
     forms, why = {}, {}
     if hint is not None and hint[0] is True:
         lp = phase.loops[0]
@@ -121,15 +124,46 @@ def phase_forms(phase: Phase, P, decider: Decider, hint: tuple | None = None) ->
         try:
             c = sympy.sympify(_condition(cond, env, P))
             if c is sympy.true and "cycles" in forms:
-                got = forms["cycles"] * M
-            else:
-                got = count(loops, c, decider)
+                got, split = forms["cycles"] * M, False
+            else:       # an op the counter cannot count falls back on |terms| (`_derive`); a MOVE cannot
+                got, split = _guarded_count(loops, c, decider, lift=kind == "MOVE")
         except Unknown as e:
             why[kind] = f"{phase.name} {kind}: {e}"
             forms.pop(kind, None)
             continue
-        forms[kind] = forms.get(kind, 0) + got
+        forms[kind] = forms.get(kind, 0) + (_settled(got, exact, decider) if split or exact else got)
     return forms, why
+
+
+def _settled(form: sympy.Expr, exact: dict | None, decider: Decider) -> sympy.Expr:
+    """form with the chunk sizes exact (`exact_chunks`) and the Piecewise cases that cannot hold
+    (the decider shows it) dropped."""
+    out = form.xreplace(exact or {})
+    if not out.has(sympy.Piecewise):
+        return out
+    out = sympy.piecewise_fold(out)
+    if not isinstance(out, sympy.Piecewise):
+        return out
+    kept, before = [], []
+    for e, cond in out.args:
+        if cond is sympy.true or not decider.never(sympy.And(cond, *[sympy.Not(c) for c in before])):
+            kept.append((e, cond))
+        before.append(cond)
+    return kept[0][0] if len(kept) == 1 and kept[0][1] is sympy.true else sympy.Piecewise(*kept)
+
+
+def _guarded_count(loops, cond, decider: Decider, lift: bool) -> tuple[sympy.Expr, bool]:
+    """(the points of the nest `loops` (the PE index l innermost) where `cond` holds, whether cond
+    was split): counted as it is, else, if `lift`, with l outermost (no loop bound names l) and
+    cond split by `nests.lifted` into cases without mod m and Piecewise (the layouts' digits of l),
+    each split proved; Unknown with the reason of the last way tried."""
+    try:
+        return count(loops, cond, decider), False
+    except Unknown:
+        if not lift:
+            raise
+        outer = [loops[-1]] + loops[:-1]
+        return count(outer, lifted(cond, outer, decider), decider), True
 
 
 @dataclass(frozen=True)
@@ -251,8 +285,9 @@ def _derive(schedule: Schedule, session: Session) -> Counts:
     hints = {p.name: prove_through(p, session, shape=schedule.shape) for p in schedule.phases
              if p.loops and p.loops[0].through is not None}
     per_phase, why, required = {}, {}, {}
+    exact = exact_chunks(schedule)
     for p in schedule.phases:
-        forms, missing = phase_forms(p, P, decider, hints.get(p.name))
+        forms, missing = phase_forms(p, P, decider, hints.get(p.name), exact)
         st = _shape(p)
         if (st.op.value in missing and st.op is not Op.MOVE and st.target is not None
                 and st.target.array not in schedule.problem.symmetric_pairs):   # not a bijection there
@@ -438,6 +473,18 @@ def derived_parameters(schedule, P=None) -> dict:
     _, c, chunk = shape_of(schedule)
     seen = with_derived(schedule.derived, P)
     return {name: P.k / c if name == chunk else sympy.sympify(getattr(seen, name)) for name in schedule.derived}
+
+
+def exact_chunks(schedule) -> dict:
+    """{floor form: exact value} of the derived parameters proved exact (a chunk k/c where the side
+    condition makes c divide k: `derived_parameters`), in k, m, kd."""
+    from ringproof.schedules.dsl import with_derived
+    if not schedule.derived:
+        return {}
+    P = parameters(schedule.shape)
+    raw = with_derived(schedule.derived, P)
+    exact = derived_parameters(schedule, P)
+    return {sympy.sympify(getattr(raw, k)): v for k, v in exact.items() if sympy.sympify(getattr(raw, k)) != v}
 
 
 def with_parameters(schedule, P):

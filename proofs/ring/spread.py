@@ -53,7 +53,7 @@ def forms(schedule, session=None):
     -- ({}, {}, reason) where some phase's form is not derived. Each phase's form is checked by
     enumeration (module doc). Found under the session's budget (None: a fresh session under the
     default budget) and kept in it where derived."""
-    from ringproof.proofs.ring.counting import _condition, _nest, _shape, parameters, with_parameters
+    from ringproof.proofs.ring.counting import _condition, _nest, _shape, exact_chunks, parameters, with_parameters
     from ringproof.proofs.ring.nests import Decider, Unknown, count, lifted
     session = _session(session)
     hit = session.balanced.get(id(schedule))
@@ -79,7 +79,7 @@ def forms(schedule, session=None):
             why = f"phase {phase.name}: {e}"
             break
         phases[phase.name] = (st.op.value, got)
-    exact = _exact_chunks(schedule)
+    exact = exact_chunks(schedule)
     phases = {name: (kind, sympy.expand(v.xreplace(exact))) for name, (kind, v) in phases.items()}
     if why:
         result = ({}, {}, why)
@@ -95,19 +95,6 @@ def forms(schedule, session=None):
 def _session(session):
     from ringproof.proofs.ring.session import Session
     return session if session is not None else Session()
-
-
-def _exact_chunks(schedule) -> dict:
-    """{floor form: exact value} of the derived parameters proved exact (a chunk k/c where the side
-    condition makes c divide k: `counting.derived_parameters`)."""
-    from ringproof.proofs.ring.counting import derived_parameters, parameters
-    from ringproof.schedules.dsl import with_derived
-    if not schedule.derived:
-        return {}
-    P = parameters(schedule.shape)
-    raw = with_derived(schedule.derived, P)
-    exact = derived_parameters(schedule, P)
-    return {sympy.sympify(getattr(raw, k)): v for k, v in exact.items() if sympy.sympify(getattr(raw, k)) != v}
 
 
 def _at(form, n: int, m: int, d: int, l: int, least: dict) -> int:
