@@ -60,7 +60,8 @@ RESERVED = PARAMETERS + ("l",)   # the names of P and the PE index: no loop may 
 
 @dataclass(frozen=True)
 class Array:
-    """A named array; `dims` are extent names ('n' or 'd'), indices are 1-based."""
+    """A named array; `dims` are the names of the sizes its indices range over ('n', 'd', or another
+    parameter or derived parameter of the schedule), indices are 1-based."""
 
     name: str
     dims: tuple[str, ...]
@@ -490,6 +491,13 @@ class Schedule:
             if name in loops:
                 raise BadInput(f"{user_line(__file__, dataclasses.__file__)}schedule {self.name}: derived "
                                f"parameter {name!r} is also the name of a loop; name one of them otherwise")
+        arrays = list(self.problem.inputs) + [e.target for e in self.problem.equations]
+        for a in arrays:
+            for dim in a.dims:
+                if dim not in PARAMETERS and dim not in self.derived:
+                    raise BadInput(f"{user_line(__file__, dataclasses.__file__)}schedule {self.name}: array "
+                                   f"{a.name} ranges over {dim!r}, which is neither a parameter "
+                                   f"({', '.join(PARAMETERS)}) nor derived by the schedule")
         for p in self.phases:
             for lp in p.loops:
                 for b in (lp.lo, lp.hi):

@@ -129,3 +129,58 @@ def test_simulate_and_the_bounded_tier_run_k_concretely():
     assert code == 0 and "cycles        18" in out          # 2 blocks of n + K(6) = 6 + 3 cycles
     code, out, _ = call(str(EXAMPLE), "--tier", "bounded", "--max-n", "8")
     assert code == 0 and "derived: K = the least K in 1..n with" in out
+
+
+# ------------------------------------------------------------------ an extent other than n and d
+
+def _chunk_matvec(rows=lambda P, ix: P.h, size="h"):
+    """y = a·x for an h × n matrix a (h = n/(2m), 2m | n; or K × n): each row's sum walks the ring
+    once, column C added on the PE that holds it, PE ((C − 1) mod m) + 1."""
+    from ringproof import HOME, MAC, At, Move, Phase, Schedule, Step, and_, computation, div, eq, mod, wrap
+
+    problem = computation("chunk-matvec", {"a": f"{size} n", "x": "n", "y": size}, ["y[A] += a[A, C] * x[C]"])
+    a, x = problem.inputs
+    y = problem.output
+
+    def step(P, ix):
+        here = eq(ix.l, wrap(ix.j, P.m))
+        return Step(pe=ix.l, op=MAC, target=y[ix.i], operands=(a[ix.i, ix.j], x[ix.j]), guard=here,
+                    send=Move(y[ix.i], when=and_(here, lt(ix.j, P.n))), first=eq(ix.j, 1),
+                    prev=At("rows", dict(i=ix.i, j=ix.j - 1, l=wrap(ix.l - 1, P.m))), sources=(HOME, HOME))
+
+    phase = Phase("rows", (Loop("i", 1, rows), Loop("j", 1, "n")), step,
+                  inverse=lambda P, key: dict(i=key[0], j=key[1], l=wrap(key[1], P.m)))
+    return Schedule("chunk-matvec", problem, (phase,), home=lambda P, ref: wrap(ref.idx[-1], P.m),
+                    requires=lambda P: eq(mod(P.n, 2 * P.m), 0),
+                    derived={"h": lambda P: div(P.n, 2 * P.m), "K": K_OF},
+                    notes={"claims": {"cycles": f"{size}*n", "MAC": f"{size}*n"}})
+
+
+@pytest.mark.parametrize("size", ["h", "K"])
+def test_an_array_may_range_over_a_derived_size(size):
+    schedule = _chunk_matvec(lambda P, ix: getattr(P, size), size)
+    results = verify(schedule, Options())
+    assert all(r.verdict is Verdict.PROVED for r in results), [(r.property, r.reason) for r in results]
+    assert {r.tier for r in results} == {"parametric"}
+    from ringproof import run
+    ring = run(schedule, 8, 2)
+    assert not ring.violations and ring.max_rel_error < 1e-12 and ring.cycles == {"h": 2, "K": 3}[size] * 8
+    bounded = verify(schedule, Options(tier="bounded", max_n=8))
+    assert {r.verdict for r in bounded} == {Verdict.PROVED}
+
+
+def test_an_index_beyond_a_derived_extent_is_refuted():
+    results = verify(_chunk_matvec(rows=lambda P, ix: P.h + 1), Options(properties=("well-formed",)))
+    (r,) = results
+    assert r.verdict is Verdict.REFUTED and r.tier == "parametric", r.reason
+    cex = r.counterexample
+    assert cex.n % (2 * cex.m) == 0
+
+
+def test_an_extent_that_is_no_size_is_bad_input():
+    from ringproof import computation
+    with pytest.raises(BadInput, match="ranges over 'q', which is neither a parameter"):
+        problem = computation("p", {"a": "q n", "x": "n", "y": "q"}, ["y[A] += a[A, C] * x[C]"])
+        replace(_chunk_matvec(), problem=problem)
+    with pytest.raises(BadInput, match="each must name a size"):
+        computation("p", {"a": "2 n", "x": "n", "y": "2"}, ["y[A] += a[A, C] * x[C]"])

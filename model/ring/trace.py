@@ -21,7 +21,8 @@ import numpy as np
 
 from ringproof.model.ring import vocabulary
 from ringproof.model.ring.layout import Layout
-from ringproof.schedules.dsl import HOME, At, Either, Op, Phase, Schedule, Step, check_shape, check_size, params
+from ringproof.schedules.dsl import (HOME, At, Either, Op, Phase, Schedule, Step, check_shape, check_size, params,
+                                     with_derived)
 
 
 CHUNK = 1 << 17    # iterations per block of a Stream (whole cycles: chunk // m loop tuples)
@@ -186,13 +187,19 @@ def trace_of(schedule: Schedule, P) -> Trace:
     """The trace for the parameters P as given, whether or not m divides n and d (k = n div m):
     `build_trace` checks the sizes; this is also how a condition's necessity is shown."""
     n, m = P.n, P.m
-    layout = Layout(schedule.problem, n, P.d)
+    layout = Layout(schedule.problem, n, P.d, sizes(schedule, P))
     phases, start = [], 0
     for phase in schedule.phases:
         pt = _phase_trace(phase, P, m, layout, start)
         phases.append(pt)
         start += pt.tuples
     return Trace(schedule, n, m, P, layout, phases, start, homes(schedule, P, layout))
+
+
+def sizes(schedule: Schedule, P) -> dict:
+    """{name: value} of every size an array's dimension may name at P: the parameters and the
+    schedule's derived parameters."""
+    return vars(with_derived(schedule.derived, P))
 
 
 def homes(schedule: Schedule, P, layout: Layout) -> np.ndarray:
@@ -318,7 +325,7 @@ class Stream:
         check_size(n, m)
         self.schedule, self.n, self.m = schedule, n, m
         self.P = params(n, m, d=check_shape(schedule, n, m, d))
-        self.layout = Layout(schedule.problem, n, self.P.d)
+        self.layout = Layout(schedule.problem, n, self.P.d, sizes(self.schedule, self.P))
         self.per_block = max(chunk // m, 1)
 
     @cached_property

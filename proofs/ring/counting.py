@@ -32,7 +32,7 @@ from ringproof.proofs.ring import budgets
 from ringproof.proofs.ring.nests import KD, M, K, Decider, NoZ3, Unknown, count, lifted, to_z3
 from ringproof.proofs.ring.session import Session
 from ringproof.proofs.ring.smt import small_sizes
-from ringproof.schedules.dsl import CLAIM_KINDS, Op, Phase, Schedule, Step, params
+from ringproof.schedules.dsl import CLAIM_KINDS, Op, Phase, Schedule, Step, params, with_derived
 from ringproof.schedules.expr import Term, evaluate, var
 from ringproof.schedules.shape import ANY_D, D_IS_N, PARAMETERS, Shape, derived_values, require_parameters
 
@@ -190,8 +190,7 @@ def required_count(eqn, P, decider: Decider | None = None) -> sympy.Expr | None:
     k, m, kd; None where the mask cannot be counted."""
     dims = list(eqn.target.dims) + ([eqn.reduce] if eqn.reduce else [])
     syms = [sympy.Symbol(f"_{i}", integer=True) for i in range(len(dims))]
-    ext = {"n": P.n, "d": P.d}
-    loops = [(s, sympy.Integer(1), ext[dim]) for s, dim in zip(syms, dims)]
+    loops = [(s, sympy.Integer(1), sympy.sympify(getattr(P, dim))) for s, dim in zip(syms, dims)]
     cond = sympy.true if eqn.where is None else sympy.sympify(eqn.where(P, *syms))
     try:
         return count(loops, cond, decider)
@@ -199,15 +198,15 @@ def required_count(eqn, P, decider: Decider | None = None) -> sympy.Expr | None:
         return None
 
 
-def _required_enumerated(eqn, n: int, d: int) -> int:
-    """|{terms of eqn}| at one size, by enumeration."""
+def _required_enumerated(eqn, P) -> int:
+    """|{terms of eqn}| at the sizes P (its derived parameters included), by enumeration."""
     import numpy as np
 
     dims = list(eqn.target.dims) + ([eqn.reduce] if eqn.reduce else [])
     if eqn.where is None:
-        return math.prod(n if x == "n" else d for x in dims)
-    grids = np.meshgrid(*[np.arange(1, (n if x == "n" else d) + 1) for x in dims], indexing="ij")
-    got = eqn.where(params(n, 1, d=d), *[g.ravel() for g in grids])
+        return math.prod(getattr(P, x) for x in dims)
+    grids = np.meshgrid(*[np.arange(1, getattr(P, x) + 1) for x in dims], indexing="ij")
+    got = eqn.where(P, *[g.ravel() for g in grids])
     return int(np.count_nonzero(np.broadcast_to(np.asarray(got, dtype=bool), grids[0].size)))
 
 
@@ -261,7 +260,7 @@ def _check(schedule: Schedule, per_phase: dict, required: dict) -> None:
                     raise InternalError(f"counts: phase {p.name}: the derived {kind} {in_n_m_d(form)} gives "
                                         f"{_value(form, n, m, d, schedule.shape)} at {where}, enumeration {got[kind]}")
         for name, (eqn, form) in required.items():
-            want = _required_enumerated(eqn, n, d)
+            want = _required_enumerated(eqn, with_derived(schedule.derived, P))
             if _value(form, n, m, d, schedule.shape) != want:
                 raise InternalError(f"counts: phase {name}: the terms of {eqn.target.name}: {in_n_m_d(form)} gives "
                                     f"{_value(form, n, m, d, schedule.shape)} at n={n}, d={d}, enumeration {want}")
@@ -467,7 +466,6 @@ def derived_parameters(schedule, P=None) -> dict:
     as claims are written): the chunk size k/c exactly where its side condition is proved to make
     c divide k (`properties.shape_of`), else as its formula evaluates in sympy (a floor stays)."""
     from ringproof.proofs.ring.properties import shape_of
-    from ringproof.schedules.dsl import with_derived
     if P is None:
         P = schedule.shape.record({"n": N, "m": M, "k": N / M, "d": D, "kd": D / M}.__getitem__)
     _, c, chunk = shape_of(schedule)
@@ -478,7 +476,6 @@ def derived_parameters(schedule, P=None) -> dict:
 def exact_chunks(schedule) -> dict:
     """{floor form: exact value} of the derived parameters proved exact (a chunk k/c where the side
     condition makes c divide k: `derived_parameters`), in k, m, kd."""
-    from ringproof.schedules.dsl import with_derived
     if not schedule.derived:
         return {}
     P = parameters(schedule.shape)

@@ -230,6 +230,7 @@ class Ctx:
         if m_value is not None:
             self.assumptions.append(self.m == m_value)
         self._least = {name: fn for name, fn in shape.derived if isinstance(fn, Least)}
+        self._formulas = {name for name, fn in shape.derived if not isinstance(fn, Least)}
         self._nonlinear: set = set()   # ids of assumptions that multiply variables (a Least's conditions)
         self.lemmas_used: set[str] = set()
         self._instances: list = []     # (lemma name, a function building its instance here)
@@ -471,6 +472,9 @@ class Ctx:
         if op == "var":
             if args[0] not in self.env and args[0] in self._least:
                 self._characterise(args[0])
+            elif args[0] not in self.env and args[0] in self._formulas:      # a derived size named
+                from ringproof.schedules.dsl import with_derived               # (an array's extent)
+                self.env[args[0]] = self.val(lift(getattr(with_derived(dict(self.shape.derived), PARAMS), args[0])))
             if args[0] not in self.env:
                 raise NormalizationError(f"unknown variable {args[0]}")
             return self.env[args[0]]
