@@ -184,3 +184,21 @@ def test_an_extent_that_is_no_size_is_bad_input():
         replace(_chunk_matvec(), problem=problem)
     with pytest.raises(BadInput, match="each must name a size"):
         computation("p", {"a": "2 n", "x": "n", "y": "2"}, ["y[A] += a[A, C] * x[C]"])
+
+
+def test_the_report_states_the_derived_sizes_and_checks_claims_that_name_them(tmp_path):
+    """A claim naming h or K is compared with the derived form in the report (it was bad input
+    there); the theorem says what each derived size is."""
+    import json
+    code, _, err = call("report", str(EXAMPLE), "--format", "json", "-o", str(tmp_path / "r.json"), "--front", "no")
+    assert code == 0, err
+    (section,) = json.loads((tmp_path / "r.json").read_text())["targets"]
+    assert section["derived"] == {"K": "the least K in 1..n with 2·n ≤ K·(K + 3)"}
+    assert section["theorem"]["words"].endswith("Here K = the least K in 1..n with 2·n ≤ K·(K + 3).")
+    assert {r["quantity"]: r["claim_check"] for r in section["counts"]["rows"]}["cycles"] == "equal"
+    zigzag = ROOT / "examples" / "ring_zigzag.py"
+    code, _, err = call("report", str(zigzag), "--property", "counts", "--format", "md", "-o", str(tmp_path / "z.md"),
+                        "--front", "no")
+    assert code == 0, err
+    text = (tmp_path / "z.md").read_text()
+    assert "with m | n and 2m | n" in text and "Here h = n \\ (2·m)." in text
