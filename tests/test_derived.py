@@ -202,3 +202,9 @@ def test_the_report_states_the_derived_sizes_and_checks_claims_that_name_them(tm
     assert code == 0, err
     text = (tmp_path / "z.md").read_text()
     assert "with m | n and 2m | n" in text and "Here h = n \\ (2·m)." in text
+
+
+def test_a_memory_claim_may_name_k():
+    """Each size's claim takes K's value there (it was left a symbol, never equal to a figure)."""
+    (r,) = verify(replace(PADDED, notes={"claims": {"memory": "n + K"}}), Options(properties=("counts",)))
+    assert r.verdict is Verdict.REFUTED and "measured peak 3, claimed 2" in r.counterexample.message
