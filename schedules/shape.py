@@ -11,9 +11,13 @@ none of them is told "square" apart.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Callable
+
+from ringproof.errors import BadInput
+from ringproof.schedules.expr import Term, var
 
 RING = "m"       # the number of PEs
 
@@ -123,20 +127,17 @@ class Least:
     def value(self, P, name: str):
         """K at the record P: the least K by search where P's sizes are ints, else K as a symbol of
         P's backend (a prover's Term, a sympy Symbol), which the prover pins by the conditions."""
-        from ringproof.schedules.expr import Term, var
-        n = P.n
+        n, sympy = P.n, sys.modules.get("sympy")      # no sympy loaded: no sympy value either
         if isinstance(n, Term):
             return var(name)
-        if type(n).__module__.startswith("sympy"):
-            import sympy
+        if sympy is not None and isinstance(n, sympy.Basic):
             return sympy.Symbol(name, integer=True)
-        from ringproof.errors import BadInput
         lo, hi = (int(x) for x in self.bounds(P))
         for K in range(lo, hi + 1):
             if bool(self.cond(P, K)):
                 return K
         sizes = ", ".join(f"{x}={getattr(P, x)}" for x in ("n", RING, "d") if hasattr(P, x))
-        raise BadInput(f"derived parameter {name}: no K in {lo}..{hi} satisfies its condition at {sizes}")
+        raise BadInput(f"derived parameter {name}: no {name} in {lo}..{hi} satisfies its condition at {sizes}")
 
 
 def derived_values(shape: Shape, n: int, m: int, d: int | None = None, least_only: bool = False) -> dict:

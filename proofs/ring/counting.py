@@ -132,6 +132,11 @@ def phase_forms(phase: Phase, P, decider: Decider, hint: tuple | None = None, ex
             forms.pop(kind, None)
             continue
         forms[kind] = forms.get(kind, 0) + (_settled(got, exact, decider) if split or exact else got)
+    loose = set(decider.least) if decider.least and not decider.exists() else set()
+    for kind, form in list(forms.items()):      # a form in a size not shown to exist says nothing
+        if sympy.sympify(form).free_symbols & loose:
+            why[kind] = f"{phase.name} {kind}: not shown that {', '.join(map(str, loose))} exists at every size"
+            del forms[kind]
     return forms, why
 
 

@@ -324,21 +324,28 @@ class Decider:
 
     def _env(self) -> tuple[dict, list]:
         """The Z3 parameters and what holds of them: k, m, kd ≥ 1, the side condition, and each
-        derived parameter defined by a condition (a `Least`) pinned by it, once shown to exist."""
+        derived parameter defined by a condition (a `Least`) pinned by it once shown to exist (else
+        it is any integer: what is shown holds for its value too)."""
         env = {K: z3.Int("k"), M: z3.Int("m")}
         env[KD] = env[K] if self.d_is_n else z3.Int("kd")
         facts = [env[K] >= 1, env[M] >= 1, env[KD] >= 1]
         facts += [to_z3(self.requires, env)] if self.requires is not None else []
         if self.least:
             env.update({x: z3.Int(str(x)) for x in self.least})
-            if self._exists is not True:
-                s = self._solver()
-                s.add(*facts, z3.Not(to_z3(self._exists, env)))
-                if s.check() != z3.unsat:
-                    raise Unknown(f"not shown that {', '.join(map(str, self.least))} exists at every size (its bounds and condition)")
-                self._exists = True
-            facts += [to_z3(c, env) for conds in self.least.values() for c in conds]
+            if self.exists():
+                facts += [to_z3(c, env) for conds in self.least.values() for c in conds]
         return env, facts
+
+    def exists(self) -> bool:
+        """Is it shown that each `Least` parameter exists at every size (lo ≤ hi and cond(hi))?"""
+        if self._exists is not True and self._exists is not False:
+            env = {K: z3.Int("k"), M: z3.Int("m")}
+            env[KD] = env[K] if self.d_is_n else z3.Int("kd")
+            s = self._solver()
+            s.add(env[K] >= 1, env[M] >= 1, env[KD] >= 1, *([to_z3(self.requires, env)] if self.requires is not None else []),
+                  z3.Not(to_z3(self._exists, env.copy() | {x: z3.Int(str(x)) for x in self.least})))
+            self._exists = s.check() == z3.unsat
+        return self._exists
 
     def holds(self, e, ctx=(), facts=()) -> bool:
         """`facts`: further atoms f ≤ 0 that hold at the points asked about."""
