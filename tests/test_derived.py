@@ -208,3 +208,13 @@ def test_a_memory_claim_may_name_k():
     """Each size's claim takes K's value there (it was left a symbol, never equal to a figure)."""
     (r,) = verify(replace(PADDED, notes={"claims": {"memory": "n + K"}}), Options(properties=("counts",)))
     assert r.verdict is Verdict.REFUTED and "measured peak 3, claimed 2" in r.counterexample.message
+
+
+def test_the_docs_quote_the_example():
+    """docs/dsl.md's Least block is the example's code (lines with an elision aside)."""
+    import re
+    doc = (ROOT / "docs" / "dsl.md").read_text()
+    block = next(b for b in re.findall(r"```python\n(.*?)```", doc, re.S) if "Least(" in b)
+    example = EXAMPLE.read_text()
+    for line in block.strip().splitlines():
+        assert "..." in line or line.strip() in example, line
