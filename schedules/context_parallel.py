@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ringproof.schedules.computation import computation
-from ringproof.schedules.dsl import (HOME, MAC, At, Copy, Either, Loop, Move, Phase, Schedule, Step,
+from ringproof.schedules.dsl import (EAC, HOME, MAC, MAX, NORM, At, Copy, Either, Loop, Move, Phase, Schedule, Step,
                                      params, with_derived)
 from ringproof.schedules.expr import and_, div, eq, gt, ite, le, lt, mod, or_, wrap
 
@@ -260,6 +260,47 @@ ROW_BEFORE = {
 }
 
 
+def _row(cp, P, l, i):
+    """The query in slot i of PE l's own block (1-based)."""
+    return cp.layout.token(P, l - 1, i - 1) + 1
+
+
+def _key(cp, P, ix):
+    """The key in slot b of the block PE l holds at ring step s (1-based)."""
+    return cp.layout.token(P, mod(ix.l - ix.s, P.m), ix.b - 1) + 1
+
+
+def _owner(cp, P, A):
+    return cp.layout.owner(P, A - 1) + 1
+
+
+def _keys_at(cp, P, l, s, A):
+    """How many keys of the block PE l holds at ring step s query A takes (a prefix of its slots)."""
+    return ALLOWED[cp.layout.name](P, mod(l - s, P.m), A - 1) if cp.causal else P.k
+
+
+def _last_step(cp, P, A):
+    """The last ring step at which query A takes a key."""
+    return LAST_STEP[cp.layout.name](P, A - 1) if cp.causal else P.m
+
+
+def _fold(cp, P, ix, A, phase, **fixed):
+    """(first, prev) of a sum over query A's keys that stays on A's PE, taken in ring-step order:
+    it starts at key slot 1 of step 1 (its own block, whose first key every query takes) and
+    continues from the previous slot, or from the last key A takes at the step before."""
+    back = eq(ix.b, 1)
+    prev = At(phase, dict(s=ite(back, ix.s - 1, ix.s), i=ix.i,
+                          b=ite(back, _keys_at(cp, P, ix.l, ix.s - 1, A), ix.b - 1), l=ix.l, **fixed))
+    return and_(eq(ix.s, 1), eq(ix.b, 1)), prev
+
+
+def _folded(cp, P, A, phase, **fixed):
+    """The last node of such a sum: the last key A takes at its last step."""
+    S = _last_step(cp, P, A)
+    l = _owner(cp, P, A)
+    return At(phase, dict(s=S, i=cp.layout.slot(P, A - 1) + 1, b=_keys_at(cp, P, l, S, A), l=l, **fixed))
+
+
 def ring_backward(cp: ContextParallel) -> Schedule:
     """The backward ring of `cp`: with dS = P∘(dP − D) and P on the queries' ranks,
     dq[A, C] = Σ_B dS[A, B]·k[B, C] stays on A's rank while K travels (as in the forward);
@@ -359,3 +400,106 @@ def ring_backward(cp: ContextParallel) -> Schedule:
 
 
 BACKWARDS = {f"{name}-bwd": ring_backward(cp) for name, cp in SCHEDULES.items()}
+
+
+# --------------------------------------------------------------------------- the forward, whole
+
+
+def _forward(name, mask):
+    return computation(name, {"q": "n d", "k": "n d", "v": "n d", "w1": "n n", "mx": "n", "l": "n",
+                              "o": "n d", "y": "n d"},
+                       [f"w1[A, B] += q[A, C] * k[B, C]{mask}",
+                        f"mx[A] max= w1[A, B]{mask}",
+                        f"l[A] += exp(w1[A, B] - mx[A]) rescaled{mask}",
+                        f"o[A, C] += exp(w1[A, B] - mx[A]) * v[B, C] rescaled{mask}",
+                        "y[A, C] = o[A, C] / l[A]"])
+
+
+FORWARD, CAUSAL_FORWARD = _forward("cp-forward", ""), _forward("cp-causal-forward", " if B <= A")
+
+
+def ring_forward(cp: ContextParallel) -> Schedule:
+    """The forward of `cp` as a whole, with online softmax: the ring pass of the scores (K travels),
+    then, folding the key blocks in the order the ring brings them (ring step s: the block of
+    PE ((l − s) mod m) + 1), the running max mx of each query's scores, the sum l of exp(w1 − mx)
+    and, in a second ring pass in which V travels, the accumulator o of exp(w1 − mx)·v, each kept
+    relative to the max it read (rescaled when that grows); last y = o / l on the query's PE.
+    One pass per op kind: the language runs one op kind per cycle (fusing them is the next step)."""
+    problem = CAUSAL_FORWARD if cp.causal else FORWARD
+    q, kk, v = problem.inputs
+    w1, mx, l, o, y = (e.target for e in problem.equations)
+    scores = ring_pass(cp).phase("ring")
+    lay = cp.layout
+
+    def allowed(P, A, B):
+        return le(B, A) if cp.causal else True
+
+    def score(P, ix, A, B):
+        """w1[A, B] is final on A's PE at its last column."""
+        return At("ring", dict(s=ix.s, i=ix.i, b=ix.b, c=P.d, l=ix.l))
+
+    def running_max(P, ix):
+        A, B = _row(cp, P, ix.l, ix.i), _key(cp, P, ix)
+        first, prev = _fold(cp, P, ix, A, "max")
+        return Step(pe=ix.l, op=MAX, target=mx[A], operands=(w1[A, B],), guard=allowed(P, A, B),
+                    first=first, prev=prev, sources=(score(P, ix, A, B),))
+
+    def exp_sum(P, ix):
+        A, B = _row(cp, P, ix.l, ix.i), _key(cp, P, ix)
+        first, prev = _fold(cp, P, ix, A, "sum")
+        return Step(pe=ix.l, op=EAC, target=l[A], operands=(w1[A, B], mx[A]), guard=allowed(P, A, B),
+                    first=first, prev=prev, sources=(score(P, ix, A, B), _folded(cp, P, A, "max")))
+
+    def values(P, ix):
+        A, B = _row(cp, P, ix.l, ix.i), _key(cp, P, ix)
+        first, prev = _fold(cp, P, ix, A, "values", c=ix.c)
+        arrived = Either(eq(ix.s, 1), HOME,
+                         At("values", dict(s=ix.s - 1, i=1, b=ix.b, c=ix.c, l=wrap(ix.l - 1, P.m))))
+        return Step(pe=ix.l, op=EAC, target=o[A, ix.c], operands=(w1[A, B], mx[A], v[B, ix.c]),
+                    guard=allowed(P, A, B),
+                    send=Copy(v[B, ix.c], when=eq(ix.i, 1), source=arrived),     # pass the V block on
+                    first=first, prev=prev,
+                    sources=(score(P, ix, A, B), _folded(cp, P, A, "max"),
+                             Either(eq(ix.i, 1), arrived, At("values", dict(s=ix.s, i=1, b=ix.b, c=ix.c, l=ix.l)))))
+
+    def divide(P, ix):
+        A = _row(cp, P, ix.l, ix.i)
+        return Step(pe=ix.l, op=NORM, target=y[A, ix.c], operands=(o[A, ix.c], l[A]),
+                    sources=(_folded(cp, P, A, "values", c=ix.c), _folded(cp, P, A, "sum")))
+
+    def per_key(P, key_):
+        A, B = key_
+        la, lb = lay.owner(P, A - 1), lay.owner(P, B - 1)
+        return dict(s=mod(la - lb, P.m) + 1, i=lay.slot(P, A - 1) + 1, b=lay.slot(P, B - 1) + 1, l=la + 1)
+
+    def per_value(P, key_):
+        A, C, B = key_
+        return dict(per_key(P, (A, B)), c=C)
+
+    def per_output(P, key_):
+        A, C = key_
+        return dict(i=lay.slot(P, A - 1) + 1, c=C, l=lay.owner(P, A - 1) + 1)
+
+    def home(P, ref):
+        return lay.owner(P, ref.idx[0] - 1) + 1
+
+    fold = (Loop("s", 1, "m"), Loop("i", 1, "k"), Loop("b", 1, "k"))
+    phases = (scores,
+              Phase("max", fold, running_max, inverse=per_key,
+                    doc="mx[A]: the running max of A's scores, folded block by block in ring order"),
+              Phase("sum", fold, exp_sum, inverse=per_key,
+                    doc="l[A] += exp(w1[A, B] − mx[A]), relative to the max it reads"),
+              Phase("values", fold + (Loop("c", 1, "d"),), values, inverse=per_value,
+                    doc="o[A, c] += exp(w1[A, B] − mx[A])·v[B, c] while V travels, relative to the max it reads"),
+              Phase("out", (Loop("i", 1, "k"), Loop("c", 1, "d")), divide, inverse=per_output,
+                    doc="y[A, c] = o[A, c] / l[A] on A's PE"))
+    pairs = "n*(n + 1)/2" if cp.causal else "n**2"
+    return Schedule(cp.name, problem, phases, home=home, square=False, placement=home,
+                    doc=f"{cp.doc}; the whole forward: the ring pass of the scores, online softmax "
+                        "folding the key blocks in ring order, the ring pass of the values",
+                    notes={"claims": {"cycles": "2*n**2*(d + 1)/m + n*d/m", "MAC": f"({pairs})*d",
+                                      "MAX": pairs, "EAC": f"({pairs})*(d + 1)", "NORM": "n*d"}},
+                    requires=cp.requires, derived=cp.derived)
+
+
+FORWARDS = {name: ring_forward(cp) for name, cp in SCHEDULES.items()}

@@ -31,7 +31,7 @@ def test_the_ring_model_matches_numpy_at_every_size(name):
 def _ring(schedule, n, m, d, inputs, arrays):
     """The arrays the ring computes from `inputs` (every output, not only the first)."""
     trace = build_trace(schedule, n, m, d)
-    num = Numerics(trace.layout, inputs)
+    num = Numerics(trace.layout, inputs, problem=schedule.problem)
     for pt in trace.phases:
         num.block(pt)
         num.end()

@@ -36,7 +36,7 @@ from ringproof.model.ring.reference import empty_sums, random_inputs, reference_
 from ringproof.model.ring.rules import RULES, assume
 from ringproof.model.ring.sums import RunningSums
 from ringproof.model.ring.trace import CHUNK, Stream, Trace
-from ringproof.schedules.dsl import Op, Schedule
+from ringproof.schedules.dsl import ARITHMETIC, Op, Schedule
 
 assume("the ring simulator (model/ring/machine.py)", link_capacity=1, persists=True)
 
@@ -116,7 +116,7 @@ def simulate(schedule: Schedule, n: int, m: int, seed: int = 0, max_violations: 
         machine = _Machine(stream, inputs, scale, two_pass=False)
     except _Later:
         machine = _Machine(stream, inputs, scale, two_pass=True)
-    arith = machine.ops["MAC"] + machine.ops["EAC"] + machine.ops["DIV"]
+    arith = sum(machine.ops[k] for k in ARITHMETIC)
     util = arith / (m * stream.cycles) if stream.cycles else 0.0
     if machine.broken:
         err = float("inf")
@@ -156,7 +156,7 @@ class _Machine:
         self.broken = False                     # a well-formed violation: only those are reported
         self.sums = RunningSums(layout.size, self.m)
         self.holds = Holds(stream.home, self.m, stream.cycles)
-        self.numerics = Numerics(layout, inputs, scale)
+        self.numerics = Numerics(layout, inputs, scale, stream.schedule.problem)
         probe = stream.window([s for s, t in zip(stream.starts, stream.tuples) if t])
         self.accumulates = [pt.op.accumulates and pt.step.target is not None for pt in probe.phases]
         self.last_adder = {}                    # array -> the last phase that adds to its sums

@@ -32,7 +32,7 @@ from ringproof.proofs.ring import budgets
 from ringproof.proofs.ring.nests import KD, M, K, Decider, NoZ3, Unknown, count, to_z3
 from ringproof.proofs.ring.session import Session
 from ringproof.proofs.ring.smt import small_sizes
-from ringproof.schedules.dsl import CLAIM_KINDS, Op, Phase, Schedule, Step, params
+from ringproof.schedules.dsl import ARITHMETIC, CLAIM_KINDS, Op, Phase, Schedule, Step, params
 from ringproof.schedules.expr import Term, evaluate, var
 from ringproof.schedules.shape import ANY_D, D_IS_N, PARAMETERS, Shape, require_parameters
 
@@ -274,7 +274,7 @@ def _derive(schedule: Schedule, session: Session) -> Counts:
         c = required[p.name][1] if p.name in required else per_phase[p.name].get(kind)
         if c is not None and cyc is not None and sympy.expand(cyc) != 0:
             per_util[p.name] = _ratio(c, M * cyc)
-    arith = [ops[k] for k in ("MAC", "EAC", "DIV")]
+    arith = [ops[k] for k in ARITHMETIC]
     util = None if None in arith or cycles is None else _ratio(sum(arith), M * cycles)
     show = (lambda e: tidy(in_n_m_d(e)) if e is not None else None)
     return Counts(show(cycles), {p.name: show(per_phase[p.name].get("cycles")) for p in schedule.phases},
