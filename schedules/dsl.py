@@ -191,6 +191,41 @@ class Step:
     prev: Any = None           # accumulating ops: At(...) of the previous contribution
     sources: tuple = ()        # one witness per operand
 
+    @staticmethod
+    def __ringproof_choice__(cond, then, other) -> "Choice":
+        return Choice(cond, then, other)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """`ite(cond, Step(...), Step(...))`: the step an iteration performs, chosen by a condition of
+    the iteration (its op kind with it: EAC on some PEs, DIV on others in one cycle). A phase whose
+    step is a Choice runs as one *form* per branch (`Schedule` splits it): the forms share the
+    phase's loops and cycles (a lock-step group named after the phase), and each form is the branch
+    with its guard and its send restricted to the iterations that choose it."""
+
+    cond: Any
+    then: Any
+    other: Any
+
+    @staticmethod
+    def __ringproof_choice__(cond, then, other) -> "Choice":
+        return Choice(cond, then, other)
+
+    def branches(self, cond=True) -> list:
+        """[(condition, Step)] of every branch, nested choices flattened, in the order written."""
+        from ringproof.schedules.expr import and_, not_
+        out = []
+        for c, x in ((self.cond, self.then), (not_(self.cond), self.other)):
+            here = c if cond is True else and_(cond, c)
+            if isinstance(x, Choice):
+                out += x.branches(here)
+            elif isinstance(x, Step):
+                out.append((here, x))
+            else:
+                raise BadInput(f"{user_line(__file__)}ite of steps: a branch is a {type(x).__name__}, not a Step")
+        return out
+
 
 @dataclass(frozen=True)
 class Loop:
@@ -269,7 +304,8 @@ def guarded(fn, what: str, returns: type | None = None):
         with contained(what, where(fn), code.co_filename if code else None):   # its prints to stderr
             out = fn(*args)
         if returns is not None and not isinstance(out, returns):
-            raise BadInput(f"{where(fn)}: {what} must return a {returns.__name__}, got {type(out).__name__}")
+            want = " or ".join(t.__name__ for t in returns) if isinstance(returns, tuple) else returns.__name__
+            raise BadInput(f"{where(fn)}: {what} must return a {want}, got {type(out).__name__}")
         return out
 
     functools.update_wrapper(call, fn)    # name, module, doc: the wrapper reads as the user's function
@@ -290,6 +326,7 @@ class Phase:
     doc: str = ""
     relies_on: dict = field(default_factory=dict)
     defined_at: str = field(default="", compare=False, repr=False)   # file:line of Phase(...) in the user's code
+    group: str | None = None   # phases of one group run in lock step: they start in the same cycle
 
     def __post_init__(self):
         if not self.defined_at:
@@ -297,8 +334,11 @@ class Phase:
         names = [lp.name for lp in self.loops]
         if len(set(names)) != len(names):
             raise BadInput(f"{user_line(__file__, dataclasses.__file__)}phase {self.name}: loop names repeat: {names}")
-        object.__setattr__(self, "step", guarded(self.step, f"the step of phase {self.name}", Step))
-        if self.inverse is not None:
+        object.__setattr__(self, "step", guarded(self.step, f"the step of phase {self.name}", (Step, Choice)))
+        if isinstance(self.inverse, dict):
+            object.__setattr__(self, "inverse", {a: guarded(f, f"the inverse witness of phase {self.name} ({a})")
+                                                 for a, f in self.inverse.items()})
+        elif self.inverse is not None:
             object.__setattr__(self, "inverse", guarded(self.inverse, f"the inverse witness of phase {self.name}"))
 
     @property
@@ -336,7 +376,7 @@ class Phase:
                       if lp.name in (bounds or {}) else lp for lp in self.loops)
         return Phase(name or self.name, loops, step if changes else self.step,
                      self.inverse if inverse is None else inverse, self.doc if doc is None else doc,
-                     self.relies_on if relies_on is None else relies_on)
+                     self.relies_on if relies_on is None else relies_on, group=self.group)
 
 
 @dataclass(frozen=True)
@@ -499,9 +539,18 @@ class Schedule:
             for fld in ("home", "requires", "placement", "ends"):
                 object.__setattr__(self, fld, _seeing(getattr(self, fld), see))
             object.__setattr__(self, "phases", tuple(_phase_seeing(p, see) for p in self.phases))
+        phases, forks = split_forms(self.phases, self.shape)
+        object.__setattr__(self, "phases", phases)
+        if forks and self.ends is not None:
+            object.__setattr__(self, "ends", _rewired(self.ends, forks, lambda w, P, forks: _rewire(w, P, forks)))
         if self.requires is not self.shape.requires:       # the shape's enumerators honour it
             object.__setattr__(self, "shape", replace(self.shape, requires=self.requires))
         names = [p.name for p in self.phases]
+        grouped = [p.group for i, p in enumerate(self.phases) if p.group is not None
+                   and (i == 0 or self.phases[i - 1].group != p.group)]
+        if len(set(grouped)) != len(grouped):
+            raise BadInput(f"schedule {self.name}: the phases of a group must be consecutive "
+                           f"(group {next(g for g in grouped if grouped.count(g) > 1)!r})")
         if len(set(names)) != len(names):
             raise BadInput(f"schedule {self.name}: phase names repeat: {names}")
         if not self.phases:
@@ -529,6 +578,17 @@ class Schedule:
                 return p
         raise BadInput(f"schedule {self.name} has no phase {name!r}")
 
+    @property
+    def slots(self) -> tuple[int, ...]:
+        """For each phase, the number of its time slot: phases follow one another, except the
+        members of a lock-step group (consecutive phases of one `group`), which share a slot and
+        start in the same cycle."""
+        out, prev = [], None
+        for p in self.phases:
+            out.append(0 if not out else out[-1] + (p.group is None or p.group != prev))
+            prev = p.group
+        return tuple(out)
+
     def phase_index(self, name: str) -> int:
         return [p.name for p in self.phases].index(self.phase(name).name)
 
@@ -553,6 +613,117 @@ class Schedule:
 
     def __repr__(self):
         return f"Schedule({self.name!r}, problem={self.problem.name}, phases={[p.name for p in self.phases]})"
+
+
+# --------------------------------------------------------------------------- forms of a Choice
+
+
+def split_forms(phases, shape: Shape) -> tuple[tuple, dict]:
+    """(the phases with each phase whose step is a `Choice` replaced by its forms, {phase name:
+    (the phase, its forms' names)}). A form is the phase's loops with one branch of the choice as
+    its step, guard and send restricted to where that branch is chosen, in the lock-step group
+    named after the phase (or the phase's own group); its inverse is the phase's, or the entry for
+    its target's array where `inverse` is a dict. Witnesses `At(phase, ...)` anywhere name the form
+    chosen at that iteration (an `Either` over the forms)."""
+    forks, out = {}, []
+    for p in phases:
+        branches = _probe(p, shape)
+        if branches is None:
+            out.append(p)
+            continue
+        names = _form_names(p.name, [st.op.value for _, st in branches])
+        forks[p.name] = (p, names, [None if st.target is None else st.target.array for _, st in branches])
+        for i, (name, (_, st)) in enumerate(zip(names, branches)):
+            inverse = p.inverse.get(st.target.array.name) if isinstance(p.inverse, dict) and st.target is not None \
+                else None if isinstance(p.inverse, dict) else p.inverse
+            out.append(Phase(name, p.loops, _form_step(p, i, len(branches)), inverse,
+                             p.doc or f"{p.name}, where it does {st.op.value}", p.relies_on, p.defined_at,
+                             group=p.group or p.name))
+    if not forks:
+        return tuple(phases), {}
+    return tuple(replace(q, step=_rewired(q.step, forks, _rewire_step)) for q in out), forks
+
+
+def _probe(phase: Phase, shape: Shape):
+    """The branches of the phase's step at symbolic indices if it is a Choice, else None (a step
+    that fails here fails again, with its message, where the prover or the model calls it)."""
+    from ringproof.schedules.expr import var
+    try:
+        got = phase.step(shape.record(var), SimpleNamespace(**{n: var(n) for n in phase.index_names}))
+    except Exception:
+        return None
+    return got.branches() if isinstance(got, Choice) else None
+
+
+def _form_names(name: str, ops: list) -> list:
+    return [f"{name}.{op}" if ops.count(op) == 1 else f"{name}.{op}{ops[:i + 1].count(op)}"
+            for i, op in enumerate(ops)]
+
+
+def _form_step(phase: Phase, i: int, count: int):
+    def step(P, ix):
+        got = phase.step(P, ix)
+        branches = got.branches() if isinstance(got, Choice) else []
+        if len(branches) != count:
+            raise BadInput(f"{phase.defined_at}: phase {phase.name}: its step chooses among {count} steps "
+                           f"(ite of steps) symbolically but among {len(branches) or 1} here")
+        cond, st = branches[i]
+        from ringproof.schedules.expr import and_
+        guard = cond if st.guard is True else and_(st.guard, cond)
+        send = None if st.send is None else replace(st.send, when=cond if st.send.when is True
+                                                   else and_(st.send.when, cond))
+        return replace(st, guard=guard, send=send)
+
+    functools.update_wrapper(step, phase.step)
+    return step
+
+
+def _rewired(fn, forks: dict, rewire):
+    """fn(P, ...) whose result's witnesses naming a split phase name its forms (`_rewire`)."""
+    def call(P, *args):
+        return rewire(fn(P, *args), P, forks)
+
+    functools.update_wrapper(call, fn)
+    return call
+
+
+def _rewire_step(st, P, forks):
+    if not isinstance(st, Step):
+        return st
+    send = st.send if st.send is None or st.send.source is None else \
+        replace(st.send, source=_rewire(st.send.source, P, forks))
+    return replace(st, prev=_rewire_prev(st, P, forks), sources=tuple(_rewire(w, P, forks) for w in st.sources),
+                   send=send)
+
+
+def _rewire_prev(st, P, forks):
+    """The previous node of a sum is in the form that accumulates the same array."""
+    w = st.prev
+    if not isinstance(w, At) or w.phase not in forks or st.target is None:
+        return w
+    phase, names, arrays = forks[w.phase]
+    mine = [name for name, a in zip(names, arrays) if a == st.target.array]
+    if len(mine) != 1:
+        raise BadInput(f"{phase.defined_at}: phase {phase.name}: {len(mine) or 'none'} of its forms "
+                       f"accumulate {st.target.array.name}: a `prev` witness naming the phase needs one")
+    return At(mine[0], w.idx)
+
+
+def _rewire(w, P, forks):
+    """A witness with each `At(phase, idx)` of a split phase replaced by the form chosen there."""
+    if isinstance(w, Either):
+        return Either(w.cond, _rewire(w.then, P, forks), _rewire(w.other, P, forks))
+    if not isinstance(w, At) or w.phase not in forks:
+        return w
+    phase, names, _ = forks[w.phase]
+    missing = set(phase.index_names) - set(w.idx)
+    if missing:
+        raise BadInput(f"{user_line(__file__)}witness At({w.phase!r}) lacks indices {sorted(missing)}")
+    branches = phase.step(P, SimpleNamespace(**{k: w.idx[k] for k in phase.index_names})).branches()
+    out = At(names[-1], w.idx)
+    for (cond, _), name in reversed(list(zip(branches[:-1], names[:-1]))):
+        out = Either(cond, At(name, w.idx), out)
+    return out
 
 
 def with_derived(derived: dict, P):

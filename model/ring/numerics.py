@@ -3,14 +3,16 @@ a block of iterations at a time in cycle order (a whole phase is one block), so 
 per datum whatever the number of iterations.
 
 Semantics (those of the ring model since its first version): an op reads its operands as they were
-when its phase began; a sum adds its terms in cycle order, and a `first` term restarts it from 0 (a
-sum never started starts from 0); a MAX keeps the largest term (from −∞); a DIV or NORM assigns its
-target; a copy stored under another name takes the value its datum has when the phase ends.
+when its phase began (in a lock-step group of phases: as they are, `live`, members read after the
+members whose results they read); a sum adds its terms in cycle order, and a `first` term restarts it
+from 0 (a sum never started starts from 0); a MAX keeps the largest term (from −∞); a DIV or NORM
+assigns its target; a copy stored under another name takes the value its datum has when the phase
+ends.
 
-Online softmax (`ringproof.schedules.dsl.rescaled`): a rescaled accumulator of exp(a − b)[·c] terms keeps the
-reference b its value is relative to (`ref`); a term first rescales it by exp(ref − b) to the b it
-reads (once per block of terms that read one b: per folded block), and NORM brings its numerator
-and denominator to one reference before it divides.
+Online softmax (`ringproof.schedules.dsl.rescaled`): a rescaled accumulator of exp(a − b)[·c] terms
+keeps the reference b its value is relative to (`ref`); a term first rescales it by exp(ref − b) to
+the b it reads (once per block of terms that read one b: per folded block), and NORM brings its
+numerator and denominator to one reference before it divides.
 """
 
 from __future__ import annotations
@@ -41,6 +43,11 @@ class Numerics:
         """A phase begins: its operands are read from the values as they are now."""
         self.base = self.val.copy()
         self.renamed = None           # stored id -> id of the datum sent, applied when the phase ends
+
+    def live(self) -> None:
+        """From now until `end`, operands are read as they are when read (the phases of a
+        lock-step group, which share cycles), not as they were when the phase began."""
+        self.base = self.val
 
     def block(self, pt) -> None:
         """Execute a block of a phase's iterations (in cycle order, after the phase's earlier ones)."""

@@ -223,6 +223,29 @@ def _check(schedule: Schedule, per_phase: dict, required: dict) -> None:
                                     f"{_value(form, n, m, d)} at n={n}, d={d}, enumeration {want}")
 
 
+def _cycles(schedule: Schedule, per_phase: dict) -> sympy.Expr:
+    """The schedule's cycles: the sum over its time slots of the cycles of the longest member of
+    each (a lock-step group lasts as its longest phase; `Schedule.slots`)."""
+    by_slot: dict = {}
+    for p, s in zip(schedule.phases, schedule.slots):
+        forms = by_slot.setdefault(s, [])
+        form = per_phase[p.name]["cycles"]
+        if not any(sympy.expand(form - f) == 0 for f in forms):
+            forms.append(form)
+    return sum((f[0] if len(f) == 1 else sympy.Max(*f) for f in by_slot.values()), sympy.Integer(0))
+
+
+def _check_cycles(schedule: Schedule, form: sympy.Expr) -> None:
+    """The cycles of a schedule with lock-step groups against enumeration (`check_sizes`)."""
+    from ringproof.model.ring.trace import count_tuples, slot_starts
+    for n, m, d in check_sizes(schedule.shape):
+        P = params(n, m, d=d)
+        got = slot_starts(schedule, [count_tuples(p, P) for p in schedule.phases])[1]
+        if _value(form, n, m, d) != got:
+            raise InternalError(f"counts: the derived cycles {in_n_m_d(form)} of {schedule.name} give "
+                                f"{_value(form, n, m, d)} at n={n}, m={m}, enumeration {got}")
+
+
 def _ratio(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
     """a / b in n, m, d, taken as 0 where b is 0 (a phase or schedule of no cycles: as the
     simulator reports its utilization)."""
@@ -259,6 +282,8 @@ def _derive(schedule: Schedule, session: Session) -> Counts:
     def total(kind):
         if kind in why:
             return None
+        if kind == "cycles":
+            return _cycles(schedule, per_phase)
         out = sympy.Integer(0)
         for p in schedule.phases:
             out += per_phase[p.name].get(kind, 0)
@@ -267,6 +292,8 @@ def _derive(schedule: Schedule, session: Session) -> Counts:
         return out
 
     cycles = total("cycles")
+    if cycles is not None and len(set(schedule.slots)) < len(schedule.phases):
+        _check_cycles(schedule, cycles)
     ops = {op.value: total(op.value) for op in Op}
     per_util = {}
     for p in schedule.phases:
