@@ -752,7 +752,9 @@ def _seeing(fn, see):
 def _phase_seeing(phase: Phase, see) -> Phase:
     loops = tuple(replace(lp, lo=_seeing(lp.lo, see), hi=_seeing(lp.hi, see), through=_seeing(lp.through, see))
                   for lp in phase.loops)
-    return replace(phase, loops=loops, step=_seeing(phase.step, see), inverse=_seeing(phase.inverse, see))
+    inverse = ({a: _seeing(f, see) for a, f in phase.inverse.items()} if isinstance(phase.inverse, dict)
+               else _seeing(phase.inverse, see))        # a dict of inverses by array: each sees them
+    return replace(phase, loops=loops, step=_seeing(phase.step, see), inverse=inverse)
 
 
 def variant_name(base: str, defects, known) -> str:
