@@ -7,10 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from ringproof.model.ring.machine import run
-from ringproof.model.ring.numerics import Numerics
+from ringproof.model.ring.machine import computed, run
 from ringproof.model.ring.reference import attention, random_inputs
-from ringproof.model.ring.trace import build_trace
 from ringproof.proofs.cli.targets import registry
 from ringproof.schedules.context_parallel import SCHEDULES
 
@@ -47,11 +45,7 @@ def test_the_forward_by_online_softmax_is_softmax_attention_at_every_size(name):
 
 def _ring(schedule, n, m, d, inputs, arrays, scale=1.0):
     """The arrays the ring computes from `inputs` (every output, not only the first)."""
-    trace = build_trace(schedule, n, m, d)
-    num = Numerics(trace.layout, inputs, scale, schedule.problem)
-    for pt in trace.phases:
-        num.block(pt)
-        num.end()
+    num = computed(schedule, n, m, inputs, d, scale)
     return [num.output(schedule.problem, _array(schedule.problem, a)) for a in arrays]
 
 

@@ -108,6 +108,17 @@ def run(schedule: Schedule, n: int, m: int, seed: int = 0, max_violations: int =
     return simulate(schedule, n, m, seed, max_violations, d, scale)
 
 
+def computed(schedule: Schedule, n: int, m: int, inputs: dict, d: int | None = None, scale: float = 1.0):
+    """The values the ring computes from `inputs` (name -> array), as `run` executes them (the
+    phases of a lock-step group in the order they read each other): its `Numerics`."""
+    stream = Stream(schedule, n, m, d)
+    check_simulable(stream)
+    try:
+        return _Machine(stream, inputs, scale, two_pass=False).numerics
+    except _Later:
+        return _Machine(stream, inputs, scale, two_pass=True).numerics
+
+
 def simulate(schedule: Schedule, n: int, m: int, seed: int = 0, max_violations: int = 5,
              d: int | None = None, scale: float = 1.0, chunk: int = CHUNK) -> RunResult:
     """`run`, reading about `chunk` iterations at a time."""

@@ -42,12 +42,16 @@ class Numerics:
     def begin(self) -> None:
         """A phase begins: its operands are read from the values as they are now."""
         self.base = self.val.copy()
+        self.history = None           # in a lock-step group: [(ids, cycles, running max after them)]
         self.renamed = None           # stored id -> id of the datum sent, applied when the phase ends
 
     def live(self) -> None:
         """From now until `end`, operands are read as they are when read (the phases of a
-        lock-step group, which share cycles), not as they were when the phase began."""
+        lock-step group, which share cycles), not as they were when the phase began; and a running
+        max keeps its history, so a rescaled sum read in the group reads the max of its cycle."""
         self.base = self.val
+        if self.history is None:      # each member of the group goes live: one history for all
+            self.history = []
 
     def block(self, pt) -> None:
         """Execute a block of a phase's iterations (in cycle order, after the phase's earlier ones)."""
@@ -55,8 +59,10 @@ class Numerics:
         if pt.target[a].size:
             ops = [self.base[o[a]] for o in pt.operands]
             tgt = pt.target[a]
+            if pt.op is Op.EAC and len(ops) > 1:             # exp(a − b): b as of this cycle
+                ops[1] = self._as_of(pt.operands[1][a], pt.cycle[a], ops[1])
             if pt.op is Op.MAX:
-                self._running_max(tgt, pt.starts[a], ops[0])
+                self._running_max(tgt, pt.starts[a], ops[0], pt.cycle[a])
             elif pt.op is Op.EAC and pt.step.target.array.name in self.online:
                 self._online(tgt, pt.starts[a], ops)
             elif pt.op.accumulates:
@@ -92,36 +98,64 @@ class Numerics:
         """exp(a), exp(a − b) or exp(a − b)·c (b read as any operand)."""
         return np.exp(self.scale * (ops[0] - (ops[1] if len(ops) > 1 else 0.0))) * (ops[2] if len(ops) > 2 else 1.0)
 
-    def _running_max(self, tgt, first, term) -> None:
-        """Keep the largest term of each target (cycle order: from its last `first` term on)."""
+    def _running_max(self, tgt, first, term, cycles) -> None:
+        """Keep the largest term of each target (cycle order: from its last `first` term on); in a
+        lock-step group, also the running value after each term (`history`)."""
         keep = self._restart(tgt, first, -np.inf)
-        tgt, term = tgt[keep], term[keep]
+        tgt, term, cycles = tgt[keep], term[keep], cycles[keep]
         cur = self.val[tgt]
         self.val[tgt[np.isnan(cur)]] = -np.inf               # a max never started starts from −∞
+        if self.history is not None and tgt.size:
+            order = np.argsort(tgt, kind="stable")           # by target, each in cycle order
+            t, v = tgt[order], term[order]
+            heads = np.flatnonzero(np.r_[True, t[1:] != t[:-1]])
+            run = np.empty_like(v)
+            for lo, hi in zip(heads, np.r_[heads[1:], t.size]):
+                with np.errstate(invalid="ignore"):
+                    run[lo:hi] = np.maximum.accumulate(np.r_[self.val[t[lo]], v[lo:hi]])[1:]
+            self.history.append((t, cycles[order], run))
         with np.errstate(invalid="ignore"):                # a datum never computed (NaN) stays NaN
             np.maximum.at(self.val, tgt, term)
 
+    def _as_of(self, ids, cycles, now):
+        """The values of running maxes `ids` as they were after their last term before `cycles`
+        (the group's history), else as they are now."""
+        if not self.history:
+            return now
+        hid, hcyc, hval = (np.concatenate(x) for x in zip(*self.history))
+        span = int(max(hcyc.max(), cycles.max())) + 2
+        keys = hid.astype(np.int64) * span + hcyc
+        order = np.argsort(keys, kind="stable")
+        keys, hid, hval = keys[order], hid[order], hval[order]
+        j = np.searchsorted(keys, ids.astype(np.int64) * span + cycles, side="left") - 1
+        found = (j >= 0) & (hid[np.maximum(j, 0)] == ids)
+        return np.where(found, hval[np.maximum(j, 0)], now)
+
     def _online(self, tgt, first, ops) -> None:
-        """exp(a − b)[·c] terms into accumulators kept relative to b: rescale each target once to
-        the b its terms read, then add them (a target whose terms read several b: term by term)."""
+        """exp(a − b)[·c] terms into accumulators kept relative to b: each target's terms, in cycle
+        order, in runs that read one b (a folded block); at each run the accumulator is rescaled by
+        exp(ref − b) to that b, then the run's terms are added."""
         keep = self._restart(tgt, first, 0.0, restart_ref=True)
         tgt, ops = tgt[keep], [o[keep] for o in ops]
         if tgt.size == 0:
             return
-        b = ops[1]
-        new = np.full(self.val.size, np.nan)
-        new[tgt] = b
-        if tgt.size > 1 and not np.array_equal(new[tgt], b, equal_nan=True):   # several b for a target
-            for i in range(tgt.size):
-                self._online(tgt[i:i + 1], np.zeros(1, dtype=bool), [o[i:i + 1] for o in ops])
-            return
-        t = np.unique(tgt)
-        old = self.ref[t]
-        held = ~np.isnan(old) & ~np.isnan(self.val[t])
-        self.val[t[held]] *= np.exp(self.scale * (old[held] - new[t[held]]))     # the rescale
-        self.val[t[~held]] = np.where(np.isnan(self.val[t[~held]]), 0.0, self.val[t[~held]])
-        self.ref[t] = new[t]
-        np.add.at(self.val, tgt, self._exp(ops))
+        order = np.argsort(tgt, kind="stable")               # by target, each in cycle order
+        t, b, term = tgt[order], ops[1][order], self._exp(ops)[order]
+        new = np.r_[True, (t[1:] != t[:-1]) | ~((b[1:] == b[:-1]) | (np.isnan(b[1:]) & np.isnan(b[:-1])))]
+        run = np.cumsum(new) - 1
+        starts = np.flatnonzero(new)
+        rt, rb = t[starts], b[starts]
+        sums = np.bincount(run, weights=term, minlength=starts.size)
+        rank = np.arange(starts.size) - np.flatnonzero(np.r_[True, rt[1:] != rt[:-1]]).repeat(
+            np.diff(np.r_[np.flatnonzero(np.r_[True, rt[1:] != rt[:-1]]), starts.size]))
+        for k in range(int(rank.max()) + 1):               # the k-th block of every target at once
+            r = np.flatnonzero(rank == k)
+            u = rt[r]
+            acc, ref = self.val[u], self.ref[u]
+            held = ~np.isnan(acc) & ~np.isnan(ref)
+            acc = np.where(held, acc * np.exp(self.scale * (np.where(held, ref, 0.0) - rb[r])), 0.0)   # the rescale
+            self.val[u] = acc + sums[r]
+            self.ref[u] = rb[r]
 
     def _restart(self, tgt, first, start: float, restart_ref: bool = False) -> np.ndarray:
         """The terms that count (from each target's last `first` term on); those targets restart
