@@ -400,6 +400,12 @@ FORWARD, CAUSAL_FORWARD = _forward("cp-forward", ""), _forward("cp-causal-forwar
 
 
 
+# The forms of the forward's ring step (`ite` of its four Steps, in the order written: the phase
+# "ring" runs as one form per branch, named after its op kinds). Witnesses name them directly, so
+# the step is not run again to find the form chosen at each witness.
+FORMS = {"scores": "ring.MAC", "o": "ring.EAC1", "max": "ring.MAX", "l": "ring.EAC2"}
+
+
 def ring_forward(cp: ContextParallel, problem: Problem | None = None) -> Schedule:
     """The forward of `cp` as the libraries run it: one ring pass, K and V travelling in the same
     ring step, each ring step folding its block into the running max and the rescaled sums. PE l at
@@ -414,15 +420,16 @@ def ring_forward(cp: ContextParallel, problem: Problem | None = None) -> Schedul
     w1, mx, l, o, y = (e.target for e in problem.equations)
     lay = cp.layout
 
-    def at(ix, **idx):
-        return At("ring", dict(dict(s=ix.s, i=ix.i, u=ix.u, b=ix.b, c=ix.c, l=ix.l), **idx))
+    def at(ix, form="ring", **idx):
+        """A witness in the ring step: in form `form` (FORMS; "ring": the form chosen there)."""
+        return At(form, dict(dict(s=ix.s, i=ix.i, u=ix.u, b=ix.b, c=ix.c, l=ix.l), **idx))
 
-    def passed(P, ix):
+    def passed(P, ix, form):
         """K (u = 1) or V (u = 2) of slot b, column c: home at step 1, else copied on by PE l − 1."""
-        return Either(eq(ix.s, 1), HOME, at(ix, s=ix.s - 1, i=1, l=wrap(ix.l - 1, P.m)))
+        return Either(eq(ix.s, 1), HOME, at(ix, form, s=ix.s - 1, i=1, l=wrap(ix.l - 1, P.m)))
 
-    def held(P, ix):
-        return Either(eq(ix.i, 1), passed(P, ix), at(ix, i=1))
+    def held(P, ix, form):
+        return Either(eq(ix.i, 1), passed(P, ix, form), at(ix, form, i=1))
 
     def folded(P, ix, A):
         """(first, prev) of a sum over A's keys in ring-step order, in this (u, c)."""
@@ -434,17 +441,17 @@ def ring_forward(cp: ContextParallel, problem: Problem | None = None) -> Schedul
         A, B = _row(cp, P, ix.l, ix.i), _key(cp, P, ix)
         mask = le(B, A) if cp.causal else True
         last = P.d + 1
-        score = at(ix, u=1, c=P.d)                                           # w1[A, B], final
-        block_max = at(ix, u=1, b=_keys_at(cp, P, ix.l, ix.s, A), c=last)   # mx after this block
+        score = at(ix, FORMS["scores"], u=1, c=P.d)                                  # w1[A, B], final
+        block_max = at(ix, FORMS["max"], u=1, b=_keys_at(cp, P, ix.l, ix.s, A), c=last)   # mx after the block
         first, prev = folded(P, ix, A)
         scores = Step(pe=ix.l, op=MAC, target=w1[A, B], operands=(q[A, ix.c], kk[B, ix.c]), guard=mask,
-                      send=Copy(kk[B, ix.c], when=eq(ix.i, 1), source=passed(P, ix)),
-                      first=eq(ix.c, 1), prev=at(ix, c=ix.c - 1), sources=(HOME, held(P, ix)))
+                      send=Copy(kk[B, ix.c], when=eq(ix.i, 1), source=passed(P, ix, FORMS["scores"])),
+                      first=eq(ix.c, 1), prev=at(ix, c=ix.c - 1), sources=(HOME, held(P, ix, FORMS["scores"])))
         running = Step(pe=ix.l, op=MAX, target=mx[A], operands=(w1[A, B],), guard=mask,
                        first=first, prev=prev, sources=(score,))
         values = Step(pe=ix.l, op=EAC, target=o[A, ix.c], operands=(w1[A, B], mx[A], v[B, ix.c]), guard=mask,
-                      send=Copy(v[B, ix.c], when=eq(ix.i, 1), source=passed(P, ix)),
-                      first=first, prev=prev, sources=(score, block_max, held(P, ix)))
+                      send=Copy(v[B, ix.c], when=eq(ix.i, 1), source=passed(P, ix, FORMS["o"])),
+                      first=first, prev=prev, sources=(score, block_max, held(P, ix, FORMS["o"])))
         total = Step(pe=ix.l, op=EAC, target=l[A], operands=(w1[A, B], mx[A]), guard=mask,
                      first=first, prev=prev, sources=(score, block_max))
         keys = eq(ix.u, 1)
@@ -455,7 +462,7 @@ def ring_forward(cp: ContextParallel, problem: Problem | None = None) -> Schedul
         S = _last_step(cp, P, A)
         end = dict(s=S, i=ix.i, u=2, b=_keys_at(cp, P, ix.l, S, A), l=ix.l)
         return Step(pe=ix.l, op=NORM, target=y[A, ix.c], operands=(o[A, ix.c], l[A]),
-                    sources=(At("ring", dict(end, c=ix.c)), At("ring", dict(end, c=P.d + 1))))
+                    sources=(At(FORMS["o"], dict(end, c=ix.c)), At(FORMS["l"], dict(end, c=P.d + 1))))
 
     def where(P, A, B, u, c):
         la, lb = lay.owner(P, A - 1), lay.owner(P, B - 1)

@@ -20,7 +20,7 @@ import numpy as np
 import sympy
 
 from ringproof.errors import InternalError
-from ringproof.model.ring.trace import build_trace
+from ringproof.model.ring.trace import active_per_pe, build_trace
 from ringproof.proofs.results import Counterexample, Verdict
 from ringproof.schedules.expr import lift
 
@@ -128,14 +128,15 @@ def _on_pes(fn, n: int, m: int, d: int) -> list:
 
 
 def _check(schedule, phases: dict) -> None:
-    """Each phase's per-PE form against the trace at every size n, d ≤ 12: InternalError at the
-    first disagreement."""
+    """Each phase's per-PE form against enumeration (its guard and PE at every iteration) at every
+    size n, d ≤ 12: InternalError at the first disagreement."""
     from ringproof.proofs.ring.counting import check_sizes, in_n_m_d
+    from ringproof.schedules.dsl import params, with_derived
     compiled = {name: _compile(form) for name, (_, form) in phases.items()}
     for n, m, d in check_sizes(schedule.shape):
-        table = per_pe(schedule, n, m, d, by="phase")
+        P = with_derived(schedule.derived, params(n, m, d=d))
         for name, (kind, form) in phases.items():
-            want = table.get(name, [0] * m)
+            want = active_per_pe(schedule.phase(name), P, m)
             got = _on_pes(compiled[name], n, m, d)
             if got != want:
                 raise InternalError(f"balance: phase {name}: the derived {kind} on PE l, {in_n_m_d(form)}, gives "
