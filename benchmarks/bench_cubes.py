@@ -27,7 +27,7 @@ import random
 import statistics
 import time
 
-from ringproof.model.bitlevel.problem import Problem
+from ringproof.model.bitlevel.problem import BitProblem
 from ringproof.proofs.search.cubes import cubes
 from ringproof.proofs.search.engine import DaskEngine, InProcess
 from ringproof.proofs.search.minimum import _Query, search, solve_cube
@@ -47,7 +47,7 @@ def _cube_times(n: int, T: int | None, depth: int, cap: float, workers: int, sol
     """(T, cubes of T, [(cube name, verdict, seconds)] of every cube or of a random sample, wall) for
     masked n at T (default its lemma bound), each cube capped at `cap` seconds and running at most
     `width` solver processes at once (one core per cube by default, so workers = cores in use)."""
-    prob = Problem("masked", n, n)
+    prob = BitProblem("masked", n, n)
     mins = prob.phase_minimum()
     T = T or sum(mins)
     query = _Query("masked", n, n, n, None, "global", solver, mins, width)
@@ -116,7 +116,7 @@ def phases(args) -> None:
     from ringproof.proofs.search.cnf import Encoding
     from ringproof.proofs.search.portfolio import models, solve
 
-    prob = Problem("masked", 5, 5)
+    prob = BitProblem("masked", 5, 5)
     split = prob.phase_minimum()
     L1, L2, _ = split
     relax = Encoding(prob.phase_one(), L1, split=(L1, 0, 0))

@@ -7,7 +7,7 @@ import pytest
 
 from ringproof.model.bitlevel import check_run
 from ringproof.model.bitlevel.types import BARRIERS
-from ringproof.model.bitlevel.problem import Problem
+from ringproof.model.bitlevel.problem import BitProblem
 from ringproof.proofs.search.cnf import Encoding
 from ringproof.proofs.search.minimum import _Splitter, search
 from ringproof.proofs.search.sat_check import sat_check_run
@@ -43,7 +43,7 @@ def test_masked_3_below_the_global_minimum_in_weaker_modes(barriers):
 def test_phase_bands_only_narrow_the_operand_windows(barriers):
     """A band restricts runs (witness only): every op's window with it lies inside its window
     without it and inside its phase's cycles."""
-    prob = Problem("masked", 4, 4)
+    prob = BitProblem("masked", 4, 4)
     band = _Splitter(prob, "kissat404", None, None, barriers)._band(25)
     assert band is not None and _Splitter(prob, "kissat404", None, None, barriers)._band(26) is None
     wide, narrow = Encoding(prob, 25, barriers=barriers).win, Encoding(prob, 25, barriers=barriers, band=band).win

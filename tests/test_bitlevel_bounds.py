@@ -1,4 +1,4 @@
-"""Lower-bound lemmas of proofs/lower_bounds.py."""
+"""Lower-bound lemmas of proofs/search/lower_bounds.py."""
 
 import z3
 

@@ -4,7 +4,7 @@ from dataclasses import replace
 
 import pytest
 
-from ringproof.model.bitlevel import Op, Run, Send, check_run
+from ringproof.model.bitlevel import BitOp, BitSend, Run, check_run
 from ringproof.proofs.search.sat_check import sat_check_run
 from helpers.bitlevel_simple import simple_run
 
@@ -57,7 +57,7 @@ def test_two_ops_on_one_slot(base):
 
 def test_link_over_capacity(base):
     s = base.sends[0]
-    extra = Send(s.t, s.p, ("q", s.p, 1))  # q_p[1] starts on PE p, so only the capacity is broken
+    extra = BitSend(s.t, s.p, ("q", s.p, 1))  # q_p[1] starts on PE p, so only the capacity is broken
     _both_reject(replace(base, sends=base.sends + (extra,)), "carries 2")
 
 
@@ -86,7 +86,7 @@ def test_send_of_a_datum_the_pe_does_not_hold(variant, datum):
     run = simple_run(variant, 2, 2)
     used = {(s.p, s.t) for s in run.sends}
     t = next(t for t in range(run.T) if (0, t) not in used)
-    _both_reject(replace(run, sends=run.sends + (Send(t, 0, datum),)), "is not on PE 0")
+    _both_reject(replace(run, sends=run.sends + (BitSend(t, 0, datum),)), "is not on PE 0")
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -116,6 +116,6 @@ def test_partial_sum_on_wrong_pe():
 
 def test_structural_errors_are_reported():
     run = simple_run("plain", 2, 2)
-    bad = replace(run, ops=run.ops + (Op(0, 5, "MAC2", 0, 0, 0),))
+    bad = replace(run, ops=run.ops + (BitOp(0, 5, "MAC2", 0, 0, 0),))
     assert any("unknown kind" in p for p in check_run(bad))
-    assert any("not a datum" in p for p in check_run(replace(run, sends=(Send(0, 0, ("z", 0)),))))
+    assert any("not a datum" in p for p in check_run(replace(run, sends=(BitSend(0, 0, ("z", 0)),))))

@@ -8,7 +8,7 @@ import pytest
 
 from ringproof.errors import BadInput
 from ringproof.model.bitlevel import check_run
-from ringproof.model.bitlevel.problem import Problem
+from ringproof.model.bitlevel.problem import BitProblem
 from ringproof.proofs.search.cubes import IncompleteSplit, check_coverage, cubes, split_cover
 from ringproof.proofs.search.engine import DaskEngine
 from ringproof.proofs.search.minimum import _splits, search
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.dask     # Dask's threads outlive it: run last (tests/c
 
 @pytest.mark.parametrize("depth", [0, 1, 2])
 def test_cubes_cover_every_placement_of_the_decisive_ops(depth):
-    prob = Problem("masked", 3, 3)
+    prob = BitProblem("masked", 3, 3)
     todo = cubes(prob, 17, depth)
     assert len(todo) == 3 ** depth and len({c.name for c in todo}) == len(todo)
     check_coverage(prob, todo)
@@ -26,14 +26,14 @@ def test_cubes_cover_every_placement_of_the_decisive_ops(depth):
 
 @pytest.mark.parametrize("drop", [0, 4, 8])
 def test_coverage_check_catches_a_missing_cube(drop):
-    prob = Problem("masked", 3, 3)
+    prob = BitProblem("masked", 3, 3)
     todo = cubes(prob, 17, 2)
     with pytest.raises(IncompleteSplit, match="miss the runs"):
         check_coverage(prob, todo[:drop] + todo[drop + 1:])
 
 
 def test_split_cover_catches_a_missing_phase_split():
-    mins = Problem("masked", 4, 4).phase_minimum()
+    mins = BitProblem("masked", 4, 4).phase_minimum()
     T = sum(mins) + 2
     splits = _splits(mins, T)
     split_cover(mins, T, splits)

@@ -6,7 +6,7 @@ from ringproof.proofs.search.minimum import _Splitter
 from ringproof.model.bitlevel import check_run
 from ringproof.proofs.search.sat_check import to_run
 from ringproof.proofs.search.cnf import Encoding
-from ringproof.model.bitlevel.problem import Problem
+from ringproof.model.bitlevel.problem import BitProblem
 from ringproof.proofs.search.rotation import rotation_step
 from ringproof.proofs.search.portfolio import solve
 from ringproof.model.bitlevel.types import SatVerdict
@@ -17,7 +17,7 @@ from ringproof.model.bitlevel.types import SatVerdict
                                               ("masked", 3, 3, None), ("plain", 4, 2, None)])
 def test_rotation_step(variant, n, m, step):
     """Even symmetric n: the half turn fixes w'_{i,i+n/2}, so only a subgroup without it is usable."""
-    assert rotation_step(Problem(variant, n, m)) == step
+    assert rotation_step(BitProblem(variant, n, m)) == step
 
 
 def _ops(run, g=0):
@@ -33,7 +33,7 @@ def _ops(run, g=0):
 
 @pytest.mark.parametrize("variant,n,split", [("symmetric", 3, (6, 6, 9)), ("plain", 3, (9, 6, 9))])
 def test_invariant_witness_is_valid_and_invariant(variant, n, split):
-    prob = Problem(variant, n, n)
+    prob = BitProblem(variant, n, n)
     g = rotation_step(prob)
     enc = Encoding(prob, sum(split), split=split, rotation=g)
     verdict, model, _ = solve(enc.cnf.clauses, enc.cnf.nv, "cadical195")
@@ -44,7 +44,7 @@ def test_invariant_witness_is_valid_and_invariant(variant, n, split):
 
 
 def test_rotation_stage_finds_a_valid_witness():
-    splitter = _Splitter(Problem("symmetric", 3, 3), "kissat404", None, None)
+    splitter = _Splitter(BitProblem("symmetric", 3, 3), "kissat404", None, None)
     splitter.QUICK = 0
     verdict, run = splitter.decide(21, (6, 6, 9))
     assert verdict is SatVerdict.SAT and check_run(run) == []

@@ -6,7 +6,7 @@ from ringproof.model.bitlevel import check_run
 from ringproof.proofs.search.sat_check import sat_check_run
 from ringproof.proofs.search.minimum import search
 from ringproof.proofs.search.cnf import Encoding
-from ringproof.model.bitlevel.problem import Problem
+from ringproof.model.bitlevel.problem import BitProblem
 from ringproof.proofs.search.portfolio import solve
 from ringproof.model.bitlevel.types import SatVerdict
 from ringproof.errors import BadInput
@@ -43,7 +43,7 @@ def test_minimum_agrees_with_z3_sat_core(variant, n, m):
 def test_minimum_agrees_with_barrier_variable_formulation(variant, n, m):
     """Second formulation: no phase splitting, no busy-slot clauses, barriers as variables, CaDiCaL."""
     best = search(variant, n, m).min_cycles
-    prob = Problem(variant, n, m)
+    prob = BitProblem(variant, n, m)
     for T, expect in ((best, SatVerdict.SAT), (best - 1, SatVerdict.UNSAT)):
         enc = Encoding(prob, T)
         verdict = SatVerdict.UNSAT if enc.cnf.conflict else solve(enc.cnf.clauses, enc.cnf.nv, "cadical195")[0]
@@ -84,7 +84,7 @@ def test_staged_path_finds_a_valid_witness():
     """Skip the quick full call so the phase-1 relaxation and the pinned CNF do the work."""
     from ringproof.proofs.search.minimum import _Splitter
 
-    prob = Problem("masked", 3, 3)
+    prob = BitProblem("masked", 3, 3)
     splitter = _Splitter(prob, "kissat404", None, None)
     splitter.QUICK = 0
     verdict, run = splitter.decide(17, (6, 5, 6))
@@ -105,7 +105,7 @@ def test_a_failed_pin_is_forbidden_and_replaced(monkeypatch):
     """When a pinned CNF fails, the relaxation is asked for a different phase-1 placement."""
     from ringproof.proofs.search.minimum import _Splitter
 
-    splitter = _Splitter(Problem("masked", 3, 3), "kissat404", None, None)  # Kissat: one placement a call
+    splitter = _Splitter(BitProblem("masked", 3, 3), "kissat404", None, None)  # Kissat: one placement a call
     splitter.QUICK = 0
     pinned = splitter._pinned
     tried = []
@@ -129,7 +129,7 @@ def test_placements_raced_in_pairs():
     the winner's witness passes the checker."""
     from ringproof.proofs.search.minimum import _Splitter
 
-    splitter = _Splitter(Problem("masked", 3, 3), "cadical195", None, None)
+    splitter = _Splitter(BitProblem("masked", 3, 3), "cadical195", None, None)
     splitter.QUICK = 0
     verdict, run = splitter.decide(17, (6, 5, 6))
     assert verdict is SatVerdict.SAT and check_run(run) == []
@@ -150,7 +150,7 @@ def test_first_witness_skips_unsat_cnfs():
 @pytest.mark.parametrize("split", [(6, 5, 6), (6, 6, 6)])
 def test_phase_3_feature_ordering_keeps_pinned_verdicts(split, monkeypatch):
     """The v-feature ordering, added to pinned CNFs only, leaves their verdict unchanged."""
-    prob = Problem("masked", 3, 3)
+    prob = BitProblem("masked", 3, 3)
     relax = Encoding(prob.phase_one(), 6, split=(6, 0, 0))
     pin = relax.decode(solve(relax.cnf.clauses, relax.cnf.nv, "cadical195")[1])[0]
 
@@ -167,7 +167,7 @@ def test_phase_3_feature_ordering_keeps_pinned_verdicts(split, monkeypatch):
 def test_relaxation_up_to_a_phase_accepts_the_start_of_every_witness():
     """up_to(k) keeps the ops of phases 1..k; the first L1 + .. + Lk cycles of a witness are its run
     (phase 1 pinned there, the relaxation stays SAT), and it refutes what the whole problem refutes."""
-    prob = Problem("masked", 3, 3)
+    prob = BitProblem("masked", 3, 3)
     assert [s.key for s in prob.up_to(1).ops] == [s.key for s in prob.phase_one().ops]
     assert len(prob.up_to(3).ops) == len(prob.ops) > len(prob.up_to(2).ops) > len(prob.up_to(1).ops)
     L1, L2, L3 = prob.phase_minimum()

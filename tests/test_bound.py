@@ -6,7 +6,7 @@ import json
 import pytest
 import sympy as sp
 
-from ringproof.model.bitlevel.problem import Problem, spread_cycles
+from ringproof.model.bitlevel.problem import BitProblem, spread_cycles
 from ringproof.proofs.cli import main
 from ringproof.proofs.search import bound
 from ringproof.proofs.search.bound import bound_value, prove_bound
@@ -23,7 +23,7 @@ def test_closed_form_equals_the_lemmas_by_enumeration(variant):
     for n in range(1, 11):
         for m in (mm for mm in range(1, n + 1) if n % mm == 0):
             for d in (1, 2, 5, n):
-                assert bound_value(variant, n, m, d) == sum(Problem(variant, n, m, d).phase_minimum())
+                assert bound_value(variant, n, m, d) == sum(BitProblem(variant, n, m, d).phase_minimum())
 
 
 def test_k_is_the_least_k_and_the_spread_of_lemma_l2b():

@@ -2,6 +2,9 @@
 the independent cycle-by-cycle checker. Solvers over it live in `ringproof.proofs.search`."""
 
 from ringproof.model.bitlevel.check import check_run
-from ringproof.model.bitlevel.types import Attempt, CheckResult, Op, Run, SearchResult, Send, SatVerdict
+from ringproof.model.bitlevel.types import Attempt, BitOp, BitSend, CheckResult, Run, SatVerdict, SearchResult
 
-__all__ = ["Op", "Send", "Run", "CheckResult", "SearchResult", "Attempt", "SatVerdict", "check_run"]
+Op, Send = BitOp, BitSend  # the names docs/bitlevel.md gave them before (CHANGELOG.md)
+
+__all__ = ["BitOp", "BitSend", "Op", "Send", "Run", "CheckResult", "SearchResult", "Attempt", "SatVerdict",
+           "check_run"]

@@ -8,7 +8,7 @@ there, so a copy renamed to the transpose is an ordinary copy.
 
 from __future__ import annotations
 
-from ringproof.model.bitlevel import Op, Run, Send
+from ringproof.model.bitlevel import BitOp, BitSend, Run
 from ringproof.model.ring.trace import Trace, build_trace
 from ringproof.schedules.dsl import Schedule
 
@@ -38,18 +38,18 @@ def to_run(schedule: Schedule, n: int, m: int) -> Run:
                 target = _datum(trace, int(pt.target[pos]), symmetric)[1:]
                 kind = KIND[st.target.array.name]
                 if kind == "MAC1":
-                    ops.append(Op(t, p, kind, target[0], target[1],
+                    ops.append(BitOp(t, p, kind, target[0], target[1],
                                   _datum(trace, int(pt.operands[0][pos]), symmetric)[2]))
                 elif kind == "MAC3":        # y[A, C] += w[A, B] · v[B, C]
                     b = _datum(trace, int(pt.operands[0][pos]), symmetric)[2]
-                    ops.append(Op(t, p, kind, target[0], b, target[1]))
+                    ops.append(BitOp(t, p, kind, target[0], b, target[1]))
                 elif kind == "EAC":         # s[A] += exp(w1[A, B]), w1 possibly named w1[B, A]
                     _, x0, x1 = _datum(trace, int(pt.operands[0][pos]), False)
-                    ops.append(Op(t, p, kind, target[0], x0 + x1 - target[0]))
+                    ops.append(BitOp(t, p, kind, target[0], x0 + x1 - target[0]))
                 else:
-                    ops.append(Op(t, p, kind, target[0], target[1]))
+                    ops.append(BitOp(t, p, kind, target[0], target[1]))
             if pt.send[pos]:
-                sends.append(Send(t, p, _datum(trace, int(pt.sent[pos]), symmetric)))
+                sends.append(BitSend(t, p, _datum(trace, int(pt.sent[pos]), symmetric)))
     placement = {}
     for ident in range(trace.layout.size):
         if trace.home[ident] > 0:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from ringproof.model.bitlevel.types import BARRIERS, OP_KINDS, PHASE_OF, VARIANTS, Op, Run
+from ringproof.model.bitlevel.types import BARRIERS, OP_KINDS, PHASE_OF, VARIANTS, BitOp, Run
 from ringproof.model.ring.rules import RULES, assume
 
 assume("the bit-level checker (model/bitlevel/check.py)", persists=True)
@@ -27,7 +27,7 @@ def required_ops(variant: str, n: int, d: int) -> Counter:
     return need
 
 
-def _key(variant: str, op: Op) -> tuple:
+def _key(variant: str, op: BitOp) -> tuple:
     if variant == "symmetric" and op.kind == "MAC1":
         return ("MAC1", min(op.i, op.j), max(op.i, op.j), op.l)
     return (op.kind, op.i, op.j, op.l)
@@ -37,7 +37,7 @@ def _w1(variant: str, i: int, j: int) -> tuple:
     return ("w1", min(i, j), max(i, j)) if variant == "symmetric" else ("w1", i, j)
 
 
-def _needs(variant: str, op: Op) -> tuple[list[tuple], tuple | None, tuple | None]:
+def _needs(variant: str, op: BitOp) -> tuple[list[tuple], tuple | None, tuple | None]:
     """(final data read, accumulator added to, datum produced) of one op."""
     i, j, l = op.i, op.j, op.l
     if op.kind == "MAC1":
@@ -137,12 +137,12 @@ def check_run(run: Run) -> list[str]:
     need = required_ops(v, run.n, run.d)
     total = Counter()  # accumulator -> number of ops it receives
     for key in need:
-        _, acc, _ = _needs(v, Op(0, 0, key[0], key[1], key[2], key[3]))
+        _, acc, _ = _needs(v, BitOp(0, 0, key[0], key[1], key[2], key[3]))
         if acc:
             total[acc] += 1
     known = set(_inputs(v, run.n, run.d)) | set(total)
     for key in need:
-        _, _, out = _needs(v, Op(0, 0, key[0], key[1], key[2], key[3]))
+        _, _, out = _needs(v, BitOp(0, 0, key[0], key[1], key[2], key[3]))
         if out:
             known.add(out)
     count = Counter()  # accumulator -> ops done so far

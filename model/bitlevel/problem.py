@@ -32,7 +32,7 @@ def spread_cycles(r: int, m: int) -> int:
     return k
 
 
-class Problem:
+class BitProblem:
     """The op set of `variant` attention for sizes n, d on m PEs, and where the inputs start."""
 
     def __init__(self, variant: str, n: int, m: int, d: int | None = None, placement: dict | None = None):
@@ -72,11 +72,11 @@ class Problem:
             if s.acc:
                 self.acc_ops.setdefault(s.acc, []).append(k)
 
-    def phase_one(self) -> Problem:
+    def phase_one(self) -> BitProblem:
         """The relaxation that keeps only the MAC1 ops (same inputs and placement)."""
         return self.up_to(1)
 
-    def up_to(self, phase: int) -> Problem:
+    def up_to(self, phase: int) -> BitProblem:
         """The relaxation that keeps the ops of phases 1..`phase` (same inputs and placement): the
         first cycles of any run, up to that phase's barrier, are a run of it."""
         sub = copy.copy(self)

@@ -12,7 +12,7 @@ PHASE_OF = {"MAC1": 1, "EAC": 2, "DIV": 2, "MAC3": 3}
 
 
 @dataclass(frozen=True)
-class Op:
+class BitOp:
     """One op executed by PE `p` in cycle `t`; indices 0-based, `l` only for MAC1/MAC3."""
 
     t: int
@@ -24,7 +24,7 @@ class Op:
 
 
 @dataclass(frozen=True)
-class Send:
+class BitSend:
     """PE `p` puts `datum` on its outgoing link during cycle `t`; it is on PE p+1 from cycle t+1."""
 
     t: int
@@ -42,8 +42,8 @@ class Run:
     m: int
     d: int
     T: int
-    ops: tuple[Op, ...]
-    sends: tuple[Send, ...]
+    ops: tuple[BitOp, ...]
+    sends: tuple[BitSend, ...]
     placement: dict | None = None
     barriers: str = "global"
 
@@ -57,8 +57,8 @@ class Run:
     def from_json(cls, doc: dict, variant: str, n: int, m: int, d: int, T: int,
                   placement: dict | None = None, barriers: str = "global") -> "Run":
         """The run whose steps `to_json` wrote as `doc`, on the query given."""
-        return cls(variant, n, m, d, T, tuple(Op(*o) for o in doc["ops"]),
-                   tuple(Send(t, p, tuple(x)) for t, p, x in doc["sends"]), placement, barriers)
+        return cls(variant, n, m, d, T, tuple(BitOp(*o) for o in doc["ops"]),
+                   tuple(BitSend(t, p, tuple(x)) for t, p, x in doc["sends"]), placement, barriers)
 
 
 class SatVerdict(Enum):

@@ -36,7 +36,7 @@ from ringproof.schedules.expr import evaluate, lift, var
 from ringproof.schedules.shape import D_IS_N, Shape
 
 K, M, KD = sympy.symbols("k m kd", positive=True, integer=True)
-PARAMS = (K, M, KD)
+SYMPY_PARAMETERS = (K, M, KD)
 MAX_CASES = 256          # disjoint conjunctions of a guard, or pieces of a nest, before `Unknown`
 
 
@@ -327,12 +327,12 @@ class Decider:
         if e.is_Number:
             return bool(e <= 0)
         free = e.free_symbols
-        ctx = tuple(ctx) if free - set(PARAMS) else ()
+        ctx = tuple(ctx) if free - set(SYMPY_PARAMETERS) else ()
         facts = tuple(facts) if ctx else ()
         key = (e, ctx, facts)
         if key in self._known:
             return self._known[key]
-        answer = _sign(e) if free <= set(PARAMS) else None
+        answer = _sign(e) if free <= set(SYMPY_PARAMETERS) else None
         if answer is None:
             answer = self._z3(e, ctx, facts)
         if answer is not None:
@@ -453,7 +453,7 @@ def to_z3(e, env):
         return out
     if isinstance(e, (sympy.floor, sympy.ceiling)):
         num, den = sympy.fraction(sympy.together(e.args[0]))
-        if not (den.is_Integer and den > 0) and not (den.free_symbols <= set(PARAMS) and den.is_positive):
+        if not (den.is_Integer and den > 0) and not (den.free_symbols <= set(SYMPY_PARAMETERS) and den.is_positive):
             raise NoZ3(str(e))
         if isinstance(e, sympy.floor):
             return to_z3(num, env) / to_z3(den, env)
@@ -480,7 +480,7 @@ def to_z3(e, env):
     for cls, fn in rel.items():
         if isinstance(e, cls):      # compared as num/den with 0, den > 0 (sympy writes 2h = n as h = n/2)
             num, den = sympy.fraction(sympy.together(e.lhs - e.rhs))
-            if not (den.is_positive and den.free_symbols <= set(PARAMS)):
+            if not (den.is_positive and den.free_symbols <= set(SYMPY_PARAMETERS)):
                 raise NoZ3(str(e))
             return fn(to_z3(sympy.expand(num), env), z3.IntVal(0))
     if isinstance(e, sympy.ITE):

@@ -1,7 +1,7 @@
 """The lower bound on T of the bit-level machine as a closed form in n, m, d, proved for every n, d
 and every m | n (docs/optimal.md §1).
 
-The bound is the sum of the phase minima of lemmas L1-L3 (`Problem.phase_minimum`): phase 1
+The bound is the sum of the phase minima of lemmas L1-L3 (`BitProblem.phase_minimum`): phase 1
 max(⌈c1/m⌉, d), phase 2 max(⌈c2/m⌉, max_i r_i + K(r_i, m)), phase 3 max(⌈c3/m⌉, n), with c_k the
 op counts, r_i the EACs of row i and K(r, m) the least K with Σ_{c=1..K} min(m, c+1) ≥ r (L2b).
 `prove_bound(variant)` proves, lemma by lemma, that this sum equals `CLOSED[variant]`, a
@@ -19,7 +19,7 @@ import sympy as sp
 import z3
 
 from ringproof.errors import BadInput
-from ringproof.model.bitlevel.problem import Problem
+from ringproof.model.bitlevel.problem import BitProblem
 from ringproof.model.bitlevel.types import VARIANTS
 from ringproof.proofs.search.lower_bounds import op_counts, spread_fits, spread_step
 from ringproof.proofs.search.to_z3 import ToZ3
@@ -221,14 +221,14 @@ def prove_bound(variant: str) -> BoundProof:
 
 
 def enumerated(variant: str, limit: int = 8) -> Step:
-    """Cross-check: the closed form equals Σ `Problem.phase_minimum` (the lemmas as the search
+    """Cross-check: the closed form equals Σ `BitProblem.phase_minimum` (the lemmas as the search
     applies them, by enumeration of the op set) for every n ≤ limit, m | n, d ∈ {1, 2, 3} and d = n
     for n ≤ 6 (tests/test_bound.py goes further)."""
     def ok():
-        return all(sum(Problem(variant, nn, mm, dd).phase_minimum()) == bound_value(variant, nn, mm, dd)
+        return all(sum(BitProblem(variant, nn, mm, dd).phase_minimum()) == bound_value(variant, nn, mm, dd)
                    for nn in range(1, limit + 1) for mm in range(1, nn + 1) if nn % mm == 0
                    for dd in sorted({1, 2, 3} | ({nn} if nn <= 6 else set())))
-    return _timed("enumerated", f"closed form = Σ Problem.phase_minimum for n ≤ {limit}, m | n, d ∈ {{1, 2, 3}} "
+    return _timed("enumerated", f"closed form = Σ BitProblem.phase_minimum for n ≤ {limit}, m | n, d ∈ {{1, 2, 3}} "
                   "(and d = n for n ≤ 6)", "enumeration", ok)
 
 

@@ -12,7 +12,7 @@ from bisect import bisect_right
 
 from pysat.card import CardEnc, EncType
 
-from ringproof.model.bitlevel.problem import Problem
+from ringproof.model.bitlevel.problem import BitProblem
 from ringproof.model.ring.rules import assume
 from ringproof.proofs.search.rotation import invariance_clauses
 
@@ -80,7 +80,7 @@ class Encoding:
     compact=False keeps one variable per datum, PE and cycle, as the search does.
     """
 
-    def __init__(self, prob: Problem, T: int, split=None, fixed=None, pin=None, rotation: int | None = None,
+    def __init__(self, prob: BitProblem, T: int, split=None, fixed=None, pin=None, rotation: int | None = None,
                  barriers: str = "global", cube: dict | None = None, band: dict | None = None,
                  compact: bool = True):
         self.prob, self.T, self.m, self.split, self.rotation = prob, T, prob.m, split, rotation

@@ -16,7 +16,7 @@ from itertools import product
 from pysat.card import CardEnc, EncType
 from pysat.solvers import Solver
 
-from ringproof.model.bitlevel.problem import Problem
+from ringproof.model.bitlevel.problem import BitProblem
 
 
 class IncompleteSplit(AssertionError):
@@ -41,7 +41,7 @@ class Cube:
         return dict(self.choice)
 
 
-def decisive_ops(prob: Problem, depth: int) -> list[tuple]:
+def decisive_ops(prob: BitProblem, depth: int) -> list[tuple]:
     """The `depth` ops whose PEs the cubes fix: MAC1 ops (l = 0) of the pairs whose inputs start
     farthest apart on the ring, whose PE is therefore least determined; any choice covers."""
     if not 0 <= depth <= len(prob.ops):
@@ -57,13 +57,13 @@ def decisive_ops(prob: Problem, depth: int) -> list[tuple]:
     return ordered[:depth]
 
 
-def cubes(prob: Problem, T: int, depth: int) -> list[Cube]:
+def cubes(prob: BitProblem, T: int, depth: int) -> list[Cube]:
     """Every combination of PEs for the decisive ops: m^depth cubes (one, unrestricted, for depth 0)."""
     ops = decisive_ops(prob, depth)
     return [Cube(T, tuple(zip(ops, pes))) for pes in product(range(prob.m), repeat=len(ops))]
 
 
-def check_coverage(prob: Problem, cube_list: list[Cube]) -> None:
+def check_coverage(prob: BitProblem, cube_list: list[Cube]) -> None:
     """Raise IncompleteSplit unless every placement of the cubes' decisive ops lies in some cube.
 
     Variables x(o, p): op o runs on PE p; each op on exactly one PE (as in every run); one clause per

@@ -1,7 +1,7 @@
 """Lower bounds on the cycles of the bit-level machine that hold for every n (docs/bitlevel.md, L1-L4).
 
 Each lemma is a record with its statement and a verdict from Z3 (for all integers) or sympy (closed
-sums); the closed forms are cross-checked against `Problem.phase_minimum` by enumeration.
+sums); the closed forms are cross-checked against `BitProblem.phase_minimum` by enumeration.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from dataclasses import dataclass
 import sympy as sp
 import z3
 
-from ringproof.model.bitlevel.problem import Problem, spread_cycles
+from ringproof.model.bitlevel.problem import BitProblem, spread_cycles
 
 
 @dataclass(frozen=True)
-class Lemma:
+class BoundLemma:
     name: str
     statement: str
     proved: bool
@@ -31,13 +31,13 @@ def _z3_valid(claim, seconds: float = 10.0) -> bool:
     return s.check() == z3.unsat
 
 
-def _timed(name: str, statement: str, method: str, check) -> Lemma:
+def _timed(name: str, statement: str, method: str, check) -> BoundLemma:
     start = time.perf_counter()
     ok = bool(check())
-    return Lemma(name, statement, ok, time.perf_counter() - start, method)
+    return BoundLemma(name, statement, ok, time.perf_counter() - start, method)
 
 
-def spread_step() -> Lemma:
+def spread_step() -> BoundLemma:
     """L2b step: if a datum's holders form an arc of a <= m PEs starting at its producer, one cycle
     later they form an arc of at most min(m, a + 1) PEs (a send from offset o lands on offset o + 1)."""
     m, a, o = z3.Ints("m a o")
@@ -48,7 +48,7 @@ def spread_step() -> Lemma:
                   lambda: _z3_valid(claim))
 
 
-def spread_sum() -> Lemma:
+def spread_sum() -> BoundLemma:
     """sum_{c=1..k} min(m, c+1) = k(k+3)/2 while k <= m - 1."""
     c, k = sp.symbols("c k", integer=True, positive=True)
 
@@ -62,7 +62,7 @@ def spread_sum() -> Lemma:
                   "sympy", ok)
 
 
-def spread_fits() -> Lemma:
+def spread_fits() -> BoundLemma:
     """For n >= 2 the k = n - 1 cycles already reach n PE-cycles, so K(n, n) <= n - 1 and the sum
     formula applies (Z3, nonlinear, for all n)."""
     n = z3.Int("n")
@@ -70,7 +70,7 @@ def spread_fits() -> Lemma:
     return _timed("L2b-fits", "K(n, n) <= n - 1 for all n >= 2", "z3", lambda: _z3_valid(claim))
 
 
-def op_counts() -> Lemma:
+def op_counts() -> BoundLemma:
     """Ops per phase (sympy sums over the index sets), checked against the enumerated op sets."""
     n, d, i = sp.symbols("n d i", integer=True, positive=True)
     tri = sp.summation(i + 1, (i, 0, n - 1))  # masked rows: j <= i
@@ -81,7 +81,7 @@ def op_counts() -> Lemma:
         for v, f in forms.items():
             for nn in range(1, 7):
                 for dd in range(1, 4):
-                    prob = Problem(v, nn, 1, dd)
+                    prob = BitProblem(v, nn, 1, dd)
                     if [prob.count(ph) for ph in (1, 2, 3)] != [int(x.subs({n: nn, d: dd})) for x in f]:
                         return False
         return True
@@ -90,7 +90,7 @@ def op_counts() -> Lemma:
                   "dn(n+1)/2; symmetric dn(n+1)/2, 2n^2, dn^2", "sympy + enumeration", ok)
 
 
-def closed_form_bounds(limit: int = 14) -> Lemma:
+def closed_form_bounds(limit: int = 14) -> BoundLemma:
     """For n = m = d: plain T >= 2n^2 + 2n, symmetric T >= n(n+1)/2 + 2n + n^2,
     masked T >= n(n+1) + n + K(n) with K(n) = ceil((sqrt(8n+9) - 3)/2) (n >= 2)."""
     def K(n: int) -> int:
@@ -101,11 +101,11 @@ def closed_form_bounds(limit: int = 14) -> Lemma:
              "masked": lambda n: n * (n + 1) + n + K(n)}
 
     def ok():
-        return all(sum(Problem(v, n, n).phase_minimum()) == f(n) and K(n) == spread_cycles(n, n)
+        return all(sum(BitProblem(v, n, n).phase_minimum()) == f(n) and K(n) == spread_cycles(n, n)
                    for v, f in forms.items() for n in range(2, limit + 1))
 
     return _timed("L4-closed", "closed-form lower bounds on T for n = m = d", "sympy + enumeration", ok)
 
 
-def prove_all() -> list[Lemma]:
+def prove_all() -> list[BoundLemma]:
     return [spread_step(), spread_sum(), spread_fits(), op_counts(), closed_form_bounds()]

@@ -15,7 +15,7 @@ import time
 
 from ringproof.errors import BadInput
 from ringproof.model.bitlevel.check import check_run
-from ringproof.model.bitlevel.problem import Problem
+from ringproof.model.bitlevel.problem import BitProblem
 from ringproof.model.bitlevel.types import BARRIERS, Attempt, Run, SearchResult, SatVerdict
 from ringproof.proofs.search.cnf import Encoding
 from ringproof.proofs.search.cubes import Cube, check_coverage, cubes, split_cover
@@ -60,7 +60,7 @@ class _Splitter:
     QUICK, QUICK_VARS = 30.0, 60_000  # the short full call, tried on small CNFs only (docs/bitlevel.md §4)
     PINS, PIN_SHARE, PIN_CAP, RACE = 4, 1 / 3, 60.0, 2
 
-    def __init__(self, prob: Problem, solver: str, deadline: float | None, progress, barriers: str = "global",
+    def __init__(self, prob: BitProblem, solver: str, deadline: float | None, progress, barriers: str = "global",
                  cube: dict | None = None, width: int = RACE):
         self.prob, self.solver, self.deadline, self.progress = prob, solver, deadline, progress
         self.barriers, self.cube, self.width = barriers, cube or {}, max(1, width)
@@ -237,7 +237,7 @@ def solve_cube(q: _Query, cube: Cube, deadline: float | None, splitter: _Splitte
     """Decide one cube (a task; `deadline` in epoch seconds): (verdict, witness or None, attempts)."""
     if splitter is None:
         left = None if deadline is None else time.perf_counter() + deadline - time.time()
-        splitter = _Splitter(Problem(q.variant, q.n, q.m, q.d, q.placement), q.solver, left, None, q.barriers,
+        splitter = _Splitter(BitProblem(q.variant, q.n, q.m, q.d, q.placement), q.solver, left, None, q.barriers,
                              cube.pes, q.width)
     first = len(splitter.attempts)
     verdict, run = splitter.horizon(cube.T, q.mins)
@@ -255,7 +255,7 @@ def search(variant: str, n: int, m: int, d: int | None = None, max_T: int | None
 
     With global barriers T rises from the lemma bound L1 + L2b + L3 (with `lemmas=False`, from the
     slot-counting bound L1 + L2a + L3, so that the solver refutes the T in between itself); without
-    them from the barrier-free bound (`Problem.free_minimum`). Each T is split into the m^depth cubes
+    them from the barrier-free bound (`BitProblem.free_minimum`). Each T is split into the m^depth cubes
     of `cubes.cubes` (coverage checked), run on `workers` local processes or the Dask scheduler at
     `cluster`; T is SAT iff some cube is. A cube left undecided leaves T unresolved; the search then
     goes on looking for a witness at larger T, so a timeout still reports the best schedule found and
@@ -269,7 +269,7 @@ def search(variant: str, n: int, m: int, d: int | None = None, max_T: int | None
     start = time.perf_counter()
     if barriers not in BARRIERS:
         raise BadInput(f"unknown barrier mode {barriers!r}; expected one of {', '.join(BARRIERS)}")
-    prob = Problem(variant, n, m, d, placement)
+    prob = BitProblem(variant, n, m, d, placement)
     if not isinstance(depth, int) or not 0 <= depth <= 4:
         raise BadInput(f"cube depth must be 0..4, got {depth!r}")
     counting = prob.phase_minimum(spread=False)

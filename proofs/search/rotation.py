@@ -9,7 +9,7 @@ answer proves nothing). Masked attention (j <= i) is not rotation-invariant: no 
 
 from __future__ import annotations
 
-from ringproof.model.bitlevel.problem import Problem
+from ringproof.model.bitlevel.problem import BitProblem
 
 
 def _rotate(datum: tuple, g: int, n: int, symmetric: bool) -> tuple:
@@ -30,7 +30,7 @@ def _rotate_op(key: tuple, g: int, n: int, symmetric: bool) -> tuple:
     return (kind, i, j, l)
 
 
-def rotation_step(prob: Problem) -> int | None:
+def rotation_step(prob: BitProblem) -> int | None:
     """Smallest g (a proper divisor of n) whose rotations map the problem onto itself and fix no op,
     or None. An op fixed by a rotation that moves its PE could not run exactly once (symmetric, even
     n: w'_{i,i+n/2} is fixed by the half turn, so g = 2 there)."""

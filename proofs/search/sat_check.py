@@ -9,13 +9,13 @@ from __future__ import annotations
 import time
 from collections import Counter
 
-from ringproof.model.bitlevel.problem import Problem
-from ringproof.model.bitlevel.types import CheckResult, Op, Run, Send, SatVerdict
+from ringproof.model.bitlevel.problem import BitProblem
+from ringproof.model.bitlevel.types import BitOp, BitSend, CheckResult, Run, SatVerdict
 from ringproof.proofs.search.cnf import Encoding
 from ringproof.proofs.search.portfolio import DEFAULT_SOLVER, solve
 
 
-def _key(variant: str, op: Op) -> tuple:
+def _key(variant: str, op: BitOp) -> tuple:
     if variant == "symmetric" and op.kind == "MAC1":
         return ("MAC1", min(op.i, op.j), max(op.i, op.j), op.l)
     return (op.kind, op.i, op.j, op.l)
@@ -26,7 +26,7 @@ def sat_check_run(run: Run, solver: str = DEFAULT_SOLVER, timeout: float | None 
     """Bounded check by SAT: the encoding with `run`'s ops and sends fixed; SAT = a valid run.
     `compact` False: memory per cycle, as the search encodes it (the peer of benchmarks/bench_bounded.py)."""
     start = time.perf_counter()
-    prob = Problem(run.variant, run.n, run.m, run.d, run.placement)
+    prob = BitProblem(run.variant, run.n, run.m, run.d, run.placement)
     keys = Counter(_key(run.variant, op) for op in run.ops)
     odd = [k for k, c in keys.items() if c > 1 or k not in prob.index]
     slots = Counter((op.p, op.t) for op in run.ops)
@@ -49,9 +49,9 @@ def sat_check_run(run: Run, solver: str = DEFAULT_SOLVER, timeout: float | None 
     return CheckResult(verdict, time.perf_counter() - start, solver, cnf.nv, len(cnf.clauses))
 
 
-def to_run(prob: Problem, T: int, place: dict, sends: list, barriers: str = "global") -> Run:
+def to_run(prob: BitProblem, T: int, place: dict, sends: list, barriers: str = "global") -> Run:
     """A Run from a decoded assignment."""
-    ops = tuple(sorted((Op(t, p, k[0], k[1], k[2], k[3]) for k, (p, t) in place.items()),
+    ops = tuple(sorted((BitOp(t, p, k[0], k[1], k[2], k[3]) for k, (p, t) in place.items()),
                        key=lambda o: (o.t, o.p)))
-    return Run(prob.variant, prob.n, prob.m, prob.d, T, ops, tuple(Send(t, p, x) for t, p, x in sends),
+    return Run(prob.variant, prob.n, prob.m, prob.d, T, ops, tuple(BitSend(t, p, x) for t, p, x in sends),
                barriers=barriers)

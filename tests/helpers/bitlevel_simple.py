@@ -7,11 +7,11 @@ is copied from row i's PE to row j's PE between phases 1 and 2.
 
 from __future__ import annotations
 
-from ringproof.model.bitlevel.problem import Problem
-from ringproof.model.bitlevel.types import Op, Run, Send
+from ringproof.model.bitlevel.problem import BitProblem
+from ringproof.model.bitlevel.types import BitOp, BitSend, Run
 
 
-def _route(items: list[tuple[tuple, int, set[int]]], m: int, start: int, sends: list[Send]) -> int:
+def _route(items: list[tuple[tuple, int, set[int]]], m: int, start: int, sends: list[BitSend]) -> int:
     """Relay each (datum, source PE, destination PEs) along the ring, one datum per link per cycle,
     from cycle `start`; append the sends and return the first cycle after the last arrival."""
     queue = {p: [] for p in range(m)}
@@ -24,7 +24,7 @@ def _route(items: list[tuple[tuple, int, set[int]]], m: int, start: int, sends: 
         for p in range(m):
             if queue[p]:
                 datum, hops = queue[p].pop(0)
-                sends.append(Send(t, p, datum))
+                sends.append(BitSend(t, p, datum))
                 if hops > 1:
                     arriving.append(((p + 1) % m, (datum, hops - 1)))
         for p, item in arriving:
@@ -34,17 +34,17 @@ def _route(items: list[tuple[tuple, int, set[int]]], m: int, start: int, sends: 
 
 
 def simple_run(variant: str, n: int, m: int, d: int | None = None, placement: dict | None = None) -> Run:
-    prob = Problem(variant, n, m, d, placement)
-    sends: list[Send] = []
+    prob = BitProblem(variant, n, m, d, placement)
+    sends: list[BitSend] = []
     everywhere = set(range(m))
     t = _route([(x, min(pes), everywhere) for x, pes in prob.initial.items()], m, 0, sends)
-    ops: list[Op] = []
+    ops: list[BitOp] = []
 
     def run_phase(keys, start: int) -> int:
         clock = {p: start for p in range(m)}
         for kind, i, j, l in keys:
             p = i % m
-            ops.append(Op(clock[p], p, kind, i, j, l))
+            ops.append(BitOp(clock[p], p, kind, i, j, l))
             clock[p] += 1
         return max(clock.values())
 
