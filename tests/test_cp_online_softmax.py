@@ -63,7 +63,7 @@ def test_every_online_phase_of_the_forward_cites_the_lemma():
 
     results = verify(registry()["ring-attention"], Options(properties=("coverage",)))
     cites = {r.phase: "online softmax: fold step" in r.solver["lemmas"] for r in results}
-    assert cites == {"ring": False, "max": False, "sum": True, "values": True, "out": True}
+    assert cites == {"ring.MAC": False, "ring.MAX": False, "ring.EAC1": True, "ring.EAC2": True, "out": True}
     assert {r.verdict for r in results} == {Verdict.PROVED}
     assert all("online softmax: final division" in r.solver["lemmas"] for r in results if cites[r.phase])
 
@@ -79,40 +79,5 @@ def test_a_coverage_resting_on_an_unproved_part_of_the_lemma_is_unknown(monkeypa
                                                          "online softmax: final division": True})
     results = verify(registry()["ring-attention"], Options(properties=("coverage",)))
     verdicts = {r.phase: r.verdict for r in results}
-    assert verdicts["sum"] is Verdict.UNKNOWN and verdicts["max"] is Verdict.PROVED
+    assert verdicts["ring.EAC2"] is Verdict.UNKNOWN and verdicts["ring.MAX"] is Verdict.PROVED
 
-
-def _forward_problem(rescaled: bool):
-    from ringproof.schedules.computation import computation
-
-    tag = " rescaled" if rescaled else ""
-    return computation("forward", {"q": "n d", "k": "n d", "v": "n d", "w1": "n n", "mx": "n", "l": "n",
-                                   "o": "n d", "y": "n d"},
-                       ["w1[A, B] += q[A, C] * k[B, C]", "mx[A] max= w1[A, B]",
-                        f"l[A] += exp(w1[A, B] - mx[A]){tag}", f"o[A, C] += exp(w1[A, B] - mx[A]) * v[B, C]{tag}",
-                        "y[A, C] = o[A, C] / l[A]"])
-
-
-def test_a_sum_reading_the_running_max_is_proved_only_when_rescaled():
-    """The sums of ring-attention's forward, made to read the max as it is after the block they
-    fold (a running max): proved for rescaled sums (data-flow lets the reference be read while it
-    grows); the missing rescale, the same sums not rescaled, refuted at the smallest size with two
-    blocks, n = 2, m = 2, and replayed by the same check."""
-    from helpers.twins import assert_same_check_replays
-
-    from ringproof.proofs.cli.targets import registry
-    from ringproof.proofs.options import Options
-    from ringproof.proofs.ring.prover import verify
-    from ringproof.proofs.results import Verdict
-    from ringproof.schedules.dsl import At
-
-    forward = registry()["ring-attention"]
-    running = {"sum": dict(sources=lambda P, ix, st: (st.sources[0], At("max", dict(s=ix.s, i=ix.i, b=P.k, l=ix.l))))}
-    opts = Options(properties=("ring-locality", "data-flow"))
-    online = forward.derive("running-max", running, problem=_forward_problem(True))
-    assert {r.verdict for r in verify(online, opts)} == {Verdict.PROVED}
-    missing = forward.derive("missing-rescale", running, problem=_forward_problem(False))
-    refuted = [r for r in verify(missing, opts) if r.verdict is Verdict.REFUTED]
-    assert [(r.property, r.phase) for r in refuted] == [("data-flow", "sum")]
-    assert (refuted[0].counterexample.n, refuted[0].counterexample.m) == (2, 2)
-    assert_same_check_replays(missing, refuted[0])
