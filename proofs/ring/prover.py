@@ -23,12 +23,22 @@ from ringproof.proofs.ring.properties.base import generic_step
 from ringproof.proofs.ring.session import Session
 from ringproof.proofs.ring.smt import Outcome, discharge
 from ringproof.proofs.options import Options
-from ringproof.proofs.results import PROPERTIES, SOLVER_PROPERTIES, Counterexample, Result, Verdict
+from ringproof.proofs.results import PROPERTIES, PROPERTY_TABLE, SOLVER_PROPERTIES, Counterexample, Result, Verdict
 from ringproof.schedules import usercode
 from ringproof.schedules.dsl import ARITHMETIC, CLAIM_KINDS, LOAD_CLAIMS, Op, Schedule, rescaled
 from ringproof.schedules.usercode import time_limit
 
 REPLAY_MAX_N = 96
+
+
+def undecided(table=PROPERTY_TABLE) -> list[str]:
+    """The properties of the table `verify` has no way to decide: each is decided by the registry's
+    checks or is the one counting property, `counts` (`_counts`)."""
+    return [p.name for p in table if p.decided_by != "checks" and (p.decided_by, p.name) != ("counting", "counts")]
+
+
+if undecided():
+    raise ImportError(f"the prover decides no property {undecided()} of the property table")
 
 
 def verify(schedule: Schedule, opts: Options = Options(), session: Session | None = None) -> list[Result]:

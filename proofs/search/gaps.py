@@ -15,9 +15,11 @@ from dataclasses import dataclass
 import sympy as sp
 import z3
 
+from ringproof.proofs.ring.budgets import GAP
 from ringproof.proofs.ring.counting import M, N, counts
 from ringproof.proofs.search.bound import CLOSED, K_FORM
 from ringproof.proofs.search.to_z3 import ToZ3
+from ringproof.proofs.search.validity import valid
 
 K = sp.Symbol("k", integer=True, positive=True)
 KN = sp.Symbol("K", integer=True, nonnegative=True)       # K(n): see bound.K_FORM and lemma K-least
@@ -107,18 +109,8 @@ def _case_hyps(parity, hyps, zn, zm, zk, zh=None):
     return list(hyps(zn, zm, zk)) + [zn % 2 == parity] + ([] if zh is None else [zn == 2 * zh + parity])
 
 
-RLIMIT = 40_000_000     # Z3 resource units per query: verdicts do not depend on the machine's load
-
-
 def _valid(claim, hyps, seconds: float) -> bool:
-    """hyps ⇒ claim for all values (Z3 unsat of the negation); `seconds` is a backstop only."""
-    s = z3.Solver()
-    s.set("rlimit", RLIMIT)
-    s.set("timeout", int(seconds * 1000))
-    s.add(*hyps)
-    s.add(z3.Not(claim))
-    verdict = s.check() == z3.unsat
-    return verdict
+    return valid(claim, hyps, rlimit=GAP, seconds=seconds)
 
 
 EVERY = lambda zn, zm, zk: []           # noqa: E731  (every n, m with m | n)
