@@ -56,6 +56,7 @@ class Op(enum.Enum):
 
 MAC, EAC, DIV, MAX, NORM, MOVE = Op.MAC, Op.EAC, Op.DIV, Op.MAX, Op.NORM, Op.MOVE
 ARITHMETIC = tuple(op.value for op in Op if op is not Op.MOVE)   # the kinds utilization counts
+ALWAYS_COUNTED = ("MAC", "EAC", "DIV", "MOVE")   # in every op tally; MAX and NORM where a schedule runs them
 CLAIM_KINDS = ("cycles",) + tuple(op.value for op in Op)   # the counts `notes["claims"]` may name
 
 

@@ -38,7 +38,7 @@ from ringproof.model.ring.reference import empty_sums, random_inputs, reference_
 from ringproof.model.ring.rules import RULES, assume
 from ringproof.model.ring.sums import RunningSums
 from ringproof.model.ring.trace import CHUNK, Stream, Trace
-from ringproof.schedules.dsl import ARITHMETIC, Op, Schedule, rescaled
+from ringproof.schedules.dsl import ALWAYS_COUNTED, ARITHMETIC, Op, Schedule, rescaled
 
 assume("the ring simulator (model/ring/machine.py)", link_capacity=1, persists=True)
 
@@ -129,7 +129,7 @@ def simulate(schedule: Schedule, n: int, m: int, seed: int = 0, max_violations: 
         machine = _Machine(stream, inputs, scale, two_pass=False)
     except _Later:
         machine = _Machine(stream, inputs, scale, two_pass=True)
-    arith = sum(machine.ops[k] for k in ARITHMETIC)
+    arith = sum(machine.ops.get(k, 0) for k in ARITHMETIC)
     util = arith / (m * stream.cycles) if stream.cycles else 0.0
     if machine.broken:
         err = float("inf")
@@ -164,7 +164,7 @@ class _Machine:
         self.sym = [layout.arrays.index(a) for a in stream.schedule.problem.symmetric_pairs]
         self.inputs = set(stream.schedule.problem.inputs)
         self.found: dict = {}
-        self.ops = {op.value: 0 for op in Op}
+        self.ops = {kind: 0 for kind in ALWAYS_COUNTED}   # and each other kind the run meets
         self.visited = [False] * len(stream.tuples)
         self.broken = False                     # a well-formed violation: only those are reported
         self.K = len(stream.tuples)
@@ -331,7 +331,7 @@ class _Machine:
                             f"(final) in cycle {pt.cycle[p]}", (self._g(pt, p),))
 
     def _count(self, pt) -> None:
-        self.ops[pt.op.value] += int(np.count_nonzero(pt.active))
+        self.ops[pt.op.value] = self.ops.get(pt.op.value, 0) + int(np.count_nonzero(pt.active))
         self.ops["MOVE"] += int(np.count_nonzero(vocabulary.forwards(pt.active, pt.send)))
 
     def _well_formed(self, k, pt) -> None:

@@ -155,6 +155,11 @@ def _result(schedule, prop, phase, outs: list[Outcome], opts: Options, sweep: tu
     return replace(result, solver=evidence)
 
 
+def _zero():
+    import sympy
+    return sympy.Integer(0)
+
+
 def audit(outs: list[Outcome]) -> dict:
     """What the verdicts rested on: lemmas, side conditions, Z3 statistics, a second solver."""
     stats: dict = {}
@@ -336,7 +341,7 @@ def _count_task(schedule: Schedule, opts: Options, session: Session, keep: bool 
             if v is not Verdict.PROVED and verdict is not Verdict.REFUTED:
                 verdict, reason, cex = v, (reason + "; " if reason and v is Verdict.UNKNOWN else "") + why, bad
             continue
-        derived = c.cycles if what == "cycles" else c.ops[what]
+        derived = c.cycles if what == "cycles" else c.ops.get(what, _zero())   # a kind it never runs: 0
         if derived is None:
             continue                       # named in the reason above
         bad = check_claim(derived, claim, shape=schedule.shape, seed=opts.seed,
