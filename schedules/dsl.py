@@ -7,7 +7,9 @@ helpers of `ringproof.schedules.expr` (`mod`, `div`, `ite`, `eq`, `lt`, ...), so
 ints, numpy arrays, sympy and the prover's terms.
 
 Time: the cycles of a phase are the tuples of its sequential loop indices in lexicographic order (one
-cycle per tuple, whether or not any PE works in it); phases follow one another.
+cycle per tuple, whether or not any PE works in it); phases follow one another, except the phases
+of a lock-step group (`Phase(..., group=...)`, and the forms of a step chosen by `ite`), which start
+together and share cycles tuple by tuple.
 
 Witnesses, checked by the prover like loop invariants:
 - `first` / `prev` on an accumulating step: whether this is the first contribution to the target and,
@@ -492,7 +494,9 @@ def _not_symmetric(problem: "Problem", a: Array) -> str:
 
 @dataclass(frozen=True)
 class Schedule:
-    """A schedule: phases run in order; `home(P, ref)` is the initial PE of each input element.
+    """A schedule: phases run in order (a lock-step group's together); `home(P, ref)` is the initial
+    PE of each input element. `inverses`: {array: (P, key) -> At or Either of At}, the joint
+    inverse of an array several phases compute (which phase and iteration does each term).
 
     `shape` (`ringproof.schedules.shape`): which sizes are free. `D_IS_N` (the default, the paper's):
     the schedule is written for d = n, P.d is P.n and the prover treats them as one parameter.
@@ -522,6 +526,7 @@ class Schedule:
     derived: dict = field(default_factory=dict)
     placement: Callable | None = None
     ends: Callable | None = None
+    inverses: dict = field(default_factory=dict)
 
     def __post_init__(self, square):
         if square is not None:
@@ -531,6 +536,14 @@ class Schedule:
                           ("ends", "the end witness")):
             if getattr(self, fld) is not None:
                 object.__setattr__(self, fld, guarded(getattr(self, fld), f"{what} of schedule {self.name}"))
+        computed = {e.target.name for e in self.problem.equations}
+        for name, fn in self.inverses.items():
+            if name not in computed or not callable(fn):
+                raise BadInput(f"{user_line(__file__, dataclasses.__file__)}schedule {self.name}: inverses "
+                               f"maps an array the problem computes ({', '.join(sorted(computed))}) to a function "
+                               f"(P, key) -> At or Either of At, got {name!r}")
+        object.__setattr__(self, "inverses", {name: guarded(fn, f"the joint inverse of {name} in schedule {self.name}")
+                                              for name, fn in self.inverses.items()})
         for name, fn in self.derived.items():
             if name in ("n", "m", "k", "d", "kd", "l") or not name.isidentifier() or not callable(fn):
                 raise BadInput(f"schedule {self.name}: derived parameter {name!r} must be a new name "
@@ -539,11 +552,15 @@ class Schedule:
             see = functools.partial(with_derived, self.derived)
             for fld in ("home", "requires", "placement", "ends"):
                 object.__setattr__(self, fld, _seeing(getattr(self, fld), see))
+            object.__setattr__(self, "inverses", {a: _seeing(f, see) for a, f in self.inverses.items()})
             object.__setattr__(self, "phases", tuple(_phase_seeing(p, see) for p in self.phases))
         phases, forks = split_forms(self.phases, self.shape)
         object.__setattr__(self, "phases", phases)
-        if forks and self.ends is not None:
-            object.__setattr__(self, "ends", _rewired(self.ends, forks, lambda w, P, forks: _rewire(w, P, forks)))
+        if forks:
+            if self.ends is not None:
+                object.__setattr__(self, "ends", _rewired(self.ends, forks, _rewire))
+            object.__setattr__(self, "inverses", {a: _rewired(f, forks, _rewire) for a, f in self.inverses.items()})
+        _check_groups(self)
         if self.requires is not self.shape.requires:       # the shape's enumerators honour it
             object.__setattr__(self, "shape", replace(self.shape, requires=self.requires))
         names = [p.name for p in self.phases]
@@ -616,6 +633,46 @@ class Schedule:
         return f"Schedule({self.name!r}, problem={self.problem.name}, phases={[p.name for p in self.phases]})"
 
 
+# --------------------------------------------------------------------------- lock-step groups
+
+
+def _check_groups(schedule: "Schedule") -> None:
+    """The phases of a group share cycles tuple by tuple: the same loop names, and the same bounds
+    but for the outermost loop's upper one (the group lasts as its longest member); they accumulate
+    different arrays (the ring model checks one array's running sums a phase at a time)."""
+    from ringproof.schedules.expr import lift, render, var
+    slots = schedule.slots
+    P = schedule.shape.record(var)
+    for s in set(slots):
+        members = [p for p, x in zip(schedule.phases, slots) if x == s]
+        if len(members) < 2:
+            continue
+        first = members[0]
+        for p in members[1:]:
+            if [lp.name for lp in p.loops] != [lp.name for lp in first.loops]:
+                raise BadInput(f"{p.defined_at}: phase {p.name}: the phases of group {p.group!r} must have the "
+                               f"same loops ({', '.join(lp.name for lp in first.loops)})")
+            ix = SimpleNamespace(**{name: var(name) for name in p.index_names})
+            for depth, (a, b) in enumerate(zip(p.loops, first.loops)):
+                pairs = [(a.lo, b.lo)] + ([(a.hi, b.hi)] if depth else [])
+                for x, y in pairs:
+                    if render(lift(_bound(x, P, ix))) != render(lift(_bound(y, P, ix))):
+                        raise BadInput(f"{p.defined_at}: phase {p.name}: the phases of group {p.group!r} may "
+                                       f"differ only in the outermost loop's upper bound (loop {a.name})")
+        made: dict = {}
+        for p in members:
+            try:
+                st = p.step(P, SimpleNamespace(**{name: var(name) for name in p.index_names}))
+            except Exception:          # its error shows where the prover or the model calls it
+                continue
+            if isinstance(st, Step) and st.op.accumulates and st.target is not None:
+                other = made.setdefault(st.target.array.name, p.name)
+                if other != p.name:
+                    raise BadInput(f"{p.defined_at}: phases {other} and {p.name} of group {p.group!r} both "
+                                   f"accumulate {st.target.array.name}; the phases of a group accumulate "
+                                   "different arrays")
+
+
 # --------------------------------------------------------------------------- forms of a Choice
 
 
@@ -630,7 +687,7 @@ def split_forms(phases, shape: Shape) -> tuple[tuple, dict]:
     for p in phases:
         branches = _probe(p, shape)
         if branches is None:
-            out.append(p)
+            out.append(p if not isinstance(p.inverse, dict) else replace(p, inverse=_one_inverse(p, shape)))
             continue
         names = _form_names(p.name, [st.op.value for _, st in branches])
         forks[p.name] = (p, names, [None if st.target is None else st.target.array for _, st in branches])
@@ -654,6 +711,20 @@ def _probe(phase: Phase, shape: Shape):
     except Exception:
         return None
     return got.branches() if isinstance(got, Choice) else None
+
+
+def _one_inverse(phase: Phase, shape: Shape):
+    """A phase that does not choose its step, given an inverse per array: its target's (looked
+    up when first asked, so that a step that fails does so where the prover calls it)."""
+    def inverse(P, key):
+        from ringproof.schedules.expr import var
+        st = phase.step(shape.record(var), SimpleNamespace(**{n: var(n) for n in phase.index_names}))
+        if st.target is None or st.target.array.name not in phase.inverse:
+            raise BadInput(f"{phase.defined_at}: phase {phase.name}: its inverse names arrays "
+                           f"{', '.join(phase.inverse)}, not its target's")
+        return phase.inverse[st.target.array.name](P, key)
+
+    return inverse
 
 
 def _form_names(name: str, ops: list) -> list:

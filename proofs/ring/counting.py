@@ -223,6 +223,12 @@ def _check(schedule: Schedule, per_phase: dict, required: dict) -> None:
                                     f"{_value(form, n, m, d)} at n={n}, d={d}, enumeration {want}")
 
 
+def _computing(schedule: Schedule, array) -> int:
+    """How many phases compute `array` (a phase's |terms| fallback holds only for the one)."""
+    return sum(1 for p in schedule.phases if (st := _shape(p)).op is not Op.MOVE
+               and st.target is not None and st.target.array == array)
+
+
 def _cycles(schedule: Schedule, per_phase: dict) -> sympy.Expr:
     """The schedule's cycles: the sum over its time slots of the cycles of the longest member of
     each (a lock-step group lasts as its longest phase; `Schedule.slots`)."""
@@ -268,7 +274,8 @@ def _derive(schedule: Schedule, session: Session) -> Counts:
         forms, missing = phase_forms(p, P, decider, hints.get(p.name))
         st = _shape(p)
         if (st.op.value in missing and st.op is not Op.MOVE and st.target is not None
-                and st.target.array not in schedule.problem.symmetric_pairs):   # not a bijection there
+                and st.target.array not in schedule.problem.symmetric_pairs     # not a bijection there
+                and _computing(schedule, st.target.array) == 1):                # nor across phases
             eqn = schedule.problem.equation_for(st.target.array)
             c = required_count(eqn, P, decider)
             if c is not None:
