@@ -141,6 +141,21 @@ def algo2_gaps() -> list[Gap]:
     ]
 
 
+def algo2_even_gaps() -> list[Gap]:
+    """algo2-even (even n = m) against the symmetric bound and against algo2-fast."""
+    from ringproof.schedules.algo2_even import ALGO2_EVEN
+    from ringproof.schedules.algo2_fast import ALGO2_FAST
+
+    even_square = lambda zn, zm, zk: [zk == 1, zn % 2 == 0]     # noqa: E731  (its side condition)
+    even_cases = [(0, EVERY, 1)]
+    return [
+        _check("algo2-even gap", "algo2-even meets the symmetric bound for every even n = m",
+               cycles(ALGO2_EVEN) - bound_at_d_n("symmetric"), lambda t, zn, zm: t == 0, even_square, even_cases),
+        _check("algo2-even < algo2-fast", "algo2-even takes n/2 cycles fewer than algo2-fast for every even n = m",
+               cycles(ALGO2_FAST) - cycles(ALGO2_EVEN), lambda t, zn, zm: 2 * t == zn, even_square, even_cases),
+    ]
+
+
 def algo3_gaps() -> list[Gap]:
     """Algorithm 3 against the masked bound at m = n: [n even]·n + n − K(n)."""
     from ringproof.schedules.algo3 import ALGO3
@@ -152,4 +167,4 @@ def algo3_gaps() -> list[Gap]:
 
 
 def prove_gaps() -> list[Gap]:
-    return algo2_gaps() + algo3_gaps()
+    return algo2_gaps() + algo2_even_gaps() + algo3_gaps()
