@@ -113,13 +113,13 @@ def free(args) -> None:
 def phases(args) -> None:
     from multiprocessing.pool import ThreadPool
 
-    from ringproof.proofs.search.cnf import Encoding
+    from ringproof.proofs.search.cnf import Encoding, EncodingModes
     from ringproof.proofs.search.portfolio import models, solve
 
     prob = BitProblem("masked", 5, 5)
     split = prob.phase_minimum()
     L1, L2, _ = split
-    relax = Encoding(prob.phase_one(), L1, split=(L1, 0, 0))
+    relax = Encoding(prob.phase_one(), L1, EncodingModes(split=(L1, 0, 0)))
     cnf = relax.cnf
     _, found, secs = models(cnf.clauses, cnf.nv, relax.blocking, max(1, args.sample), "cadical195")
     pins = [relax.decode(model)[0] for model in found]
@@ -127,7 +127,7 @@ def phases(args) -> None:
 
     def pinned(job):
         k, (prob_k, T, split_k), pin = job
-        enc = Encoding(prob_k, T, split=split_k, pin=pin)
+        enc = Encoding(prob_k, T, EncodingModes(split=split_k, pin=pin))
         verdict, _, secs = solve(enc.cnf.clauses, enc.cnf.nv, "kissat404", args.cap)
         return k, enc.cnf.nv, verdict.value, secs
 

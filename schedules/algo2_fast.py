@@ -104,19 +104,22 @@ def phase2_at(P, A, B):
 RELIES = "_w1_done: phase 1 ends pair {A, B} at step n on PE ((A−1)+(B−1)) mod m + 1 (`_pair`, `phase1_at`)"
 
 
-def _phase2a():
+def _phase2a(w1_done=None, relies=RELIES):
+    """`w1_done(P, A, B)`: the phase-1 iteration that finishes pair {A, B} (`_w1_done` here)."""
+    w1_done = w1_done or _w1_done
+
     def step(P, ix):
         A, B = _row(P, ix), ix.j
         return Step(
             pe=ix.l, op=EAC, target=s[A], operands=(_canonical(A, B),),
             send=Move(s[A]), first=eq(ix.j, 1),
             prev=At("phase2a", dict(i=ix.i, j=ix.j - 1, l=wrap(ix.l - 1, P.m))),
-            sources=(_w1_done(P, A, B),),
+            sources=(w1_done(P, A, B),),
         )
 
     return Phase("phase2a", (Loop("i", 1, "k"), Loop("j", 1, "n")), step,
                  inverse=lambda P, key: phase2_at(P, *key),
-                 doc="sum_A += exp(w'_AB), B = j: the entry phase 1 left on this PE", relies_on={"phase1": RELIES})
+                 doc="sum_A += exp(w'_AB), B = j: the entry phase 1 left on this PE", relies_on={"phase1": relies})
 
 
 def _phase2b():

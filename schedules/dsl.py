@@ -7,7 +7,9 @@ helpers of `ringproof.schedules.expr` (`mod`, `div`, `ite`, `eq`, `lt`, ...), so
 ints, numpy arrays, sympy and the prover's terms.
 
 Time: the cycles of a phase are the tuples of its sequential loop indices in lexicographic order (one
-cycle per tuple, whether or not any PE works in it); phases follow one another.
+cycle per tuple, whether or not any PE works in it); phases follow one another, except the phases
+of a lock-step group (`Phase(..., group=...)`, and the forms of a step chosen by `ite`), which start
+together and share cycles tuple by tuple.
 
 Witnesses, checked by the prover like loop invariants:
 - `first` / `prev` on an accumulating step: whether this is the first contribution to the target and,
@@ -40,20 +42,32 @@ class Op(enum.Enum):
     """What a PE does in one cycle."""
 
     MAC = "MAC"    # target += operand0 · operand1
-    EAC = "EAC"    # target += exp(operand0)
+    EAC = "EAC"    # target += exp(operand0) [or exp(operand0 − operand1) [· operand2]: online, below]
     DIV = "DIV"    # target  = exp(operand0) / operand1
+    MAX = "MAX"    # target  = max(target, operand0): a running max
+    NORM = "NORM"  # target  = operand0 / operand1: the final division of online softmax
     MOVE = "MOVE"  # no arithmetic: the cycle only forwards a datum
 
     @property
     def accumulates(self) -> bool:
-        return self in (Op.MAC, Op.EAC)
+        return self in (Op.MAC, Op.EAC, Op.MAX)
 
     def __repr__(self):
         return f"Op.{self.name}"
 
 
-MAC, EAC, DIV, MOVE = Op.MAC, Op.EAC, Op.DIV, Op.MOVE
+MAC, EAC, DIV, MAX, NORM, MOVE = Op.MAC, Op.EAC, Op.DIV, Op.MAX, Op.NORM, Op.MOVE
+ARITHMETIC = tuple(op.value for op in Op if op is not Op.MOVE)   # the kinds utilization counts
+ALWAYS_COUNTED = ("MAC", "EAC", "DIV", "MOVE")   # in every op tally; MAX and NORM where a schedule runs them
 CLAIM_KINDS = ("cycles",) + tuple(op.value for op in Op)   # the counts `notes["claims"]` may name
+
+
+def rescaled(problem: "Problem", array: "Array") -> bool:
+    """Is `array` an online-softmax accumulator (its equation `t += exp(a − b)[ * c] rescaled`)? It
+    is kept relative to its reference b, which a schedule may read while b still grows: each term
+    first rescales it by exp(ref − b) to b's value at that term (docs/context-parallel.md, "Online
+    softmax"); NORM brings two such accumulators to one reference before it divides."""
+    return any(e.target == array and e.rescaled for e in problem.equations)
 LOAD_CLAIMS = ("balance", "memory")     # and the load figures (spread of ops over PEs, peak held)
 RESERVED = PARAMETERS + ("l",)   # the names of P and the PE index: no loop may take one
 
@@ -181,6 +195,41 @@ class Step:
     prev: Any = None           # accumulating ops: At(...) of the previous contribution
     sources: tuple = ()        # one witness per operand
 
+    @staticmethod
+    def __ringproof_choice__(cond, then, other) -> "Choice":
+        return Choice(cond, then, other)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """`ite(cond, Step(...), Step(...))`: the step an iteration performs, chosen by a condition of
+    the iteration (its op kind with it: EAC on some PEs, DIV on others in one cycle). A phase whose
+    step is a Choice runs as one *form* per branch (`Schedule` splits it): the forms share the
+    phase's loops and cycles (a lock-step group named after the phase), and each form is the branch
+    with its guard and its send restricted to the iterations that choose it."""
+
+    cond: Any
+    then: Any
+    other: Any
+
+    @staticmethod
+    def __ringproof_choice__(cond, then, other) -> "Choice":
+        return Choice(cond, then, other)
+
+    def branches(self, cond=True) -> list:
+        """[(condition, Step)] of every branch, nested choices flattened, in the order written."""
+        from ringproof.schedules.expr import and_, not_
+        out = []
+        for c, x in ((self.cond, self.then), (not_(self.cond), self.other)):
+            here = c if cond is True else and_(cond, c)
+            if isinstance(x, Choice):
+                out += x.branches(here)
+            elif isinstance(x, Step):
+                out.append((here, x))
+            else:
+                raise BadInput(f"{user_line(__file__)}ite of steps: a branch is a {type(x).__name__}, not a Step")
+        return out
+
 
 @dataclass(frozen=True)
 class Loop:
@@ -263,7 +312,8 @@ def guarded(fn, what: str, returns: type | None = None):
         with contained(what, where(fn), code.co_filename if code else None):   # its prints to stderr
             out = fn(*args)
         if returns is not None and not isinstance(out, returns):
-            raise BadInput(f"{where(fn)}: {what} must return a {returns.__name__}, got {type(out).__name__}")
+            want = " or ".join(t.__name__ for t in returns) if isinstance(returns, tuple) else returns.__name__
+            raise BadInput(f"{where(fn)}: {what} must return a {want}, got {type(out).__name__}")
         return out
 
     functools.update_wrapper(call, fn)    # name, module, doc: the wrapper reads as the user's function
@@ -284,6 +334,7 @@ class Phase:
     doc: str = ""
     relies_on: dict = field(default_factory=dict)
     defined_at: str = field(default="", compare=False, repr=False)   # file:line of Phase(...) in the user's code
+    group: str | None = None   # phases of one group run in lock step: they start in the same cycle
 
     def __post_init__(self):
         if not self.defined_at:
@@ -291,8 +342,11 @@ class Phase:
         names = [lp.name for lp in self.loops]
         if len(set(names)) != len(names):
             raise BadInput(f"{user_line(__file__, dataclasses.__file__)}phase {self.name}: loop names repeat: {names}")
-        object.__setattr__(self, "step", guarded(self.step, f"the step of phase {self.name}", Step))
-        if self.inverse is not None:
+        object.__setattr__(self, "step", guarded(self.step, f"the step of phase {self.name}", (Step, Choice)))
+        if isinstance(self.inverse, dict):
+            object.__setattr__(self, "inverse", {a: guarded(f, f"the inverse witness of phase {self.name} ({a})")
+                                                 for a, f in self.inverse.items()})
+        elif self.inverse is not None:
             object.__setattr__(self, "inverse", guarded(self.inverse, f"the inverse witness of phase {self.name}"))
 
     @property
@@ -330,7 +384,7 @@ class Phase:
                       if lp.name in (bounds or {}) else lp for lp in self.loops)
         return Phase(name or self.name, loops, step if changes else self.step,
                      self.inverse if inverse is None else inverse, self.doc if doc is None else doc,
-                     self.relies_on if relies_on is None else relies_on)
+                     self.relies_on if relies_on is None else relies_on, group=self.group)
 
 
 @dataclass(frozen=True)
@@ -348,6 +402,7 @@ class Equation:
     reduce: str | None = None
     reduce_at: tuple[int, int] | None = None
     where: Callable | None = None
+    rescaled: bool = False     # online softmax: target kept relative to operand 2, read running
 
     def key_arity(self) -> int:
         return len(self.target.dims) + (1 if self.reduce else 0)
@@ -444,7 +499,9 @@ def _not_symmetric(problem: "Problem", a: Array) -> str:
 
 @dataclass(frozen=True)
 class Schedule:
-    """A schedule: phases run in order; `home(P, ref)` is the initial PE of each input element.
+    """A schedule: phases run in order (a lock-step group's together); `home(P, ref)` is the initial
+    PE of each input element. `inverses`: {array: (P, key) -> At or Either of At}, the joint
+    inverse of an array several phases compute (which phase and iteration does each term).
 
     `shape` (`ringproof.schedules.shape`): which sizes are free. `D_IS_N` (the default, the paper's):
     the schedule is written for d = n, P.d is P.n and the prover treats them as one parameter.
@@ -474,6 +531,7 @@ class Schedule:
     derived: dict = field(default_factory=dict)
     placement: Callable | None = None
     ends: Callable | None = None
+    inverses: dict = field(default_factory=dict)
 
     def __post_init__(self, square):
         if square is not None:
@@ -483,6 +541,14 @@ class Schedule:
                           ("ends", "the end witness")):
             if getattr(self, fld) is not None:
                 object.__setattr__(self, fld, guarded(getattr(self, fld), f"{what} of schedule {self.name}"))
+        computed = {e.target.name for e in self.problem.equations}
+        for name, fn in self.inverses.items():
+            if name not in computed or not callable(fn):
+                raise BadInput(f"{user_line(__file__, dataclasses.__file__)}schedule {self.name}: inverses "
+                               f"maps an array the problem computes ({', '.join(sorted(computed))}) to a function "
+                               f"(P, key) -> At or Either of At, got {name!r}")
+        object.__setattr__(self, "inverses", {name: guarded(fn, f"the joint inverse of {name} in schedule {self.name}")
+                                              for name, fn in self.inverses.items()})
         loops = {lp.name for p in self.phases for lp in p.loops}
         for name, fn in self.derived.items():
             if name in RESERVED or not name.isidentifier() or not (callable(fn) or isinstance(fn, Least)):
@@ -509,11 +575,24 @@ class Schedule:
             see = functools.partial(with_derived, self.derived)
             for fld in ("home", "requires", "placement", "ends"):
                 object.__setattr__(self, fld, _seeing(getattr(self, fld), see))
+            object.__setattr__(self, "inverses", {a: _seeing(f, see) for a, f in self.inverses.items()})
             object.__setattr__(self, "phases", tuple(_phase_seeing(p, see) for p in self.phases))
         derived = tuple(self.derived.items())
         if self.requires is not self.shape.requires or derived != self.shape.derived:   # its enumerators honour them
             object.__setattr__(self, "shape", replace(self.shape, requires=self.requires, derived=derived))
+        phases, forks = split_forms(self.phases, self.shape)
+        object.__setattr__(self, "phases", phases)
+        if forks:
+            if self.ends is not None:
+                object.__setattr__(self, "ends", _rewired(self.ends, forks, _rewire))
+            object.__setattr__(self, "inverses", {a: _rewired(f, forks, _rewire) for a, f in self.inverses.items()})
+        _check_groups(self)
         names = [p.name for p in self.phases]
+        grouped = [p.group for i, p in enumerate(self.phases) if p.group is not None
+                   and (i == 0 or self.phases[i - 1].group != p.group)]
+        if len(set(grouped)) != len(grouped):
+            raise BadInput(f"schedule {self.name}: the phases of a group must be consecutive "
+                           f"(group {next(g for g in grouped if grouped.count(g) > 1)!r})")
         if len(set(names)) != len(names):
             raise BadInput(f"schedule {self.name}: phase names repeat: {names}")
         if not self.phases:
@@ -554,6 +633,17 @@ class Schedule:
                 return p
         raise BadInput(f"schedule {self.name} has no phase {name!r}")
 
+    @property
+    def slots(self) -> tuple[int, ...]:
+        """For each phase, the number of its time slot: phases follow one another, except the
+        members of a lock-step group (consecutive phases of one `group`), which share a slot and
+        start in the same cycle."""
+        out, prev = [], None
+        for p in self.phases:
+            out.append(0 if not out else out[-1] + (p.group is None or p.group != prev))
+            prev = p.group
+        return tuple(out)
+
     def phase_index(self, name: str) -> int:
         return [p.name for p in self.phases].index(self.phase(name).name)
 
@@ -578,6 +668,171 @@ class Schedule:
 
     def __repr__(self):
         return f"Schedule({self.name!r}, problem={self.problem.name}, phases={[p.name for p in self.phases]})"
+
+
+# --------------------------------------------------------------------------- lock-step groups
+
+
+def _check_groups(schedule: "Schedule") -> None:
+    """The phases of a group share cycles tuple by tuple: the same loop names, and the same bounds
+    but for the outermost loop's upper one (the group lasts as its longest member); they accumulate
+    different arrays (the ring model checks one array's running sums a phase at a time)."""
+    from ringproof.schedules.expr import lift, render, var
+    slots = schedule.slots
+    P = schedule.shape.record(var)
+    for s in set(slots):
+        members = [p for p, x in zip(schedule.phases, slots) if x == s]
+        if len(members) < 2:
+            continue
+        first = members[0]
+        for p in members[1:]:
+            if [lp.name for lp in p.loops] != [lp.name for lp in first.loops]:
+                raise BadInput(f"{p.defined_at}: phase {p.name}: the phases of group {p.group!r} must have the "
+                               f"same loops ({', '.join(lp.name for lp in first.loops)})")
+            ix = SimpleNamespace(**{name: var(name) for name in p.index_names})
+            for depth, (a, b) in enumerate(zip(p.loops, first.loops)):
+                pairs = [(a.lo, b.lo)] + ([(a.hi, b.hi)] if depth else [])
+                for x, y in pairs:
+                    if render(lift(_bound(x, P, ix))) != render(lift(_bound(y, P, ix))):
+                        raise BadInput(f"{p.defined_at}: phase {p.name}: the phases of group {p.group!r} may "
+                                       f"differ only in the outermost loop's upper bound (loop {a.name})")
+        made: dict = {}
+        for p in members:
+            try:
+                st = p.step(P, SimpleNamespace(**{name: var(name) for name in p.index_names}))
+            except Exception:          # its error shows where the prover or the model calls it
+                continue
+            if isinstance(st, Step) and st.op.accumulates and st.target is not None:
+                other = made.setdefault(st.target.array.name, p.name)
+                if other != p.name:
+                    raise BadInput(f"{p.defined_at}: phases {other} and {p.name} of group {p.group!r} both "
+                                   f"accumulate {st.target.array.name}; the phases of a group accumulate "
+                                   "different arrays")
+
+
+# --------------------------------------------------------------------------- forms of a Choice
+
+
+def split_forms(phases, shape: Shape) -> tuple[tuple, dict]:
+    """(the phases with each phase whose step is a `Choice` replaced by its forms, {phase name:
+    (the phase, its forms' names)}). A form is the phase's loops with one branch of the choice as
+    its step, guard and send restricted to where that branch is chosen, in the lock-step group
+    named after the phase (or the phase's own group); its inverse is the phase's, or the entry for
+    its target's array where `inverse` is a dict. Witnesses `At(phase, ...)` anywhere name the form
+    chosen at that iteration (an `Either` over the forms)."""
+    forks, out = {}, []
+    for p in phases:
+        branches = _probe(p, shape)
+        if branches is None:
+            out.append(p if not isinstance(p.inverse, dict) else replace(p, inverse=_one_inverse(p, shape)))
+            continue
+        names = _form_names(p.name, [st.op.value for _, st in branches])
+        forks[p.name] = (p, names, [None if st.target is None else st.target.array for _, st in branches])
+        for i, (name, (_, st)) in enumerate(zip(names, branches)):
+            inverse = p.inverse.get(st.target.array.name) if isinstance(p.inverse, dict) and st.target is not None \
+                else None if isinstance(p.inverse, dict) else p.inverse
+            out.append(Phase(name, p.loops, _form_step(p, i, len(branches)), inverse,
+                             p.doc or f"{p.name}, where it does {st.op.value}", p.relies_on, p.defined_at,
+                             group=p.group or p.name))
+    if not forks:
+        return tuple(phases), {}
+    return tuple(replace(q, step=_rewired(q.step, forks, _rewire_step)) for q in out), forks
+
+
+def _probe(phase: Phase, shape: Shape):
+    """The branches of the phase's step at symbolic indices if it is a Choice, else None (a step
+    that fails here fails again, with its message, where the prover or the model calls it)."""
+    from ringproof.schedules.expr import var
+    try:
+        got = phase.step(shape.record(var), SimpleNamespace(**{n: var(n) for n in phase.index_names}))
+    except Exception:
+        return None
+    return got.branches() if isinstance(got, Choice) else None
+
+
+def _one_inverse(phase: Phase, shape: Shape):
+    """A phase that does not choose its step, given an inverse per array: its target's (looked
+    up when first asked, so that a step that fails does so where the prover calls it)."""
+    def inverse(P, key):
+        from ringproof.schedules.expr import var
+        st = phase.step(shape.record(var), SimpleNamespace(**{n: var(n) for n in phase.index_names}))
+        if st.target is None or st.target.array.name not in phase.inverse:
+            raise BadInput(f"{phase.defined_at}: phase {phase.name}: its inverse names arrays "
+                           f"{', '.join(phase.inverse)}, not its target's")
+        return phase.inverse[st.target.array.name](P, key)
+
+    return inverse
+
+
+def _form_names(name: str, ops: list) -> list:
+    return [f"{name}.{op}" if ops.count(op) == 1 else f"{name}.{op}{ops[:i + 1].count(op)}"
+            for i, op in enumerate(ops)]
+
+
+def _form_step(phase: Phase, i: int, count: int):
+    def step(P, ix):
+        got = phase.step(P, ix)
+        branches = got.branches() if isinstance(got, Choice) else []
+        if len(branches) != count:
+            raise BadInput(f"{phase.defined_at}: phase {phase.name}: its step chooses among {count} steps "
+                           f"(ite of steps) symbolically but among {len(branches) or 1} here")
+        cond, st = branches[i]
+        from ringproof.schedules.expr import and_
+        guard = cond if st.guard is True else and_(st.guard, cond)
+        send = None if st.send is None else replace(st.send, when=cond if st.send.when is True
+                                                   else and_(st.send.when, cond))
+        return replace(st, guard=guard, send=send)
+
+    functools.update_wrapper(step, phase.step)
+    return step
+
+
+def _rewired(fn, forks: dict, rewire):
+    """fn(P, ...) whose result's witnesses naming a split phase name its forms (`_rewire`)."""
+    def call(P, *args):
+        return rewire(fn(P, *args), P, forks)
+
+    functools.update_wrapper(call, fn)
+    return call
+
+
+def _rewire_step(st, P, forks):
+    if not isinstance(st, Step):
+        return st
+    send = st.send if st.send is None or st.send.source is None else \
+        replace(st.send, source=_rewire(st.send.source, P, forks))
+    return replace(st, prev=_rewire_prev(st, P, forks), sources=tuple(_rewire(w, P, forks) for w in st.sources),
+                   send=send)
+
+
+def _rewire_prev(st, P, forks):
+    """The previous node of a sum is in the form that accumulates the same array."""
+    w = st.prev
+    if not isinstance(w, At) or w.phase not in forks or st.target is None:
+        return w
+    phase, names, arrays = forks[w.phase]
+    mine = [name for name, a in zip(names, arrays) if a == st.target.array]
+    if len(mine) != 1:
+        raise BadInput(f"{phase.defined_at}: phase {phase.name}: {len(mine) or 'none'} of its forms "
+                       f"accumulate {st.target.array.name}: a `prev` witness naming the phase needs one")
+    return At(mine[0], w.idx)
+
+
+def _rewire(w, P, forks):
+    """A witness with each `At(phase, idx)` of a split phase replaced by the form chosen there."""
+    if isinstance(w, Either):
+        return Either(w.cond, _rewire(w.then, P, forks), _rewire(w.other, P, forks))
+    if not isinstance(w, At) or w.phase not in forks:
+        return w
+    phase, names, _ = forks[w.phase]
+    missing = set(phase.index_names) - set(w.idx)
+    if missing:
+        raise BadInput(f"{user_line(__file__)}witness At({w.phase!r}) lacks indices {sorted(missing)}")
+    branches = phase.step(P, SimpleNamespace(**{k: w.idx[k] for k in phase.index_names})).branches()
+    out = At(names[-1], w.idx)
+    for (cond, _), name in reversed(list(zip(branches[:-1], names[:-1]))):
+        out = Either(cond, At(name, w.idx), out)
+    return out
 
 
 def with_derived(derived: dict, P):
@@ -621,7 +876,9 @@ def _phase_seeing(phase: Phase, see) -> Phase:
 
     loops = tuple(replace(lp, lo=bound(lp.lo), hi=bound(lp.hi), through=_seeing(lp.through, see))
                   for lp in phase.loops)
-    return replace(phase, loops=loops, step=_seeing(phase.step, see), inverse=_seeing(phase.inverse, see))
+    inverse = ({a: _seeing(f, see) for a, f in phase.inverse.items()} if isinstance(phase.inverse, dict)
+               else _seeing(phase.inverse, see))        # a dict of inverses by array: each sees them
+    return replace(phase, loops=loops, step=_seeing(phase.step, see), inverse=inverse)
 
 
 def _named_bound(name: str):

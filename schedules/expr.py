@@ -383,7 +383,12 @@ def div(a, b):
 
 
 def ite(c, a, b):
-    """If-then-else on values: a where c holds, else b."""
+    """If-then-else on values: a where c holds, else b. Of two Steps (`ringproof.schedules.dsl`):
+    the step chosen per iteration, on every backend a `Choice` of both (the prover and the ring
+    model split the phase into one form per branch)."""
+    choose = getattr(a, "__ringproof_choice__", None) or getattr(b, "__ringproof_choice__", None)
+    if choose is not None:
+        return choose(c, a, b)
     return backend_of(c, a, b).ite(c, a, b)
 
 

@@ -8,7 +8,7 @@ import pytest
 from ringproof.model.bitlevel import check_run
 from ringproof.model.bitlevel.types import BARRIERS
 from ringproof.model.bitlevel.problem import BitProblem
-from ringproof.proofs.search.cnf import Encoding
+from ringproof.proofs.search.cnf import Encoding, EncodingModes
 from ringproof.proofs.search.minimum import _Splitter, search
 from ringproof.proofs.search.sat_check import sat_check_run
 from helpers.bitlevel_simple import simple_run
@@ -46,7 +46,8 @@ def test_phase_bands_only_narrow_the_operand_windows(barriers):
     prob = BitProblem("masked", 4, 4)
     band = _Splitter(prob, "kissat404", None, None, barriers)._band(25)
     assert band is not None and _Splitter(prob, "kissat404", None, None, barriers)._band(26) is None
-    wide, narrow = Encoding(prob, 25, barriers=barriers).win, Encoding(prob, 25, barriers=barriers, band=band).win
+    wide, narrow = (Encoding(prob, 25, EncodingModes(barriers=barriers)).win,
+                    Encoding(prob, 25, EncodingModes(barriers=barriers, band=band)).win)
     for s, (lo, hi), (blo, bhi) in zip(prob.ops, wide, narrow):
         assert lo <= blo <= bhi <= hi and band[s.phase][0] <= blo and bhi <= band[s.phase][1]
 

@@ -5,7 +5,7 @@ import pytest
 from ringproof.proofs.search.minimum import _Splitter
 from ringproof.model.bitlevel import check_run
 from ringproof.proofs.search.sat_check import to_run
-from ringproof.proofs.search.cnf import Encoding
+from ringproof.proofs.search.cnf import Encoding, EncodingModes
 from ringproof.model.bitlevel.problem import BitProblem
 from ringproof.proofs.search.rotation import rotation_step
 from ringproof.proofs.search.portfolio import solve
@@ -35,7 +35,7 @@ def _ops(run, g=0):
 def test_invariant_witness_is_valid_and_invariant(variant, n, split):
     prob = BitProblem(variant, n, n)
     g = rotation_step(prob)
-    enc = Encoding(prob, sum(split), split=split, rotation=g)
+    enc = Encoding(prob, sum(split), EncodingModes(split=split, rotation=g))
     verdict, model, _ = solve(enc.cnf.clauses, enc.cnf.nv, "cadical195")
     assert verdict is SatVerdict.SAT
     run = to_run(prob, sum(split), *enc.decode(model))

@@ -5,7 +5,8 @@ import pytest
 from ringproof.model.bitlevel import check_run
 from ringproof.proofs.search.sat_check import sat_check_run
 from ringproof.proofs.search.minimum import search
-from ringproof.proofs.search.cnf import Encoding
+from ringproof.proofs.search.options import SearchOptions
+from ringproof.proofs.search.cnf import Encoding, EncodingModes
 from ringproof.model.bitlevel.problem import BitProblem
 from ringproof.proofs.search.portfolio import solve
 from ringproof.model.bitlevel.types import SatVerdict
@@ -66,6 +67,19 @@ def test_timeout_never_claims_a_minimum():
     r = search("masked", 4, 4, timeout=0.01)
     assert not r.proven and r.min_cycles is None
     assert r.unsat_below < r.lower_bound + 1
+
+
+def test_options_record_and_keywords_are_one_call():
+    """`search`'s options as a record and by name (the documented call) give the same search; a name
+    that is no option is refused, and nothing is taken positionally past d."""
+    by_record = search("plain", 2, 2, options=SearchOptions(max_T=5, timeout=60))
+    by_name = search("plain", 2, 2, max_T=5, timeout=60)
+    assert not by_record.proven and by_record.reason == by_name.reason == "no schedule up to max_T=5"
+    assert search("plain", 2, 2, options=SearchOptions(max_T=5), max_T=None).proven  # a name overrides the record
+    with pytest.raises(TypeError, match="lemma"):
+        search("masked", 2, 2, lemma=False)
+    with pytest.raises(TypeError):
+        search("masked", 2, 2, None, 20)
 
 
 @pytest.mark.parametrize("args", [("cubic", 2, 2), ("plain", 0, 2), ("plain", 2, 0)])
@@ -151,11 +165,11 @@ def test_first_witness_skips_unsat_cnfs():
 def test_phase_3_feature_ordering_keeps_pinned_verdicts(split, monkeypatch):
     """The v-feature ordering, added to pinned CNFs only, leaves their verdict unchanged."""
     prob = BitProblem("masked", 3, 3)
-    relax = Encoding(prob.phase_one(), 6, split=(6, 0, 0))
+    relax = Encoding(prob.phase_one(), 6, EncodingModes(split=(6, 0, 0)))
     pin = relax.decode(solve(relax.cnf.clauses, relax.cnf.nv, "cadical195")[1])[0]
 
     def verdict():
-        enc = Encoding(prob, sum(split), split=split, pin=pin)
+        enc = Encoding(prob, sum(split), EncodingModes(split=split, pin=pin))
         return solve(enc.cnf.clauses, enc.cnf.nv, "cadical195")[0], len(enc.cnf.clauses)
 
     ordered, with_clauses = verdict()
@@ -171,10 +185,10 @@ def test_relaxation_up_to_a_phase_accepts_the_start_of_every_witness():
     assert [s.key for s in prob.up_to(1).ops] == [s.key for s in prob.phase_one().ops]
     assert len(prob.up_to(3).ops) == len(prob.ops) > len(prob.up_to(2).ops) > len(prob.up_to(1).ops)
     L1, L2, L3 = prob.phase_minimum()
-    whole = Encoding(prob, L1 + L2 + L3, split=(L1, L2, L3))
+    whole = Encoding(prob, L1 + L2 + L3, EncodingModes(split=(L1, L2, L3)))
     place = whole.decode(solve(whole.cnf.clauses, whole.cnf.nv, "cadical195")[1])[0]
     pin = {k: pt for k, pt in place.items() if k[0] == "MAC1"}
-    two = Encoding(prob.up_to(2), L1 + L2, split=(L1, L2, 0), pin=pin)
+    two = Encoding(prob.up_to(2), L1 + L2, EncodingModes(split=(L1, L2, 0), pin=pin))
     assert solve(two.cnf.clauses, two.cnf.nv, "cadical195")[0] is SatVerdict.SAT
-    short = Encoding(prob.up_to(2), L1 + L2 - 2, split=(L1, L2 - 2, 0))  # fewer slots than phase-2 ops
+    short = Encoding(prob.up_to(2), L1 + L2 - 2, EncodingModes(split=(L1, L2 - 2, 0)))  # fewer slots than phase-2 ops
     assert short.cnf.conflict and solve(short.cnf.clauses, short.cnf.nv, "cadical195")[0] is SatVerdict.UNSAT

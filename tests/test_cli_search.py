@@ -90,4 +90,4 @@ def test_width_reaches_the_search(monkeypatch):
     real = minimum.search
     monkeypatch.setattr(minimum, "search", lambda *a, **kw: seen.update(kw) or real(*a, **kw))
     code, out, _ = run("masked", "-n", "3", "-m", "3", "--width", "1", "--json")
-    assert code == 0 and json.loads(out)["min_cycles"] == 17 and seen["width"] == 1
+    assert code == 0 and json.loads(out)["min_cycles"] == 17 and seen["options"].width == 1

@@ -83,6 +83,7 @@ INSTANCES = {
     "prove algo3": ("prove algo3", {0}),
     "prove algo3-printed": ("prove algo3-printed", {1}),
     "prove algo2-fast": ("prove algo2-fast --property coverage", {0}),
+    "prove algo2-even": ("prove algo2-even --property coverage", {0}),
     "prove bound {plain,symmetric,masked} [--json]": ("prove bound masked --json", {0}),
     "prove algo1-general": ("prove algo1-general --property coverage", {0}),
     "prove my_schedule.py": ("prove examples/my_schedule.py --property coverage", {0}),
@@ -113,6 +114,7 @@ INSTANCES = {
     "prove --help": ("prove --help", {0}),
     "prove examples/ring_contiguous.py": ("prove examples/ring_contiguous.py --property coverage", {0}),
     "prove examples/matvec_padded.py": ("prove examples/matvec_padded.py --property counts", {0}),
+    "prove examples/concurrent_ops.py": ("prove examples/concurrent_ops.py --property no-conflict", {0}),
     "prove simulate": ("prove simulate examples/ring_zigzag.py -n 6 -m 2", {64}),   # 2m does not divide n
     "prove simulate examples/matvec.py -n 8 -d 4 -m 2": ("prove simulate examples/matvec.py -n 8 -d 4 -m 2", {0}),
     "prove path/to/file.py": ("prove examples/my_schedule.py --property no-conflict", {0}),

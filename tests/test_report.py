@@ -170,8 +170,11 @@ def test_cvc5_agrees_on_algorithm_1_coverage():
     assert all(r.solver["cross_check"]["answers"] == {"unsat": r.solver["queries"]} for r in results)
 
 
-@pytest.mark.parametrize("name", ["ALGO1", "ALGO2", "ALGO3"])
+@pytest.mark.parametrize("name", ["ALGO1", pytest.param("ALGO2", marks=pytest.mark.slow),
+                                  pytest.param("ALGO3", marks=pytest.mark.slow)])
 def test_cvc5_agrees_on_every_query(name):
+    """cvc5 re-checks every unsat query (ALGO2 and ALGO3: 20-45 s each, slow; the default run keeps
+    ALGO1's every query, the same cross-check path)."""
     pytest.importorskip("cvc5")
     from ringproof.schedules import algo1, algo2, algo3
 
@@ -192,7 +195,31 @@ def test_a_disagreement_makes_the_verdict_unknown(monkeypatch):
     assert results and all(r.verdict is Verdict.UNKNOWN and "SOLVERS DISAGREE" in r.reason for r in results)
 
 
+def _validates_with_front(out: Path) -> str:
+    """report.json in `out` against its schema, with the front's tables; the HTML page without its
+    pictures."""
+    jsonschema = pytest.importorskip("jsonschema")
+    doc = json.loads((out / "report.json").read_text())
+    jsonschema.validate(doc, json.loads((ROOT / "docs" / "report.schema.json").read_text()))
+    assert doc["front"]["table_i"] and doc["front"]["cbmf"]
+    return re.sub(r"<svg.*?</svg>", "", (out / "report.html").read_text(), flags=re.S)
+
+
+def test_report_of_algorithm_2_with_front_validates(tmp_path):
+    """The front and a counted target's typeset counts, on one target and its counts alone (every
+    registered target, every property: test_full_report_with_front_validates, slow)."""
+    code, out, err = call("report", "algo2", "--property", "counts", "--out", str(tmp_path), "--quiet")
+    assert code == 0, err
+    page = _validates_with_front(tmp_path)
+    counts = page.split("<h3>Counts")[1].split("</table>")[0]
+    assert "<math>" in counts and "**" not in counts          # counts typeset, not sympy's text
+    assert "✓ equal" in page and "n ≡ 0 (mod 2)" in page   # claims compared; a residue class per row
+
+
+@pytest.mark.slow
 def test_full_report_with_front_validates(tmp_path):
+    """Every registered target in one report (48 s; the front and the typeset counts of one target:
+    test_report_of_algorithm_2_with_front_validates)."""
     jsonschema = pytest.importorskip("jsonschema")
     code, _, err = call("report", "--out", str(tmp_path))
     assert code in (0, 1, 2), err

@@ -1,12 +1,26 @@
-"""The property table and the option defaults are written once: a property added to the table
-without a kind of check that reports it fails, and `prove`'s options default to the library's."""
+"""The property table and the option records are written once: a property added to the table
+without what decides it fails at import, a kind of check not listed in the registry fails here, and
+each option record's fields are the options of its command, with the record's defaults."""
 
 from __future__ import annotations
 
+import dataclasses
+import pkgutil
+import subprocess
+import sys
+from importlib import import_module
+from pathlib import Path
+
+import ringproof.proofs.ring.properties as registry
+
+from ringproof.proofs.cli import search as search_cli
 from ringproof.proofs.cli.verify import parser
 from ringproof.proofs.options import DEFAULTS
 from ringproof.proofs.ring.properties import KINDS, Kind, unhandled
-from ringproof.proofs.results import PROPERTIES, PROPERTY_TABLE, SOLVER_PROPERTIES
+from ringproof.proofs.options import Options
+from ringproof.proofs.results import PROPERTIES, PROPERTY_TABLE, SOLVER_PROPERTIES, Property
+from ringproof.proofs.ring.prover import undecided
+from ringproof.proofs.search.options import CLI_DEFAULTS, SearchOptions
 
 
 def test_every_property_decided_by_checks_has_a_kind_and_no_kind_reports_another():
@@ -25,3 +39,57 @@ def test_prove_options_default_to_the_library_defaults():
     args = parser().parse_args(["algo1"])
     for name in ("tier", "max_n", "max_m", "timeout", "seed", "jobs", "cross_timeout"):
         assert getattr(args, name) == getattr(DEFAULTS, name), name
+
+
+def test_a_property_added_to_the_table_without_its_kind_stops_the_registry_import():
+    """The table edited in a fresh process (results.py with one more `Property` line): importing the
+    registry then fails, naming the property."""
+    source = Path(sys.modules["ringproof.proofs.results"].__file__).read_text()
+    line = '    Property("well-formed", "checks"),\n'
+    assert line in source
+    edited = source.replace(line, line + '    Property("dummy", "checks"),\n')
+    code = ("import sys, types; m = types.ModuleType('ringproof.proofs.results'); "
+            "sys.modules[m.__name__] = m; exec(sys.stdin.read(), m.__dict__); "
+            "import ringproof.proofs.ring.properties")
+    done = subprocess.run([sys.executable, "-c", code], input=edited, capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and "ImportError" in done.stderr and "dummy" in done.stderr
+
+
+def test_a_property_no_one_decides_fails():
+    assert undecided() == []
+    assert undecided(PROPERTY_TABLE + (Property("dummy", "counting"),)) == ["dummy"]
+    assert undecided(PROPERTY_TABLE + (Property("dummy", "by hand"),)) == ["dummy"]
+
+
+def test_every_kind_of_check_defined_is_in_the_registry():
+    """A `Kind` written in a module of the registry but left out of its `KINDS` would never run."""
+    defined = {id(v): f"{info.name}.{name}" for info in pkgutil.iter_modules(registry.__path__)
+               for name, v in vars(import_module(f"{registry.__name__}.{info.name}")).items()
+               if isinstance(v, Kind)}
+    assert set(defined) - {id(k) for k in KINDS} == set(), sorted(defined.values())
+
+
+# the command-line spelling of a record's field where it is not the field's name
+_PROVE_SPELLING = {"properties": "property", "smt2_dir": "smt2", "size": "n", "progress": "quiet"}
+_SEARCH_SPELLING = {"depth": "cube_depth", "lemmas": "no_lemmas", "progress": "quiet", "on_cube": "quiet"}
+
+
+def _dests(p) -> set[str]:
+    return {a.dest for a in p._actions}
+
+
+def test_every_field_of_options_is_an_option_of_prove():
+    """A field added to `Options` without its `prove` option (or an option without its field) fails."""
+    fields = {_PROVE_SPELLING.get(f.name, f.name) for f in dataclasses.fields(Options)}
+    assert fields <= _dests(parser())
+
+
+def test_every_field_of_search_options_is_an_option_of_prove_search_with_its_default():
+    p = search_cli.parser()
+    fields = {f.name: _SEARCH_SPELLING.get(f.name, f.name) for f in dataclasses.fields(SearchOptions)}
+    assert set(fields.values()) <= _dests(p)
+    args = p.parse_args(["plain", "-n", "2", "-m", "2"])
+    for name, dest in fields.items():
+        if dest == name:
+            assert getattr(args, dest) == getattr(CLI_DEFAULTS, name), name
+    assert args.no_lemmas is not CLI_DEFAULTS.lemmas and args.cube_depth == CLI_DEFAULTS.depth

@@ -4,7 +4,9 @@ Rules (docs/machine.md): PEs 1..m, one link l -> l mod m + 1 carrying one datum 
 per PE per cycle. A datum is usable at PE p in cycle t if it is an input placed on p, or it arrived
 at p (sent at t-1 or earlier), or p produced its final value before t. Sending a step's own
 accumulator moves it; anything else is copied. An accumulator's contributions must follow it: each
-one on the PE where the previous one left it; its value is readable only once final.
+one on the PE where the previous one left it; its value is readable only once final (but for the
+reference of a rescaled online-softmax sum, which may be read running: on the PE its sum is left on,
+after its first term).
 
 This model uses no witness: it is the independent oracle the prover's verdicts are checked against.
 Inputs are random; y is compared with numpy attention (`ringproof.model.ring.reference`).
@@ -36,7 +38,7 @@ from ringproof.model.ring.reference import empty_sums, random_inputs, reference_
 from ringproof.model.ring.rules import RULES, assume
 from ringproof.model.ring.sums import RunningSums
 from ringproof.model.ring.trace import CHUNK, Stream, Trace
-from ringproof.schedules.dsl import Op, Schedule
+from ringproof.schedules.dsl import ALWAYS_COUNTED, ARITHMETIC, Op, Schedule, rescaled
 
 assume("the ring simulator (model/ring/machine.py)", link_capacity=1, persists=True)
 
@@ -106,6 +108,17 @@ def run(schedule: Schedule, n: int, m: int, seed: int = 0, max_violations: int =
     return simulate(schedule, n, m, seed, max_violations, d, scale)
 
 
+def computed(schedule: Schedule, n: int, m: int, inputs: dict, d: int | None = None, scale: float = 1.0):
+    """The values the ring computes from `inputs` (name -> array), as `run` executes them (the
+    phases of a lock-step group in the order they read each other): its `Numerics`."""
+    stream = Stream(schedule, n, m, d)
+    check_simulable(stream)
+    try:
+        return _Machine(stream, inputs, scale, two_pass=False).numerics
+    except _Later:
+        return _Machine(stream, inputs, scale, two_pass=True).numerics
+
+
 def simulate(schedule: Schedule, n: int, m: int, seed: int = 0, max_violations: int = 5,
              d: int | None = None, scale: float = 1.0, chunk: int = CHUNK) -> RunResult:
     """`run`, reading about `chunk` iterations at a time."""
@@ -116,7 +129,7 @@ def simulate(schedule: Schedule, n: int, m: int, seed: int = 0, max_violations: 
         machine = _Machine(stream, inputs, scale, two_pass=False)
     except _Later:
         machine = _Machine(stream, inputs, scale, two_pass=True)
-    arith = machine.ops["MAC"] + machine.ops["EAC"] + machine.ops["DIV"]
+    arith = sum(machine.ops.get(k, 0) for k in ARITHMETIC)
     util = arith / (m * stream.cycles) if stream.cycles else 0.0
     if machine.broken:
         err = float("inf")
@@ -151,41 +164,81 @@ class _Machine:
         self.sym = [layout.arrays.index(a) for a in stream.schedule.problem.symmetric_pairs]
         self.inputs = set(stream.schedule.problem.inputs)
         self.found: dict = {}
-        self.ops = {op.value: 0 for op in Op}
+        self.ops = {kind: 0 for kind in ALWAYS_COUNTED}   # and each other kind the run meets
         self.visited = [False] * len(stream.tuples)
         self.broken = False                     # a well-formed violation: only those are reported
-        self.sums = RunningSums(layout.size, self.m)
+        self.K = len(stream.tuples)
+        self.sums = RunningSums(layout.size, self.m, self.K)
+        self.begun = np.full(layout.size, np.iinfo(np.int64).max)   # cycle of each sum's first term
+        self.number = {p.name: k for k, p in enumerate(stream.schedule.phases)}
+        self.occupied: dict = {}                # lock-step group -> the g of each (cycle, PE) taken
         self.holds = Holds(stream.home, self.m, stream.cycles)
-        self.numerics = Numerics(layout, inputs, scale)
+        self.numerics = Numerics(layout, inputs, scale, stream.schedule.problem)
         probe = stream.window([s for s, t in zip(stream.starts, stream.tuples) if t])
         self.accumulates = [pt.op.accumulates and pt.step.target is not None for pt in probe.phases]
+        self.order = self._ordered(probe)
+        self.position = {k: i for i, k in enumerate(self.order)}
         self.last_adder = {}                    # array -> the last phase that adds to its sums
-        for k, pt in enumerate(probe.phases):
+        for k in self.order:
             if self.accumulates[k] and stream.tuples[k]:
-                self.last_adder[pt.step.target.array.name] = k
+                self.last_adder[probe.phases[k].step.target.array.name] = k
         if two_pass:
             self._two_passes()
         else:
             self._one_pass()
 
     def _one_pass(self):
-        for k in range(len(self.stream.tuples)):
+        for k in self.order:
+            self._begin(k)
             deferred = self._visit(k, sums=True, execute=True, slots="settled")
-            self.numerics.end()
+            self._end(k)
             self._settle(k)
             if deferred and not self.broken:
                 self._visit(k, sums=False, execute=False, slots=deferred)
 
     def _two_passes(self):
-        phases = range(len(self.stream.tuples))
-        for k in phases:
+        for k in self.order:
             if self.accumulates[k]:
                 self._visit(k, sums=True, execute=False, slots=set())
-        for k in phases:
+        for k in self.order:
             self._settle(k)
-        for k in phases:
+        for k in self.order:
+            self._begin(k)
             self._visit(k, sums=False, execute=True, slots="all")
+            self._end(k)
+
+    def _grouped(self, k) -> bool:
+        slots = self.stream.schedule.slots
+        return slots.count(slots[k]) > 1
+
+    def _begin(self, k) -> None:
+        """The phases of a lock-step group read each other's results as they are made (the
+        ring-locality rules say when they may), not as they were when the group began."""
+        if self._grouped(k):
+            self.numerics.live()
+
+    def _end(self, k) -> None:
+        slots = self.stream.schedule.slots
+        i = self.order.index(k)
+        if i + 1 == len(self.order) or slots[self.order[i + 1]] != slots[k]:
             self.numerics.end()
+
+    def _ordered(self, probe) -> list:
+        """The phases in the order they are read: in time order, and within a lock-step group each
+        phase after those whose results it reads (as written where they read each other's)."""
+        slots, out = self.stream.schedule.slots, []
+        for s in dict.fromkeys(slots):
+            todo = [k for k, x in enumerate(slots) if x == s]
+            made = {k: probe.phases[k].step.target.array.name for k in todo
+                    if probe.phases[k].step.target is not None}
+            while todo:
+                ready = [k for k in todo if not any(j != k and j in todo and made.get(j) in
+                                                    {r.array.name for r in probe.phases[k].step.operands}
+                                                    for j in made)]
+                k = (ready or todo)[0]
+                out.append(k)
+                todo.remove(k)
+        return out
 
     def _settle(self, k: int) -> None:
         """The sums phase k was the last to add to are final: hold them where they were left."""
@@ -198,8 +251,10 @@ class _Machine:
                 self.holds.add(*self.sums.final_nodes(lo, lo + int(np.prod(layout.extents[name]))))
 
     def _settled(self, k: int, array: str) -> str:
-        last = self.last_adder.get(array, -1)
-        return "settled" if last < k else "own" if last == k else "later"
+        last = self.last_adder.get(array)
+        if last is None:
+            return "settled"
+        return "settled" if self.position[last] < self.position[k] else "own" if last == k else "later"
 
     def _visit(self, k: int, sums: bool, execute: bool, slots) -> set:
         """One pass over phase k. `slots` are the reads and copies it checks: a set of operand indices
@@ -218,8 +273,11 @@ class _Machine:
                 continue
             if first:
                 self._one_op_per_pe(pt)
+                self._shared_cycles(k, pt)
             if sums and pt.op.accumulates:
-                self.sums.block(pt, self._offer, self.name)
+                s = _positions(pt.node & pt.starts)
+                np.minimum.at(self.begun, pt.target[s], pt.cycle[s])
+                self.sums.block(pt, self._offer, self.name, k)
             if execute and not pt.op.accumulates and pt.step.target is not None:
                 a = _positions(pt.active)                # single-assignment results (DIV)
                 self.holds.add(pt.target[a], pt.pe[a], pt.cycle[a] + 1)
@@ -259,9 +317,13 @@ class _Machine:
                 own = pt.active[s] & (sent == pt.target[s])     # an op may send what it just made
                 check.append(("send", _positions(~own) if isinstance(s, slice) else s[~own], "sent datum",
                               st.send.datum.array))
+        problem = self.stream.schedule.problem
+        running = st.op is Op.EAC and st.target is not None and rescaled(problem, st.target.array)
         for slot, pos, kind, array in check:
             ids = pt.sent[pos] if slot == "send" else pt.operands[slot][pos]
             ok = holds.usable(ids, pt.pe[pos], pt.cycle[pos], array in self.inputs)
+            if running and slot == 1:                # the reference, read while its sum grows
+                ok |= (self.begun[ids] < pt.cycle[pos]) & (self.sums.left[ids] == pt.pe[pos])
             for i in np.flatnonzero(~ok)[:1]:
                 p = _at(pos, i)
                 self._offer(("read", k, len(st.operands) if slot == "send" else slot), (self._g(pt, p),),
@@ -269,7 +331,7 @@ class _Machine:
                             f"(final) in cycle {pt.cycle[p]}", (self._g(pt, p),))
 
     def _count(self, pt) -> None:
-        self.ops[pt.op.value] += int(np.count_nonzero(pt.active))
+        self.ops[pt.op.value] = self.ops.get(pt.op.value, 0) + int(np.count_nonzero(pt.active))
         self.ops["MOVE"] += int(np.count_nonzero(vocabulary.forwards(pt.active, pt.send)))
 
     def _well_formed(self, k, pt) -> None:
@@ -313,9 +375,30 @@ class _Machine:
             self._offer(("pe",), (int(pt.cycle[i]), int(pt.pe[i])), "no-conflict",
                         f"two ops on PE {pt.pe[i]} in cycle {pt.cycle[i]}", (self._g(pt, i), self._g(pt, j)))
 
+    def _shared_cycles(self, k, pt) -> None:
+        """One op per PE per cycle across the phases of a lock-step group (each phase's own
+        cycles are `_one_op_per_pe`'s)."""
+        slots = self.stream.schedule.slots
+        members = [j for j, s in enumerate(slots) if s == slots[k]]
+        if len(members) == 1:
+            return
+        start = self.stream.starts[members[0]]
+        length = max(self.stream.tuples[j] for j in members)
+        taken = self.occupied.setdefault(slots[k], np.full(length * self.m, -1, dtype=np.int64))
+        b = np.flatnonzero(pt.busy & (pt.pe >= 1) & (pt.pe <= self.m))
+        key = (pt.cycle[b] - start) * self.m + pt.pe[b] - 1
+        other = taken[key]
+        for i in np.flatnonzero(other >= 0)[:1]:
+            g = self._g(pt, int(b[i]))
+            self._offer(("pe",), (int(pt.cycle[b[i]]), int(pt.pe[b[i]])), "no-conflict",
+                        f"two ops on PE {pt.pe[b[i]]} in cycle {pt.cycle[b[i]]}", (int(other[i]), g))
+        free = other < 0
+        taken[key[free]] = (pt.cycle[b[free]] * self.m + b[free] % self.m) * self.K + k
+
     def _g(self, pt, pos: int) -> int:
-        """The global number of a block's iteration: cycle · m + its place in the cycle."""
-        return int(pt.cycle[pos]) * self.m + int(pos) % self.m
+        """The global number of a block's iteration: (cycle · m + its place in the cycle) · K + its
+        phase's number (the `RunningSums` numbering)."""
+        return (int(pt.cycle[pos]) * self.m + int(pos) % self.m) * self.K + self.number[pt.phase.name]
 
     def _offer(self, family: tuple, key: tuple, rule: str, message: str, gs) -> None:
         """A violation of a rule family: kept if it comes before the one kept so far."""
@@ -330,12 +413,12 @@ class _Machine:
         if not chosen:
             return []
         gs = {x for _, _, _, xs in chosen for x in xs}
-        window = self.stream.window({x // self.m for x in gs})
+        window = self.stream.window({x // (self.m * self.K) for x in gs})
         named = {}
         for x in gs:
-            t = x // self.m
-            pt = window.phases[self.stream.phase_of(t)]
-            named[x] = iteration(pt, int(np.flatnonzero(pt.cycle == t)[x % self.m]))
+            k, y = x % self.K, x // self.K
+            pt = window.phases[k]
+            named[x] = iteration(pt, int(np.flatnonzero(pt.cycle == y // self.m)[y % self.m]))
         return [Violation(rule, message, tuple(named[x] for x in xs)) for _, rule, message, xs in chosen]
 
 

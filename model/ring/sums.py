@@ -6,8 +6,9 @@ not restart it is on the PE where the previous one left it (its PE, or the next 
 sum). Between blocks only one record per datum is kept: its last node and where that left the sum,
 and the cycle of its last term; so memory is O(data), whatever the number of iterations.
 
-A node is named by its global iteration number g = cycle·m + its position in the cycle (the loop
-index l's place), which orders iterations in time as the whole trace orders them.
+A node is named by its global iteration number g = (cycle·m + its position in the cycle (the loop
+index l's place))·K + its phase's number (K phases), which orders iterations in time as the whole
+trace orders them and tells apart the phases of a lock-step group, which share cycles.
 """
 
 from __future__ import annotations
@@ -18,17 +19,17 @@ import numpy as np
 class RunningSums:
     """The records of every datum's running sum, and the checks of a block's nodes against them."""
 
-    def __init__(self, size: int, m: int):
-        self.m = m
+    def __init__(self, size: int, m: int, phases: int = 1):
+        self.m, self.K = m, phases
         self.last = np.full(size, -1, dtype=np.int64)     # g of the datum's last node so far
         self.left = np.zeros(size, dtype=np.int32)        # PE where that node left the sum
         self.final = np.full(size, -1, dtype=np.int64)    # cycle of its last term (-1: none)
 
-    def block(self, pt, offer, name) -> None:
+    def block(self, pt, offer, name, k: int = 0) -> None:
         """Check the nodes of a block (whole consecutive cycles, well-formed) against the records and
         update them; `offer(family, key, rule, message, gs)` receives each broken rule, `name(id)`
         names a datum."""
-        m = self.m
+        m, K = self.m, self.K
         if pt.step.target is not None and pt.active.all():   # every iteration is a node
             sel, ids = None, pt.target
         else:
@@ -61,13 +62,13 @@ class RunningSums:
         has[heads] = before >= 0
         prev_t = np.empty(S, dtype=cyc.dtype)                 # the previous node of the same sum
         prev_t[1:] = cyc[:-1]
-        prev_t[heads] = np.maximum(before // m - c0, -1)      # (an earlier block: before this one)
+        prev_t[heads] = np.maximum(before // (m * K) - c0, -1)      # (an earlier block: before this one)
         prev_left = np.empty(S, dtype=left.dtype)
         prev_left[1:] = left[:-1]
         prev_left[heads] = self.left[sid[heads]]
 
         def g(i):                                              # the number of node i or of its previous
-            return (c0 + int(cyc[i])) * m + int(p[i]) % m
+            return ((c0 + int(cyc[i])) * m + int(p[i]) % m) * K + k
 
         def g_prev(i):
             return int(before[np.searchsorted(heads, i)]) if head[i] else g(i - 1)
@@ -85,7 +86,7 @@ class RunningSums:
                   "where it is needed next", (g_prev(i), g(i)))
 
         tails = np.append(heads[1:] - 1, S - 1)
-        self.last[sid[tails]] = (c0 + cyc[tails].astype(np.int64)) * m + p[tails] % m
+        self.last[sid[tails]] = ((c0 + cyc[tails].astype(np.int64)) * m + p[tails] % m) * K + k
         self.left[sid[tails]] = left[tails]
         if not pt.active.all():
             act = np.flatnonzero(pt.active[p])
@@ -98,4 +99,4 @@ class RunningSums:
         """(ids, PE, cycle) of the finished sums among data lo..hi-1: where and from when each is
         available (one cycle after its last node)."""
         ids = lo + np.flatnonzero(self.last[lo:hi] >= 0)
-        return ids, self.left[ids], self.last[ids] // self.m + 1
+        return ids, self.left[ids], self.last[ids] // (self.m * self.K) + 1

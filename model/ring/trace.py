@@ -188,12 +188,23 @@ def trace_of(schedule: Schedule, P) -> Trace:
     `build_trace` checks the sizes; this is also how a condition's necessity is shown."""
     n, m = P.n, P.m
     layout = Layout(schedule.problem, n, P.d, sizes(schedule, P))
-    phases, start = [], 0
-    for phase in schedule.phases:
-        pt = _phase_trace(phase, P, m, layout, start)
-        phases.append(pt)
-        start += pt.tuples
-    return Trace(schedule, n, m, P, layout, phases, start, homes(schedule, P, layout))
+    phases, start, slots = [], 0, schedule.slots
+    for k, phase in enumerate(schedule.phases):
+        if k and slots[k] != slots[k - 1]:
+            start += max(pt.tuples for pt, s in zip(phases, slots) if s == slots[k - 1])
+        phases.append(_phase_trace(phase, P, m, layout, start))
+    end = start + max((pt.tuples for pt, s in zip(phases, slots) if s == slots[-1]), default=0)
+    return Trace(schedule, n, m, P, layout, phases, end, homes(schedule, P, layout))
+
+
+def slot_starts(schedule: Schedule, tuples: list) -> tuple[list, int]:
+    """(each phase's first cycle, the cycles of the whole schedule) given each phase's cycles: a
+    lock-step group (`Schedule.slots`) starts its members together and lasts as its longest."""
+    slots, length = schedule.slots, {}
+    for s, t in zip(slots, tuples):
+        length[s] = max(length.get(s, 0), t)
+    begin = {s: sum(length[x] for x in range(s)) for s in length}
+    return [begin[s] for s in slots], sum(length.values())
 
 
 def sizes(schedule: Schedule, P) -> dict:
@@ -317,6 +328,19 @@ def phase_counts(phase: Phase, P, m: int) -> dict:
     return out
 
 
+def active_per_pe(phase: Phase, P, m: int) -> list[int]:
+    """The iterations of one phase whose op happens, on PE 1, ..., m, at sizes P, by enumeration (the
+    step's guard and PE at every iteration; nothing else of the trace is built)."""
+    seq = enumerate_loops(phase, P)
+    tuples = len(next(iter(seq.values()))) if seq else 1
+    index = {k: np.repeat(v, m) for k, v in seq.items()}
+    index["l"] = np.tile(np.arange(1, m + 1, dtype=np.int32), tuples)
+    step = phase.step(P, SimpleNamespace(**index))
+    size = tuples * m
+    pe = _vec(step.pe, size, np.int64)
+    return np.bincount(pe[_vec(step.guard, size, bool)], minlength=m + 1)[1:m + 1].tolist()
+
+
 class Stream:
     """A schedule for concrete n, m (and d) read lazily: each phase in blocks of about `chunk`
     iterations (whole cycles, in time order), or only the cycles asked for. Memory: one block."""
@@ -335,11 +359,11 @@ class Stream:
 
     @cached_property
     def starts(self) -> list[int]:
-        return [sum(self.tuples[:k]) for k in range(len(self.tuples))]
+        return slot_starts(self.schedule, self.tuples)[0]
 
     @property
     def cycles(self) -> int:
-        return sum(self.tuples)
+        return slot_starts(self.schedule, self.tuples)[1]
 
     @cached_property
     def home(self) -> np.ndarray:
@@ -360,8 +384,10 @@ class Stream:
                               self.tuples[k])
 
     def phase_of(self, cycle: int) -> int:
-        """The index of the phase that runs in `cycle`."""
-        return max(k for k, s in enumerate(self.starts) if s <= cycle and self.tuples[k])
+        """The index of the phase that runs in `cycle` (of a lock-step group: its first member
+        that does)."""
+        return min((k for k, s in enumerate(self.starts) if s <= cycle < s + self.tuples[k]),
+                   default=max(k for k, s in enumerate(self.starts) if s <= cycle and self.tuples[k]))
 
     def window(self, cycles) -> Trace:
         """The trace of the given cycles only (each phase's iterations in them), at any size."""

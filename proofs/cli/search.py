@@ -13,6 +13,7 @@ from ringproof.model.bitlevel import Run
 from ringproof.model.bitlevel.types import BARRIERS, VARIANTS
 from ringproof.errors import BadInput
 from ringproof.proofs.cli.common import ArgumentParser, Exit, Progress, positive_int, seconds, write_json
+from ringproof.proofs.search.options import CLI_DEFAULTS, SearchOptions
 from ringproof.proofs.search.portfolio import SOLVERS
 
 def parser() -> ArgumentParser:
@@ -22,24 +23,25 @@ def parser() -> ArgumentParser:
     p.add_argument("-n", type=positive_int, required=True, help="number of vectors")
     p.add_argument("-m", type=positive_int, required=True, help="number of PEs")
     p.add_argument("-d", type=positive_int, default=None, help="vector length (default n)")
-    p.add_argument("--timeout", type=seconds, default=600.0, help="seconds for the whole search (default 600)")
-    p.add_argument("--max-T", type=int, default=None, help="give up above this many cycles")
-    p.add_argument("--solver", default="portfolio", choices=SOLVERS, metavar="SOLVER",
+    p.add_argument("--timeout", type=seconds, default=CLI_DEFAULTS.timeout,
+                   help=f"seconds for the whole search (default {CLI_DEFAULTS.timeout:g})")
+    p.add_argument("--max-T", type=int, default=CLI_DEFAULTS.max_T, help="give up above this many cycles")
+    p.add_argument("--solver", default=CLI_DEFAULTS.solver, choices=SOLVERS, metavar="SOLVER",
                    help="portfolio (Kissat and CaDiCaL raced), a pysat solver name, or z3")
     p.add_argument("--no-lemmas", action="store_true",
                    help="start at the slot-counting bound: the solver refutes what lemma L2b would")
     p.add_argument("--barriers", choices=BARRIERS, default="global",
                    help="phases separated everywhere (global, default), on each PE (pe), or not at all (none)")
-    p.add_argument("--cube-depth", type=int, default=0,
+    p.add_argument("--cube-depth", type=int, default=CLI_DEFAULTS.depth,
                    help="split each T into m^K cubes by the PEs of K decisive ops (default 0: one cube)")
-    p.add_argument("--workers", type=positive_int, default=os.cpu_count() or 1,
+    p.add_argument("--workers", type=positive_int, default=CLI_DEFAULTS.workers,
                    help="local worker processes for the cubes (default: the machine's cores)")
-    p.add_argument("--width", type=positive_int, default=None, metavar="P",
+    p.add_argument("--width", type=positive_int, default=CLI_DEFAULTS.width, metavar="P",
                    help="solver processes one cube runs at once (default: the cores shared by the local "
                         "workers; 1 on a cluster)")
-    p.add_argument("--cluster", default=None, metavar="ADDRESS",
+    p.add_argument("--cluster", default=CLI_DEFAULTS.cluster, metavar="ADDRESS",
                    help="run the cubes on the Dask scheduler at ADDRESS (e.g. tcp://host:8786)")
-    p.add_argument("--state", default=None, metavar="FILE",
+    p.add_argument("--state", default=CLI_DEFAULTS.state, metavar="FILE",
                    help="record finished cubes in FILE and resume from it")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
@@ -106,10 +108,11 @@ def main(argv, stdout, stderr) -> int:
 
     with Progress(stderr, not (args.json or args.quiet)) as progress:
         call, cube = _progress(progress)
-        r = search(args.variant, args.n, args.m, args.d, max_T=args.max_T, timeout=args.timeout,
-                   solver=args.solver, lemmas=not args.no_lemmas, barriers=args.barriers,
-                   depth=args.cube_depth, workers=args.workers, cluster=args.cluster, state=args.state, progress=call,
-                   on_cube=cube, width=args.width)
+        options = SearchOptions(max_T=args.max_T, timeout=args.timeout, solver=args.solver,
+                                lemmas=not args.no_lemmas, depth=args.cube_depth, workers=args.workers,
+                                cluster=args.cluster, state=args.state, width=args.width, progress=call,
+                                on_cube=cube)
+        r = search(args.variant, args.n, args.m, args.d, barriers=args.barriers, options=options)
     if args.json:
         doc = {
             "variant": r.variant, "n": r.n, "m": r.m, "d": r.d, "proven": r.proven,

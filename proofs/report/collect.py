@@ -45,10 +45,22 @@ def command(target: str, opts) -> str:
     return " ".join(parts + [f"--property {p}" for p in opts.properties if len(opts.properties) < len(PROPERTIES)])
 
 
+def picture_size(schedule, size: tuple[int, int]) -> tuple[int, int]:
+    """`size` if the schedule's side condition admits it, else the nearest size it admits: the
+    smallest n ≥ size's n, then the m closest to size's m (m | n)."""
+    n0, m0 = size
+    for n in range(n0, 4 * n0 + 8):
+        for m in sorted((m for m in range(1, n + 1) if n % m == 0), key=lambda m: (abs(m - m0), m)):
+            if schedule.admits(n, m):
+                return n, m
+    return size          # none nearby: build_trace says which condition fails
+
+
 def target(name: str, schedule, results, opts, size=(4, 2), per_phase: int = 6, defects=None) -> dict:
     """The report's section for one target; `defects` = (variant, names) for a printed variant."""
     from ringproof.proofs.ring.conditions import conditions
 
+    size = picture_size(schedule, size)
     trace = build_trace(schedule, *size)
     cycles = svg.default_cycles(trace, per_phase)
     needed = conditions(schedule)

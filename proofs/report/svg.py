@@ -146,7 +146,8 @@ def _free_positions(pt: PhaseTrace, trace: Trace) -> list[tuple[int, int]]:
 def phases_of(trace: Trace, cycles) -> dict[int, str]:
     """cycle -> the name of the phase running then, for the given cycles (not all: there may be
     millions)."""
-    return {t: pt.phase.name for pt in trace.phases for t in cycles if pt.start <= t < pt.start + pt.tuples}
+    return {t: pt.phase.group or pt.phase.name for pt in trace.phases for t in cycles
+            if pt.start <= t < pt.start + pt.tuples}
 
 
 PER_ROW = 12     # cycles per row of a picture that fits a page (12 × CELL_W + LEFT ≈ 1070 px)

@@ -32,7 +32,8 @@ from ringproof.proofs.ring import budgets
 from ringproof.proofs.ring.nests import KD, M, K, Decider, NoZ3, Unknown, count, lifted, to_z3
 from ringproof.proofs.ring.session import Session
 from ringproof.proofs.ring.smt import small_sizes
-from ringproof.schedules.dsl import CLAIM_KINDS, Op, Phase, Schedule, Step, params, with_derived
+from ringproof.schedules.dsl import (ALWAYS_COUNTED, ARITHMETIC, CLAIM_KINDS, Op, Phase, Schedule, Step, params,
+                                     with_derived)
 from ringproof.schedules.expr import Term, evaluate, var
 from ringproof.schedules.shape import ANY_D, D_IS_N, PARAMETERS, Shape, derived_values, require_parameters
 
@@ -271,6 +272,35 @@ def _check(schedule: Schedule, per_phase: dict, required: dict) -> None:
                                     f"{_value(form, n, m, d, schedule.shape)} at n={n}, d={d}, enumeration {want}")
 
 
+def _computing(schedule: Schedule, array) -> int:
+    """How many phases compute `array` (a phase's |terms| fallback holds only for the one)."""
+    return sum(1 for p in schedule.phases if (st := _shape(p)).op is not Op.MOVE
+               and st.target is not None and st.target.array == array)
+
+
+def _cycles(schedule: Schedule, per_phase: dict) -> sympy.Expr:
+    """The schedule's cycles: the sum over its time slots of the cycles of the longest member of
+    each (a lock-step group lasts as its longest phase; `Schedule.slots`)."""
+    by_slot: dict = {}
+    for p, s in zip(schedule.phases, schedule.slots):
+        forms = by_slot.setdefault(s, [])
+        form = per_phase[p.name]["cycles"]
+        if not any(sympy.expand(form - f) == 0 for f in forms):
+            forms.append(form)
+    return sum((f[0] if len(f) == 1 else sympy.Max(*f) for f in by_slot.values()), sympy.Integer(0))
+
+
+def _check_cycles(schedule: Schedule, form: sympy.Expr) -> None:
+    """The cycles of a schedule with lock-step groups against enumeration (`check_sizes`)."""
+    from ringproof.model.ring.trace import count_tuples, slot_starts
+    for n, m, d in check_sizes(schedule.shape):
+        P = params(n, m, d=d)
+        got = slot_starts(schedule, [count_tuples(p, P) for p in schedule.phases])[1]
+        if _value(form, n, m, d) != got:
+            raise InternalError(f"counts: the derived cycles {in_n_m_d(form)} of {schedule.name} give "
+                                f"{_value(form, n, m, d)} at n={n}, m={m}, enumeration {got}")
+
+
 def _ratio(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
     """a / b in n, m, d, taken as 0 where b is 0 (a phase or schedule of no cycles: as the
     simulator reports its utilization)."""
@@ -294,7 +324,8 @@ def _derive(schedule: Schedule, session: Session) -> Counts:
         forms, missing = phase_forms(p, P, decider, hints.get(p.name), exact)
         st = _shape(p)
         if (st.op.value in missing and st.op is not Op.MOVE and st.target is not None
-                and st.target.array not in schedule.problem.symmetric_pairs):   # not a bijection there
+                and st.target.array not in schedule.problem.symmetric_pairs     # not a bijection there
+                and _computing(schedule, st.target.array) == 1):                # nor across phases
             eqn = schedule.problem.equation_for(st.target.array)
             c = required_count(eqn, P, decider)
             if c is not None:
@@ -308,6 +339,8 @@ def _derive(schedule: Schedule, session: Session) -> Counts:
     def total(kind):
         if kind in why:
             return None
+        if kind == "cycles":
+            return _cycles(schedule, per_phase)
         out = sympy.Integer(0)
         for p in schedule.phases:
             out += per_phase[p.name].get(kind, 0)
@@ -316,14 +349,17 @@ def _derive(schedule: Schedule, session: Session) -> Counts:
         return out
 
     cycles = total("cycles")
-    ops = {op.value: total(op.value) for op in Op}
+    if cycles is not None and len(set(schedule.slots)) < len(schedule.phases):
+        _check_cycles(schedule, cycles)
+    kinds = list(ALWAYS_COUNTED) + sorted({_shape(p).op.value for p in schedule.phases} - set(ALWAYS_COUNTED))
+    ops = {kind: total(kind) for kind in kinds}
     per_util = {}
     for p in schedule.phases:
         kind, cyc = _shape(p).op.value, per_phase[p.name].get("cycles")
         c = required[p.name][1] if p.name in required else per_phase[p.name].get(kind)
         if c is not None and cyc is not None and sympy.expand(cyc) != 0:
             per_util[p.name] = _ratio(c, M * cyc)
-    arith = [ops[k] for k in ("MAC", "EAC", "DIV")]
+    arith = [ops[k] for k in ARITHMETIC if k in ops]
     util = None if None in arith or cycles is None else _ratio(sum(arith), M * cycles)
     show = (lambda e: tidy(in_n_m_d(e)) if e is not None else None)
     return Counts(show(cycles), {p.name: show(per_phase[p.name].get("cycles")) for p in schedule.phases},

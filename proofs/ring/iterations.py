@@ -22,6 +22,7 @@ class It:
     phase_no: int
     idx: dict
     prefix: str | None = None          # set for fresh iterations: variables '<prefix>.<name>'
+    slot: int | None = None            # its time slot (`Schedule.slots`); None: its phase number
     _step: Step | None = field(default=None, repr=False)
 
     @property
@@ -32,6 +33,10 @@ class It:
                 raise TypeError(f"phase {self.phase.name}: step returned {type(st).__name__}")
             self._step = st
         return self._step
+
+    def __post_init__(self):
+        if self.slot is None:
+            self.slot = self.phase_no
 
     @property
     def seq(self) -> list:
@@ -86,7 +91,8 @@ def fresh(ctx: Ctx, schedule: Schedule, phase: Phase, prefix: str, share: It | N
         idx[lp.name] = var(f"{prefix}.{lp.name}")
     new_var(ctx, f"{prefix}.l", 1, PARAMS.m)
     idx["l"] = var(f"{prefix}.l")
-    return It(phase, schedule.phases.index(phase), idx, prefix)
+    k = schedule.phases.index(phase)
+    return It(phase, k, idx, prefix, slot=schedule.slots[k])
 
 
 def at(schedule: Schedule, w: At) -> It:
@@ -95,7 +101,8 @@ def at(schedule: Schedule, w: At) -> It:
     missing = set(phase.index_names) - set(w.idx)
     if missing:
         raise NormalizationError(f"witness At({w.phase!r}) lacks indices {sorted(missing)}")
-    return It(phase, schedule.phases.index(phase), {k: lift(w.idx[k]) for k in phase.index_names})
+    k = schedule.phases.index(phase)
+    return It(phase, k, {name: lift(w.idx[name]) for name in phase.index_names}, slot=schedule.slots[k])
 
 
 def exists(it: It):
@@ -149,9 +156,11 @@ def same_iteration(a: It, b: It):
 
 
 def before(a: It, b: It):
-    """Term: a's cycle is earlier than b's (phases in order, loop tuples lexicographically)."""
-    if a.phase_no != b.phase_no:
-        return lift(a.phase_no < b.phase_no)
+    """Term: a's cycle is earlier than b's (phases in order, loop tuples lexicographically; the
+    phases of a lock-step group share cycles, and their loop nests agree but for the outermost
+    bound, so their tuples compare the same way: an operand made in the same cycle is not there)."""
+    if a.slot != b.slot:
+        return lift(a.slot < b.slot)
     result = lift(False)
     for x, y in reversed(list(zip(a.seq, b.seq))):
         result = or_(lt(x, y), and_(eq(x, y), result))

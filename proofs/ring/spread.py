@@ -20,7 +20,7 @@ import numpy as np
 import sympy
 
 from ringproof.errors import InternalError
-from ringproof.model.ring.trace import build_trace
+from ringproof.model.ring.trace import active_per_pe, build_trace
 from ringproof.proofs.results import Counterexample, Verdict
 from ringproof.schedules.expr import lift
 
@@ -97,25 +97,37 @@ def _session(session):
     return session if session is not None else Session()
 
 
-def _at(form, n: int, m: int, d: int, l: int, least: dict) -> int:
-    """The form at one size and PE l; `least`: the values of the derived parameters defined by a
-    condition (`counting.least_at`)."""
+def _compile(form, least=()):
+    """The form as a Python function of (k, m, kd, l and the `least` symbols: derived parameters
+    defined by a condition), compiled once."""
     from ringproof.proofs.ring.nests import KD, K, M
-    v = form.xreplace({K: sympy.Integer(n // m), M: sympy.Integer(m), KD: sympy.Integer(d // m), L: sympy.Integer(l),
-                       **least})
-    return int(v.doit())
+    return sympy.lambdify((K, M, KD, L, *least), form.doit(), modules=["math"])
+
+
+def _on_pes(fn, n: int, m: int, d: int, least=()) -> list:
+    """A compiled form's values on PEs 1..m at one size: integers, or the value itself where it is
+    not within 1e-9 of one (at these sizes a non-integer value of a rational form is much further
+    than that from any integer, so it never passes for one)."""
+    out = []
+    for l in range(1, m + 1):
+        v = fn(n // m, m, d // m, l, *least)
+        out.append(int(round(v)) if abs(v - round(v)) < 1e-9 else v)
+    return out
 
 
 def _check(schedule, phases: dict) -> None:
-    """Each phase's per-PE form against the trace at every size n, d ≤ 12: InternalError at the
-    first disagreement."""
+    """Each phase's per-PE form against enumeration (its guard and PE at every iteration) at every
+    size n, d ≤ 12: InternalError at the first disagreement."""
     from ringproof.proofs.ring.counting import check_sizes, in_n_m_d, least_at
+    from ringproof.schedules.dsl import params, with_derived
+    names = tuple(least_at(schedule.shape, *check_sizes(schedule.shape)[0]))   # symbols of a Least, if any
+    compiled = {name: _compile(form, names) for name, (_, form) in phases.items()}
     for n, m, d in check_sizes(schedule.shape):
-        table = per_pe(schedule, n, m, d, by="phase")
-        least = least_at(schedule.shape, n, m, d)
+        P = with_derived(schedule.derived, params(n, m, d=d))
+        least = [int(v) for v in least_at(schedule.shape, n, m, d).values()]
         for name, (kind, form) in phases.items():
-            want = table.get(name, [0] * m)
-            got = [_at(form, n, m, d, l, least) for l in range(1, m + 1)]
+            want = active_per_pe(schedule.phase(name), P, m)
+            got = _on_pes(compiled[name], n, m, d, least)
             if got != want:
                 raise InternalError(f"balance: phase {name}: the derived {kind} on PE l, {in_n_m_d(form)}, gives "
                                     f"{got} at n={n}, m={m}, d={d}; enumeration {want}")

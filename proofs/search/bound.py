@@ -21,8 +21,10 @@ import z3
 from ringproof.errors import BadInput
 from ringproof.model.bitlevel.problem import BitProblem
 from ringproof.model.bitlevel.types import VARIANTS
+from ringproof.proofs.ring.budgets import BOUND_LEMMA
 from ringproof.proofs.search.lower_bounds import op_counts, spread_fits, spread_step
 from ringproof.proofs.search.to_z3 import ToZ3
+from ringproof.proofs.search.validity import valid
 
 n, m, d, k = sp.symbols("n m d k", integer=True, positive=True)
 
@@ -68,18 +70,8 @@ class BoundProof:
                             "rests_on": list(s.rests_on)} for s in self.steps]}
 
 
-RLIMIT = 20_000_000     # Z3 resource units per query: the verdict does not depend on the load
-
-
-def _valid(claim, hyps=(), seconds: float = 60.0) -> bool:
-    """Z3 says `hyps ⇒ claim` for every value of the free variables (unsat of the negation);
-    unknown (the resource limit reached) is not valid; `seconds` is a backstop only."""
-    s = z3.Solver()
-    s.set("rlimit", RLIMIT)
-    s.set("timeout", int(seconds * 1000))
-    s.add(*hyps)
-    s.add(z3.Not(claim))
-    return s.check() == z3.unsat
+def _valid(claim, hyps=()) -> bool:
+    return valid(claim, hyps, rlimit=BOUND_LEMMA)
 
 
 def _timed(name, statement, method, check, rests_on=()) -> Step:
@@ -228,8 +220,8 @@ def enumerated(variant: str, limit: int = 8) -> Step:
         return all(sum(BitProblem(variant, nn, mm, dd).phase_minimum()) == bound_value(variant, nn, mm, dd)
                    for nn in range(1, limit + 1) for mm in range(1, nn + 1) if nn % mm == 0
                    for dd in sorted({1, 2, 3} | ({nn} if nn <= 6 else set())))
-    return _timed("enumerated", f"closed form = Σ BitProblem.phase_minimum for n ≤ {limit}, m | n, d ∈ {{1, 2, 3}} "
-                  "(and d = n for n ≤ 6)", "enumeration", ok)
+    return _timed("enumerated", f"closed form = Σ BitProblem.phase_minimum for n ≤ {limit}, m | n, "
+                  "d ∈ {1, 2, 3} (and d = n for n ≤ 6)", "enumeration", ok)
 
 
 def _as_step(lemma) -> Step:

@@ -9,6 +9,7 @@ Cardinality: pysat.card sequential counters.
 from __future__ import annotations
 
 from bisect import bisect_right
+from dataclasses import dataclass
 
 from pysat.card import CardEnc, EncType
 
@@ -65,32 +66,38 @@ class Cnf:
         self.clauses.extend(enc.clauses)
 
 
-class Encoding:
-    """CNF of "the instance runs in T cycles".
+@dataclass(frozen=True)
+class EncodingModes:
+    """Which runs of T cycles an `Encoding` admits, every default written once.
 
-    split=(L1, L2, L3) fixes the phase lengths (phase-boundary splitting) and adds busy-slot clauses
-    where a phase's op count fills it; split=None leaves the barriers as variables. fixed=(ops, sends)
-    fixes op placement {op key: (p, t)} and the sends {(t, p, datum)} (bounded check of a schedule);
-    pin fixes the placement of some ops only; rotation=g keeps only runs equal to their rotation by
-    g (proofs/search/rotation.py). band={phase: (lo, hi)} (pe and none barriers) keeps each phase's
-    ops in those cycles. Pin, rotation and band remove valid runs: for witness search only. barriers
-    is the machine's barrier mode (global, pe, none; a split needs global barriers); cube {op key:
-    PE} keeps the runs in which each named op runs on its PE (one cube of cubes.py). With fixed,
-    compact (the default) encodes the memory only at the run's points (`_memory_of_run`);
-    compact=False keeps one variable per datum, PE and cycle, as the search does.
+    Pin, rotation and band remove valid runs: for witness search only (their UNSAT proves nothing).
     """
 
-    def __init__(self, prob: BitProblem, T: int, split=None, fixed=None, pin=None, rotation: int | None = None,
-                 barriers: str = "global", cube: dict | None = None, band: dict | None = None,
-                 compact: bool = True):
-        self.prob, self.T, self.m, self.split, self.rotation = prob, T, prob.m, split, rotation
-        self.compact = compact and fixed is not None   # a fixed run's memory only at its points
-        self.barriers, self.band = barriers, band or {}
-        self.pin = pin or {}  # op key -> (p, t) for a subset of ops (staged witness search)
-        self.cube = cube or {}  # op key -> the PE it runs on
+    barriers: str = "global"        # the machine's barrier mode (global, pe, none); a split needs global
+    split: tuple | None = None      # (L1, L2, L3) fixes the phase lengths and adds busy-slot clauses where a
+    #                                 phase's op count fills it; None leaves the barriers as variables
+    cube: dict | None = None        # {op key: PE}: each named op runs on its PE (one cube of cubes.py)
+    fixed: tuple | None = None      # (ops {op key: (p, t)}, sends {(t, p, datum)}): the bounded check of a run
+    compact: bool = True            # with fixed: the memory only at the run's points (`_memory_of_run`);
+    #                                 False keeps one variable per datum, PE and cycle, as the search does
+    pin: dict | None = None         # {op key: (p, t)} for some ops only (staged witness search)
+    rotation: int | None = None     # g: only runs equal to their rotation by g (proofs/search/rotation.py)
+    band: dict | None = None        # {phase: (lo, hi)} (pe and none barriers): each phase's ops in those cycles
+
+
+class Encoding:
+    """CNF of "the instance runs in T cycles", among the runs `modes` admits."""
+
+    def __init__(self, prob: BitProblem, T: int, modes: EncodingModes = EncodingModes()):
+        self.prob, self.T, self.m = prob, T, prob.m
+        self.split, self.rotation, self.barriers = modes.split, modes.rotation, modes.barriers
+        self.compact = modes.compact and modes.fixed is not None   # a fixed run's memory only at its points
+        self.band = modes.band or {}
+        self.pin = modes.pin or {}  # op key -> (p, t) for a subset of ops (staged witness search)
+        self.cube = modes.cube or {}  # op key -> the PE it runs on
         self.cnf = Cnf()
         self.reason = ""
-        self.fixed_ops, self.fixed_sends = fixed if fixed else (None, None)
+        self.fixed_ops, self.fixed_sends = modes.fixed if modes.fixed else (None, None)
         self.win = self._windows()
         self.opv: list[dict] = []
         self.D: list[list[int]] = []

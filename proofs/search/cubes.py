@@ -1,6 +1,6 @@
 """Cube-and-conquer: one horizon T split into independent cubes whose union holds every run.
 
-A cube of depth k fixes the PE of k decisive ops ({op key: PE}, `Encoding(cube=...)`); the cubes of T
+A cube of depth k fixes the PE of k decisive ops ({op key: PE}, `EncodingModes(cube=...)`); the cubes of T
 are all m^k combinations. Every run executes each op exactly once, so on exactly one PE: it lies in
 exactly one cube, and T is refuted iff every cube is UNSAT. `check_coverage` does not take this on
 trust: it asks a SAT solver for a placement of the decisive ops (each on exactly one PE) that lies in

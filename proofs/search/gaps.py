@@ -15,9 +15,11 @@ from dataclasses import dataclass
 import sympy as sp
 import z3
 
+from ringproof.proofs.ring.budgets import GAP
 from ringproof.proofs.ring.counting import M, N, counts
 from ringproof.proofs.search.bound import CLOSED, K_FORM
 from ringproof.proofs.search.to_z3 import ToZ3
+from ringproof.proofs.search.validity import valid
 
 K = sp.Symbol("k", integer=True, positive=True)
 KN = sp.Symbol("K", integer=True, nonnegative=True)       # K(n): see bound.K_FORM and lemma K-least
@@ -107,18 +109,8 @@ def _case_hyps(parity, hyps, zn, zm, zk, zh=None):
     return list(hyps(zn, zm, zk)) + [zn % 2 == parity] + ([] if zh is None else [zn == 2 * zh + parity])
 
 
-RLIMIT = 40_000_000     # Z3 resource units per query: verdicts do not depend on the machine's load
-
-
 def _valid(claim, hyps, seconds: float) -> bool:
-    """hyps ⇒ claim for all values (Z3 unsat of the negation); `seconds` is a backstop only."""
-    s = z3.Solver()
-    s.set("rlimit", RLIMIT)
-    s.set("timeout", int(seconds * 1000))
-    s.add(*hyps)
-    s.add(z3.Not(claim))
-    verdict = s.check() == z3.unsat
-    return verdict
+    return valid(claim, hyps, rlimit=GAP, seconds=seconds)
 
 
 EVERY = lambda zn, zm, zk: []           # noqa: E731  (every n, m with m | n)
@@ -149,6 +141,21 @@ def algo2_gaps() -> list[Gap]:
     ]
 
 
+def algo2_even_gaps() -> list[Gap]:
+    """algo2-even (even n = m) against the symmetric bound and against algo2-fast."""
+    from ringproof.schedules.algo2_even import ALGO2_EVEN
+    from ringproof.schedules.algo2_fast import ALGO2_FAST
+
+    even_square = lambda zn, zm, zk: [zk == 1, zn % 2 == 0]     # noqa: E731  (its side condition)
+    even_cases = [(0, EVERY, 1)]
+    return [
+        _check("algo2-even gap", "algo2-even meets the symmetric bound for every even n = m",
+               cycles(ALGO2_EVEN) - bound_at_d_n("symmetric"), lambda t, zn, zm: t == 0, even_square, even_cases),
+        _check("algo2-even < algo2-fast", "algo2-even takes n/2 cycles fewer than algo2-fast for every even n = m",
+               cycles(ALGO2_FAST) - cycles(ALGO2_EVEN), lambda t, zn, zm: 2 * t == zn, even_square, even_cases),
+    ]
+
+
 def algo3_gaps() -> list[Gap]:
     """Algorithm 3 against the masked bound at m = n: [n even]·n + n − K(n)."""
     from ringproof.schedules.algo3 import ALGO3
@@ -160,4 +167,4 @@ def algo3_gaps() -> list[Gap]:
 
 
 def prove_gaps() -> list[Gap]:
-    return algo2_gaps() + algo3_gaps()
+    return algo2_gaps() + algo2_even_gaps() + algo3_gaps()

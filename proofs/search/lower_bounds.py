@@ -1,7 +1,8 @@
 """Lower bounds on the cycles of the bit-level machine that hold for every n (docs/bitlevel.md, L1-L4).
 
-Each lemma is a record with its statement and a verdict from Z3 (for all integers) or sympy (closed
-sums); the closed forms are cross-checked against `BitProblem.phase_minimum` by enumeration.
+Each lemma is a record with its statement and a verdict from Z3 (for all integers, within the
+resource limit `BOUND_LEMMA`: unknown is not proved) or sympy (closed sums); the closed forms are
+cross-checked against `BitProblem.phase_minimum` by enumeration.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import sympy as sp
 import z3
 
 from ringproof.model.bitlevel.problem import BitProblem, spread_cycles
+from ringproof.proofs.ring.budgets import BOUND_LEMMA
+from ringproof.proofs.search.validity import valid
 
 
 @dataclass(frozen=True)
@@ -24,11 +27,8 @@ class BoundLemma:
     method: str
 
 
-def _z3_valid(claim, seconds: float = 10.0) -> bool:
-    s = z3.Solver()
-    s.set("timeout", int(seconds * 1000))
-    s.add(z3.Not(claim))
-    return s.check() == z3.unsat
+def _z3_valid(claim) -> bool:
+    return valid(claim, rlimit=BOUND_LEMMA)
 
 
 def _timed(name: str, statement: str, method: str, check) -> BoundLemma:

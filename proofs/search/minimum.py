@@ -17,10 +17,11 @@ from ringproof.errors import BadInput
 from ringproof.model.bitlevel.check import check_run
 from ringproof.model.bitlevel.problem import BitProblem
 from ringproof.model.bitlevel.types import BARRIERS, Attempt, Run, SearchResult, SatVerdict
-from ringproof.proofs.search.cnf import Encoding
+from ringproof.proofs.search.cnf import Encoding, EncodingModes
 from ringproof.proofs.search.cubes import Cube, check_coverage, cubes, split_cover
 from ringproof.proofs.search.engine import InProcess, engine
-from ringproof.proofs.search.portfolio import DEFAULT_SOLVER, first_witness, models, solve
+from ringproof.proofs.search.options import DEFAULTS, SearchOptions
+from ringproof.proofs.search.portfolio import first_witness, models, solve
 from ringproof.proofs.search.rotation import rotation_step
 from ringproof.proofs.search.sat_check import to_run
 from ringproof.proofs.search.state import SearchState
@@ -96,7 +97,7 @@ class _Splitter:
     def _full(self, T, split, budget, stage="full", band=None):
         if self._out_of_time():
             return SatVerdict.UNKNOWN, None
-        enc = Encoding(self.prob, T, split=split, barriers=self.barriers, cube=self.cube, band=band)
+        enc = Encoding(self.prob, T, EncodingModes(split=split, barriers=self.barriers, cube=self.cube, band=band))
         verdict, model = self._call(enc, T, split, stage, budget)
         return verdict, self._run(enc, T, model) if verdict is SatVerdict.SAT else None
 
@@ -112,8 +113,8 @@ class _Splitter:
         if k > len(found) or (found and found[-1][1] is None) or self._out_of_time():
             return SatVerdict.UNKNOWN, None
         one = self.prob.phase_one()
-        enc = Encoding(one, L1, split=(L1, 0, 0), rotation=rotation,
-                       cube={k: p for k, p in self.cube.items() if k in one.index})
+        enc = Encoding(one, L1, EncodingModes(split=(L1, 0, 0), rotation=rotation,
+                                              cube={k: p for k, p in self.cube.items() if k in one.index}))
         for _, place in found:
             enc.forbid(place)
         stage = "phase-1 relaxation" + (", rotation-invariant" if rotation else "")
@@ -132,7 +133,8 @@ class _Splitter:
         """The full CNF with each phase-1 placement pinned, raced for a witness (one process each)."""
         if self._out_of_time():
             return SatVerdict.UNKNOWN, None
-        encs = [Encoding(self.prob, T, split=split, pin=pin, rotation=rotation, cube=self.cube) for pin in pins]
+        encs = [Encoding(self.prob, T, EncodingModes(split=split, pin=pin, rotation=rotation, cube=self.cube))
+                for pin in pins]
         live = [e for e in encs if not e.cnf.conflict] or encs[:1]
         if len(live) == 1 or self.solver == "z3":
             verdict, model = self._call(live[0], T, split, stage, budget)
@@ -194,7 +196,7 @@ class _Splitter:
     def decide(self, T: int, split: tuple[int, int, int]) -> tuple[SatVerdict, Run | None]:
         if self._out_of_time():
             return SatVerdict.UNKNOWN, None
-        enc = Encoding(self.prob, T, split=split, cube=self.cube)
+        enc = Encoding(self.prob, T, EncodingModes(split=split, cube=self.cube))
         if enc.cnf.nv <= self.QUICK_VARS:
             verdict, model = self._call(enc, T, split, "full", self._left(0.5, self.QUICK))
             if verdict is not SatVerdict.UNKNOWN:
@@ -246,12 +248,11 @@ def solve_cube(q: _Query, cube: Cube, deadline: float | None, splitter: _Splitte
     return verdict, run, splitter.attempts[first:]
 
 
-def search(variant: str, n: int, m: int, d: int | None = None, max_T: int | None = None,
-           timeout: float | None = None, solver: str = DEFAULT_SOLVER, placement: dict | None = None,
-           progress=None, lemmas: bool = True, barriers: str = "global", depth: int = 0, workers: int = 1,
-           cluster: str | None = None, state: str | None = None, on_cube=None, width: int | None = None
-           ) -> SearchResult:
-    """Minimum cycles of `variant` attention on m PEs, with `barriers` (global, pe or none).
+def search(variant: str, n: int, m: int, d: int | None = None, *, placement: dict | None = None,
+           barriers: str = "global", options: SearchOptions = DEFAULTS, **keywords) -> SearchResult:
+    """Minimum cycles of `variant` attention on m PEs, with `barriers` (global, pe or none), the
+    inputs where `placement` puts them; how it searches is `options` (a `SearchOptions`), any of
+    whose fields may also be given by name (`search("masked", 3, 3, timeout=60)`).
 
     With global barriers T rises from the lemma bound L1 + L2b + L3 (with `lemmas=False`, from the
     slot-counting bound L1 + L2a + L3, so that the solver refutes the T in between itself); without
@@ -266,30 +267,32 @@ def search(variant: str, n: int, m: int, d: int | None = None, max_T: int | None
     wrong. `progress(attempt)` sees each solver call, `on_cube(cube, verdict, seconds, done,
     total)` each finished cube.
     """
+    o = options.with_keywords("search", keywords)
     start = time.perf_counter()
     if barriers not in BARRIERS:
         raise BadInput(f"unknown barrier mode {barriers!r}; expected one of {', '.join(BARRIERS)}")
     prob = BitProblem(variant, n, m, d, placement)
-    if not isinstance(depth, int) or not 0 <= depth <= 4:
-        raise BadInput(f"cube depth must be 0..4, got {depth!r}")
+    if not isinstance(o.depth, int) or not 0 <= o.depth <= 4:
+        raise BadInput(f"cube depth must be 0..4, got {o.depth!r}")
     counting = prob.phase_minimum(spread=False)
     strong = prob.phase_minimum()
-    mins = strong if lemmas else counting
+    mins = strong if o.lemmas else counting
     if barriers == "global":
         lb, bound = sum(mins), sum(strong)
         unsat_by = "slot counting" if lb == sum(counting) else "lemma L2b"
     else:
         lb = bound = prob.free_minimum()
         unsat_by = "slot counting" if lb == -(-len(prob.ops) // m) else "lemma L5"
-    max_T = max_T if max_T is not None else bound + 2 * prob.n + 4
-    per_T = len(cubes(prob, lb, depth))
+    max_T = o.max_T if o.max_T is not None else bound + 2 * prob.n + 4
+    per_T = len(cubes(prob, lb, o.depth))
+    width = o.width
     if width is None:  # a cluster's worker runs one cube per thread; here the cores are shared
-        width = 1 if cluster else max(1, (os.cpu_count() or 1) // max(1, min(workers, per_T)))
-    query = _Query(variant, n, m, prob.d, placement, barriers, solver, mins, width)
-    deadline = None if timeout is None else time.time() + timeout
+        width = 1 if o.cluster else max(1, (os.cpu_count() or 1) // max(1, min(o.workers, per_T)))
+    query = _Query(variant, n, m, prob.d, placement, barriers, o.solver, mins, width)
+    deadline = None if o.timeout is None else time.time() + o.timeout
     key = {"variant": variant, "n": n, "m": m, "d": prob.d, "barriers": barriers,
            "placement": None if placement is None else repr(sorted(placement.items()))}
-    saved = SearchState(state, key, placement)
+    saved = SearchState(o.state, key, placement)
     runner = None  # started when a cube is to be solved: a resumed search may need none
     splitters: dict = {}  # in-process cubes keep their splitter (relaxation cache) across T
     attempts: list[Attempt] = []
@@ -300,7 +303,7 @@ def search(variant: str, n: int, m: int, d: int | None = None, max_T: int | None
     try:
         for T in range(lb, max_T + 1):
             t_start, unknown = time.perf_counter(), False
-            todo = cubes(prob, T, depth)
+            todo = cubes(prob, T, o.depth)
             check_coverage(prob, todo)
             n_cubes += len(todo)
             pending = []
@@ -312,24 +315,24 @@ def search(variant: str, n: int, m: int, d: int | None = None, max_T: int | None
                     n_done += 1
                     found = found or run
             if found is None and pending:
-                runner = runner or engine(workers, cluster, per_T)
+                runner = runner or engine(o.workers, o.cluster, per_T)
                 if isinstance(runner, InProcess):
+                    until = None if o.timeout is None else start + o.timeout
                     args = [(query, c, deadline, splitters.setdefault(c.choice, _Splitter(
-                        prob, solver, None if timeout is None else start + timeout, progress, barriers, c.pes, width)))
-                        for c in pending]
+                        prob, o.solver, until, o.progress, barriers, c.pes, width))) for c in pending]
                 else:
                     args = [(query, c, deadline) for c in pending]
                 results = runner.imap(solve_cube, args)
                 for k, (verdict, run, calls) in results:
                     attempts += calls
-                    if progress and not isinstance(runner, InProcess):  # a worker's calls, once its cube is done
+                    if o.progress and not isinstance(runner, InProcess):  # a worker's calls, once its cube is done
                         for a in calls:
-                            progress(a)
+                            o.progress(a)
                     saved.record(pending[k].name, verdict, run)
                     n_done += verdict is not SatVerdict.UNKNOWN
                     unknown |= verdict is SatVerdict.UNKNOWN
-                    if on_cube:
-                        on_cube(pending[k], verdict, sum(a.seconds for a in calls), n_done, n_cubes)
+                    if o.on_cube:
+                        o.on_cube(pending[k], verdict, sum(a.seconds for a in calls), n_done, n_cubes)
                     if verdict is SatVerdict.SAT:
                         found = run
                         results.close()
@@ -346,12 +349,12 @@ def search(variant: str, n: int, m: int, d: int | None = None, max_T: int | None
                 resolved = False
             elif resolved:
                 unsat_below, unsat_seconds, unsat_by = T, time.perf_counter() - t_start, "SAT solver"
-            if timeout is not None and time.perf_counter() - start >= timeout:
+            if o.timeout is not None and time.perf_counter() - start >= o.timeout:
                 break
     finally:
         if runner is not None:
             runner.close()
-    reason = "timeout" if timeout is not None and time.perf_counter() - start >= timeout else \
+    reason = "timeout" if o.timeout is not None and time.perf_counter() - start >= o.timeout else \
         f"no schedule up to max_T={max_T}"
     return SearchResult(variant, n, m, prob.d, None, unsat_below, unsat_seconds, None,
                         time.perf_counter() - start, None, bound, tuple(attempts), reason,

@@ -11,7 +11,7 @@ from collections import Counter
 
 from ringproof.model.bitlevel.problem import BitProblem
 from ringproof.model.bitlevel.types import BitOp, BitSend, CheckResult, Run, SatVerdict
-from ringproof.proofs.search.cnf import Encoding
+from ringproof.proofs.search.cnf import Encoding, EncodingModes
 from ringproof.proofs.search.portfolio import DEFAULT_SOLVER, solve
 
 
@@ -39,7 +39,7 @@ def sat_check_run(run: Run, solver: str = DEFAULT_SOLVER, timeout: float | None 
     fixed_sends = {(s.t, s.p, s.datum) for s in run.sends}
     if len(fixed_sends) != len(run.sends):
         return CheckResult(SatVerdict.UNSAT, time.perf_counter() - start, solver, reason="a send listed twice")
-    enc = Encoding(prob, run.T, fixed=(fixed_ops, fixed_sends), barriers=run.barriers, compact=compact)
+    enc = Encoding(prob, run.T, EncodingModes(fixed=(fixed_ops, fixed_sends), barriers=run.barriers, compact=compact))
     cnf = enc.cnf
     if cnf.conflict:
         return CheckResult(SatVerdict.UNSAT, time.perf_counter() - start, solver, cnf.nv, len(cnf.clauses),

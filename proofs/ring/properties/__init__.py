@@ -4,7 +4,9 @@
     well-formed     well-formed.ranges                                   (well_formed.py)
     coverage        coverage.terms, .one-phase, .injective, .onto,
                     .computed                                            (coverage.py)
-    no-conflict     no-conflict.slots                                    (no_conflict.py)
+                    .joint-injective, .joint-onto (an array several
+                    phases compute, with a joint inverse)                (joint.py)
+    no-conflict     no-conflict.slots, .shared (lock-step groups)        (no_conflict.py)
     ring-locality   running-sums.prev, .first, .fork                     (running_sums.py)
     ring-locality / operands.source, .final (local witness: ring-locality,
     data-flow       earlier phase: data-flow), operands.forwarded        (operands.py)
@@ -22,13 +24,14 @@ from dataclasses import replace
 
 from ringproof.errors import BadInput
 from ringproof.model.ring.trace import Trace
-from ringproof.proofs.ring.properties import coverage, no_conflict, operands, placement, running_sums, well_formed
+from ringproof.proofs.ring.properties import (coverage, joint, no_conflict, operands, placement, running_sums,
+                                              well_formed)
 from ringproof.proofs.ring.properties.base import Check, Finding, Kind, generic_step
 from ringproof.proofs.results import SOLVER_PROPERTIES
 from ringproof.schedules.dsl import Op, Schedule
 
-KINDS: tuple[Kind, ...] = (well_formed.KINDS + coverage.KINDS + no_conflict.KINDS + running_sums.KINDS
-                           + operands.KINDS + placement.KINDS)
+KINDS: tuple[Kind, ...] = (well_formed.KINDS + coverage.KINDS + joint.KINDS + no_conflict.KINDS
+                           + running_sums.KINDS + operands.KINDS + placement.KINDS)
 PER_PHASE = tuple(p for p in SOLVER_PROPERTIES if p != "placement")   # placement: per output array
 
 

@@ -1,6 +1,7 @@
 """coverage: every required term of the problem's equations is done exactly once — each active
 iteration does a term of its target's equation, no term twice, and every term where the phase's
-`inverse` witness says; every computed array has a phase computing it."""
+`inverse` witness says; every computed array has a phase computing it. An array several phases
+compute needs the schedule's joint inverse (`joint.py` checks across the phases)."""
 
 from __future__ import annotations
 
@@ -20,11 +21,13 @@ def _equation(S, st):
     return None if st.op is Op.MOVE else S.problem.equation_for(st.target.array)
 
 
-def _shared(S, P):
+def _shared(S, P, joint: bool = False):
     """The equation P's terms belong to, or None when P computes nothing or shares its array
-    with another phase (then only `ONE_PHASE` applies)."""
+    with another phase (then only `ONE_PHASE` applies, or with `joint`, the array's joint inverse
+    given: the checks of each phase's own terms, beside `joint.py`'s across the phases)."""
     eqn = _equation(S, generic_step(P))
-    if eqn is None or len(phases_computing(S, eqn.target)) > 1:
+    if eqn is None or (len(phases_computing(S, eqn.target)) > 1
+                       and not (joint and eqn.target.name in S.inverses)):
         return None
     return eqn
 
@@ -37,7 +40,7 @@ def _orientation(S, eqn) -> str:
 
 
 def terms_symbolic(S, P):
-    eqn = _shared(S, P)
+    eqn = _shared(S, P, joint=True)
     if eqn is None:
         return []
     def build(ctx):
@@ -70,17 +73,18 @@ def _extents(trace, eqn):
     return ext, [ext[d] for d in eqn.target.dims] + ([ext[eqn.reduce]] if eqn.reduce else [])
 
 
-def _concrete_equation(trace, pt):
+def _concrete_equation(trace, pt, joint: bool = False):
     if pt.op is Op.MOVE:
         return None
     eqn = trace.schedule.problem.equation_for(pt.step.target.array)
-    if len([q for q in trace.phases if computes(q, eqn.target)]) > 1:
+    if len([q for q in trace.phases if computes(q, eqn.target)]) > 1 and \
+            not (joint and eqn.target.name in trace.schedule.inverses):
         return None
     return eqn
 
 
 def terms_concrete(trace, k, pt, limit):
-    eqn = _concrete_equation(trace, pt)
+    eqn = _concrete_equation(trace, pt, joint=True)
     if eqn is None:
         return []
     name, a = pt.phase.name, pt.active
@@ -110,19 +114,19 @@ def terms_concrete(trace, k, pt, limit):
 
 def one_phase_symbolic(S, P):
     eqn = _equation(S, generic_step(P))
-    if eqn is None or len(phases_computing(S, eqn.target)) <= 1:
+    if eqn is None or len(phases_computing(S, eqn.target)) <= 1 or eqn.target.name in S.inverses:
         return []
 
     def several(ctx):
-        raise NormalizationError(f"{eqn.target.name} is computed by several phases; "
-                                 "coverage across phases needs a joint inverse")
+        raise NormalizationError(f"{eqn.target.name} is computed by several phases; coverage across "
+                                 f"phases needs a joint inverse (Schedule(..., inverses={{{eqn.target.name!r}: ...}}))")
 
     return [ONE_PHASE.check(P.name, several)]
 
 
 def one_phase_concrete(trace, k, pt, limit):
-    """The prover reports an array computed by several phases as unknown (no joint inverse yet);
-    enumeration has no per-phase definition to check it against either."""
+    """The prover reports an array computed by several phases without a joint inverse as unknown;
+    enumeration has no per-phase definition to check it against either (with one: joint.py)."""
     return []
 
 
@@ -130,7 +134,7 @@ def one_phase_concrete(trace, k, pt, limit):
 
 
 def injective_symbolic(S, P):
-    eqn = _shared(S, P)
+    eqn = _shared(S, P, joint=True)
     if eqn is None:
         return []
 
@@ -145,7 +149,7 @@ def injective_symbolic(S, P):
 
 
 def injective_concrete(trace, k, pt, limit):
-    eqn = _concrete_equation(trace, pt)
+    eqn = _concrete_equation(trace, pt, joint=True)
     if eqn is None or pt.op is not eqn.op:
         return []
     key = _keys(trace, pt, eqn)

@@ -62,6 +62,15 @@ def _witness(S, ref) -> It:
     return at(S, w)
 
 
+def _declared_end(ctx, S, array):
+    """An element `ref` of `array` (fresh indices, `key`), the iteration `ends` names as its end, the
+    hypotheses on the key, and what makes that iteration the element's end: it exists, touches the
+    array and computes `ref`."""
+    ref, key, hyp = _key(ctx, S, array)
+    e = _witness(S, ref)
+    return ref, {"key": key, "end": e}, hyp, [exists(e), _touches(e), ref_eq(e.step.target, ref)]
+
+
 def ends_symbolic(S):
     out = []
     for array in outputs(S):
@@ -75,10 +84,8 @@ def ends_symbolic(S):
             continue
 
         def build(ctx, array=array):
-            ref, key, hyp = _key(ctx, S, array)
-            e = _witness(S, ref)
-            hyp += [exists(e), _touches(e), ref_eq(e.step.target, ref)]
-            return {"key": key, "end": e}, hyp, eq(_after(e), S.placement(PARAMS, ref))
+            ref, names, hyp, is_end = _declared_end(ctx, S, array)
+            return names, hyp + is_end, eq(_after(names["end"]), S.placement(PARAMS, ref))
 
         out.append(ENDS.check(array.name, build, array=array.name))
     return out
@@ -91,9 +98,8 @@ def witness_symbolic(S):
             continue
 
         def build(ctx, array=array):
-            ref, key, hyp = _key(ctx, S, array)
-            e = _witness(S, ref)
-            return {"key": key, "end": e}, hyp, and_(exists(e), _touches(e), ref_eq(e.step.target, ref))
+            _, names, hyp, is_end = _declared_end(ctx, S, array)
+            return names, hyp, and_(*is_end)
 
         out.append(WITNESS.check(array.name, build, array=array.name))
     return out
@@ -109,13 +115,12 @@ def last_symbolic(S):
                 continue
             for ai in range(len(alternatives(R.step(PARAMS, _generic(R)).prev))):
                 def build(ctx, array=array, R=R, ai=ai):
-                    ref, key, hyp = _key(ctx, S, array)
-                    e = _witness(S, ref)
+                    ref, names, hyp, _ = _declared_end(ctx, S, array)
                     c = fresh(ctx, S, R, "c")
                     cond, w = alternatives(c.step.prev)[ai]
                     hyp += [node(c), not_(starts(c)), cond, ref_eq(c.step.target, ref),
-                            same_iteration(at(S, w), e)]
-                    return {"key": key, "end": e, "c": c}, hyp, lift(False)
+                            same_iteration(at(S, w), names["end"])]
+                    return {**names, "c": c}, hyp, lift(False)
 
                 out.append(LAST.check(array.name, build, array=array.name, other=R.name))
     return out
