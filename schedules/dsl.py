@@ -554,7 +554,7 @@ class Schedule:
             if name in RESERVED or not name.isidentifier() or not (callable(fn) or isinstance(fn, Least)):
                 raise BadInput(f"{user_line(__file__, dataclasses.__file__)}schedule {self.name}: derived "
                                f"parameter {name!r} must be a new name bound to a function (P) -> value or a Least")
-            if name in loops:
+            if name in loops and isinstance(fn, Least):     # both would be one symbol of the counter
                 raise BadInput(f"{user_line(__file__, dataclasses.__file__)}schedule {self.name}: derived "
                                f"parameter {name!r} is also the name of a loop; name one of them otherwise")
         arrays = list(self.problem.inputs) + [e.target for e in self.problem.equations]
