@@ -103,3 +103,16 @@ def test_the_backward_ring_matches_autograd(name, n, d, m, heads):
                     [e.target for e in schedule.problem.equations])
         for mine, leaf in zip(got, leaves):
             assert np.allclose(mine, leaf.grad[h].numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_the_public_execute_runs_a_lock_step_group_as_the_ring_does():
+    """`ringproof.execute` on a fused forward (phases of one lock-step group): run one phase after
+    another, the sums would read a running max that its partner has not yet made."""
+    from ringproof import execute
+    from ringproof.model.ring.trace import build_trace
+    schedule = registry()["zigzag"]
+    assert any(p.group is not None for p in schedule.phases)
+    n, m, d = 8, 2, 4
+    inputs = random_inputs(schedule.problem, n, d, seed=5)
+    y = execute(build_trace(schedule, n, m, d), inputs)
+    assert np.allclose(y, attention(inputs["q"], inputs["k"], inputs["v"], masked=True), rtol=1e-12, atol=1e-13)

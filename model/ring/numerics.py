@@ -200,7 +200,13 @@ class Numerics:
 
 def execute(trace, inputs: dict, scale: float = 1.0) -> np.ndarray:
     """The output the ring computes from `inputs` (name -> array) on a whole trace
-    (`ringproof.model.ring.trace.build_trace`); `scale`: see `Numerics`."""
+    (`ringproof.model.ring.trace.build_trace`); `scale`: see `Numerics`. The phases of a lock-step
+    group run as the ring model runs them (`machine.computed`): one after another, a phase would
+    read values its partners make in later cycles."""
+    schedule = trace.schedule
+    if any(p.group is not None for p in schedule.phases):
+        from ringproof.model.ring.machine import computed
+        return computed(schedule, trace.n, trace.m, inputs, trace.P.d, scale).output(schedule.problem)
     num = Numerics(trace.layout, inputs, scale, trace.schedule.problem)
     for pt in trace.phases:
         num.block(pt)
