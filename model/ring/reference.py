@@ -20,10 +20,11 @@ def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, masked: bool = False,
     return (e / e.sum(axis=1, keepdims=True)) @ v
 
 
-def random_inputs(problem: Problem, n: int, d: int, seed: int = 0) -> dict:
-    """Inputs of a problem with entries in [-1, 1), reproducible from `seed`."""
+def random_inputs(problem: Problem, n: int, d: int, seed: int = 0, sizes: dict | None = None) -> dict:
+    """Inputs of a problem with entries in [-1, 1), reproducible from `seed`; `sizes`: the values
+    of the other sizes its arrays' dimensions name."""
     rng = np.random.default_rng(seed)
-    ext = {"n": n, "d": d}
+    ext = {**(sizes or {}), "n": n, "d": d}
     return {a.name: rng.uniform(-1, 1, size=tuple(ext[x] for x in a.dims)) for a in problem.inputs}
 
 
@@ -45,7 +46,8 @@ def reference_output(problem: Problem, inputs: dict, scale: float = 1.0) -> np.n
 
 
 def evaluate_output(problem: Problem, inputs: dict, scale: float = 1.0, output=None) -> np.ndarray:
-    """Every equation in order, as a sum over index grids (exp takes `scale` times its operand);
+    """Every equation in order, as a sum (a max for MAX) over index grids (exp takes `scale` times its
+    operand; an online term exp(a − b) reads b final);
     the values of `output` (default: the problem's first output)."""
     val = dict(inputs)
     ext = {}
@@ -58,26 +60,33 @@ def evaluate_output(problem: Problem, inputs: dict, scale: float = 1.0, output=N
         ops = [val[r.array.name][tuple(np.asarray(i) - 1 for i in r.idx)] for r in refs]
         if e.op is Op.MAC:
             term = ops[0] * ops[1]
-        elif e.op is Op.EAC:
-            term = np.exp(scale * ops[0])
+        elif e.op is Op.MAX:
+            term = ops[0]
+        elif e.op is Op.EAC:           # exp(a), or online exp(a − b)[·c] with b final
+            term = np.exp(scale * (ops[0] - (ops[1] if len(ops) > 1 else 0.0))) * (ops[2] if len(ops) > 2 else 1.0)
+        elif e.op is Op.NORM:
+            term = ops[0] / ops[1]
         else:
             term = np.exp(scale * ops[0]) / ops[1]
+        empty = 0.0 if e.op is not Op.MAX else -np.inf
         if e.where is not None:
-            term = np.where(e.where(None, *grid), term, 0.0)
-        val[e.target.name] = term.sum(axis=-1) if e.reduce else term
+            term = np.where(e.where(None, *grid), term, empty)
+        if e.reduce:
+            term = term.max(axis=-1) if e.op is Op.MAX else term.sum(axis=-1)
+        val[e.target.name] = term
         if e.target in problem.transposable:      # one orientation computed: a[B, A] is a[A, B]
             a = val[e.target.name]
             val[e.target.name] = np.tril(a) + np.tril(a, -1).T
     return val[(output or problem.output).name]
 
 
-def empty_sums(problem: Problem, n: int, d: int, output=None) -> np.ndarray | None:
+def empty_sums(problem: Problem, n: int, d: int, output=None, sizes: dict | None = None) -> np.ndarray | None:
     """Where an output (default: the first) is a masked sum: the entries whose mask keeps no term
     (their value is 0, and a schedule need not touch them); else None."""
     e = problem.equation_for(output or problem.output)
     if e.where is None or not e.reduce:
         return None
-    ext = {"n": n, "d": d}
+    ext = {**(sizes or {}), "n": n, "d": d}
     dims = list(e.target.dims) + [e.reduce]
     grid = np.meshgrid(*[np.arange(1, ext[x] + 1) for x in dims], indexing="ij")
     return ~np.broadcast_to(e.where(None, *grid), grid[0].shape).any(axis=-1)

@@ -21,7 +21,8 @@ import numpy as np
 
 from ringproof.model.ring import vocabulary
 from ringproof.model.ring.layout import Layout
-from ringproof.schedules.dsl import HOME, At, Either, Op, Phase, Schedule, Step, check_shape, check_size, params
+from ringproof.schedules.dsl import (HOME, At, Either, Op, Phase, Schedule, Step, check_shape, check_size, params,
+                                     with_derived)
 
 
 CHUNK = 1 << 17    # iterations per block of a Stream (whole cycles: chunk // m loop tuples)
@@ -186,7 +187,7 @@ def trace_of(schedule: Schedule, P) -> Trace:
     """The trace for the parameters P as given, whether or not m divides n and d (k = n div m):
     `build_trace` checks the sizes; this is also how a condition's necessity is shown."""
     n, m = P.n, P.m
-    layout = Layout(schedule.problem, n, P.d)
+    layout = Layout(schedule.problem, n, P.d, sizes(schedule, P))
     phases, start, slots = [], 0, schedule.slots
     for k, phase in enumerate(schedule.phases):
         if k and slots[k] != slots[k - 1]:
@@ -204,6 +205,12 @@ def slot_starts(schedule: Schedule, tuples: list) -> tuple[list, int]:
         length[s] = max(length.get(s, 0), t)
     begin = {s: sum(length[x] for x in range(s)) for s in length}
     return [begin[s] for s in slots], sum(length.values())
+
+
+def sizes(schedule: Schedule, P) -> dict:
+    """{name: value} of every size an array's dimension may name at P: the parameters and the
+    schedule's derived parameters."""
+    return vars(with_derived(schedule.derived, P))
 
 
 def homes(schedule: Schedule, P, layout: Layout) -> np.ndarray:
@@ -321,6 +328,19 @@ def phase_counts(phase: Phase, P, m: int) -> dict:
     return out
 
 
+def active_per_pe(phase: Phase, P, m: int) -> list[int]:
+    """The iterations of one phase whose op happens, on PE 1, ..., m, at sizes P, by enumeration (the
+    step's guard and PE at every iteration; nothing else of the trace is built)."""
+    seq = enumerate_loops(phase, P)
+    tuples = len(next(iter(seq.values()))) if seq else 1
+    index = {k: np.repeat(v, m) for k, v in seq.items()}
+    index["l"] = np.tile(np.arange(1, m + 1, dtype=np.int32), tuples)
+    step = phase.step(P, SimpleNamespace(**index))
+    size = tuples * m
+    pe = _vec(step.pe, size, np.int64)
+    return np.bincount(pe[_vec(step.guard, size, bool)], minlength=m + 1)[1:m + 1].tolist()
+
+
 class Stream:
     """A schedule for concrete n, m (and d) read lazily: each phase in blocks of about `chunk`
     iterations (whole cycles, in time order), or only the cycles asked for. Memory: one block."""
@@ -329,7 +349,7 @@ class Stream:
         check_size(n, m)
         self.schedule, self.n, self.m = schedule, n, m
         self.P = params(n, m, d=check_shape(schedule, n, m, d))
-        self.layout = Layout(schedule.problem, n, self.P.d)
+        self.layout = Layout(schedule.problem, n, self.P.d, sizes(self.schedule, self.P))
         self.per_block = max(chunk // m, 1)
 
     @cached_property

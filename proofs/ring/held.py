@@ -69,11 +69,13 @@ def _homed(schedule, n: int, m: int, d: int) -> list[int]:
 def _check(schedule, form) -> None:
     """The form against the ring model's placement at every size n, d ≤ 12: InternalError at the
     first disagreement."""
-    from ringproof.proofs.ring.counting import check_sizes, in_n_m_d
-    from ringproof.proofs.ring.spread import _at
+    from ringproof.proofs.ring.counting import check_sizes, in_n_m_d, least_at
+    from ringproof.proofs.ring.spread import _compile, _on_pes
+    names = tuple(least_at(schedule.shape, *check_sizes(schedule.shape)[0]))
+    fn = _compile(form, names)
     for n, m, d in check_sizes(schedule.shape):
         want = _homed(schedule, n, m, d)
-        got = [_at(form, n, m, d, l) for l in range(1, m + 1)]
+        got = _on_pes(fn, n, m, d, [int(v) for v in least_at(schedule.shape, n, m, d).values()])
         if got != want:
             raise InternalError(f"memory: the derived inputs on PE l, {in_n_m_d(form)}, give {got} at n={n}, "
                                 f"m={m}, d={d}; the ring model places {want}")
@@ -98,12 +100,10 @@ def summary(schedule, session=None) -> dict:
 
 def check_claim(schedule, claim: str, session=None):
     """(verdict, reason, Counterexample or None) of a claimed peak (the largest over PEs)."""
-    from ringproof.proofs.ring import counting
-    want = counting.parse_claim(claim, schedule.shape, counting.derived_parameters(schedule))
-    sizes = sorted(schedule.shape.sizes(CLAIM_N), key=lambda s: (s[0], s[2], s[1]))
-    for n, m, d in sizes:
+    from ringproof.proofs.ring.counting import claim_at
+    for n, m, d in sorted(schedule.shape.sizes(CLAIM_N), key=lambda s: (s[0], s[2], s[1])):
         peaks = peak_per_pe(build_trace(schedule, n, m, d))
-        got, claimed = max(peaks), want.subs({counting.N: n, counting.M: m, counting.D: d})
+        got, claimed = max(peaks), claim_at(claim, n, m, d, schedule.shape)   # it may name derived sizes
         if got != claimed:
             replay = {"confirmed": True, "count": "memory", "measured": got, "per_pe": peaks}
             return (Verdict.REFUTED, f"claim memory = {claim}: the measured peak is {got} at n={n}, m={m}",

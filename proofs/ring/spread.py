@@ -22,7 +22,7 @@ import numpy as np
 import sympy
 
 from ringproof.errors import InternalError
-from ringproof.model.ring.trace import build_trace
+from ringproof.model.ring.trace import active_per_pe, build_trace
 from ringproof.proofs.results import Counterexample, Verdict
 from ringproof.schedules.dsl import with_derived
 from ringproof.schedules.expr import evaluate, lift, var
@@ -58,7 +58,7 @@ def forms(schedule, session=None):
     -- ({}, {the phases derived}, reason, [...]) where some phase's form is not derived. Each
     phase's form is checked by enumeration (module doc). Found under the session's budget (None: a
     fresh session under the default budget) and kept in it where derived."""
-    from ringproof.proofs.ring.counting import _condition, _nest, _shape, parameters, with_parameters
+    from ringproof.proofs.ring.counting import _condition, _nest, _shape, exact_chunks, parameters, with_parameters
     from ringproof.proofs.ring.nests import Decider, Unknown, count, lifted
     session = _session(session)
     hit = session.balanced.get(id(schedule))
@@ -88,7 +88,7 @@ def forms(schedule, session=None):
                 why = why or f"phase {phase.name}: {e}; over its terms: {e2}"
                 continue
         phases[phase.name] = (st.op.value, got)
-    exact = _exact_chunks(schedule)
+    exact = exact_chunks(schedule)
     phases = {name: (kind, collapse(sympy.expand(v.xreplace(exact)), decider)) for name, (kind, v) in phases.items()}
     bad = _check(schedule, phases, on_terms) if phases else ""
     why = "; ".join(x for x in (bad, why) if x)
@@ -174,35 +174,38 @@ def _session(session):
     return session if session is not None else Session()
 
 
-def _exact_chunks(schedule) -> dict:
-    """{floor form: exact value} of the derived parameters proved exact (a chunk k/c where the side
-    condition makes c divide k: `counting.derived_parameters`)."""
-    from ringproof.proofs.ring.counting import derived_parameters, parameters
-    from ringproof.schedules.dsl import with_derived
-    if not schedule.derived:
-        return {}
-    P = parameters(schedule.shape)
-    raw = with_derived(schedule.derived, P)
-    exact = derived_parameters(schedule, P)
-    return {sympy.sympify(getattr(raw, k)): v for k, v in exact.items() if sympy.sympify(getattr(raw, k)) != v}
-
-
-def _at(form, n: int, m: int, d: int, l: int) -> int:
+def _compile(form, least=()):
+    """The form as a Python function of (k, m, kd, l and the `least` symbols: derived parameters
+    defined by a condition), compiled once."""
     from ringproof.proofs.ring.nests import KD, K, M
-    v = form.xreplace({K: sympy.Integer(n // m), M: sympy.Integer(m), KD: sympy.Integer(d // m), L: sympy.Integer(l)})
-    return int(v.doit())
+    return sympy.lambdify((K, M, KD, L, *least), form.doit(), modules=["math"])
+
+
+def _on_pes(fn, n: int, m: int, d: int, least=()) -> list:
+    """A compiled form's values on PEs 1..m at one size: integers, or the value itself where it is
+    not within 1e-9 of one (at these sizes a non-integer value of a rational form is much further
+    than that from any integer, so it never passes for one)."""
+    out = []
+    for l in range(1, m + 1):
+        v = fn(n // m, m, d // m, l, *least)
+        out.append(int(round(v)) if abs(v - round(v)) < 1e-9 else v)
+    return out
 
 
 def _check(schedule, phases: dict, on_terms=()) -> str:
-    """Each phase's per-PE form against the trace at every size n, d ≤ 12: InternalError at the
-    first disagreement; for a form counted over the terms (`on_terms`), whose coverage may fail,
-    the reason it is not used instead ("" where all agree)."""
-    from ringproof.proofs.ring.counting import check_sizes, in_n_m_d
+    """Each phase's per-PE form against enumeration (its guard and PE at every iteration) at every
+    size n, d ≤ 12: InternalError at the first disagreement; for a form counted over the terms
+    (`on_terms`), whose coverage may fail, the reason it is not used instead ("" where all agree)."""
+    from ringproof.proofs.ring.counting import check_sizes, in_n_m_d, least_at
+    from ringproof.schedules.dsl import params, with_derived
+    names = tuple(least_at(schedule.shape, *check_sizes(schedule.shape)[0]))   # symbols of a Least, if any
+    compiled = {name: _compile(form, names) for name, (_, form) in phases.items()}
     for n, m, d in check_sizes(schedule.shape):
-        table = per_pe(schedule, n, m, d, by="phase")
+        P = with_derived(schedule.derived, params(n, m, d=d))
+        least = [int(v) for v in least_at(schedule.shape, n, m, d).values()]
         for name, (kind, form) in phases.items():
-            want = table.get(name, [0] * m)
-            got = [_at(form, n, m, d, l) for l in range(1, m + 1)]
+            want = active_per_pe(schedule.phase(name), P, m)
+            got = _on_pes(compiled[name], n, m, d, least)
             if got != want and name in on_terms:
                 return (f"phase {name}: its terms on PE l ({got}) are not its ops ({want}) at n={n}, m={m}: "
                         "its coverage fails")
@@ -225,7 +228,7 @@ def derived(schedule, session=None):
     from ringproof.proofs.ring.counting import in_n_m_d, tidy
     from ringproof.proofs.ring.nests import M, Decider
     session = _session(session)
-    per, _, why, _ = forms(schedule, session)
+    per, _, why = forms(schedule, session)
     if why:
         return None, why
     total = sum(per.values(), sympy.Integer(0))
@@ -255,13 +258,10 @@ def summary(schedule, session=None) -> dict:
     from ringproof.proofs.ring.counting import in_n_m_d, tidy
     spread, why = derived(schedule, session)
     out = {"spread": None if spread is None else str(spread), "reason": why}
-    per, by_phase, _, on_terms = forms(schedule, session)
+    per, by_phase, _ = forms(schedule, session)
     if per:
         out["per_pe"] = {k: str(tidy(in_n_m_d(v))) for k, v in per.items()}
-    if by_phase:
         out["per_phase"] = {k: str(tidy(in_n_m_d(v))) for k, v in by_phase.items()}
-    if on_terms:
-        out["on_coverage"] = on_terms
     if spread is None:
         size = figure_size(schedule)
         if size is not None:
@@ -286,13 +286,14 @@ def check_claim(schedule, claim: str, session=None):
     else:
         want = counting.parse_claim(claim, schedule.shape, counting.derived_parameters(schedule))
         sizes = [(n, m, d) for n, m, d in sorted(schedule.shape.sizes(CLAIM_N), key=lambda s: (s[0], s[1]))
-                 if spread_of(per_pe(schedule, n, m, d)) != want.subs({counting.N: n, counting.M: m, counting.D: d})]
+                 if spread_of(per_pe(schedule, n, m, d)) != want.subs({counting.N: n, counting.M: m, counting.D: d,
+                                                                       **counting.least_at(schedule.shape, n, m, d)})]
     if not sizes:
         return (Verdict.UNKNOWN, f"claim balance = {claim} agrees with enumeration for every n ≤ {CLAIM_N} only "
                 f"(spread not derived: {why})", None)
     n, m, d = sizes[0]
     want = counting.parse_claim(claim, schedule.shape, counting.derived_parameters(schedule))
-    claimed = want.subs({counting.N: n, counting.M: m, counting.D: d})
+    claimed = want.subs({counting.N: n, counting.M: m, counting.D: d, **counting.least_at(schedule.shape, n, m, d)})
     table = per_pe(schedule, n, m, d)
     got = spread_of(table)
     if got == claimed:          # the derived spread disagrees with the trace: never report it
@@ -308,10 +309,6 @@ def readable(details: dict) -> str:
     """One line for the table's foot."""
     per = "; ".join(f"{k} {v}" for k, v in details.get("per_pe", {}).items() if v != "0")
     on_l = f"active ops on PE l: {per}; " if per else ""
-    if not per and details.get("per_phase"):
-        on_l = "active ops on PE l: " + "; ".join(f"{k} {v}" for k, v in details["per_phase"].items()) + "; "
-    if details.get("on_coverage"):
-        on_l += f"({', '.join(details['on_coverage'])} counted over their terms: rests on their coverage); "
     if details.get("spread") is not None:
         return f"balance: {on_l}spread (max − min active ops over PEs) = {details['spread']} for every n"
     at = details.get("at")
