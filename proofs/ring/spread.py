@@ -228,7 +228,7 @@ def derived(schedule, session=None):
     from ringproof.proofs.ring.counting import in_n_m_d, tidy
     from ringproof.proofs.ring.nests import M, Decider
     session = _session(session)
-    per, _, why = forms(schedule, session)
+    per, _, why, _ = forms(schedule, session)
     if why:
         return None, why
     total = sum(per.values(), sympy.Integer(0))
@@ -258,10 +258,13 @@ def summary(schedule, session=None) -> dict:
     from ringproof.proofs.ring.counting import in_n_m_d, tidy
     spread, why = derived(schedule, session)
     out = {"spread": None if spread is None else str(spread), "reason": why}
-    per, by_phase, _ = forms(schedule, session)
+    per, by_phase, _, on_terms = forms(schedule, session)
     if per:
         out["per_pe"] = {k: str(tidy(in_n_m_d(v))) for k, v in per.items()}
+    if by_phase:
         out["per_phase"] = {k: str(tidy(in_n_m_d(v))) for k, v in by_phase.items()}
+    if on_terms:
+        out["on_coverage"] = on_terms
     if spread is None:
         size = figure_size(schedule)
         if size is not None:
@@ -309,6 +312,10 @@ def readable(details: dict) -> str:
     """One line for the table's foot."""
     per = "; ".join(f"{k} {v}" for k, v in details.get("per_pe", {}).items() if v != "0")
     on_l = f"active ops on PE l: {per}; " if per else ""
+    if not per and details.get("per_phase"):
+        on_l = "active ops on PE l: " + "; ".join(f"{k} {v}" for k, v in details["per_phase"].items()) + "; "
+    if details.get("on_coverage"):
+        on_l += f"({', '.join(details['on_coverage'])} counted over their terms: rests on their coverage); "
     if details.get("spread") is not None:
         return f"balance: {on_l}spread (max − min active ops over PEs) = {details['spread']} for every n"
     at = details.get("at")
