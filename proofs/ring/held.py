@@ -19,7 +19,7 @@ import sympy
 from ringproof.errors import InternalError
 from ringproof.model.ring.layout import Layout
 from ringproof.model.ring.memory import peak_per_pe
-from ringproof.model.ring.trace import build_trace, homes
+from ringproof.model.ring.trace import build_trace, homes, sizes
 from ringproof.proofs.results import Counterexample, Verdict
 from ringproof.proofs.ring.spread import L, figure_size
 from ringproof.schedules.dsl import check_shape, params
@@ -42,10 +42,11 @@ def inputs_on(schedule, session=None):
     P = with_parameters(schedule, parameters(schedule.shape))
     decider = Decider(schedule.shape, session.budget)
     total = sympy.Integer(0)
-    ext = {"n": P.n, "d": P.d}
     for a in schedule.problem.inputs:
         syms = [sympy.Symbol(f"_{i}", integer=True) for i in range(len(a.dims))]
-        loops = [(L, sympy.Integer(1), M)] + [(s, sympy.Integer(1), sympy.sympify(ext[x])) for s, x in zip(syms, a.dims)]
+        if not all(hasattr(P, x) for x in a.dims):
+            return None, f"the inputs of {a.name} on PE l are not counted (an extent that is not a size here)"
+        loops = [(L, sympy.Integer(1), M)] + [(s, sympy.Integer(1), sympy.sympify(getattr(P, x))) for s, x in zip(syms, a.dims)]
         pe = sympy.sympify(schedule.home(P, a[tuple(syms)]))
         cond = sympy.Eq(pe, L)
         loops, cond = split_digits(loops, cond, keep=1) or (loops, cond)
@@ -62,7 +63,7 @@ def inputs_on(schedule, session=None):
 def _homed(schedule, n: int, m: int, d: int) -> list[int]:
     """[inputs homed on PE 1, ..., PE m] at one size, from the ring model's placement."""
     P = params(n, m, d=check_shape(schedule, n, m, d))
-    home = homes(schedule, P, Layout(schedule.problem, n, P.d))
+    home = homes(schedule, P, Layout(schedule.problem, n, P.d, sizes(schedule, P)))
     return np.bincount(home[home > 0], minlength=m + 1)[1:m + 1].tolist()
 
 

@@ -293,7 +293,9 @@ class Ctx:
 
     def _z3_proves(self, fact, group: tuple, relevant: list) -> bool | None:
         """True (unsat), False (a counter-model), None (Z3 gave no answer within the budget)."""
-        nonlinear = self.nonlinear or bool(self._nonlinear & set(group)) or not _linear(fact)
+        # A Least's conditions (and the facts about them) multiply variables: only they leave QF_LIA,
+        # whose digit products q·m it decides fast (the general solver took minutes on algo2's).
+        nonlinear = self.nonlinear or bool(self._nonlinear & set(group)) or (bool(self._least) and not _linear(fact))
         s = self._solvers.get((group, nonlinear))
         if s is None:
             s = self._solvers[(group, nonlinear)] = z3.Solver() if nonlinear else z3.SolverFor("QF_LIA")

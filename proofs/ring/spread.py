@@ -121,8 +121,9 @@ def _by_terms(schedule, phase, st, P, decider):
         raise Unknown("no equation of its op whose terms it covers once")
     dims = list(eqn.target.dims) + ([eqn.reduce] if eqn.reduce else [])
     syms = [sympy.Symbol(f"_{i}", integer=True) for i in range(len(dims))]
-    ext = {"n": P.n, "d": P.d}
-    loops = [(L, sympy.Integer(1), M)] + [(s, sympy.Integer(1), sympy.sympify(ext[x])) for s, x in zip(syms, dims)]
+    if not all(hasattr(P, x) for x in dims):
+        raise Unknown(f"an extent of {eqn.target.array.name} that is not a size here")
+    loops = [(L, sympy.Integer(1), M)] + [(s, sympy.Integer(1), sympy.sympify(getattr(P, x))) for s, x in zip(syms, dims)]
     where = sympy.true if eqn.where is None else sympy.sympify(eqn.where(P, *syms))
     T = SimpleNamespace(**{name: var(name) for name in PARAMETERS})
     T = with_derived(schedule.derived, T) if schedule.derived else T

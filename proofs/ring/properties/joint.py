@@ -20,7 +20,7 @@ from ringproof.model.ring.machine import describe
 from ringproof.model.ring.trace import eval_witness
 from ringproof.proofs.ring.iterations import active, alternatives, at, exists, fresh, new_var
 from ringproof.proofs.ring.normalize import PARAMS
-from ringproof.proofs.ring.properties.base import Kind, computes, generic_step, phases_computing, term_key
+from ringproof.proofs.ring.properties.base import Kind, computes, extent, generic_step, phases_computing, term_key
 from ringproof.schedules.dsl import HOME, Op
 from ringproof.schedules.expr import and_, eq, le, lift, not_, or_, var
 
@@ -62,7 +62,7 @@ def injective_symbolic(S, P):
 
 def _flat_keys(trace, pt, eqn):
     key = term_key(eqn, pt.step, trace.schedule.problem.transposable)
-    ext = {"n": trace.n, "d": trace.P.d}
+    ext = trace.layout.sizes
     dims = [ext[d] for d in eqn.target.dims] + ([ext[eqn.reduce]] if eqn.reduce else [])
     flat = np.zeros(pt.size, dtype=np.int64)
     for col, e in zip(key, dims):
@@ -100,14 +100,13 @@ def _arrays(S):
 def onto_symbolic(S):
     out = []
     for eqn in _arrays(S):
-        ext = {"n": PARAMS.n, "d": PARAMS.d}
         symmetric = eqn.target in S.problem.symmetric_pairs
 
         def build(ctx, eqn=eqn, symmetric=symmetric):
             dims = list(eqn.target.dims) + ([eqn.reduce] if eqn.reduce else [])
             names = [f"key.{i}" for i in range(len(dims))]
             for name, d in zip(names, dims):
-                new_var(ctx, name, 1, ext[d])
+                new_var(ctx, name, 1, extent(d))
             key = [var(nm) for nm in names]
             hyp = [lift(eqn.where(PARAMS, *key))] if eqn.where else []
             if symmetric:
@@ -134,7 +133,7 @@ def onto_symbolic(S):
 def onto_concrete(trace, limit):
     S, P, out = trace.schedule, trace.P, []
     for eqn in _arrays(S):
-        ext = {"n": trace.n, "d": P.d}
+        ext = trace.layout.sizes
         dims = [ext[d] for d in eqn.target.dims] + ([ext[eqn.reduce]] if eqn.reduce else [])
         grids = np.meshgrid(*[np.arange(1, e + 1, dtype=np.int32) for e in dims], indexing="ij")
         req = [g.ravel() for g in grids]
