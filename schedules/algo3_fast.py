@@ -46,8 +46,7 @@ def _pick(P, ix, own):
     """`own` (a Ref), or the same array at the home row's entry where this step divides that."""
     A, B, _ = _home(P, ix)
     home_div = _home_div(P, ix)
-    key = (A, B) if own.array.name != "s" else (A,)
-    return own.array[tuple(ite(home_div, h, o) for h, o in zip(key, own.idx))]
+    return own.array[tuple(ite(home_div, h, o) for h, o in zip((A, B), own.idx))]    # s[A]: A only
 
 
 def _target(P, ix, st):
