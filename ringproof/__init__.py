@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from ringproof.errors import BadInput, InternalError, Interrupted, OutsideFragment, RingproofError
 from ringproof.schedules.computation import computation
-from ringproof.schedules.dsl import (DIV, EAC, HOME, MAC, MOVE, Array, At, Copy, Either, Equation, Loop,
-                                     Move, Op, Phase, Problem, Ref, Schedule, Send, Step, check_size,
+from ringproof.schedules.dsl import (DIV, EAC, HOME, MAC, MAX, MOVE, NORM, Array, At, Copy, Either, Equation,
+                                     Loop, Move, Op, Phase, Problem, Ref, Schedule, Send, Step, check_size,
                                      params, variant_name)
 from ringproof.schedules.expr import (and_, between, div, eq, ge, gt, ite, le, lt, mod, ne, not_, or_,
                                       same, var, wrap)
@@ -41,7 +41,7 @@ _LAZY = {
 
 __all__ = [
     "RingproofError", "BadInput", "OutsideFragment", "InternalError", "Interrupted",
-    "Schedule", "Phase", "Loop", "Step", "Op", "MAC", "EAC", "DIV", "MOVE", "At", "HOME", "Either", "Send",
+    "Schedule", "Phase", "Loop", "Step", "Op", "MAC", "EAC", "DIV", "MAX", "NORM", "MOVE", "At", "HOME", "Either", "Send",
     "Move", "Copy", "Ref", "Array", "Equation", "Problem", "check_size", "params", "variant_name",
     "mod", "div", "ite", "eq", "ne", "lt", "le", "gt", "ge", "and_", "or_", "not_", "between", "wrap",
     "var", "same",

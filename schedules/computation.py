@@ -7,7 +7,19 @@ Arrays are named with their extents ("n", "d"; one per index). An equation is ei
     t[I] += a[J] * b[K]          MAC: one term per value of the index not in I (the reduction)
     t[I] += exp(a[J])            EAC: likewise
     t[I] = exp(a[J]) / b[K]      DIV: one term per element of t
+    t[I] max= a[J]               MAX: the running max over the reduction index
+    t[I] += exp(a[J] - b[K])     EAC: b read final, as any operand
+    t[I] += exp(a[J] - b[K]) * c[L]
+    ... rescaled                 the same, online: b the reference (below)
+    t[I] = a[J] / b[K]           NORM: the final division, one term per element of t
     ... if X <= Y [and ...]      only the terms with X ≤ Y (a mask)
+
+Online softmax: a `rescaled` accumulator of exp(a − b) terms is kept relative to its reference b,
+which the schedule may read while it still grows (a running max): each term first rescales the
+accumulator by exp(ref − b) to b's value at that term, and NORM brings its two accumulators to one
+reference before it divides. Its value then equals the equation's, read with b final, by the
+online-softmax lemma (`ringproof.proofs.cp.online_softmax`), which every proof of such a schedule
+cites. Without `rescaled`, b must be final when it is read (data-flow), as every operand.
 
 Arrays that no equation computes are the inputs; the last equation's target is the output unless
 `output` names another, or several (`output=("dq", "dk")`: each is compared with numpy and
@@ -25,7 +37,7 @@ from __future__ import annotations
 import re
 
 from ringproof.errors import BadInput
-from ringproof.schedules.dsl import DIV, EAC, MAC, Array, Equation, Problem
+from ringproof.schedules.dsl import DIV, EAC, MAC, MAX, NORM, Array, Equation, Problem
 from ringproof.schedules.expr import and_, le
 
 _REF = r"(\w+)\[([\w\s,]+)\]"
@@ -33,6 +45,10 @@ _FORMS = (
     (MAC, re.compile(rf"^{_REF}\s*\+=\s*{_REF}\s*\*\s*{_REF}$")),
     (EAC, re.compile(rf"^{_REF}\s*\+=\s*exp\(\s*{_REF}\s*\)$")),
     (DIV, re.compile(rf"^{_REF}\s*=\s*exp\(\s*{_REF}\s*\)\s*/\s*{_REF}$")),
+    (MAX, re.compile(rf"^{_REF}\s*max=\s*{_REF}$")),
+    (EAC, re.compile(rf"^{_REF}\s*\+=\s*exp\(\s*{_REF}\s*-\s*{_REF}\s*\)$")),
+    (EAC, re.compile(rf"^{_REF}\s*\+=\s*exp\(\s*{_REF}\s*-\s*{_REF}\s*\)\s*\*\s*{_REF}$")),
+    (NORM, re.compile(rf"^{_REF}\s*=\s*{_REF}\s*/\s*{_REF}$")),
 )
 _BOUND = re.compile(r"^(\w+)\s*<=\s*(\w+)$")
 
@@ -59,13 +75,15 @@ def computation(name: str, arrays: dict, equations, output: str | None = None,
 
 def _parse(name, text, shapes):
     body, _, mask = text.partition(" if ")
+    body, online = (body.strip()[:-len("rescaled")], True) if body.strip().endswith(" rescaled") else (body, False)
     for op, form in _FORMS:
         hit = form.match(body.strip())
         if hit:
             break
     else:
         raise BadInput(f"{name}: cannot read equation {text!r}: expected t[I] += a[J] * b[K], "
-                       "t[I] += exp(a[J]) or t[I] = exp(a[J]) / b[K], optionally 'if X <= Y'")
+                       "t[I] += exp(a[J]), t[I] = exp(a[J]) / b[K], t[I] max= a[J], "
+                       "t[I] += exp(a[J] - b[K]) [* c[L]] or t[I] = a[J] / b[K], optionally 'if X <= Y'")
     groups = hit.groups()
     refs = [(groups[i], [x.strip() for x in groups[i + 1].split(",")]) for i in range(0, len(groups), 2)]
     for array, idx in refs:
@@ -80,9 +98,11 @@ def _parse(name, text, shapes):
             if extent.setdefault(x, dim) != dim:
                 raise BadInput(f"{name}: index {x} of {text!r} ranges over both n and d")
     free = [x for _, idx in operands for x in idx if x not in key]
-    if op is DIV and free:
+    if op in (DIV, NORM) and free:
         raise BadInput(f"{name}: {text!r}: a division has no reduction index, got {free[0]}")
-    if op is not DIV and len(set(free)) != 1:
+    if online and not (op is EAC and len(operands) >= 2):
+        raise BadInput(f"{name}: {text!r}: only a sum of exp(a - b) [* c] is rescaled")
+    if op not in (DIV, NORM) and len(set(free)) != 1:
         raise BadInput(f"{name}: {text!r} needs exactly one reduction index (one not in {target}'s)")
     bounds = []
     for part in filter(None, (p.strip() for p in mask.split(" and "))):
@@ -90,10 +110,10 @@ def _parse(name, text, shapes):
         if not b or not {b.group(1), b.group(2)} <= set(extent):
             raise BadInput(f"{name}: cannot read mask {part!r} of {text!r}: expected X <= Y of its indices")
         bounds.append((b.group(1), b.group(2)))
-    return target, key, op, operands, (free[0] if free else None), extent, bounds
+    return target, key, op, operands, (free[0] if free else None), extent, bounds, online
 
 
-def _equation(made, target, key, op, operands, r, extent, bounds):
+def _equation(made, target, key, op, operands, r, extent, bounds, online):
     names = key + ([r] if r else [])
 
     def ix(values, idx):
@@ -112,4 +132,4 @@ def _equation(made, target, key, op, operands, r, extent, bounds):
     if r:
         reduce_at = next((i, idx.index(r)) for i, (_, idx) in enumerate(operands) if r in idx)
     return Equation(made[target], op, refs, reduce=extent[r] if r else None, reduce_at=reduce_at,
-                    where=where if bounds else None)
+                    where=where if bounds else None, rescaled=online)

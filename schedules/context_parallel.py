@@ -13,12 +13,12 @@ The layouts (0-based rank r and slot j; k = n/m, h = n/(2m)):
     zigzag      token r·h + j for j < h, else (2m−1−r)·h + j − h  (head-tail; 2m | n)
 
 Every formula is written once with the DSL's helpers: the same functions give the layout that
-`prove layout` compares with a load balancer, the pairs `prove conform` expects of a real library,
-and the steps of the registered schedules the prover proves (`SCHEDULE`), which are the ring pass
-of the scores w1[A, B] = Σ_C q[A, C]·k[B, C] (B ≤ A where causal): PE l (1-based) at ring step s
-(1-based) computes its queries against the key block of PE ((l − s) mod m) + 1, which PE l − 1
-copies on while it uses it. The folding of each block into the output (online softmax) and the
-backward pass are not written in the DSL yet: `prove conform` checks them numerically.
+`prove layout` compares with a load balancer, the pairs `prove conform` expects of a real library
+(`RING_PASSES`: the ring pass of the scores w1[A, B] = Σ_C q[A, C]·k[B, C], B ≤ A where causal, PE l
+(1-based) at ring step s (1-based) computing its queries against the key block of PE
+((l − s) mod m) + 1, which PE l − 1 copies on while it uses it), and the steps of the registered
+schedules the prover proves: the forwards (`FORWARDS`: that ring pass with V travelling beside K
+and online softmax folding each block, in one pass) and the backward rings (`BACKWARDS`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ringproof.schedules.computation import computation
-from ringproof.schedules.dsl import (HOME, MAC, At, Copy, Either, Loop, Move, Phase, Schedule, Step,
+from ringproof.schedules.dsl import (EAC, HOME, MAC, MAX, NORM, At, Copy, Either, Loop, Move, Phase, Problem, Schedule,
+                                     Step,
                                      params, with_derived)
 from ringproof.schedules.expr import and_, div, eq, gt, ite, le, lt, mod, or_, wrap
 
@@ -260,6 +261,26 @@ ROW_BEFORE = {
 }
 
 
+def _row(cp, P, l, i):
+    """The query in slot i of PE l's own block (1-based)."""
+    return cp.layout.token(P, l - 1, i - 1) + 1
+
+
+def _key(cp, P, ix):
+    """The key in slot b of the block PE l holds at ring step s (1-based)."""
+    return cp.layout.token(P, mod(ix.l - ix.s, P.m), ix.b - 1) + 1
+
+
+def _keys_at(cp, P, l, s, A):
+    """How many keys of the block PE l holds at ring step s query A takes (a prefix of its slots)."""
+    return ALLOWED[cp.layout.name](P, mod(l - s, P.m), A - 1) if cp.causal else P.k
+
+
+def _last_step(cp, P, A):
+    """The last ring step at which query A takes a key."""
+    return LAST_STEP[cp.layout.name](P, A - 1) if cp.causal else P.m
+
+
 def ring_backward(cp: ContextParallel) -> Schedule:
     """The backward ring of `cp`: with dS = P∘(dP − D) and P on the queries' ranks,
     dq[A, C] = Σ_B dS[A, B]·k[B, C] stays on A's rank while K travels (as in the forward);
@@ -359,3 +380,118 @@ def ring_backward(cp: ContextParallel) -> Schedule:
 
 
 BACKWARDS = {f"{name}-bwd": ring_backward(cp) for name, cp in SCHEDULES.items()}
+
+
+# --------------------------------------------------------------------------- the forward
+
+
+def _forward(name, mask):
+    return computation(name, {"q": "n d", "k": "n d", "v": "n d", "w1": "n n", "mx": "n", "l": "n",
+                              "o": "n d", "y": "n d"},
+                       [f"w1[A, B] += q[A, C] * k[B, C]{mask}",
+                        f"mx[A] max= w1[A, B]{mask}",
+                        f"l[A] += exp(w1[A, B] - mx[A]) rescaled{mask}",
+                        f"o[A, C] += exp(w1[A, B] - mx[A]) * v[B, C] rescaled{mask}",
+                        "y[A, C] = o[A, C] / l[A]"])
+
+
+FORWARD, CAUSAL_FORWARD = _forward("cp-forward", ""), _forward("cp-causal-forward", " if B <= A")
+
+
+
+
+# The forms of the forward's ring step (`ite` of its four Steps, in the order written: the phase
+# "ring" runs as one form per branch, named after its op kinds). Witnesses name them directly, so
+# the step is not run again to find the form chosen at each witness.
+FORMS = {"scores": "ring.MAC", "o": "ring.EAC1", "max": "ring.MAX", "l": "ring.EAC2"}
+
+
+def ring_forward(cp: ContextParallel, problem: Problem | None = None) -> Schedule:
+    """The forward of `cp` as the libraries run it: one ring pass, K and V travelling in the same
+    ring step, each ring step folding its block into the running max and the rescaled sums. PE l at
+    ring step s, for its query slot i: (u = 1) for each key slot b of the block it holds, the scores
+    w1[A, B] column by column, K copied on, then the running max mx[A] with that key; (u = 2) for
+    each key slot b, o[A, c] += exp(w1[A, B] − mx[A])·v[B, c] column by column, V copied on, then
+    l[A] += exp(w1[A, B] − mx[A]): the sums read the max of the blocks folded so far and are rescaled
+    to it once per block (the online-softmax lemma). Then y = o / l on the query's PE. `problem`:
+    another problem of the same arrays (a test's: the sums not rescaled)."""
+    problem = problem or (CAUSAL_FORWARD if cp.causal else FORWARD)
+    q, kk, v = problem.inputs
+    w1, mx, l, o, y = (e.target for e in problem.equations)
+    lay = cp.layout
+
+    def at(ix, form="ring", **idx):
+        """A witness in the ring step: in form `form` (FORMS; "ring": the form chosen there)."""
+        return At(form, dict(dict(s=ix.s, i=ix.i, u=ix.u, b=ix.b, c=ix.c, l=ix.l), **idx))
+
+    def passed(P, ix, form):
+        """K (u = 1) or V (u = 2) of slot b, column c: home at step 1, else copied on by PE l − 1."""
+        return Either(eq(ix.s, 1), HOME, at(ix, form, s=ix.s - 1, i=1, l=wrap(ix.l - 1, P.m)))
+
+    def held(P, ix, form):
+        return Either(eq(ix.i, 1), passed(P, ix, form), at(ix, form, i=1))
+
+    def folded(P, ix, A):
+        """(first, prev) of a sum over A's keys in ring-step order, in this (u, c)."""
+        back = eq(ix.b, 1)
+        return and_(eq(ix.s, 1), eq(ix.b, 1)), at(ix, s=ite(back, ix.s - 1, ix.s),
+                                                  b=ite(back, _keys_at(cp, P, ix.l, ix.s - 1, A), ix.b - 1))
+
+    def step(P, ix):
+        A, B = _row(cp, P, ix.l, ix.i), _key(cp, P, ix)
+        mask = le(B, A) if cp.causal else True
+        last = P.d + 1
+        score = at(ix, FORMS["scores"], u=1, c=P.d)                                  # w1[A, B], final
+        block_max = at(ix, FORMS["max"], u=1, b=_keys_at(cp, P, ix.l, ix.s, A), c=last)   # mx after the block
+        first, prev = folded(P, ix, A)
+        scores = Step(pe=ix.l, op=MAC, target=w1[A, B], operands=(q[A, ix.c], kk[B, ix.c]), guard=mask,
+                      send=Copy(kk[B, ix.c], when=eq(ix.i, 1), source=passed(P, ix, FORMS["scores"])),
+                      first=eq(ix.c, 1), prev=at(ix, c=ix.c - 1), sources=(HOME, held(P, ix, FORMS["scores"])))
+        running = Step(pe=ix.l, op=MAX, target=mx[A], operands=(w1[A, B],), guard=mask,
+                       first=first, prev=prev, sources=(score,))
+        values = Step(pe=ix.l, op=EAC, target=o[A, ix.c], operands=(w1[A, B], mx[A], v[B, ix.c]), guard=mask,
+                      send=Copy(v[B, ix.c], when=eq(ix.i, 1), source=passed(P, ix, FORMS["o"])),
+                      first=first, prev=prev, sources=(score, block_max, held(P, ix, FORMS["o"])))
+        total = Step(pe=ix.l, op=EAC, target=l[A], operands=(w1[A, B], mx[A]), guard=mask,
+                     first=first, prev=prev, sources=(score, block_max))
+        keys = eq(ix.u, 1)
+        return ite(lt(ix.c, last), ite(keys, scores, values), ite(keys, running, total))
+
+    def divide(P, ix):
+        A = _row(cp, P, ix.l, ix.i)
+        S = _last_step(cp, P, A)
+        end = dict(s=S, i=ix.i, u=2, b=_keys_at(cp, P, ix.l, S, A), l=ix.l)
+        return Step(pe=ix.l, op=NORM, target=y[A, ix.c], operands=(o[A, ix.c], l[A]),
+                    sources=(At(FORMS["o"], dict(end, c=ix.c)), At(FORMS["l"], dict(end, c=P.d + 1))))
+
+    def where(P, A, B, u, c):
+        la, lb = lay.owner(P, A - 1), lay.owner(P, B - 1)
+        return dict(s=mod(la - lb, P.m) + 1, i=lay.slot(P, A - 1) + 1, u=u, b=lay.slot(P, B - 1) + 1,
+                    c=c, l=la + 1)
+
+    inverse = {"w1": lambda P, key_: where(P, key_[0], key_[1], 1, key_[2]),
+               "mx": lambda P, key_: where(P, key_[0], key_[1], 1, P.d + 1),
+               "o": lambda P, key_: where(P, key_[0], key_[2], 2, key_[1]),
+               "l": lambda P, key_: where(P, key_[0], key_[1], 2, P.d + 1)}
+
+    def home(P, ref):
+        return lay.owner(P, ref.idx[0] - 1) + 1
+
+    phases = (Phase("ring", (Loop("s", 1, "m"), Loop("i", 1, "k"), Loop("u", 1, 2), Loop("b", 1, "k"),
+                             Loop("c", 1, lambda P, ix: P.d + 1)), step, inverse=inverse,
+                    doc="PE l at ring step s, query slot i: the block's scores and running max, then "
+                        "its terms of the rescaled sums"),
+              Phase("out", (Loop("i", 1, "k"), Loop("c", 1, "d")), divide,
+                    inverse=lambda P, key_: dict(i=lay.slot(P, key_[0] - 1) + 1, c=key_[1],
+                                                 l=lay.owner(P, key_[0] - 1) + 1),
+                    doc="y[A, c] = o[A, c] / l[A] on A's PE"))
+    pairs = "n*(n + 1)/2" if cp.causal else "n**2"
+    return Schedule(cp.name, problem, phases, home=home, square=False, placement=home,
+                    doc=f"{cp.doc}; the whole forward in one ring pass, K and V travelling together, "
+                        "online softmax folding each block",
+                    notes={"claims": {"cycles": "2*n**2*(d + 1)/m + n*d/m", "MAC": f"({pairs})*d",
+                                      "MAX": pairs, "EAC": f"({pairs})*(d + 1)", "NORM": "n*d"}},
+                    requires=cp.requires, derived=cp.derived)
+
+
+FORWARDS = {name: ring_forward(cp) for name, cp in SCHEDULES.items()}

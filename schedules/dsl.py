@@ -42,20 +42,32 @@ class Op(enum.Enum):
     """What a PE does in one cycle."""
 
     MAC = "MAC"    # target += operand0 · operand1
-    EAC = "EAC"    # target += exp(operand0)
+    EAC = "EAC"    # target += exp(operand0) [or exp(operand0 − operand1) [· operand2]: online, below]
     DIV = "DIV"    # target  = exp(operand0) / operand1
+    MAX = "MAX"    # target  = max(target, operand0): a running max
+    NORM = "NORM"  # target  = operand0 / operand1: the final division of online softmax
     MOVE = "MOVE"  # no arithmetic: the cycle only forwards a datum
 
     @property
     def accumulates(self) -> bool:
-        return self in (Op.MAC, Op.EAC)
+        return self in (Op.MAC, Op.EAC, Op.MAX)
 
     def __repr__(self):
         return f"Op.{self.name}"
 
 
-MAC, EAC, DIV, MOVE = Op.MAC, Op.EAC, Op.DIV, Op.MOVE
+MAC, EAC, DIV, MAX, NORM, MOVE = Op.MAC, Op.EAC, Op.DIV, Op.MAX, Op.NORM, Op.MOVE
+ARITHMETIC = tuple(op.value for op in Op if op is not Op.MOVE)   # the kinds utilization counts
+ALWAYS_COUNTED = ("MAC", "EAC", "DIV", "MOVE")   # in every op tally; MAX and NORM where a schedule runs them
 CLAIM_KINDS = ("cycles",) + tuple(op.value for op in Op)   # the counts `notes["claims"]` may name
+
+
+def rescaled(problem: "Problem", array: "Array") -> bool:
+    """Is `array` an online-softmax accumulator (its equation `t += exp(a − b)[ * c] rescaled`)? It
+    is kept relative to its reference b, which a schedule may read while b still grows: each term
+    first rescales it by exp(ref − b) to b's value at that term (docs/context-parallel.md, "Online
+    softmax"); NORM brings two such accumulators to one reference before it divides."""
+    return any(e.target == array and e.rescaled for e in problem.equations)
 LOAD_CLAIMS = ("balance", "memory")     # and the load figures (spread of ops over PEs, peak held)
 RESERVED = PARAMETERS + ("l",)   # the names of P and the PE index: no loop may take one
 
@@ -385,6 +397,7 @@ class Equation:
     reduce: str | None = None
     reduce_at: tuple[int, int] | None = None
     where: Callable | None = None
+    rescaled: bool = False     # online softmax: target kept relative to operand 2, read running
 
     def key_arity(self) -> int:
         return len(self.target.dims) + (1 if self.reduce else 0)
@@ -811,7 +824,9 @@ def _seeing(fn, see):
 def _phase_seeing(phase: Phase, see) -> Phase:
     loops = tuple(replace(lp, lo=_seeing(lp.lo, see), hi=_seeing(lp.hi, see), through=_seeing(lp.through, see))
                   for lp in phase.loops)
-    return replace(phase, loops=loops, step=_seeing(phase.step, see), inverse=_seeing(phase.inverse, see))
+    inverse = ({a: _seeing(f, see) for a, f in phase.inverse.items()} if isinstance(phase.inverse, dict)
+               else _seeing(phase.inverse, see))        # a dict of inverses by array: each sees them
+    return replace(phase, loops=loops, step=_seeing(phase.step, see), inverse=inverse)
 
 
 def variant_name(base: str, defects, known) -> str:

@@ -1,15 +1,14 @@
 """Numerics of the context-parallel targets on the ring model: against numpy (float64) at every size
-simulated, and against PyTorch's scaled_dot_product_attention and autograd for several
-(n, d, m, heads)."""
+simulated (the forward's y, by online softmax, against softmax attention itself), and against
+PyTorch's scaled_dot_product_attention and autograd for several (n, d, m, heads)."""
 
 import math
 
 import numpy as np
 import pytest
 
-from ringproof.model.ring.machine import run
-from ringproof.model.ring.numerics import Numerics
-from ringproof.model.ring.trace import build_trace
+from ringproof.model.ring.machine import computed, run
+from ringproof.model.ring.reference import attention, random_inputs
 from ringproof.proofs.cli.targets import registry
 from ringproof.schedules.context_parallel import SCHEDULES
 
@@ -28,14 +27,30 @@ def test_the_ring_model_matches_numpy_at_every_size(name):
     assert ran >= 10
 
 
-def _ring(schedule, n, m, d, inputs, arrays):
+@pytest.mark.parametrize("name", list(SCHEDULES))
+def test_the_forward_by_online_softmax_is_softmax_attention_at_every_size(name):
+    """y = o / l of the ring (running max, rescaled sums) against numpy's softmax(q kᵀ) v, float64,
+    unscaled and with 1/√d, at every size simulated."""
+    schedule = registry()[name]
+    cp = SCHEDULES[name]
+    for m in range(1, 5):
+        for n in range(cp.unit(m), 12 + 1, cp.unit(m)):
+            for d in (m, 2 * m):
+                inputs = random_inputs(schedule.problem, n, d, seed=n * 31 + m)
+                for scale in (1.0, 1 / math.sqrt(d)):
+                    (y,) = _ring(schedule, n, m, d, inputs, ["y"], scale)
+                    want = attention(inputs["q"], inputs["k"], inputs["v"], masked=cp.causal, scale=scale)
+                    assert np.allclose(y, want, rtol=1e-12, atol=1e-13), (name, n, d, m, scale)
+
+
+def _ring(schedule, n, m, d, inputs, arrays, scale=1.0):
     """The arrays the ring computes from `inputs` (every output, not only the first)."""
-    trace = build_trace(schedule, n, m, d)
-    num = Numerics(trace.layout, inputs)
-    for pt in trace.phases:
-        num.block(pt)
-        num.end()
-    return [num.output(schedule.problem, a) for a in arrays]
+    num = computed(schedule, n, m, inputs, d, scale)
+    return [num.output(schedule.problem, _array(schedule.problem, a)) for a in arrays]
+
+
+def _array(problem, a):
+    return next(e.target for e in problem.equations if e.target.name == a) if isinstance(a, str) else a
 
 
 SHAPES = [(8, 4, 2, 1), (12, 6, 3, 2), (16, 8, 4, 3), (8, 8, 4, 2)]      # (n, d, m, heads)
@@ -43,7 +58,7 @@ SHAPES = [(8, 4, 2, 1), (12, 6, 3, 2), (16, 8, 4, 3), (8, 8, 4, 2)]      # (n, d
 
 @pytest.mark.parametrize("name", list(SCHEDULES))
 @pytest.mark.parametrize("n, d, m, heads", SHAPES)
-def test_scores_folded_match_torch_sdpa(name, n, d, m, heads):
+def test_the_forward_matches_torch_sdpa(name, n, d, m, heads):
     torch = pytest.importorskip("torch", reason="PyTorch is an optional extra: pip install -e .[torch]")
     cp = SCHEDULES[name]
     if not cp.valid(n, m):
@@ -54,12 +69,8 @@ def test_scores_folded_match_torch_sdpa(name, n, d, m, heads):
     scale = 1 / math.sqrt(d)
     out = []
     for h in range(heads):       # heads share no data: one ring run each
-        (w1,) = _ring(schedule, n, m, d, {"q": q[h], "k": k[h]}, [schedule.problem.output])
-        s = w1 * scale
-        if cp.causal:
-            s = np.where(np.tril(np.ones((n, n), dtype=bool)), s, -np.inf)
-        p = np.exp(s - s.max(-1, keepdims=True))
-        out.append(p / p.sum(-1, keepdims=True) @ v[h])
+        (y,) = _ring(schedule, n, m, d, {"q": q[h], "k": k[h], "v": v[h]}, ["y"], scale)
+        out.append(y)
     want = torch.nn.functional.scaled_dot_product_attention(
         *(torch.from_numpy(x) for x in (q, k, v)), is_causal=cp.causal).numpy()
     assert np.allclose(np.stack(out), want, rtol=1e-12, atol=1e-12)
@@ -92,3 +103,16 @@ def test_the_backward_ring_matches_autograd(name, n, d, m, heads):
                     [e.target for e in schedule.problem.equations])
         for mine, leaf in zip(got, leaves):
             assert np.allclose(mine, leaf.grad[h].numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_the_public_execute_runs_a_lock_step_group_as_the_ring_does():
+    """`ringproof.execute` on a fused forward (phases of one lock-step group): run one phase after
+    another, the sums would read a running max that its partner has not yet made."""
+    from ringproof import execute
+    from ringproof.model.ring.trace import build_trace
+    schedule = registry()["zigzag"]
+    assert any(p.group is not None for p in schedule.phases)
+    n, m, d = 8, 2, 4
+    inputs = random_inputs(schedule.problem, n, d, seed=5)
+    y = execute(build_trace(schedule, n, m, d), inputs)
+    assert np.allclose(y, attention(inputs["q"], inputs["k"], inputs["v"], masked=True), rtol=1e-12, atol=1e-13)

@@ -1,6 +1,8 @@
-"""The context-parallel targets (ring-attention, ring-attention-causal, striped, zigzag) as DSL
-schedules: proved at tier parametric, in agreement with enumeration, their pairs those of the
-layout formulas, their mutants refuted and replayed."""
+"""The context-parallel targets (ring-attention, ring-attention-causal, striped, zigzag: the forward
+in one ring pass with online softmax; and their backward rings) as DSL schedules: proved at tier
+parametric, in agreement with enumeration, their pairs those of the layout formulas, their mutants
+(the scores' pass: a wrong pairing, a mask off by one, no hop; the forward: a missing rescale)
+refuted and replayed."""
 
 import pytest
 
@@ -25,9 +27,6 @@ def verify(schedule, opts=Options()):
 
 
 TARGETS = NAMES + [f"{name}-bwd" for name in NAMES]
-# zigzag-bwd: the travelling sums' prev witness (rows of the tail half) leaves the normalizer's
-# fragment (a product of two values that both involve m); its bounded tier and n ≤ 24 agree
-NOT_YET = {("zigzag-bwd", "ring-locality", "dk"), ("zigzag-bwd", "ring-locality", "dv")}
 
 
 @pytest.mark.parametrize("name", TARGETS)
@@ -36,10 +35,7 @@ def test_each_target_proves_at_tier_parametric(name):
     results = verify(schedule)
     assert {r.tier for r in results} == {"parametric"}
     for r in results:
-        if (name, r.property, r.phase) in NOT_YET:
-            assert r.verdict is Verdict.UNKNOWN and "not normalized" in r.reason, r.reason
-        else:
-            assert r.verdict is Verdict.PROVED, (r.property, r.phase, r.reason)
+        assert r.verdict is Verdict.PROVED, (r.property, r.phase, r.reason)
 
 
 @pytest.mark.parametrize("name", TARGETS)
@@ -76,8 +72,8 @@ def test_zigzag_balances_the_causal_pairs_and_contiguous_does_not():
 
 
 def _mutants():
-    zig = registry()["zigzag"]
-    causal = registry()["ring-attention-causal"]
+    zig = cpm.RING_PASSES["zigzag"]
+    causal = cpm.RING_PASSES["ring-attention-causal"]
 
     def pairing(P, ix, st):      # tail chunk 2m − 2 − r: two ranks share a chunk
         def tok(r, j):
@@ -176,3 +172,31 @@ def test_the_backward_without_its_return_hop_is_refuted_at_two_ranks():
         assert_same_check_replays(no_return, r)
     bounded = [r for r in verify(no_return, Options(tier="bounded", max_n=6)) if r.verdict is Verdict.REFUTED]
     assert min((r.counterexample.n, r.counterexample.m) for r in bounded) == (2, 2)   # one rank is home
+
+
+def _not_rescaled(problem):
+    """The forward's problem with its sums plain: their reference must be read final."""
+    from dataclasses import replace
+    return replace(problem, equations=tuple(replace(e, rescaled=False) for e in problem.equations))
+
+
+@pytest.mark.parametrize("name", ["ring-attention", "zigzag"])
+def test_the_forward_without_the_rescale_is_refuted_at_its_smallest_size(name):
+    """One ring step folds its block's max before its sums read it: sums not rescaled read a max
+    that a later block may still raise. Refuted (data-flow, both sums) at the smallest size with
+    two blocks; the ring model, run there, finds the read of a max that is not final, and its y
+    (the sums reading the max of their cycle, not rescaled) is not softmax attention."""
+    from ringproof.model.ring.machine import run
+
+    cp = cpm.SCHEDULES[name]
+    schedule = cpm.ring_forward(cp, _not_rescaled(cpm.FORWARD if not cp.causal else cpm.CAUSAL_FORWARD))
+    refuted = [r for r in verify(schedule) if r.verdict is Verdict.REFUTED]
+    assert {(r.property, r.phase) for r in refuted} == {("data-flow", "ring.EAC1"), ("data-flow", "ring.EAC2")}
+    for r in refuted:
+        assert (r.counterexample.n, r.counterexample.m) == (cp.unit(2), 2)
+        assert_same_check_replays(schedule, r)
+    ring = run(schedule, cp.unit(2), 2, d=2)
+    assert not ring.ok and "mx[" in ring.violations[0].message and "(final)" in ring.violations[0].message
+    assert ring.max_rel_error > 0.05
+    rescaled = run(registry()[name], cp.unit(2), 2, d=2)             # the same reads, rescaled: right
+    assert rescaled.ok and rescaled.max_rel_error < 1e-12

@@ -18,7 +18,7 @@ from ringproof.proofs.ring.normalize import PARAMS, Ctx
 from ringproof.proofs.options import Options
 from ringproof.proofs.ring.prover import verify
 from ringproof.proofs.results import Verdict
-from ringproof.schedules.expr import div, lt, mod, var
+from ringproof.schedules.expr import div, ite, lt, mod, var
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 
@@ -45,6 +45,10 @@ FORMULAS = {   # name: (formula of l ∈ [1, m], i ∈ [1, k], j ∈ [1, n], and
                lambda l, i, j, m, k: (j - 1 + (l - 1) * k) % (m * k)),
     "rotate-div": (lambda l, i, j, P: div(j - 1 + l * P.k, P.n), lambda l, i, j, m, k: (j - 1 + l * k) // (m * k)),
     "ring-block": (lambda l, i, j, P: mod(l - 2, P.m) * P.k + i, lambda l, i, j, m, k: ((l - 2) % m) * k + i),
+    # the block unit k in a condition of the factor (a witness chosen by a condition on k): the
+    # product stays in blocks (zigzag-bwd's prev witness)
+    "chosen-block": (lambda l, i, j, P: mod(ite(lt(i, P.k), l - 1, l), P.m) * P.k + i,
+                     lambda l, i, j, m, k: ((l - 1 if i < k else l) % m) * k + i),
 }
 
 

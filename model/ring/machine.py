@@ -4,7 +4,9 @@ Rules (docs/machine.md): PEs 1..m, one link l -> l mod m + 1 carrying one datum 
 per PE per cycle. A datum is usable at PE p in cycle t if it is an input placed on p, or it arrived
 at p (sent at t-1 or earlier), or p produced its final value before t. Sending a step's own
 accumulator moves it; anything else is copied. An accumulator's contributions must follow it: each
-one on the PE where the previous one left it; its value is readable only once final.
+one on the PE where the previous one left it; its value is readable only once final (but for the
+reference of a rescaled online-softmax sum, which may be read running: on the PE its sum is left on,
+after its first term).
 
 This model uses no witness: it is the independent oracle the prover's verdicts are checked against.
 Inputs are random; y is compared with numpy attention (`ringproof.model.ring.reference`).
@@ -36,7 +38,7 @@ from ringproof.model.ring.reference import empty_sums, random_inputs, reference_
 from ringproof.model.ring.rules import RULES, assume
 from ringproof.model.ring.sums import RunningSums
 from ringproof.model.ring.trace import CHUNK, Stream, Trace
-from ringproof.schedules.dsl import Op, Schedule
+from ringproof.schedules.dsl import ALWAYS_COUNTED, ARITHMETIC, Op, Schedule, rescaled
 
 assume("the ring simulator (model/ring/machine.py)", link_capacity=1, persists=True)
 
@@ -106,6 +108,17 @@ def run(schedule: Schedule, n: int, m: int, seed: int = 0, max_violations: int =
     return simulate(schedule, n, m, seed, max_violations, d, scale)
 
 
+def computed(schedule: Schedule, n: int, m: int, inputs: dict, d: int | None = None, scale: float = 1.0):
+    """The values the ring computes from `inputs` (name -> array), as `run` executes them (the
+    phases of a lock-step group in the order they read each other): its `Numerics`."""
+    stream = Stream(schedule, n, m, d)
+    check_simulable(stream)
+    try:
+        return _Machine(stream, inputs, scale, two_pass=False).numerics
+    except _Later:
+        return _Machine(stream, inputs, scale, two_pass=True).numerics
+
+
 def simulate(schedule: Schedule, n: int, m: int, seed: int = 0, max_violations: int = 5,
              d: int | None = None, scale: float = 1.0, chunk: int = CHUNK) -> RunResult:
     """`run`, reading about `chunk` iterations at a time."""
@@ -116,7 +129,7 @@ def simulate(schedule: Schedule, n: int, m: int, seed: int = 0, max_violations: 
         machine = _Machine(stream, inputs, scale, two_pass=False)
     except _Later:
         machine = _Machine(stream, inputs, scale, two_pass=True)
-    arith = machine.ops["MAC"] + machine.ops["EAC"] + machine.ops["DIV"]
+    arith = sum(machine.ops.get(k, 0) for k in ARITHMETIC)
     util = arith / (m * stream.cycles) if stream.cycles else 0.0
     if machine.broken:
         err = float("inf")
@@ -151,15 +164,16 @@ class _Machine:
         self.sym = [layout.arrays.index(a) for a in stream.schedule.problem.symmetric_pairs]
         self.inputs = set(stream.schedule.problem.inputs)
         self.found: dict = {}
-        self.ops = {op.value: 0 for op in Op}
+        self.ops = {kind: 0 for kind in ALWAYS_COUNTED}   # and each other kind the run meets
         self.visited = [False] * len(stream.tuples)
         self.broken = False                     # a well-formed violation: only those are reported
         self.K = len(stream.tuples)
         self.sums = RunningSums(layout.size, self.m, self.K)
+        self.begun = np.full(layout.size, np.iinfo(np.int64).max)   # cycle of each sum's first term
         self.number = {p.name: k for k, p in enumerate(stream.schedule.phases)}
         self.occupied: dict = {}                # lock-step group -> the g of each (cycle, PE) taken
         self.holds = Holds(stream.home, self.m, stream.cycles)
-        self.numerics = Numerics(layout, inputs, scale)
+        self.numerics = Numerics(layout, inputs, scale, stream.schedule.problem)
         probe = stream.window([s for s, t in zip(stream.starts, stream.tuples) if t])
         self.accumulates = [pt.op.accumulates and pt.step.target is not None for pt in probe.phases]
         self.order = self._ordered(probe)
@@ -261,6 +275,8 @@ class _Machine:
                 self._one_op_per_pe(pt)
                 self._shared_cycles(k, pt)
             if sums and pt.op.accumulates:
+                s = _positions(pt.node & pt.starts)
+                np.minimum.at(self.begun, pt.target[s], pt.cycle[s])
                 self.sums.block(pt, self._offer, self.name, k)
             if execute and not pt.op.accumulates and pt.step.target is not None:
                 a = _positions(pt.active)                # single-assignment results (DIV)
@@ -301,9 +317,13 @@ class _Machine:
                 own = pt.active[s] & (sent == pt.target[s])     # an op may send what it just made
                 check.append(("send", _positions(~own) if isinstance(s, slice) else s[~own], "sent datum",
                               st.send.datum.array))
+        problem = self.stream.schedule.problem
+        running = st.op is Op.EAC and st.target is not None and rescaled(problem, st.target.array)
         for slot, pos, kind, array in check:
             ids = pt.sent[pos] if slot == "send" else pt.operands[slot][pos]
             ok = holds.usable(ids, pt.pe[pos], pt.cycle[pos], array in self.inputs)
+            if running and slot == 1:                # the reference, read while its sum grows
+                ok |= (self.begun[ids] < pt.cycle[pos]) & (self.sums.left[ids] == pt.pe[pos])
             for i in np.flatnonzero(~ok)[:1]:
                 p = _at(pos, i)
                 self._offer(("read", k, len(st.operands) if slot == "send" else slot), (self._g(pt, p),),
@@ -311,7 +331,7 @@ class _Machine:
                             f"(final) in cycle {pt.cycle[p]}", (self._g(pt, p),))
 
     def _count(self, pt) -> None:
-        self.ops[pt.op.value] += int(np.count_nonzero(pt.active))
+        self.ops[pt.op.value] = self.ops.get(pt.op.value, 0) + int(np.count_nonzero(pt.active))
         self.ops["MOVE"] += int(np.count_nonzero(vocabulary.forwards(pt.active, pt.send)))
 
     def _well_formed(self, k, pt) -> None:

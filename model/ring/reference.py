@@ -45,7 +45,8 @@ def reference_output(problem: Problem, inputs: dict, scale: float = 1.0) -> np.n
 
 
 def evaluate_output(problem: Problem, inputs: dict, scale: float = 1.0, output=None) -> np.ndarray:
-    """Every equation in order, as a sum over index grids (exp takes `scale` times its operand);
+    """Every equation in order, as a sum (a max for MAX) over index grids (exp takes `scale` times its
+    operand; an online term exp(a − b) reads b final);
     the values of `output` (default: the problem's first output)."""
     val = dict(inputs)
     ext = {}
@@ -58,13 +59,20 @@ def evaluate_output(problem: Problem, inputs: dict, scale: float = 1.0, output=N
         ops = [val[r.array.name][tuple(np.asarray(i) - 1 for i in r.idx)] for r in refs]
         if e.op is Op.MAC:
             term = ops[0] * ops[1]
-        elif e.op is Op.EAC:
-            term = np.exp(scale * ops[0])
+        elif e.op is Op.MAX:
+            term = ops[0]
+        elif e.op is Op.EAC:           # exp(a), or online exp(a − b)[·c] with b final
+            term = np.exp(scale * (ops[0] - (ops[1] if len(ops) > 1 else 0.0))) * (ops[2] if len(ops) > 2 else 1.0)
+        elif e.op is Op.NORM:
+            term = ops[0] / ops[1]
         else:
             term = np.exp(scale * ops[0]) / ops[1]
+        empty = 0.0 if e.op is not Op.MAX else -np.inf
         if e.where is not None:
-            term = np.where(e.where(None, *grid), term, 0.0)
-        val[e.target.name] = term.sum(axis=-1) if e.reduce else term
+            term = np.where(e.where(None, *grid), term, empty)
+        if e.reduce:
+            term = term.max(axis=-1) if e.op is Op.MAX else term.sum(axis=-1)
+        val[e.target.name] = term
         if e.target in problem.transposable:      # one orientation computed: a[B, A] is a[A, B]
             a = val[e.target.name]
             val[e.target.name] = np.tril(a) + np.tril(a, -1).T

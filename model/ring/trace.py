@@ -321,6 +321,19 @@ def phase_counts(phase: Phase, P, m: int) -> dict:
     return out
 
 
+def active_per_pe(phase: Phase, P, m: int) -> list[int]:
+    """The iterations of one phase whose op happens, on PE 1, ..., m, at sizes P, by enumeration (the
+    step's guard and PE at every iteration; nothing else of the trace is built)."""
+    seq = enumerate_loops(phase, P)
+    tuples = len(next(iter(seq.values()))) if seq else 1
+    index = {k: np.repeat(v, m) for k, v in seq.items()}
+    index["l"] = np.tile(np.arange(1, m + 1, dtype=np.int32), tuples)
+    step = phase.step(P, SimpleNamespace(**index))
+    size = tuples * m
+    pe = _vec(step.pe, size, np.int64)
+    return np.bincount(pe[_vec(step.guard, size, bool)], minlength=m + 1)[1:m + 1].tolist()
+
+
 class Stream:
     """A schedule for concrete n, m (and d) read lazily: each phase in blocks of about `chunk`
     iterations (whole cycles, in time order), or only the cycles asked for. Memory: one block."""

@@ -21,7 +21,7 @@ def registry() -> dict:
                                  algo2.ALGO2, algo2.ALGO2_PRINTED, algo2.ALGO2_GENERAL, algo2_fast.ALGO2_FAST,
                                  algo2_even.ALGO2_EVEN,
                                  algo3.ALGO3, algo3.ALGO3_PRINTED, algo3.ALGO3_GENERAL, algo3_fast.ALGO3_FAST)}
-    context = {s.name: s for name in cp.SCHEDULES for s in (cp.RING_PASSES[name], cp.BACKWARDS[f"{name}-bwd"])}
+    context = {s.name: s for name in cp.SCHEDULES for s in (cp.FORWARDS[name], cp.BACKWARDS[f"{name}-bwd"])}
     return {**paper, **context}
 
 

@@ -358,7 +358,8 @@ def _schedule(cp, m, n) -> set:
 
 
 def ring_pairs(schedule, n: int, m: int) -> set:
-    """(PE − 1, s − 1, A − 1, B − 1) of every active iteration of a ring pass with c = 1."""
+    """(PE − 1, s − 1, A − 1, B − 1) of every active iteration of a ring pass with c = 1 (and, in a
+    forward's ring step, its scores: u = 1)."""
     phase = schedule.phases[0]
     P = params(n, m)
     out = set()
@@ -366,7 +367,7 @@ def ring_pairs(schedule, n: int, m: int) -> set:
         for l in range(1, m + 1):
             for i in range(1, P.k + 1):
                 for b in range(1, P.k + 1):
-                    st = phase.step(P, types.SimpleNamespace(s=s, i=i, b=b, c=1, l=l))
+                    st = phase.step(P, types.SimpleNamespace(s=s, i=i, u=1, b=b, c=1, l=l))
                     if st.guard:
                         A, B = st.target.idx
                         out.add((int(st.pe) - 1, s - 1, int(A) - 1, int(B) - 1))

@@ -13,7 +13,11 @@ its keys (l_b·e(m_b) = S_b, o_b·e(m_b) = T_b). The fold is
 
 Induction over the number of folded blocks: the base (the first block's state is the block's) holds
 by the block's contract; the step (the invariant holds for S + S_b, T + T_b after a fold) is proved
-by Z3 below; then O/L = T/S = Σ_j softmax(s)_j·v_j, since e(M) > 0. The max is not needed for
+by Z3 below; then O/L = T/S = Σ_j softmax(s)_j·v_j, since e(M) > 0 (and, for a numerator and a
+denominator kept relative to references of their own, O·e(M_o − M_l)/L = T/S). The ring model's
+online terms (`computation`'s exp(a − b) forms: each term rescales its accumulator to the reference
+it reads, then adds e(s − M)·v) are folds of blocks of the keys that read one reference, so every
+proof of a schedule with such terms cites these two parts (`cited`). The max is not needed for
 the identity (any reference M' gives it); it keeps every exponent the fold takes ≤ 0, which is also
 proved.
 
@@ -69,18 +73,28 @@ def prove_step(rescale: bool = True, timeout_ms: int = 10_000) -> SoftmaxLemma:
 
 
 def prove_final(timeout_ms: int = 10_000) -> SoftmaxLemma:
-    """The end: from the invariant, O/L = T/S (O·S = T·L with L > 0), the softmax-weighted mean."""
+    """The end: numerator O and denominator L, each relative to its own reference (O·e(M_o) = T,
+    L·e(M_l) = S), brought to one reference and divided give T/S, the softmax-weighted mean:
+    O·e(M_o − M_l) / L = T/S with L > 0 (one instance of e(a + b) = e(a)·e(b))."""
     import z3
 
-    EM, L, O, S, T = z3.Reals("eM L O S T")
+    e = z3.Function("e", z3.RealSort(), z3.RealSort())
+    Mo, Ml, L, O, S, T = z3.Reals("M_o M_l L O S T")
+    shift = e(Mo - Ml)
     s = z3.Solver()
     s.set("timeout", timeout_ms)
-    s.add(L * EM == S, O * EM == T, EM > 0, S > 0, z3.Not(z3.And(L > 0, O * S == T * L)))
+    s.add(O * e(Mo) == T, L * e(Ml) == S, shift * e(Ml) == e(Mo), e(Mo) > 0, e(Ml) > 0, S > 0,
+          z3.Not(z3.And(L > 0, O * shift * S == T * L)))
     t0 = time.perf_counter()
     answer = s.check()
     ok = answer == z3.unsat
     return SoftmaxLemma("online softmax: final division", ok, time.perf_counter() - t0,
-                 "proved: O/L = Σ e(s)·v / Σ e(s)" if ok else f"not proved: {answer}")
+                        "proved: O·e(M_o − M_l)/L = Σ e(s)·v / Σ e(s)" if ok else f"not proved: {answer}")
+
+
+def cited() -> dict:
+    """{name: proved?} of the lemma's parts, as a proof that rests on them lists them."""
+    return {part.name: part.proved for part in lemma()}
 
 
 def lemma() -> list[SoftmaxLemma]:

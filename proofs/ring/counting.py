@@ -32,7 +32,7 @@ from ringproof.proofs.ring import budgets
 from ringproof.proofs.ring.nests import KD, M, K, Decider, NoZ3, Unknown, count, to_z3
 from ringproof.proofs.ring.session import Session
 from ringproof.proofs.ring.smt import small_sizes
-from ringproof.schedules.dsl import CLAIM_KINDS, Op, Phase, Schedule, Step, params
+from ringproof.schedules.dsl import ALWAYS_COUNTED, ARITHMETIC, CLAIM_KINDS, Op, Phase, Schedule, Step, params
 from ringproof.schedules.expr import Term, evaluate, var
 from ringproof.schedules.shape import ANY_D, D_IS_N, PARAMETERS, Shape, require_parameters
 
@@ -301,14 +301,15 @@ def _derive(schedule: Schedule, session: Session) -> Counts:
     cycles = total("cycles")
     if cycles is not None and len(set(schedule.slots)) < len(schedule.phases):
         _check_cycles(schedule, cycles)
-    ops = {op.value: total(op.value) for op in Op}
+    kinds = list(ALWAYS_COUNTED) + sorted({_shape(p).op.value for p in schedule.phases} - set(ALWAYS_COUNTED))
+    ops = {kind: total(kind) for kind in kinds}
     per_util = {}
     for p in schedule.phases:
         kind, cyc = _shape(p).op.value, per_phase[p.name].get("cycles")
         c = required[p.name][1] if p.name in required else per_phase[p.name].get(kind)
         if c is not None and cyc is not None and sympy.expand(cyc) != 0:
             per_util[p.name] = _ratio(c, M * cyc)
-    arith = [ops[k] for k in ("MAC", "EAC", "DIV")]
+    arith = [ops[k] for k in ARITHMETIC if k in ops]
     util = None if None in arith or cycles is None else _ratio(sum(arith), M * cycles)
     show = (lambda e: tidy(in_n_m_d(e)) if e is not None else None)
     return Counts(show(cycles), {p.name: show(per_phase[p.name].get("cycles")) for p in schedule.phases},

@@ -162,6 +162,20 @@ def _coefficient(e, v):
     return (c.as_long(), rest) if z3.is_int_value(c) else None
 
 
+def _only_in_conditions(e, v) -> bool:
+    """Does v occur in e only inside If conditions (so e·v stays linear in the branches)?"""
+    todo, seen = [e], set()
+    while todo:
+        x = todo.pop()
+        if x.get_id() in seen:
+            continue
+        seen.add(x.get_id())
+        if z3.eq(x, v):
+            return False
+        todo.extend(x.children()[1:] if z3.is_app_of(x, z3.Z3_OP_ITE) else x.children())
+    return True
+
+
 def multiple(e, v):
     """c if e is the multiple c·v of v (c an integer, possibly 0), else None."""
     split = _coefficient(e, v)
@@ -503,9 +517,8 @@ class Ctx:
         if not self.nonlinear:
             for x, y in ((a, b), (b, a)):                     # value · (c·U): c·value blocks
                 c = multiple(y.r, self.U) if _is_const(y.q, 0) else None
-                free = _coefficient(x.r, self.U)
                 qm = _scaled(z3.simplify(x.q), self.m)
-                if c and qm is not None and free is not None and free[0] == 0:
+                if c and qm is not None and _only_in_conditions(x.r, self.U):
                     p = c * (qm + x.r)
                     return DVal(_ZERO, _ZERO, p=z3.simplify(p))
         if _is_const(a.q, 0) and _is_const(b.q, 0):

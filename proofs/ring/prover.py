@@ -19,12 +19,13 @@ from ringproof.proofs.ring.bounded import check_sizes, shapes, sweep
 from ringproof.proofs.ring.formulas import check_formulas
 from ringproof.proofs.ring.pool import run_all
 from ringproof.proofs.ring.properties import Check, check_trace, derive
+from ringproof.proofs.ring.properties.base import generic_step
 from ringproof.proofs.ring.session import Session
 from ringproof.proofs.ring.smt import Outcome, discharge
 from ringproof.proofs.options import Options
 from ringproof.proofs.results import PROPERTIES, PROPERTY_TABLE, SOLVER_PROPERTIES, Counterexample, Result, Verdict
 from ringproof.schedules import usercode
-from ringproof.schedules.dsl import CLAIM_KINDS, LOAD_CLAIMS, Schedule
+from ringproof.schedules.dsl import ARITHMETIC, CLAIM_KINDS, LOAD_CLAIMS, Op, Schedule, rescaled
 from ringproof.schedules.usercode import time_limit
 
 REPLAY_MAX_N = 96
@@ -71,9 +72,35 @@ def verify(schedule: Schedule, opts: Options = Options(), session: Session | Non
     if "counts" in opts.properties:
         opts.progress(f"{schedule.name}: counting cycles and ops")
         results.append(_counts(schedule, opts, session, results, derived, enumerated))
+    results = _cite_online_softmax(schedule, results, session)
     order = {p: i for i, p in enumerate(PROPERTIES)}
     phases = {p.name: i for i, p in enumerate(schedule.phases)}
     return sorted(results, key=lambda r: (phases.get(r.phase, len(phases)), order[r.property]))
+
+
+def _cite_online_softmax(schedule: Schedule, results: list[Result], session: Session) -> list[Result]:
+    """The coverage of a phase of online-softmax terms (exp(a − b) read with a running reference b,
+    or their final division, NORM) shows each term done once; that the accumulators then hold the
+    equation's values is the online-softmax lemma, listed among what the result rested on (and the
+    result `unknown` if a part of it is not proved)."""
+    def online(st):
+        reads = st.operands if st.op is Op.NORM else (st.target,) if st.target is not None else ()
+        return any(rescaled(schedule.problem, ref.array) for ref in reads)
+
+    online_phases = {p.name for p in schedule.phases if online(generic_step(p))}
+    if not online_phases:
+        return results
+    parts = session.softmax_status()
+    out = []
+    for r in results:
+        if r.property == "coverage" and r.phase in online_phases:
+            solver = {**r.solver, "lemmas": sorted(set(r.solver.get("lemmas", ())) | set(parts))}
+            r = replace(r, solver=solver)
+            missing = [name for name, ok in parts.items() if not ok]
+            if missing and r.verdict is Verdict.PROVED:
+                r = replace(r, verdict=Verdict.UNKNOWN, reason=f"rests on {missing[0]}, not proved")
+        out.append(r)
+    return out
 
 
 # ----------------------------------------------------------------------------- solver tiers
@@ -126,6 +153,11 @@ def _result(schedule, prop, phase, outs: list[Outcome], opts: Options, sweep: tu
                          reason=f"{what} on {first['check']}: z3 unsat, {first['solver']} "
                                 f"{first['answer']}" + (f"; {result.reason}" if result.reason else ""))
     return replace(result, solver=evidence)
+
+
+def _zero():
+    import sympy
+    return sympy.Integer(0)
 
 
 def audit(outs: list[Outcome]) -> dict:
@@ -291,8 +323,8 @@ def _count_task(schedule: Schedule, opts: Options, session: Session, keep: bool 
     if c.why:
         details["not_derived"] = dict(c.why)
     claims = schedule.notes.get("claims", {})
-    needed = ["cycles", "MAC", "EAC", "DIV"] + [k for k in claims if k not in ("cycles", "MAC", "EAC", "DIV")
-                                                and k not in LOAD_CLAIMS]
+    needed = ["cycles", *ARITHMETIC] + [k for k in claims if k not in ("cycles", *ARITHMETIC)
+                                          and k not in LOAD_CLAIMS]
     missing = [k for k in needed if k in c.why]
     verdict, reason, cex = Verdict.PROVED, "", None
     if missing:
@@ -309,7 +341,7 @@ def _count_task(schedule: Schedule, opts: Options, session: Session, keep: bool 
             if v is not Verdict.PROVED and verdict is not Verdict.REFUTED:
                 verdict, reason, cex = v, (reason + "; " if reason and v is Verdict.UNKNOWN else "") + why, bad
             continue
-        derived = c.cycles if what == "cycles" else c.ops[what]
+        derived = c.cycles if what == "cycles" else c.ops.get(what, _zero())   # a kind it never runs: 0
         if derived is None:
             continue                       # named in the reason above
         bad = check_claim(derived, claim, shape=schedule.shape, seed=opts.seed,
@@ -380,7 +412,7 @@ def _enumerate_counts(schedule: Schedule, opts: Options, result: Result, c, enum
                 return replace(result, verdict=Verdict.REFUTED, counterexample=cex,
                                reason=f"{kind} = |terms| (phases {', '.join(c.bijections)} covering their "
                                       f"terms once) disagrees with the run at {where}")
-    open_kinds = {k for k in ["cycles", "MAC", "EAC", "DIV", *claims] if k in c.why}
+    open_kinds = {k for k in ["cycles", *ARITHMETIC, *claims] if k in c.why}
     if result.verdict is Verdict.UNKNOWN and open_kinds <= set(claims):
         bound = f"n={todo[0][0]}, m={todo[0][1]}" if opts.size else f"n ≤ {opts.max_n}"
         return replace(result, verdict=Verdict.PROVED,

@@ -30,9 +30,17 @@ class Session:
         self.counted: dict = {}       # id(schedule) -> (schedule, Counts)
         self.balanced: dict = {}      # id(schedule) -> (schedule, its per-PE forms: `spread.forms`)
         self._lemmas: dict | None = None
+        self._softmax: dict | None = None
 
     def lemma_status(self) -> dict:
         """Lemma name -> proved? (the library is proved, or read from its file cache, once)."""
         if self._lemmas is None:
             self._lemmas = {r.name: r.proved for r in prove_library()}
         return self._lemmas
+
+    def softmax_status(self) -> dict:
+        """Part name -> proved? of the online-softmax lemma (proved once per session)."""
+        if self._softmax is None:
+            from ringproof.proofs.cp.online_softmax import cited
+            self._softmax = cited()
+        return self._softmax

@@ -20,7 +20,7 @@ import numpy as np
 import sympy
 
 from ringproof.errors import InternalError
-from ringproof.model.ring.trace import build_trace
+from ringproof.model.ring.trace import active_per_pe, build_trace
 from ringproof.proofs.results import Counterexample, Verdict
 from ringproof.schedules.expr import lift
 
@@ -110,21 +110,34 @@ def _exact_chunks(schedule) -> dict:
     return {sympy.sympify(getattr(raw, k)): v for k, v in exact.items() if sympy.sympify(getattr(raw, k)) != v}
 
 
-def _at(form, n: int, m: int, d: int, l: int) -> int:
+def _compile(form):
+    """The form as a Python function of (k, m, kd, l), compiled once."""
     from ringproof.proofs.ring.nests import KD, K, M
-    v = form.xreplace({K: sympy.Integer(n // m), M: sympy.Integer(m), KD: sympy.Integer(d // m), L: sympy.Integer(l)})
-    return int(v.doit())
+    return sympy.lambdify((K, M, KD, L), form.doit(), modules=["math"])
+
+
+def _on_pes(fn, n: int, m: int, d: int) -> list:
+    """A compiled form's values on PEs 1..m at one size: integers, or the value itself where it is
+    not within 1e-9 of one (at these sizes a non-integer value of a rational form is much further
+    than that from any integer, so it never passes for one)."""
+    out = []
+    for l in range(1, m + 1):
+        v = fn(n // m, m, d // m, l)
+        out.append(int(round(v)) if abs(v - round(v)) < 1e-9 else v)
+    return out
 
 
 def _check(schedule, phases: dict) -> None:
-    """Each phase's per-PE form against the trace at every size n, d ≤ 12: InternalError at the
-    first disagreement."""
+    """Each phase's per-PE form against enumeration (its guard and PE at every iteration) at every
+    size n, d ≤ 12: InternalError at the first disagreement."""
     from ringproof.proofs.ring.counting import check_sizes, in_n_m_d
+    from ringproof.schedules.dsl import params, with_derived
+    compiled = {name: _compile(form) for name, (_, form) in phases.items()}
     for n, m, d in check_sizes(schedule.shape):
-        table = per_pe(schedule, n, m, d, by="phase")
+        P = with_derived(schedule.derived, params(n, m, d=d))
         for name, (kind, form) in phases.items():
-            want = table.get(name, [0] * m)
-            got = [_at(form, n, m, d, l) for l in range(1, m + 1)]
+            want = active_per_pe(schedule.phase(name), P, m)
+            got = _on_pes(compiled[name], n, m, d)
             if got != want:
                 raise InternalError(f"balance: phase {name}: the derived {kind} on PE l, {in_n_m_d(form)}, gives "
                                     f"{got} at n={n}, m={m}, d={d}; enumeration {want}")

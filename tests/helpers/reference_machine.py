@@ -11,7 +11,7 @@ import numpy as np
 from ringproof.model.ring.machine import RunResult, Violation, describe, transposed
 from ringproof.model.ring.reference import random_inputs, reference_output
 from ringproof.model.ring.trace import Trace, build_trace
-from ringproof.schedules.dsl import Op, Schedule
+from ringproof.schedules.dsl import ALWAYS_COUNTED, ARITHMETIC, Op, Schedule
 
 
 def reference_run(schedule: Schedule, n: int, m: int, seed: int = 0, max_violations: int = 5,
@@ -19,11 +19,11 @@ def reference_run(schedule: Schedule, n: int, m: int, seed: int = 0, max_violati
     """`machine.run` on the whole trace."""
     trace = build_trace(schedule, n, m, d)
     violations = check_machine(trace, max_violations)
-    ops = {op.value: 0 for op in Op}
+    ops = {kind: 0 for kind in ALWAYS_COUNTED}             # and each other kind the trace runs
     for pt in trace.phases:
-        ops[pt.op.value] += int(pt.active.sum())
+        ops[pt.op.value] = ops.get(pt.op.value, 0) + int(pt.active.sum())
         ops["MOVE"] += int((pt.send & ~pt.active).sum())      # cycles that only forward
-    arith = ops["MAC"] + ops["EAC"] + ops["DIV"]
+    arith = sum(ops.get(k, 0) for k in ARITHMETIC)
     util = arith / (m * trace.cycles) if trace.cycles else 0.0
     err = numeric_error(trace, seed, scale) if not any(v.rule == "well-formed" for v in violations) else float("inf")
     return RunResult(n, m, trace.cycles, ops, util, err, violations)

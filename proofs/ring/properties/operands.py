@@ -12,7 +12,7 @@ from ringproof.proofs.ring.iterations import (active, alternatives, at, before, 
 from ringproof.proofs.ring.normalize import PARAMS
 from ringproof.proofs.ring.properties.base import (Kind, computes, first_at, first_bad, generic_step, in_range, locate,
                                                   phases_computing, subset)
-from ringproof.schedules.dsl import HOME
+from ringproof.schedules.dsl import HOME, Op, rescaled
 from ringproof.schedules.expr import and_, eq, lift, mod, not_, or_
 
 
@@ -170,10 +170,18 @@ def source_concrete(trace, k, pt, limit):
 # ------------------------------------------------------------------------------- a sum read is final
 
 
+def _reads_running(problem, st, label) -> bool:
+    """Operand 2 of a term of a rescaled accumulator is its reference, which may be read while it
+    still grows (online softmax: the term rescales the accumulator to the value it reads, and the
+    online-softmax lemma, cited by the phase's coverage, makes the result the equation's)."""
+    return (label == "operand 2" and st.target is not None and st.op is Op.EAC
+            and rescaled(problem, st.target.array))
+
+
 def final_symbolic(S, P):
     out = []
     for si, label, ref0, ai, w0 in _symbolic_sites(S, P):
-        if w0 is HOME:
+        if w0 is HOME or _reads_running(S.problem, generic_step(P), label):
             continue
         src_st = generic_step(S.phase(w0.phase))
         if not (src_st.op.accumulates and src_st.target.array == ref0.array):
@@ -194,6 +202,8 @@ def final_symbolic(S, P):
 def final_concrete(trace, k, pt, limit):
     out, name = [], pt.phase.name
     for label, o, w, need, array in _concrete_sites(pt):
+        if _reads_running(trace.schedule.problem, pt.step, label):
+            continue
         for mask, ph, idx in w.alternatives:
             if ph is None:
                 continue
