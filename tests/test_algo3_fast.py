@@ -87,3 +87,6 @@ def test_the_gap_statements_are_proved_and_a_false_one_is_not():
     wrong = gaps._check("wrong", "", gaps.cycles(ALGO3) - gaps.cycles(ALGO3_FAST),
                         lambda t, zn, zm: t == 2, lambda zn, zm, zk: [zk == 1, zn >= 3], gaps.BY_PARITY_K1)
     assert not wrong.proved
+    at_3_too = gaps._check("wrong", "", gaps.cycles(ALGO3_FAST) - gaps.bound_at_d_n("masked"),
+                           lambda t, zn, zm: t > 0, lambda zn, zm, zk: [zk == 1, zn >= 3], gaps.BY_PARITY_K1)
+    assert not at_3_too.proved         # n = 3 meets the bound

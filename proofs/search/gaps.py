@@ -178,6 +178,9 @@ def algo3_fast_gaps() -> list[Gap]:
         _check("algo3-fast gap", "algo3-fast − bound = [n even]·n + n − 1 − K(n) for every n = m ≥ 3",
                cycles(ALGO3_FAST) - bound_at_d_n("masked"),
                lambda t, zn, zm: t == z3.If(zn % 2 == 0, zn, 0) + zn - 1 - z3.Int("K"), its_sizes, BY_PARITY_K1),
+        _check("algo3-fast above the bound", "algo3-fast takes more cycles than the masked bound for every "
+               "n = m ≥ 4", cycles(ALGO3_FAST) - bound_at_d_n("masked"), lambda t, zn, zm: t > 0,
+               lambda zn, zm, zk: [zk == 1, zn >= 4], BY_PARITY_K1),
     ]
 
 
