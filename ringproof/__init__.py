@@ -19,7 +19,7 @@ from ringproof.schedules.dsl import (DIV, EAC, HOME, MAC, MAX, MOVE, NORM, Array
 from ringproof.schedules.expr import (and_, between, div, eq, ge, gt, ite, le, lt, mod, ne, not_, or_,
                                       same, var, wrap)
 from ringproof.schedules.problems import MASKED, PLAIN, PROBLEMS, SYMMETRIC
-from ringproof.schedules.shape import ANY_D, D_IS_N, Shape
+from ringproof.schedules.shape import ANY_D, D_IS_N, Least, Shape
 
 # name -> module, imported on first access (PEP 562)
 _LAZY = {
@@ -45,7 +45,7 @@ __all__ = [
     "Move", "Copy", "Ref", "Array", "Equation", "Problem", "check_size", "params", "variant_name",
     "mod", "div", "ite", "eq", "ne", "lt", "le", "gt", "ge", "and_", "or_", "not_", "between", "wrap",
     "var", "same",
-    "PLAIN", "SYMMETRIC", "MASKED", "PROBLEMS", "computation", "Shape", "D_IS_N", "ANY_D",
+    "PLAIN", "SYMMETRIC", "MASKED", "PROBLEMS", "computation", "Shape", "D_IS_N", "ANY_D", "Least",
     *_LAZY,
 ]
 

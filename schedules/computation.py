@@ -2,7 +2,9 @@
 
     MATVEC = computation("matvec", {"a": "n d", "x": "d", "y": "n"}, ["y[A] += a[A, C] * x[C]"])
 
-Arrays are named with their extents ("n", "d"; one per index). An equation is einsum-like, one of
+Arrays are named with their extents, one per index: "n", "d", another parameter ("k", "m") or a
+size the schedule derives ("h", `Schedule(derived=...)`, which checks each is known). An equation
+is einsum-like, one of
 
     t[I] += a[J] * b[K]          MAC: one term per value of the index not in I (the reduction)
     t[I] += exp(a[J])            EAC: likewise
@@ -58,8 +60,9 @@ def computation(name: str, arrays: dict, equations, output: str | None = None,
     """The Problem declared by `arrays` ({name: "n d"}) and einsum-like `equations` (module doc)."""
     shapes = {a: tuple(dims.split()) for a, dims in arrays.items()}
     for a, dims in shapes.items():
-        if not set(dims) <= {"n", "d"}:
-            raise BadInput(f"{name}: array {a} has extents {dims}; each must be 'n' or 'd'")
+        if not all(x.isidentifier() for x in dims):
+            raise BadInput(f"{name}: array {a} has extents {dims}; each must name a size: n, d, another "
+                           "parameter or one the schedule derives")
     parsed = [_parse(name, text, shapes) for text in equations]
     targets = [p[0] for p in parsed]
     made = {a: Array(a, shapes[a], is_input=a not in targets) for a in shapes}
@@ -96,7 +99,7 @@ def _parse(name, text, shapes):
     for array, idx in refs:
         for x, dim in zip(idx, shapes[array]):
             if extent.setdefault(x, dim) != dim:
-                raise BadInput(f"{name}: index {x} of {text!r} ranges over both n and d")
+                raise BadInput(f"{name}: index {x} of {text!r} ranges over both {extent[x]} and {dim}")
     free = [x for _, idx in operands for x in idx if x not in key]
     if op in (DIV, NORM) and free:
         raise BadInput(f"{name}: {text!r}: a division has no reduction index, got {free[0]}")

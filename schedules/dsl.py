@@ -34,7 +34,7 @@ from typing import Any, Callable
 
 from ringproof.errors import BadInput
 from ringproof.schedules.expr import user_line
-from ringproof.schedules.shape import ANY_D, PARAMETERS, D_IS_N, Shape
+from ringproof.schedules.shape import ANY_D, PARAMETERS, D_IS_N, Least, Shape
 from ringproof.schedules.usercode import contained, shown
 
 
@@ -74,7 +74,8 @@ RESERVED = PARAMETERS + ("l",)   # the names of P and the PE index: no loop may 
 
 @dataclass(frozen=True)
 class Array:
-    """A named array; `dims` are extent names ('n' or 'd'), indices are 1-based."""
+    """A named array; `dims` are the names of the sizes its indices range over ('n', 'd', or another
+    parameter or derived parameter of the schedule), indices are 1-based."""
 
     name: str
     dims: tuple[str, ...]
@@ -233,7 +234,8 @@ class Choice:
 @dataclass(frozen=True)
 class Loop:
     """A sequential loop `name ∈ [lo, hi]`; a bound is an int, a parameter name ('n', 'm', 'k',
-    'd') or a callable `(P, ix) -> value` of the parameters and the outer indices.
+    'd', or one the schedule derives, e.g. 'K') or a callable `(P, ix) -> value` of the parameters
+    and the outer indices.
 
     `through` (outermost loop only) is a counting hint: a callable `(P, V) -> value` giving the
     cycles the phase spends in iterations lo..V of this loop. It is used where a sum has no closed
@@ -252,10 +254,9 @@ class Loop:
             raise BadInput(f"{user_line(__file__, dataclasses.__file__)}loop {self.name!r}: {self.name} names a "
                            f"parameter (or the PE index l); name the loop otherwise "
                            f"(loop names must differ from {', '.join(RESERVED)})")
-        for b in (self.lo, self.hi):
-            if not (callable(b) or b in PARAMETERS if isinstance(b, str) else _is_index(b)):
-                raise BadInput(f"{user_line(__file__)}loop {self.name}: bound {b!r} is not an int, "
-                               f"{', '.join(map(repr, PARAMETERS))} or a callable (P, ix) -> value")
+        for b in (self.lo, self.hi):     # a name other than a parameter's: the Schedule checks it is derived
+            if not (callable(b) or b.isidentifier() if isinstance(b, str) else _is_index(b)):
+                raise BadInput(f"{user_line(__file__)}loop {self.name}: {_NOT_A_BOUND.format(b=b)}")
         if self.through is not None:
             object.__setattr__(self, "through", guarded(self.through, f"the counting hint of loop {self.name}"))
 
@@ -263,11 +264,15 @@ class Loop:
         return _bound(self.lo, P, ix), _bound(self.hi, P, ix)
 
 
+_NOT_A_BOUND = ("bound {b!r} is not an int, " + ", ".join(map(repr, PARAMETERS))
+                + ", a derived parameter of the schedule or a callable (P, ix) -> value")
+
+
 def _bound(b, P, ix):
     if isinstance(b, str):
-        if b not in PARAMETERS:
-            raise BadInput(f"unknown loop bound {b!r}: expected an int, {', '.join(map(repr, PARAMETERS))} "
-                           "or a callable")
+        if not hasattr(P, b):
+            raise BadInput(f"unknown loop bound {b!r}: expected an int, {', '.join(map(repr, PARAMETERS))}, "
+                           "a derived parameter or a callable")
         return getattr(P, b)
     if callable(b):
         value = guarded(b, "a loop bound")(P, ix)
@@ -544,16 +549,37 @@ class Schedule:
                                f"(P, key) -> At or Either of At, got {name!r}")
         object.__setattr__(self, "inverses", {name: guarded(fn, f"the joint inverse of {name} in schedule {self.name}")
                                               for name, fn in self.inverses.items()})
+        loops = {lp.name for p in self.phases for lp in p.loops}
         for name, fn in self.derived.items():
-            if name in ("n", "m", "k", "d", "kd", "l") or not name.isidentifier() or not callable(fn):
-                raise BadInput(f"schedule {self.name}: derived parameter {name!r} must be a new name "
-                               "bound to a function (P) -> value")
+            if name in RESERVED or not name.isidentifier() or not (callable(fn) or isinstance(fn, Least)):
+                raise BadInput(f"{user_line(__file__, dataclasses.__file__)}schedule {self.name}: derived "
+                               f"parameter {name!r} must be a new name bound to a function (P) -> value or a Least")
+            if name in loops and isinstance(fn, Least):     # both would be one symbol of the counter
+                raise BadInput(f"{user_line(__file__, dataclasses.__file__)}schedule {self.name}: derived "
+                               f"parameter {name!r} is also the name of a loop; name one of them otherwise")
+        arrays = list(self.problem.inputs) + [e.target for e in self.problem.equations]
+        for a in arrays:
+            for dim in a.dims:
+                if dim not in PARAMETERS and dim not in self.derived:
+                    raise BadInput(f"{user_line(__file__, dataclasses.__file__)}schedule {self.name}: array "
+                                   f"{a.name} ranges over {dim!r}, which is neither a parameter "
+                                   f"({', '.join(PARAMETERS)}) nor derived by the schedule")
+        for p in self.phases:
+            for lp in p.loops:
+                for b in (lp.lo, lp.hi):
+                    if isinstance(b, str) and b not in PARAMETERS and b not in self.derived:
+                        raise BadInput(f"{user_line(__file__, dataclasses.__file__)}phase {p.name}, loop "
+                                       f"{lp.name}: {_NOT_A_BOUND.format(b=b)}")
         if self.derived:          # idempotent: a schedule derived from this one wraps again
+            object.__setattr__(self, "derived", {name: _guarded_derived(name, fn) for name, fn in self.derived.items()})
             see = functools.partial(with_derived, self.derived)
             for fld in ("home", "requires", "placement", "ends"):
                 object.__setattr__(self, fld, _seeing(getattr(self, fld), see))
             object.__setattr__(self, "inverses", {a: _seeing(f, see) for a, f in self.inverses.items()})
             object.__setattr__(self, "phases", tuple(_phase_seeing(p, see) for p in self.phases))
+        derived = tuple(self.derived.items())
+        if self.requires is not self.shape.requires or derived != self.shape.derived:   # its enumerators honour them
+            object.__setattr__(self, "shape", replace(self.shape, requires=self.requires, derived=derived))
         phases, forks = split_forms(self.phases, self.shape)
         object.__setattr__(self, "phases", phases)
         if forks:
@@ -561,8 +587,6 @@ class Schedule:
                 object.__setattr__(self, "ends", _rewired(self.ends, forks, _rewire))
             object.__setattr__(self, "inverses", {a: _rewired(f, forks, _rewire) for a, f in self.inverses.items()})
         _check_groups(self)
-        if self.requires is not self.shape.requires:       # the shape's enumerators honour it
-            object.__setattr__(self, "shape", replace(self.shape, requires=self.requires))
         names = [p.name for p in self.phases]
         grouped = [p.group for i, p in enumerate(self.phases) if p.group is not None
                    and (i == 0 or self.phases[i - 1].group != p.group)]
@@ -589,6 +613,19 @@ class Schedule:
             return None
         from ringproof.schedules.expr import lift, render, var
         return render(lift(self.requires(self.shape.record(var))))
+
+    def derivations(self) -> dict:
+        """{name: its definition in the prover's syntax} of the derived parameters (the "derived:" line)."""
+        from ringproof.schedules.expr import lift, render, var
+        P = with_derived(self.derived, self.shape.record(var))
+        out = {}
+        for name, fn in self.derived.items():
+            if isinstance(fn, Least):
+                lo, hi = (render(lift(b)) for b in fn.bounds(P))
+                out[name] = f"the least {name} in {lo}..{hi} with {render(lift(fn.cond(P, var(name))))}"
+            else:
+                out[name] = render(lift(getattr(P, name)))
+        return out
 
     def phase(self, name: str) -> Phase:
         for p in self.phases:
@@ -799,13 +836,23 @@ def _rewire(w, P, forks):
 
 
 def with_derived(derived: dict, P):
-    """P with the derived parameters added (P itself if it has them already)."""
+    """P with the derived parameters added (P itself if it has them already): a function's value,
+    a `Least`'s found by search on ints and a symbol on the prover's backends."""
     if not derived or all(hasattr(P, name) for name in derived):
         return P
     out = SimpleNamespace(**vars(P))
-    for name, fn in derived.items():
-        setattr(out, name, guarded(fn, f"derived parameter {name}")(out))
+    for name, fn in dict(derived).items():
+        setattr(out, name, fn.value(out, name) if isinstance(fn, Least) else guarded(fn, f"derived parameter {name}")(out))
     return out
+
+
+def _guarded_derived(name: str, fn):
+    """A derived parameter's functions as the user's code (`guarded`)."""
+    if not isinstance(fn, Least):
+        return guarded(fn, f"derived parameter {name}")
+    what = f"derived parameter {name}"
+    return Least(guarded(fn.cond, f"the condition of {what}"), guarded(fn.hi, f"the upper bound of {what}"),
+                 guarded(fn.lo, f"the lower bound of {what}"))
 
 
 def _seeing(fn, see):
@@ -822,11 +869,24 @@ def _seeing(fn, see):
 
 
 def _phase_seeing(phase: Phase, see) -> Phase:
-    loops = tuple(replace(lp, lo=_seeing(lp.lo, see), hi=_seeing(lp.hi, see), through=_seeing(lp.through, see))
+    def bound(b):
+        if isinstance(b, str) and b not in PARAMETERS:       # a derived parameter's name
+            return _seeing(_named_bound(b), see)
+        return _seeing(b, see)
+
+    loops = tuple(replace(lp, lo=bound(lp.lo), hi=bound(lp.hi), through=_seeing(lp.through, see))
                   for lp in phase.loops)
     inverse = ({a: _seeing(f, see) for a, f in phase.inverse.items()} if isinstance(phase.inverse, dict)
                else _seeing(phase.inverse, see))        # a dict of inverses by array: each sees them
     return replace(phase, loops=loops, step=_seeing(phase.step, see), inverse=inverse)
+
+
+def _named_bound(name: str):
+    """The loop bound `name` (a derived parameter) as a function of P."""
+    def bound(P, ix):
+        return getattr(P, name)
+    bound.__ringproof_guarded__ = True
+    return bound
 
 
 def variant_name(base: str, defects, known) -> str:

@@ -175,13 +175,34 @@ def _render_add(t: Term) -> str:
     return f"{render(a)} + {render(b)}"
 
 
+def _compare(sep: str):
+    """A comparison of two integers: arithmetic binds tighter, so its sides need no parentheses."""
+    return lambda t: sep.join(render(a) for a in t.args)
+
+
+def _render_eq(t: Term) -> str:
+    """a = b, or `c | a` where it says a mod c = 0 (divisibility, as side conditions are written)."""
+    a, b = t.args
+    for x, zero in ((a, b), (b, a)):
+        if x.op == "mod" and zero.op == "const" and zero.args[0] == 0:
+            return f"{_factor(x.args[1])} | {_factor(x.args[0])}"
+    return f"{render(a)} = {render(b)}"
+
+
+def _factor(t: Term) -> str:
+    """An operand of `|`: a variable, a number or c·x written cx (2m); anything else parenthesized."""
+    if t.op == "mul" and t.args[0].op == "const" and t.args[1].op == "var" and t.args[0].args[0] > 0:
+        return f"{t.args[0].args[0]}{t.args[1].args[0]}"
+    return _paren(t)
+
+
 # How each operator of `schedules/operators.py` is written in the paper's notation.
 _RENDER = {
     "add": _render_add, "neg": lambda t: f"-{_paren(t.args[0])}", "mul": _infix("·"),
     "mod": lambda t: f"{_paren(t.args[0])} % {_paren(t.args[1])}",
     "div": lambda t: f"{_paren(t.args[0])} \\ {_paren(t.args[1])}",
     "ite": lambda t: f"({render(t.args[1])} if {render(t.args[0])} else {render(t.args[2])})",
-    "eq": _infix(" = "), "lt": _infix(" < "), "le": _infix(" ≤ "),
+    "eq": _render_eq, "lt": _compare(" < "), "le": _compare(" ≤ "),
     "and": _infix(" ∧ "), "or": _infix(" ∨ "), "not": lambda t: f"¬{_paren(t.args[0])}",
 }
 require_complete("expr.render", _RENDER)

@@ -11,9 +11,13 @@ none of them is told "square" apart.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Callable
+
+from ringproof.errors import BadInput
+from ringproof.schedules.expr import Term, var
 
 RING = "m"       # the number of PEs
 
@@ -31,12 +35,15 @@ class Shape:
     """`extents`: the free extents, in the order sizes are written (n, d); `same`: (alias, parameter)
     pairs, a parameter that is another under a second name (d = n, kd = k for the paper's shape);
     `requires`: a side condition beyond m | each extent, `(P) -> condition` written with the DSL
-    helpers (`Schedule(requires=...)` sets it), which every size enumerator honours."""
+    helpers (`Schedule(requires=...)` sets it), which every size enumerator honours; `derived`:
+    (name, definition) pairs of the parameters derived from the sizes (`Schedule(derived=...)`
+    sets them): a function `(P) -> value`, or a `Least`."""
 
     name: str
     extents: tuple[Extent, ...]
     same: tuple[tuple[str, str], ...] = ()
     requires: Callable | None = field(default=None, compare=False)
+    derived: tuple = field(default=(), compare=False)
 
     def admits(self, n: int, m: int, d: int | None = None) -> bool:
         """Do the sizes (m | each extent assumed) satisfy the side condition `requires`?"""
@@ -98,6 +105,49 @@ class Shape:
                     elif broken == {which} and (which == self.extents[0].name or self.admits(n, m, d)):
                         out.append((n, d, m))
         return sorted(out, key=lambda t: (t[0] + t[1], t[0], t[2]))
+
+
+@dataclass(frozen=True)
+class Least:
+    """A derived size defined by a characterising condition: the least integer K in lo..hi with
+    `cond(P, K)`, e.g. `Least(lambda P, K: ge(K * (K + 3), 2 * P.n), hi=lambda P: P.n)` for the
+    least K with K(K+3)/2 ≥ n. `hi(P)` (and `lo`, an int or `(P) -> value`) bound the search; the
+    prover proves cond(P, hi(P)) and lo ≤ hi(P) for every size (so K exists) and then knows K only
+    by lo ≤ K ≤ hi, cond(P, K) and K = lo or not cond(P, K − 1) -- exactly the least K where cond
+    holds upward of it. Concretely K is found by search from lo."""
+
+    cond: Callable
+    hi: Callable
+    lo: object = 1
+
+    def bounds(self, P):
+        """(lo, hi) at the record P."""
+        return (self.lo(P) if callable(self.lo) else self.lo), self.hi(P)
+
+    def value(self, P, name: str):
+        """K at the record P: the least K by search where P's sizes are ints, else K as a symbol of
+        P's backend (a prover's Term, a sympy Symbol), which the prover pins by the conditions."""
+        n, sympy = P.n, sys.modules.get("sympy")      # no sympy loaded: no sympy value either
+        if isinstance(n, Term):
+            return var(name)
+        if sympy is not None and isinstance(n, sympy.Basic):
+            return sympy.Symbol(name, integer=True)
+        lo, hi = (int(x) for x in self.bounds(P))
+        for K in range(lo, hi + 1):
+            if bool(self.cond(P, K)):
+                return K
+        sizes = ", ".join(f"{x}={getattr(P, x)}" for x in ("n", RING, "d") if hasattr(P, x))
+        raise BadInput(f"derived parameter {name}: no {name} in {lo}..{hi} satisfies its condition at {sizes}")
+
+
+def derived_values(shape: Shape, n: int, m: int, d: int | None = None, least_only: bool = False) -> dict:
+    """{name: value} of the shape's derived parameters (only its `Least` ones if `least_only`) at one
+    size (a `Least` found by search)."""
+    if not any(isinstance(fn, Least) or not least_only for _, fn in shape.derived):
+        return {}
+    from ringproof.schedules.dsl import with_derived
+    P = with_derived(dict(shape.derived), shape.params(m, n=n, d=n if d is None else d))
+    return {name: getattr(P, name) for name, fn in shape.derived if isinstance(fn, Least) or not least_only}
 
 
 def divisible(max_n: int, max_m: int | None = None):

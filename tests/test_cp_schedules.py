@@ -200,3 +200,18 @@ def test_the_forward_without_the_rescale_is_refuted_at_its_smallest_size(name):
     assert ring.max_rel_error > 0.05
     rescaled = run(registry()[name], cp.unit(2), 2, d=2)             # the same reads, rescaled: right
     assert rescaled.ok and rescaled.max_rel_error < 1e-12
+
+
+@pytest.mark.parametrize("name", ["zigzag", "ring-attention-causal", "zigzag-bwd"])
+def test_the_move_counts_are_derived_and_agree_with_the_ring_model_beyond_the_checked_sizes(name):
+    """A rank forwards keys in the steps its mask skips: those MOVE cycles are derived in closed form
+    (the PE index's digits split as for balance), checked by enumeration up to n = 12 by `counts`
+    itself, and here against the ring model at larger sizes."""
+    from ringproof.model.ring.machine import run
+    from ringproof.proofs.ring.counting import counts
+
+    schedule = registry()[name]
+    c = counts(schedule, Session())
+    assert c.ops["MOVE"] is not None and "MOVE" not in c.why, c.why
+    for n, m, d in ((16, 4, 4), (24, 2, 2), (16, 8, 8)):
+        assert c.at(n, m, d, schedule.shape)["ops"]["MOVE"] == run(schedule, n, m, d=d).ops["MOVE"], (n, m, d)

@@ -114,6 +114,7 @@ INSTANCES = {
     "prove --version": ("prove --version", {0}),
     "prove --help": ("prove --help", {0}),
     "prove examples/ring_contiguous.py": ("prove examples/ring_contiguous.py --property coverage", {0}),
+    "prove examples/matvec_padded.py": ("prove examples/matvec_padded.py --property counts", {0}),
     "prove examples/concurrent_ops.py": ("prove examples/concurrent_ops.py --property no-conflict", {0}),
     "prove simulate": ("prove simulate examples/ring_zigzag.py -n 6 -m 2", {64}),   # 2m does not divide n
     "prove simulate examples/matvec.py -n 8 -d 4 -m 2": ("prove simulate examples/matvec.py -n 8 -d 4 -m 2", {0}),

@@ -223,6 +223,30 @@ def test_requires_is_assumed_shown_necessary_and_refused_where_broken():
     assert main([path, "--tier", "bounded", "-n", "6", "-m", "2"], io.StringIO(), io.StringIO()) == 64
 
 
+def test_divisibility_side_conditions_read_as_divides_everywhere():
+    """`eq(mod(n, 2m), 0)` reads 2m | n: on the assumed: line, in prove --json and in the report's
+    "for all sizes with" column and theorem (all read `conditions`)."""
+    import io
+    import json
+    from ringproof.proofs.cli.main import main
+    from ringproof.proofs.report.words import conditions_words
+    from ringproof.proofs.ring.conditions import conditions
+    from ringproof.schedules.expr import eq, mod, render, var
+    n, m = var("n"), var("m")
+    assert render(eq(mod(n, 2 * m), 0)) == "2m | n" and render(eq(0, mod(n, m + 1))) == "(m + 1) | n"
+    assert render(eq(mod(n, m), 1)) == "n % m = 1"
+    schedule = load("ring_zigzag").SCHEDULE
+    assert [c["condition"] for c in conditions(schedule)] == ["m | n", "2m | n"]
+    assert conditions_words(["m | n", "2m | n"]).endswith("with m | n and 2m | n")
+    path = str(EXAMPLES / "ring_zigzag.py")
+    out = io.StringIO()
+    assert main([path, "--property", "no-conflict"], out, io.StringIO()) == 0
+    assert "assumed: m | n, 2m | n\n" in out.getvalue() and "%" not in out.getvalue()
+    out = io.StringIO()
+    assert main([path, "--property", "no-conflict", "--json"], out, io.StringIO()) == 0
+    assert [c["condition"] for c in json.loads(out.getvalue())["conditions"]] == ["m | n", "2m | n"]
+
+
 def test_claims_may_use_derived_parameters():
     from dataclasses import replace
     schedule = load("ring_zigzag").SCHEDULE

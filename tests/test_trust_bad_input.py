@@ -98,3 +98,53 @@ def test_broken_pipe_is_quiet():
     proc = subprocess.run(f"{prove} unroll --pes 256 | head -1",
                           shell=True, capture_output=True, text=True, timeout=120)
     assert proc.stdout.startswith("PE array of 256") and proc.stderr == "", proc.stderr
+
+
+# one bad input per subcommand (and the default, verify): `--debug` is for internal errors only
+BAD_PER_SUBCOMMAND = {
+    None: ["nosuch-target"],
+    "simulate": ["simulate", "algo1", "-n", "5", "-m", "2"],
+    "report": ["report", "algo1", "--tier", "per-m", "--max-m", "-2"],
+    "search": ["search", "plain", "-n", "5", "-m", "2"],
+    "bound": ["bound", "nosuch"],
+    "balance": ["balance", "notes.txt"],
+    "unroll": ["unroll", "--pes", "2097152"],
+    "layout": ["layout", "zigzag", "--against", "nosuch_module_x:fn"],
+    "conform": ["conform", "zigzag", "--impl", "nosuch"],
+}
+
+
+def test_every_subcommand_has_a_bad_input_case():
+    from ringproof.proofs.cli.main import SUBCOMMANDS
+    assert set(BAD_PER_SUBCOMMAND) == {None, *SUBCOMMANDS}
+
+
+@pytest.mark.parametrize("where", ["first", "last"])
+@pytest.mark.parametrize("sub", list(BAD_PER_SUBCOMMAND), ids=str)
+def test_bad_input_stays_one_line_with_debug(sub, where, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "notes.txt").write_text("hello\n")
+    argv = BAD_PER_SUBCOMMAND[sub]
+    code, out, err = call(*(["--debug", *argv] if where == "first" else [*argv, "--debug"]))
+    assert code == 64, (out, err)
+    assert one_line_error(err).startswith("prove: error: ")
+
+
+def test_a_schedule_function_that_raises_is_one_line_with_debug(tmp_path):
+    path = tmp_path / "bad.py"
+    path.write_text(STEP_FILE.format(body="raise ValueError('mine')", extra=""))
+    code, out, err = call(str(path), "--property", "coverage", "--debug")
+    assert code == 64 and "mine" in one_line_error(err)
+
+
+def test_an_internal_error_shows_its_traceback_with_debug_only(monkeypatch):
+    from ringproof.proofs.cli import simulate
+
+    def broken(*args):
+        raise ZeroDivisionError("ours")
+
+    monkeypatch.setattr(simulate, "main", broken)
+    code, _, err = call("simulate", "algo1", "-n", "4", "-m", "2")
+    assert code == 70 and "--debug" in one_line_error(err)
+    code, _, err = call("simulate", "algo1", "-n", "4", "-m", "2", "--debug")
+    assert code == 70 and "Traceback" in err and err.rstrip().endswith("ZeroDivisionError: ours")

@@ -12,10 +12,13 @@ from ringproof.schedules.dsl import Array, Problem
 class Layout:
     """Maps (array, 1-based indices) to a dense integer id; -1 marks an index out of range."""
 
-    def __init__(self, problem: Problem, n: int, d: int):
+    def __init__(self, problem: Problem, n: int, d: int, sizes: dict | None = None):
+        """`sizes`: the value of every other size an array's dimension may name ({name: int}: the
+        schedule's parameters and derived parameters)."""
         arrays = list(problem.inputs) + [e.target for e in problem.equations]
         self.arrays: list[Array] = arrays
-        self.extents = {a.name: tuple(n if dim == "n" else d for dim in a.dims) for a in arrays}
+        self.sizes = {**(sizes or {}), "n": n, "d": d}          # dimension name -> its size
+        self.extents = {a.name: tuple(self.sizes[dim] for dim in a.dims) for a in arrays}
         self.offset, total = {}, 0
         for a in arrays:
             self.offset[a.name] = total

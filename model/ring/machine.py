@@ -124,7 +124,7 @@ def simulate(schedule: Schedule, n: int, m: int, seed: int = 0, max_violations: 
     """`run`, reading about `chunk` iterations at a time."""
     stream = Stream(schedule, n, m, d, chunk)
     check_simulable(stream)
-    inputs = random_inputs(schedule.problem, n, stream.P.d, seed)
+    inputs = random_inputs(schedule.problem, n, stream.P.d, seed, stream.layout.sizes)
     try:
         machine = _Machine(stream, inputs, scale, two_pass=False)
     except _Later:
@@ -137,7 +137,7 @@ def simulate(schedule: Schedule, n: int, m: int, seed: int = 0, max_violations: 
         refs, err = reference_outputs(schedule.problem, inputs, scale), 0.0
         for out in schedule.problem.outputs:           # the worst of every output
             y = machine.numerics.output(schedule.problem, out)
-            empty = empty_sums(schedule.problem, n, stream.P.d, out)
+            empty = empty_sums(schedule.problem, n, stream.P.d, out, stream.layout.sizes)
             if empty is not None:                      # a sum of no terms is 0, touched or not
                 y = np.where(empty & np.isnan(y), 0.0, y)
             err = max(err, relative_error(y, refs[out.name]))

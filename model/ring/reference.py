@@ -20,10 +20,11 @@ def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, masked: bool = False,
     return (e / e.sum(axis=1, keepdims=True)) @ v
 
 
-def random_inputs(problem: Problem, n: int, d: int, seed: int = 0) -> dict:
-    """Inputs of a problem with entries in [-1, 1), reproducible from `seed`."""
+def random_inputs(problem: Problem, n: int, d: int, seed: int = 0, sizes: dict | None = None) -> dict:
+    """Inputs of a problem with entries in [-1, 1), reproducible from `seed`; `sizes`: the values
+    of the other sizes its arrays' dimensions name."""
     rng = np.random.default_rng(seed)
-    ext = {"n": n, "d": d}
+    ext = {**(sizes or {}), "n": n, "d": d}
     return {a.name: rng.uniform(-1, 1, size=tuple(ext[x] for x in a.dims)) for a in problem.inputs}
 
 
@@ -79,13 +80,13 @@ def evaluate_output(problem: Problem, inputs: dict, scale: float = 1.0, output=N
     return val[(output or problem.output).name]
 
 
-def empty_sums(problem: Problem, n: int, d: int, output=None) -> np.ndarray | None:
+def empty_sums(problem: Problem, n: int, d: int, output=None, sizes: dict | None = None) -> np.ndarray | None:
     """Where an output (default: the first) is a masked sum: the entries whose mask keeps no term
     (their value is 0, and a schedule need not touch them); else None."""
     e = problem.equation_for(output or problem.output)
     if e.where is None or not e.reduce:
         return None
-    ext = {"n": n, "d": d}
+    ext = {**(sizes or {}), "n": n, "d": d}
     dims = list(e.target.dims) + [e.reduce]
     grid = np.meshgrid(*[np.arange(1, ext[x] + 1) for x in dims], indexing="ij")
     return ~np.broadcast_to(e.where(None, *grid), grid[0].shape).any(axis=-1)

@@ -21,7 +21,8 @@ import numpy as np
 
 from ringproof.model.ring import vocabulary
 from ringproof.model.ring.layout import Layout
-from ringproof.schedules.dsl import HOME, At, Either, Op, Phase, Schedule, Step, check_shape, check_size, params
+from ringproof.schedules.dsl import (HOME, At, Either, Op, Phase, Schedule, Step, check_shape, check_size, params,
+                                     with_derived)
 
 
 CHUNK = 1 << 17    # iterations per block of a Stream (whole cycles: chunk // m loop tuples)
@@ -186,7 +187,7 @@ def trace_of(schedule: Schedule, P) -> Trace:
     """The trace for the parameters P as given, whether or not m divides n and d (k = n div m):
     `build_trace` checks the sizes; this is also how a condition's necessity is shown."""
     n, m = P.n, P.m
-    layout = Layout(schedule.problem, n, P.d)
+    layout = Layout(schedule.problem, n, P.d, sizes(schedule, P))
     phases, start, slots = [], 0, schedule.slots
     for k, phase in enumerate(schedule.phases):
         if k and slots[k] != slots[k - 1]:
@@ -204,6 +205,12 @@ def slot_starts(schedule: Schedule, tuples: list) -> tuple[list, int]:
         length[s] = max(length.get(s, 0), t)
     begin = {s: sum(length[x] for x in range(s)) for s in length}
     return [begin[s] for s in slots], sum(length.values())
+
+
+def sizes(schedule: Schedule, P) -> dict:
+    """{name: value} of every size an array's dimension may name at P: the parameters and the
+    schedule's derived parameters."""
+    return vars(with_derived(schedule.derived, P))
 
 
 def homes(schedule: Schedule, P, layout: Layout) -> np.ndarray:
@@ -342,7 +349,7 @@ class Stream:
         check_size(n, m)
         self.schedule, self.n, self.m = schedule, n, m
         self.P = params(n, m, d=check_shape(schedule, n, m, d))
-        self.layout = Layout(schedule.problem, n, self.P.d)
+        self.layout = Layout(schedule.problem, n, self.P.d, sizes(self.schedule, self.P))
         self.per_block = max(chunk // m, 1)
 
     @cached_property

@@ -75,7 +75,7 @@ def _failure(err: Exception, debug: bool, stderr) -> int:
     if isinstance(err, BrokenPipeError):    # `prove ... | head`: the reader left; say nothing
         _quiet_stdout()
         return Exit.OK
-    if debug:
+    if debug and getattr(err, "exit_code", Exit.INTERNAL) == Exit.INTERNAL:   # ours to debug, not the input
         traceback.print_exception(err, file=stderr)
     if isinstance(err, RingproofError):
         print(f"prove: error: {one_line(str(err))}", file=stderr)

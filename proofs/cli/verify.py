@@ -119,6 +119,8 @@ def main(argv, stdout, stderr) -> int:
     else:
         print_table(args.target, schedule, results, stdout)
         print_conditions(needed, stdout)
+        if schedule.derived:
+            stdout.write("derived: " + "; ".join(f"{k} = {v}" for k, v in schedule.derivations().items()) + "\n")
     return verdict.exit_code
 
 

@@ -67,13 +67,13 @@ def target(name: str, schedule, results, opts, size=(4, 2), per_phase: int = 6, 
     out = {"target": name, "schedule": schedule.name, "doc": schedule.doc,
            "verdict": Verdict.combine(r.verdict for r in results).value, "command": command(name, opts),
            "expected": "refuted" if defects else "proved",
-           "conditions": [c["condition"] for c in needed],
+           "conditions": [c["condition"] for c in needed], "derived": schedule.derivations(),
            "without": [{"condition": c["condition"], "counterexample": c["counterexample"].to_json()
                         if c["counterexample"] else None} for c in needed],
            "results": [r.to_json() for r in results],
            "proofs": [_proof(r) for r in results if r.solver],
            "refutations": [_refutation(name, schedule, r) for r in results if r.verdict is not Verdict.PROVED],
-           "counts": _counts(results, schedule.shape), "defects": formula_differences(*defects) if defects else [],
+           "counts": _counts(results, schedule), "defects": formula_differences(*defects) if defects else [],
            "grid": grid(trace, cycles),
            "picture": {"n": size[0], "m": size[1], "cycles": cycles, "cycles_total": trace.cycles,
                        "svg": svg.picture(trace, cycles), "rows": svg.rows(trace, cycles)}}
@@ -113,23 +113,25 @@ def _refutation(name: str, schedule, r) -> dict:
     return out
 
 
-def _counts(results, shape=None) -> dict | None:
+def _counts(results, schedule) -> dict | None:
+    """The counts section; a claim or a form may name the schedule's derived parameters."""
     r = next((r for r in results if r.property == "counts"), None)
     if r is None or not r.details:
         return None
-    from ringproof.proofs.ring.counting import D, M, N, check_claim, per_residue
+    from ringproof.proofs.ring.counting import D, M, N, check_claim, derived_parameters, per_residue
     from ringproof.schedules.shape import D_IS_N
 
-    shape = shape or D_IS_N
+    shape = schedule.shape
     square = shape == D_IS_N
+    named = derived_parameters(schedule)
 
     def agree(derived, claim):
         """The paper's claim against the derived form: shown equal, the smallest size where they
         differ, or agreement on every size tried (which is not a proof, and is said so)."""
         if derived is None or claim is None or "Sum" in derived:
             return None
-        got = check_claim(sympy.sympify(derived, locals={"n": N, "m": M, "d": N if square else D}), claim,
-                          shape=shape)
+        got = check_claim(sympy.sympify(derived, locals={"n": N, "m": M, "d": N if square else D, **named}),
+                          claim, shape=shape, derived_params=named)
         if got is None:
             return "equal"
         n, m, d, mine, theirs = got
@@ -141,7 +143,7 @@ def _counts(results, shape=None) -> dict | None:
     def forms(text):
         if text is None:
             return None
-        e = sympy.sympify(text, locals={"n": N, "m": M})
+        e = sympy.sympify(text, locals={"n": N, "m": M, **named})
         return [{"class": c, "formula": str(f)} for c, f in per_residue(e)]
 
     d = r.details

@@ -102,6 +102,8 @@ def theorem(section: dict) -> dict:
                  + ("; ".join(property_words(p) for p in proved) or "no property decided")
                  + f". Not decided: {', '.join(undecided)}.")
         kind = "open"
+    if section.get("derived"):
+        words += " Here " + "; ".join(f"{k} = {v}" for k, v in section["derived"].items()) + "."
     if section.get("expected") == "refuted":
         words += " This is the variant as printed in the paper: its refutation is expected."
     return {"kind": kind, "words": words, "holds": proved, "fails": failed, "open": undecided}

@@ -18,7 +18,7 @@ symbolically, case by case over residues of n, or refuted at a size.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 
 import sympy
@@ -29,12 +29,13 @@ from ringproof.model.ring.trace import phase_counts
 from ringproof.model.ring.vocabulary import forwards
 from ringproof.proofs.ring.induction import prove_through
 from ringproof.proofs.ring import budgets
-from ringproof.proofs.ring.nests import KD, M, K, Decider, NoZ3, Unknown, count, to_z3
+from ringproof.proofs.ring.nests import KD, M, K, Decider, NoZ3, Unknown, count, lifted, to_z3
 from ringproof.proofs.ring.session import Session
 from ringproof.proofs.ring.smt import small_sizes
-from ringproof.schedules.dsl import ALWAYS_COUNTED, ARITHMETIC, CLAIM_KINDS, Op, Phase, Schedule, Step, params
+from ringproof.schedules.dsl import (ALWAYS_COUNTED, ARITHMETIC, CLAIM_KINDS, Op, Phase, Schedule, Step, params,
+                                     with_derived)
 from ringproof.schedules.expr import Term, evaluate, var
-from ringproof.schedules.shape import ANY_D, D_IS_N, PARAMETERS, Shape, require_parameters
+from ringproof.schedules.shape import ANY_D, D_IS_N, PARAMETERS, Shape, derived_values, require_parameters
 
 N, D = sympy.symbols("n d", positive=True, integer=True)
 CHECK_MAX = 12         # every derived count is compared with enumeration for n, d ≤ this
@@ -97,9 +98,12 @@ def _condition(x, env: dict, P):
     return sympy.true if x else sympy.false
 
 
-def phase_forms(phase: Phase, P, decider: Decider, hint: tuple | None = None) -> tuple[dict, dict]:
+def phase_forms(phase: Phase, P, decider: Decider, hint: tuple | None = None, exact: dict | None = None
+                ) -> tuple[dict, dict]:
     """({"cycles" or op kind: its closed form in k, m, kd}, {kind: why it was not derived}) of one
-    phase. `hint` is `prove_through(phase)`'s answer: the hint is used if proved."""
+    phase. `hint` is `prove_through(phase)`'s answer: the hint is used if proved; `exact`: {floor
+    form: exact value} of chunk sizes (`exact_chunks`), put in the counts (the counter splits digits
+    of the floor form)."""
     forms, why = {}, {}
     if hint is not None and hint[0] is True:
         lp = phase.loops[0]
@@ -121,15 +125,51 @@ def phase_forms(phase: Phase, P, decider: Decider, hint: tuple | None = None) ->
         try:
             c = sympy.sympify(_condition(cond, env, P))
             if c is sympy.true and "cycles" in forms:
-                got = forms["cycles"] * M
-            else:
-                got = count(loops, c, decider)
+                got, split = forms["cycles"] * M, False
+            else:       # an op the counter cannot count falls back on |terms| (`_derive`); a MOVE cannot
+                got, split = _guarded_count(loops, c, decider, lift=kind == "MOVE")
         except Unknown as e:
             why[kind] = f"{phase.name} {kind}: {e}"
             forms.pop(kind, None)
             continue
-        forms[kind] = forms.get(kind, 0) + got
+        forms[kind] = forms.get(kind, 0) + (_settled(got, exact, decider) if split or exact else got)
+    loose = set(decider.least) if decider.least and not decider.exists() else set()
+    for kind, form in list(forms.items()):      # a form in a size not shown to exist says nothing
+        if sympy.sympify(form).free_symbols & loose:
+            why[kind] = f"{phase.name} {kind}: not shown that {', '.join(map(str, loose))} exists at every size"
+            del forms[kind]
     return forms, why
+
+
+def _settled(form: sympy.Expr, exact: dict | None, decider: Decider) -> sympy.Expr:
+    """form with the chunk sizes exact (`exact_chunks`) and the Piecewise cases that cannot hold
+    (the decider shows it) dropped."""
+    out = form.xreplace(exact or {})
+    if not out.has(sympy.Piecewise):
+        return out
+    out = sympy.piecewise_fold(out)
+    if not isinstance(out, sympy.Piecewise):
+        return out
+    kept, before = [], []
+    for e, cond in out.args:
+        if cond is sympy.true or not decider.never(sympy.And(cond, *[sympy.Not(c) for c in before])):
+            kept.append((e, cond))
+        before.append(cond)
+    return kept[0][0] if len(kept) == 1 and kept[0][1] is sympy.true else sympy.Piecewise(*kept)
+
+
+def _guarded_count(loops, cond, decider: Decider, lift: bool) -> tuple[sympy.Expr, bool]:
+    """(the points of the nest `loops` (the PE index l innermost) where `cond` holds, whether cond
+    was split): counted as it is, else, if `lift`, with l outermost (no loop bound names l) and
+    cond split by `nests.lifted` into cases without mod m and Piecewise (the layouts' digits of l),
+    each split proved; Unknown with the reason of the last way tried."""
+    try:
+        return count(loops, cond, decider), False
+    except Unknown:
+        if not lift:
+            raise
+        outer = [loops[-1]] + loops[:-1]
+        return count(outer, lifted(cond, outer, decider), decider), True
 
 
 @dataclass(frozen=True)
@@ -143,8 +183,10 @@ class Counts:
     hints: dict = None          # phase -> "" if its `through` hint is proved and used, else why not
     why: dict = field(default_factory=dict)   # kind -> why it was not derived
 
-    def at(self, n: int, m: int, d: int | None = None) -> dict:
-        sub = {N: n, M: m, D: n if d is None else d}
+    def at(self, n: int, m: int, d: int | None = None, shape: Shape = D_IS_N) -> dict:
+        """The counts at one size; `shape`: the schedule's, whose derived parameters defined by a
+        condition (`Least`) stay symbols in the forms."""
+        sub = {N: n, M: m, D: n if d is None else d, **least_at(shape, n, m, d)}
         value = (lambda e: int(e.subs(sub).doit()) if e is not None else None)
         return {"cycles": value(self.cycles), "ops": {k: value(v) for k, v in self.ops.items()}}
 
@@ -154,8 +196,7 @@ def required_count(eqn, P, decider: Decider | None = None) -> sympy.Expr | None:
     k, m, kd; None where the mask cannot be counted."""
     dims = list(eqn.target.dims) + ([eqn.reduce] if eqn.reduce else [])
     syms = [sympy.Symbol(f"_{i}", integer=True) for i in range(len(dims))]
-    ext = {"n": P.n, "d": P.d}
-    loops = [(s, sympy.Integer(1), ext[dim]) for s, dim in zip(syms, dims)]
+    loops = [(s, sympy.Integer(1), sympy.sympify(getattr(P, dim))) for s, dim in zip(syms, dims)]
     cond = sympy.true if eqn.where is None else sympy.sympify(eqn.where(P, *syms))
     try:
         return count(loops, cond, decider)
@@ -163,15 +204,15 @@ def required_count(eqn, P, decider: Decider | None = None) -> sympy.Expr | None:
         return None
 
 
-def _required_enumerated(eqn, n: int, d: int) -> int:
-    """|{terms of eqn}| at one size, by enumeration."""
+def _required_enumerated(eqn, P) -> int:
+    """|{terms of eqn}| at the sizes P (its derived parameters included), by enumeration."""
     import numpy as np
 
     dims = list(eqn.target.dims) + ([eqn.reduce] if eqn.reduce else [])
     if eqn.where is None:
-        return math.prod(n if x == "n" else d for x in dims)
-    grids = np.meshgrid(*[np.arange(1, (n if x == "n" else d) + 1) for x in dims], indexing="ij")
-    got = eqn.where(params(n, 1, d=d), *[g.ravel() for g in grids])
+        return math.prod(getattr(P, x) for x in dims)
+    grids = np.meshgrid(*[np.arange(1, getattr(P, x) + 1) for x in dims], indexing="ij")
+    got = eqn.where(P, *[g.ravel() for g in grids])
     return int(np.count_nonzero(np.broadcast_to(np.asarray(got, dtype=bool), grids[0].size)))
 
 
@@ -196,8 +237,16 @@ def check_sizes(shape: Shape, limit: int = CHECK_MAX) -> list[tuple[int, int, in
     return [(n, m, d) for n, d, m in small_sizes(shape, limit)]
 
 
-def _value(form: sympy.Expr, n: int, m: int, d: int) -> int:
-    v = form.xreplace({K: sympy.Integer(n // m), M: sympy.Integer(m), KD: sympy.Integer(d // m)})
+def least_at(shape: Shape, n: int, m: int, d: int | None = None) -> dict:
+    """{symbol: value} of the shape's derived parameters defined by a condition (`Least`), which stay
+    symbols in a derived form, at one size."""
+    return {sympy.Symbol(name, integer=True): sympy.Integer(v)
+            for name, v in derived_values(shape, n, m, d, least_only=True).items()}
+
+
+def _value(form: sympy.Expr, n: int, m: int, d: int, shape: Shape = D_IS_N) -> int:
+    v = form.xreplace({K: sympy.Integer(n // m), M: sympy.Integer(m), KD: sympy.Integer(d // m),
+                       **least_at(shape, n, m, d)})
     return int(v.doit()) if not v.is_Integer else int(v)
 
 
@@ -212,15 +261,15 @@ def _check(schedule: Schedule, per_phase: dict, required: dict) -> None:
                 continue
             got = phase_counts(p, P, m)
             for kind, form in forms.items():
-                if _value(form, n, m, d) != got[kind]:
+                if _value(form, n, m, d, schedule.shape) != got[kind]:
                     where = f"n={n}, m={m}" + (f", d={d}" if schedule.shape.is_free("d") else "")
                     raise InternalError(f"counts: phase {p.name}: the derived {kind} {in_n_m_d(form)} gives "
-                                        f"{_value(form, n, m, d)} at {where}, enumeration {got[kind]}")
+                                        f"{_value(form, n, m, d, schedule.shape)} at {where}, enumeration {got[kind]}")
         for name, (eqn, form) in required.items():
-            want = _required_enumerated(eqn, n, d)
-            if _value(form, n, m, d) != want:
+            want = _required_enumerated(eqn, with_derived(schedule.derived, P))
+            if _value(form, n, m, d, schedule.shape) != want:
                 raise InternalError(f"counts: phase {name}: the terms of {eqn.target.name}: {in_n_m_d(form)} gives "
-                                    f"{_value(form, n, m, d)} at n={n}, d={d}, enumeration {want}")
+                                    f"{_value(form, n, m, d, schedule.shape)} at n={n}, d={d}, enumeration {want}")
 
 
 def _computing(schedule: Schedule, array) -> int:
@@ -270,8 +319,9 @@ def _derive(schedule: Schedule, session: Session) -> Counts:
     hints = {p.name: prove_through(p, session, shape=schedule.shape) for p in schedule.phases
              if p.loops and p.loops[0].through is not None}
     per_phase, why, required = {}, {}, {}
+    exact = exact_chunks(schedule)
     for p in schedule.phases:
-        forms, missing = phase_forms(p, P, decider, hints.get(p.name))
+        forms, missing = phase_forms(p, P, decider, hints.get(p.name), exact)
         st = _shape(p)
         if (st.op.value in missing and st.op is not Op.MOVE and st.target is not None
                 and st.target.array not in schedule.problem.symmetric_pairs     # not a bijection there
@@ -322,9 +372,14 @@ def closed(e: sympy.Expr) -> bool:
     return not e.has(sympy.Sum)
 
 
-def claim_at(claim: str, n: int, m: int, d: int | None = None) -> int:
-    """The value of a claimed closed form at (n, m, d); d = n where not given."""
-    return int(parse_claim(claim, shape=ANY_D).subs({N: n, M: m, D: n if d is None else d}))
+def claim_at(claim: str, n: int, m: int, d: int | None = None, shape: Shape = ANY_D) -> int:
+    """The value of a claimed closed form at (n, m, d); d = n where not given. `shape`: the
+    schedule's, whose derived parameters a claim may name (each takes its value at the size)."""
+    d = n if d is None else d
+    names = {name: sympy.Symbol(name, integer=True) for name, _ in shape.derived}
+    values = {names[k]: v for k, v in derived_values(shape, n, m, d).items()}
+    return int(parse_claim(claim, replace(shape, extents=ANY_D.extents, same=()), names)
+               .subs({N: n, M: m, D: d, **values}))
 
 
 def _divisors(e: sympy.Expr, x: sympy.Symbol) -> set[int]:
@@ -421,7 +476,7 @@ def check_claim(derived: sympy.Expr, claim: str, shape: Shape = D_IS_N, seed: in
     if closed(derived) and equal(derived, c, seed):
         return None
     for n, d, m in small_sizes(shape, claim_bound(shape)[0]):
-        sub = {N: n, M: m, D: d}
+        sub = {N: n, M: m, D: d, **least_at(shape, n, m, d)}
         got, want = derived.subs(sub).doit(), c.subs(sub)
         if got != want:
             return n, m, d, got, want
@@ -437,7 +492,7 @@ def parse_claim(claim: str, shape: Shape = D_IS_N, derived_params=None) -> sympy
                                          **(derived_params or {})})
     except (sympy.SympifyError, SyntaxError, TypeError) as e:
         raise BadInput(f"claim {claim!r} is not a formula in n, m, d: {e}") from None
-    if not isinstance(c, sympy.Expr) or c.free_symbols - {N, M, D}:
+    if not isinstance(c, sympy.Expr) or c.free_symbols - {N, M, D} - set((derived_params or {}).values()):
         raise BadInput(f"claim {claim!r} is not a formula in n, m, d")
     return c
 
@@ -452,12 +507,22 @@ def derived_parameters(schedule, P=None) -> dict:
     as claims are written): the chunk size k/c exactly where its side condition is proved to make
     c divide k (`properties.shape_of`), else as its formula evaluates in sympy (a floor stays)."""
     from ringproof.proofs.ring.properties import shape_of
-    from ringproof.schedules.dsl import with_derived
     if P is None:
         P = schedule.shape.record({"n": N, "m": M, "k": N / M, "d": D, "kd": D / M}.__getitem__)
     _, c, chunk = shape_of(schedule)
     seen = with_derived(schedule.derived, P)
     return {name: P.k / c if name == chunk else sympy.sympify(getattr(seen, name)) for name in schedule.derived}
+
+
+def exact_chunks(schedule) -> dict:
+    """{floor form: exact value} of the derived parameters proved exact (a chunk k/c where the side
+    condition makes c divide k: `derived_parameters`), in k, m, kd."""
+    if not schedule.derived:
+        return {}
+    P = parameters(schedule.shape)
+    raw = with_derived(schedule.derived, P)
+    exact = derived_parameters(schedule, P)
+    return {sympy.sympify(getattr(raw, k)): v for k, v in exact.items() if sympy.sympify(getattr(raw, k)) != v}
 
 
 def with_parameters(schedule, P):

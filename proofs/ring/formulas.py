@@ -15,7 +15,7 @@ from types import SimpleNamespace
 
 from ringproof.errors import BadInput
 from ringproof.proofs.ring.normalize import PARAMS
-from ringproof.schedules.dsl import At, Either, Phase, Ref, Schedule, Send, Step, params, where
+from ringproof.schedules.dsl import At, Either, Phase, Ref, Schedule, Send, Step, params, where, with_derived
 from ringproof.schedules.expr import INT, Term, var
 
 SIZES = ((1, 1), (2, 1), (4, 2), (6, 3), (6, 2), (8, 4), (9, 3))   # (n, m), m | n; d = n
@@ -38,7 +38,7 @@ def check_formulas(schedule: Schedule, sizes=SIZES, per_size: int = PER_SIZE, se
         bounds = [lp.bounds(PARAMS, sym_ix) for lp in phase.loops]
         for n, m, d in shapes:
             P = params(n, m, d=d)
-            env = vars(P)
+            env = vars(with_derived(schedule.derived, P))     # a Least's symbol stands for its value
             for ix in _sample(phase, P, rng, per_size):
                 point = {**env, **ix}
                 for lp, (lo, hi) in zip(phase.loops, bounds):

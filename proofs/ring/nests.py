@@ -319,7 +319,33 @@ class Decider:
     def __init__(self, shape: Shape = D_IS_N, budget: Budget = Budget()):
         self.d_is_n, self.budget = not shape.is_free("d"), budget
         self.requires = _requires(shape)
+        self.least, self._exists = _least(shape)
         self._known: dict = {}
+
+    def _env(self) -> tuple[dict, list]:
+        """The Z3 parameters and what holds of them: k, m, kd ≥ 1, the side condition, and each
+        derived parameter defined by a condition (a `Least`) pinned by it once shown to exist (else
+        it is any integer: what is shown holds for its value too)."""
+        env = {K: z3.Int("k"), M: z3.Int("m")}
+        env[KD] = env[K] if self.d_is_n else z3.Int("kd")
+        facts = [env[K] >= 1, env[M] >= 1, env[KD] >= 1]
+        facts += [to_z3(self.requires, env)] if self.requires is not None else []
+        if self.least:
+            env.update({x: z3.Int(str(x)) for x in self.least})
+            if self.exists():
+                facts += [to_z3(c, env) for conds in self.least.values() for c in conds]
+        return env, facts
+
+    def exists(self) -> bool:
+        """Is it shown that each `Least` parameter exists at every size (lo ≤ hi and cond(hi))?"""
+        if self._exists is not True and self._exists is not False:
+            env = {K: z3.Int("k"), M: z3.Int("m")}
+            env[KD] = env[K] if self.d_is_n else z3.Int("kd")
+            s = self._solver()
+            s.add(env[K] >= 1, env[M] >= 1, env[KD] >= 1, *([to_z3(self.requires, env)] if self.requires is not None else []),
+                  z3.Not(to_z3(self._exists, env.copy() | {x: z3.Int(str(x)) for x in self.least})))
+            self._exists = s.check() == z3.unsat
+        return self._exists
 
     def holds(self, e, ctx=(), facts=()) -> bool:
         """`facts`: further atoms f ≤ 0 that hold at the points asked about."""
@@ -342,11 +368,8 @@ class Decider:
     def never(self, cond, ctx=()) -> bool:
         """Is `cond` (of the parameters, and of the indices of `ctx`) false for every k, m, kd ≥ 1
         (and every point of ctx's ranges)? (A case that vanishes.)"""
-        env = {K: z3.Int("k"), M: z3.Int("m")}
-        env[KD] = env[K] if self.d_is_n else z3.Int("kd")
-        facts = []
         try:
-            facts += [to_z3(self.requires, env)] if self.requires is not None else []
+            env, facts = self._env()
             for v, lo, hi in ctx:
                 env[v] = z3.Int(str(v))
                 facts += [to_z3(lo, env) <= env[v], env[v] <= to_z3(hi, env)]
@@ -354,7 +377,7 @@ class Decider:
         except NoZ3:
             return False
         s = self._solver()
-        s.add(env[K] >= 1, env[M] >= 1, env[KD] >= 1, query, *facts)
+        s.add(query, *facts)
         return s.check() == z3.unsat
 
     def _solver(self):
@@ -365,11 +388,8 @@ class Decider:
         return s
 
     def _z3(self, e, ctx, more=()):
-        env = {K: z3.Int("k"), M: z3.Int("m")}
-        env[KD] = env[K] if self.d_is_n else z3.Int("kd")
-        facts = [env[K] >= 1, env[M] >= 1, env[KD] >= 1]
         try:
-            facts += [to_z3(self.requires, env)] if self.requires is not None else []
+            env, facts = self._env()
             for v, lo, hi in ctx:
                 env[v] = z3.Int(str(v))
                 facts += [to_z3(lo, env) <= env[v], env[v] <= to_z3(hi, env)]
@@ -390,6 +410,24 @@ def _requires(shape: Shape):
         return None
     P = shape.record({"n": K * M, "m": M, "k": K, "d": KD * M, "kd": KD}.__getitem__)
     return sympy.sympify(evaluate(lift(shape.requires(shape.record(var))), vars(P)))
+
+
+def _least(shape: Shape):
+    """({symbol: its defining conditions in k, m, kd} of the shape's `Least` parameters, the condition
+    that each exists: lo ≤ hi and cond(hi)), or ({}, True) where it has none."""
+    from ringproof.schedules.dsl import with_derived
+    from ringproof.schedules.shape import Least
+    least = {name: fn for name, fn in shape.derived if isinstance(fn, Least)}
+    if not least:
+        return {}, True
+    P = with_derived(dict(shape.derived), shape.record({"n": K * M, "m": M, "k": K, "d": KD * M, "kd": KD}.__getitem__))
+    out, exists = {}, []
+    for name, fn in least.items():
+        x = getattr(P, name)
+        lo, hi = fn.bounds(P)
+        exists += [sympy.Le(lo, hi), fn.cond(P, hi)]
+        out[x] = [sympy.Le(lo, x), sympy.Le(x, hi), fn.cond(P, x), sympy.Or(sympy.Eq(x, lo), sympy.Not(fn.cond(P, x - 1)))]
+    return out, sympy.And(*exists)
 
 
 def _sign(e):

@@ -26,9 +26,9 @@ from ringproof.proofs.ring.lemmas import (BLOCK_DIVISORS, BLOCK_WINDOWS, CONST_D
                                           div_const_cases)
 from ringproof.proofs.ring.budgets import Budget
 from ringproof.proofs.ring.session import Session
-from ringproof.schedules.expr import Term, var
+from ringproof.schedules.expr import Term, lift, var
 from ringproof.schedules.operators import require_complete
-from ringproof.schedules.shape import ANY_D, PARAMETERS, RING, D_IS_N, Shape
+from ringproof.schedules.shape import ANY_D, PARAMETERS, RING, D_IS_N, Least, Shape
 
 
 MAX_MODELS = 8       # points kept per set of assumptions
@@ -243,6 +243,9 @@ class Ctx:
             self.assumptions += [self.U >= 1, self.k == self.env["k"].r]
         if m_value is not None:
             self.assumptions.append(self.m == m_value)
+        self._least = {name: fn for name, fn in shape.derived if isinstance(fn, Least)}
+        self._formulas = {name for name, fn in shape.derived if not isinstance(fn, Least)}
+        self._nonlinear: set = set()   # ids of assumptions that multiply variables (a Least's conditions)
         self.lemmas_used: set[str] = set()
         self._instances: list = []     # (lemma name, a function building its instance here)
         self._asked: set = set()       # keys of the side conditions this context's proof rested on
@@ -290,9 +293,10 @@ class Ctx:
 
     def _z3_proves(self, fact, group: tuple, relevant: list) -> bool | None:
         """True (unsat), False (a counter-model), None (Z3 gave no answer within the budget)."""
-        s = self._solvers.get(group)
+        nonlinear = self.nonlinear or bool(self._nonlinear & set(group)) or not _linear(fact)
+        s = self._solvers.get((group, nonlinear))
         if s is None:
-            s = self._solvers[group] = z3.Solver() if self.nonlinear else z3.SolverFor("QF_LIA")
+            s = self._solvers[(group, nonlinear)] = z3.Solver() if nonlinear else z3.SolverFor("QF_LIA")
             budget = self.session.budget
             s.set("rlimit", budget.side_condition_rlimit)   # per check; the wall clock only a backstop
             s.set("timeout", budget.timeout_ms)
@@ -480,6 +484,11 @@ class Ctx:
     def _val(self, t: Term) -> DVal:
         op, args = t.op, t.args
         if op == "var":
+            if args[0] not in self.env and args[0] in self._least:
+                self._characterise(args[0])
+            elif args[0] not in self.env and args[0] in self._formulas:      # a derived size named
+                from ringproof.schedules.dsl import with_derived               # (an array's extent)
+                self.env[args[0]] = self.val(lift(getattr(with_derived(dict(self.shape.derived), PARAMS), args[0])))
             if args[0] not in self.env:
                 raise NormalizationError(f"unknown variable {args[0]}")
             return self.env[args[0]]
@@ -488,6 +497,28 @@ class Ctx:
         if op not in _VAL:
             raise NormalizationError(f"{op} is not an integer expression")
         return _VAL[op](self, *args)
+
+    def _characterise(self, name: str) -> None:
+        """The derived parameter `name`, a `Least`, as fresh digits K = q·m + r (0 ≤ r < m) pinned by its conditions: lo ≤ K
+        ≤ hi, cond(K), and K = lo or not cond(K − 1) -- once it is proved, under the assumptions so
+        far (the side condition among them), that lo ≤ hi and cond(hi) hold for every size, so K
+        exists; else NormalizationError."""
+        from ringproof.schedules.dsl import with_derived
+        fn, q, r = self._least[name], z3.Int(f"{name}.q"), z3.Int(f"{name}.r")
+        K = q * self.m + r         # in digits, as every value: linear wherever the queries use it
+        P = with_derived(dict(self.shape.derived), PARAMS)
+        ints = {x: self.int_term(v) for x, v in self.env.items()}
+        ints[name] = K
+        lo, hi = (plain(lift(b), ints) for b in fn.bounds(P))
+        exists = z3.And(lo <= hi, plain(lift(fn.cond(P, fn.hi(P))), ints))
+        if not self.prove(exists):
+            raise NormalizationError(f"derived parameter {name}: not shown that some value in its bounds "
+                                     "satisfies its condition at every size")
+        least = [lo <= K, K <= hi, plain(lift(fn.cond(P, var(name))), ints),
+                 z3.Or(K == lo, z3.Not(plain(lift(fn.cond(P, var(name) - 1)), ints)))]
+        self._nonlinear |= {a.get_id() for a in least if not _linear(a)}
+        self.assumptions += [0 <= r, r < self.m] + least
+        self.env[name] = DVal(q, r, True)
 
     def _add(self, a: Term, b: Term) -> DVal:
         a, b = self.val(a), self.val(b)
@@ -631,6 +662,44 @@ class Ctx:
     def int_of(self, x: DVal, model) -> int:
         """The concrete value of x in a Z3 model."""
         return model.eval(self.int_term(x), model_completion=True).as_long()
+
+
+def _linear(e) -> bool:
+    """Does the Z3 term e multiply no two variables (nor divide by one)?"""
+    todo = [e]
+    while todo:
+        x = todo.pop()
+        kids = x.children()
+        if z3.is_app_of(x, z3.Z3_OP_MUL) and sum(not z3.is_int_value(c) for c in kids) > 1:
+            return False
+        if (z3.is_app_of(x, z3.Z3_OP_IDIV) or z3.is_app_of(x, z3.Z3_OP_MOD)) and not z3.is_int_value(kids[1]):
+            return False
+        todo += kids
+    return True
+
+
+def plain(t: Term, ints: dict):
+    """Term t as a plain Z3 integer term or condition, its variables from `ints` (no digits: products
+    and divisions stay as they are; a derived parameter's defining condition)."""
+    op, a = t.op, t.args
+    if op == "var":
+        if a[0] not in ints:
+            raise NormalizationError(f"unknown variable {a[0]}")
+        return ints[a[0]]
+    if op == "const":
+        return z3.IntVal(a[0])
+    if op == "bool":
+        return z3.BoolVal(a[0])
+    return _PLAIN[op](*[plain(x, ints) for x in a])
+
+
+_PLAIN = {
+    "add": lambda x, y: x + y, "neg": lambda x: -x, "mul": lambda x, y: x * y,
+    "mod": lambda x, y: x % y, "div": lambda x, y: x / y,     # Z3's / and % are floor's for a divisor > 0
+    "ite": z3.If, "eq": lambda x, y: x == y, "lt": lambda x, y: x < y, "le": lambda x, y: x <= y,
+    "and": lambda *xs: z3.And(*xs), "or": lambda *xs: z3.Or(*xs), "not": z3.Not,
+}
+require_complete("normalize.plain", _PLAIN)
 
 
 # Each operator of `schedules/operators.py` in digit form (an integer) or as a Z3 condition.

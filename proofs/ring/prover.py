@@ -396,13 +396,14 @@ def _enumerate_counts(schedule: Schedule, opts: Options, result: Result, c, enum
     on_coverage = rests_on_coverage(schedule, c)
     for n, m, d in todo:
         got = enumerated[n, m, d]
-        derived = c.at(n, m, d)
+        derived = c.at(n, m, d, schedule.shape)
         for kind in CLAIM_KINDS:
             measured = got["cycles"] if kind == "cycles" else got["ops"].get(kind, 0)
             form = derived["cycles"] if kind == "cycles" else derived["ops"].get(kind)
             where = Counterexample(n, m, "", "", d=schedule.shape.own("d", d)).sizes()
-            if kind in claims and claim_at(claims[kind], n, m, d) != measured:
-                cex = _count_replay(schedule, kind, n, m, d, measured, claim_at(claims[kind], n, m, d), "enumerated")
+            claimed = claim_at(claims[kind], n, m, d, schedule.shape) if kind in claims else None
+            if kind in claims and claimed != measured:
+                cex = _count_replay(schedule, kind, n, m, d, measured, claimed, "enumerated")
                 return replace(result, verdict=Verdict.REFUTED, counterexample=cex,
                                reason=f"claim {kind} = {claims[kind]} disagrees with the run at {where}")
             if form is not None and form != measured:

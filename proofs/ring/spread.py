@@ -53,7 +53,7 @@ def forms(schedule, session=None):
     -- ({}, {}, reason) where some phase's form is not derived. Each phase's form is checked by
     enumeration (module doc). Found under the session's budget (None: a fresh session under the
     default budget) and kept in it where derived."""
-    from ringproof.proofs.ring.counting import _condition, _nest, _shape, parameters, with_parameters
+    from ringproof.proofs.ring.counting import _condition, _nest, _shape, exact_chunks, parameters, with_parameters
     from ringproof.proofs.ring.nests import Decider, Unknown, count, lifted
     session = _session(session)
     hit = session.balanced.get(id(schedule))
@@ -79,7 +79,7 @@ def forms(schedule, session=None):
             why = f"phase {phase.name}: {e}"
             break
         phases[phase.name] = (st.op.value, got)
-    exact = _exact_chunks(schedule)
+    exact = exact_chunks(schedule)
     phases = {name: (kind, sympy.expand(v.xreplace(exact))) for name, (kind, v) in phases.items()}
     if why:
         result = ({}, {}, why)
@@ -97,32 +97,20 @@ def _session(session):
     return session if session is not None else Session()
 
 
-def _exact_chunks(schedule) -> dict:
-    """{floor form: exact value} of the derived parameters proved exact (a chunk k/c where the side
-    condition makes c divide k: `counting.derived_parameters`)."""
-    from ringproof.proofs.ring.counting import derived_parameters, parameters
-    from ringproof.schedules.dsl import with_derived
-    if not schedule.derived:
-        return {}
-    P = parameters(schedule.shape)
-    raw = with_derived(schedule.derived, P)
-    exact = derived_parameters(schedule, P)
-    return {sympy.sympify(getattr(raw, k)): v for k, v in exact.items() if sympy.sympify(getattr(raw, k)) != v}
-
-
-def _compile(form):
-    """The form as a Python function of (k, m, kd, l), compiled once."""
+def _compile(form, least=()):
+    """The form as a Python function of (k, m, kd, l and the `least` symbols: derived parameters
+    defined by a condition), compiled once."""
     from ringproof.proofs.ring.nests import KD, K, M
-    return sympy.lambdify((K, M, KD, L), form.doit(), modules=["math"])
+    return sympy.lambdify((K, M, KD, L, *least), form.doit(), modules=["math"])
 
 
-def _on_pes(fn, n: int, m: int, d: int) -> list:
+def _on_pes(fn, n: int, m: int, d: int, least=()) -> list:
     """A compiled form's values on PEs 1..m at one size: integers, or the value itself where it is
     not within 1e-9 of one (at these sizes a non-integer value of a rational form is much further
     than that from any integer, so it never passes for one)."""
     out = []
     for l in range(1, m + 1):
-        v = fn(n // m, m, d // m, l)
+        v = fn(n // m, m, d // m, l, *least)
         out.append(int(round(v)) if abs(v - round(v)) < 1e-9 else v)
     return out
 
@@ -130,14 +118,16 @@ def _on_pes(fn, n: int, m: int, d: int) -> list:
 def _check(schedule, phases: dict) -> None:
     """Each phase's per-PE form against enumeration (its guard and PE at every iteration) at every
     size n, d ≤ 12: InternalError at the first disagreement."""
-    from ringproof.proofs.ring.counting import check_sizes, in_n_m_d
+    from ringproof.proofs.ring.counting import check_sizes, in_n_m_d, least_at
     from ringproof.schedules.dsl import params, with_derived
-    compiled = {name: _compile(form) for name, (_, form) in phases.items()}
+    names = tuple(least_at(schedule.shape, *check_sizes(schedule.shape)[0]))   # symbols of a Least, if any
+    compiled = {name: _compile(form, names) for name, (_, form) in phases.items()}
     for n, m, d in check_sizes(schedule.shape):
         P = with_derived(schedule.derived, params(n, m, d=d))
+        least = [int(v) for v in least_at(schedule.shape, n, m, d).values()]
         for name, (kind, form) in phases.items():
             want = active_per_pe(schedule.phase(name), P, m)
-            got = _on_pes(compiled[name], n, m, d)
+            got = _on_pes(compiled[name], n, m, d, least)
             if got != want:
                 raise InternalError(f"balance: phase {name}: the derived {kind} on PE l, {in_n_m_d(form)}, gives "
                                     f"{got} at n={n}, m={m}, d={d}; enumeration {want}")
@@ -214,13 +204,14 @@ def check_claim(schedule, claim: str, session=None):
     else:
         want = counting.parse_claim(claim, schedule.shape, counting.derived_parameters(schedule))
         sizes = [(n, m, d) for n, m, d in sorted(schedule.shape.sizes(CLAIM_N), key=lambda s: (s[0], s[1]))
-                 if spread_of(per_pe(schedule, n, m, d)) != want.subs({counting.N: n, counting.M: m, counting.D: d})]
+                 if spread_of(per_pe(schedule, n, m, d)) != want.subs({counting.N: n, counting.M: m, counting.D: d,
+                                                                       **counting.least_at(schedule.shape, n, m, d)})]
     if not sizes:
         return (Verdict.UNKNOWN, f"claim balance = {claim} agrees with enumeration for every n ≤ {CLAIM_N} only "
                 f"(spread not derived: {why})", None)
     n, m, d = sizes[0]
     want = counting.parse_claim(claim, schedule.shape, counting.derived_parameters(schedule))
-    claimed = want.subs({counting.N: n, counting.M: m, counting.D: d})
+    claimed = want.subs({counting.N: n, counting.M: m, counting.D: d, **counting.least_at(schedule.shape, n, m, d)})
     table = per_pe(schedule, n, m, d)
     got = spread_of(table)
     if got == claimed:          # the derived spread disagrees with the trace: never report it

@@ -19,7 +19,7 @@ from ringproof.model.ring.trace import PhaseTrace
 from ringproof.proofs.ring.normalize import PARAMS, Ctx
 from ringproof.schedules.dsl import Op, Phase, Ref, Schedule
 from ringproof.schedules.expr import and_, between, lift, not_, or_, var
-from ringproof.schedules.shape import D_IS_N, Shape
+from ringproof.schedules.shape import D_IS_N, PARAMETERS, Shape
 
 # --------------------------------------------------------------------------------- records
 
@@ -94,11 +94,16 @@ def implies(a, b):
     return or_(not_(a), b)
 
 
+def extent(dim: str):
+    """The symbolic size an array's dimension ranges over: a parameter, or a derived parameter by
+    name (the prover reads it from the schedule's shape)."""
+    return getattr(PARAMS, dim) if dim in PARAMETERS else var(dim)
+
+
 def in_range(ref: Ref | None):
     if ref is None:
         return lift(True)
-    ext = {"n": PARAMS.n, "d": PARAMS.d}
-    return and_(*[between(1, x, ext[d]) for x, d in zip(ref.idx, ref.array.dims)])
+    return and_(*[between(1, x, extent(d)) for x, d in zip(ref.idx, ref.array.dims)])
 
 
 def generic_step(phase: Phase):

@@ -11,7 +11,7 @@ from ringproof.errors import BadInput
 from ringproof.model.ring.machine import describe
 from ringproof.proofs.ring.iterations import It, active, exists, fresh, new_var, ref_eq, same_iteration
 from ringproof.proofs.ring.normalize import PARAMS, NormalizationError
-from ringproof.proofs.ring.properties.base import (Kind, any_repeated, computes, first_bad, generic_step,
+from ringproof.proofs.ring.properties.base import (Kind, any_repeated, computes, extent, first_bad, generic_step,
                                                   phases_computing, term_key, transposed_ref)
 from ringproof.schedules.dsl import Op
 from ringproof.schedules.expr import and_, between, eq, le, lift, not_, or_, var
@@ -43,8 +43,6 @@ def terms_symbolic(S, P):
     eqn = _shared(S, P, joint=True)
     if eqn is None:
         return []
-    ext = {"n": PARAMS.n, "d": PARAMS.d}
-
     def build(ctx):
         a = fresh(ctx, S, P, "a")
         st = a.step
@@ -56,7 +54,7 @@ def terms_symbolic(S, P):
         goal = [or_(ref_eq(x, y), ref_eq(x, transposed_ref(y))) if y.array in sym and len(y.idx) == 2
                 else ref_eq(x, y) for x, y in zip(st.operands, want)]
         if eqn.reduce:
-            goal.append(between(1, key[-1], ext[eqn.reduce]))
+            goal.append(between(1, key[-1], extent(eqn.reduce)))
         if eqn.where:
             goal.append(lift(eqn.where(PARAMS, *key)))
         return {"a": a}, [active(a)], and_(*goal)
@@ -71,7 +69,7 @@ def _keys(trace, pt, eqn):
 
 
 def _extents(trace, eqn):
-    ext = {"n": trace.n, "d": trace.P.d}
+    ext = trace.layout.sizes
     return ext, [ext[d] for d in eqn.target.dims] + ([ext[eqn.reduce]] if eqn.reduce else [])
 
 
@@ -177,14 +175,13 @@ def onto_symbolic(S, P):
     eqn = _shared(S, P)
     if eqn is None:
         return []
-    ext = {"n": PARAMS.n, "d": PARAMS.d}
     symmetric = eqn.target in S.problem.symmetric_pairs
 
     def build(ctx):
         dims = list(eqn.target.dims) + ([eqn.reduce] if eqn.reduce else [])
         names = [f"key.{i}" for i in range(len(dims))]
         for name, d in zip(names, dims):
-            new_var(ctx, name, 1, ext[d])
+            new_var(ctx, name, 1, extent(d))
         key = [var(nm) for nm in names]
         hyp = [lift(eqn.where(PARAMS, *key))] if eqn.where else []
         if symmetric:       # one orientation of each pair is required

@@ -21,7 +21,7 @@ from ringproof.errors import BadInput
 from ringproof.proofs.ring.iterations import (It, active, alternatives, at, exists, fresh, moves, new_var, next_pe,
                                               node, ref_eq, same_iteration, starts)
 from ringproof.proofs.ring.normalize import PARAMS
-from ringproof.proofs.ring.properties.base import Kind, computes, describe, phases_computing
+from ringproof.proofs.ring.properties.base import Kind, computes, describe, extent, phases_computing
 from ringproof.schedules.dsl import At
 from ringproof.schedules.expr import and_, eq, ite, lift, not_, var
 
@@ -46,11 +46,10 @@ def _after(it: It):
 def _key(ctx, S, array):
     """Fresh indices of an element of `array` that has a term (the equation's mask, if any)."""
     eqn = S.problem.equation_for(array)
-    ext = {"n": PARAMS.n, "d": PARAMS.d}
     dims = list(array.dims) + ([eqn.reduce] if eqn.where is not None and eqn.reduce else [])
     names = [f"key.{i}" for i in range(len(dims))]
     for name, d in zip(names, dims):
-        new_var(ctx, name, 1, ext[d])
+        new_var(ctx, name, 1, extent(d))
     key = [var(nm) for nm in names]
     hyp = [lift(eqn.where(PARAMS, *key))] if eqn.where is not None else []
     return array[tuple(key[:len(array.dims)])], key, hyp
