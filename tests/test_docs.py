@@ -84,6 +84,7 @@ INSTANCES = {
     "prove algo3-printed": ("prove algo3-printed", {1}),
     "prove algo2-fast": ("prove algo2-fast --property coverage", {0}),
     "prove algo2-even": ("prove algo2-even --property coverage", {0}),
+    "prove algo3-fast": ("prove algo3-fast --property coverage", {0}),
     "prove bound {plain,symmetric,masked} [--json]": ("prove bound masked --json", {0}),
     "prove algo1-general": ("prove algo1-general --property coverage", {0}),
     "prove my_schedule.py": ("prove examples/my_schedule.py --property coverage", {0}),

@@ -14,12 +14,13 @@ from ringproof.errors import BadInput
 
 
 def registry() -> dict:
-    from ringproof.schedules import algo1, algo2, algo2_even, algo2_fast, algo3, context_parallel as cp
+    from ringproof.schedules import (algo1, algo2, algo2_even, algo2_fast, algo3, algo3_fast,
+                                     context_parallel as cp)
 
     paper = {s.name: s for s in (algo1.ALGO1, algo1.ALGO1_PRINTED, algo1.ALGO1_GENERAL,
                                  algo2.ALGO2, algo2.ALGO2_PRINTED, algo2.ALGO2_GENERAL, algo2_fast.ALGO2_FAST,
                                  algo2_even.ALGO2_EVEN,
-                                 algo3.ALGO3, algo3.ALGO3_PRINTED, algo3.ALGO3_GENERAL)}
+                                 algo3.ALGO3, algo3.ALGO3_PRINTED, algo3.ALGO3_GENERAL, algo3_fast.ALGO3_FAST)}
     context = {s.name: s for name in cp.SCHEDULES for s in (cp.FORWARDS[name], cp.BACKWARDS[f"{name}-bwd"])}
     return {**paper, **context}
 
@@ -44,7 +45,7 @@ def resolve(target: str) -> Schedule:
         raise BadInput(f"{target!r} is not a schedule file: a schedule file is Python source ending in .py")
     # a context-parallel target's backward twin is named once, as a suffix: the line stays short
     names = [name for name in sorted(reg) if not (name.endswith("-bwd") and name[:-4] in reg)]
-    raise BadInput(f"unknown target {target[:80]!r}: expected one of {', '.join(names)} (a context-parallel "
+    raise BadInput(f"unknown target {target[:40]!r}: expected one of {', '.join(names)} (a context-parallel "
                    "one also as NAME-bwd) or the path of a schedule file (.py)")
 
 
