@@ -198,7 +198,7 @@ def ring_pass(cp: ContextParallel) -> Schedule:
     def home(P, ref):
         return lay.owner(P, ref.idx[0] - 1) + 1
 
-    phase = Phase("ring", (Loop("s", 1, "m"), Loop("i", 1, "k"), Loop("b", 1, "k"), Loop("c", 1, "d")),
+    phase = Phase("ring", (Loop("s", 1, "m", ring_step=True), Loop("i", 1, "k"), Loop("b", 1, "k"), Loop("c", 1, "d")),
                   step, inverse=inverse,
                   doc="PE l at ring step s: q[A, c]·k[B, c] for its query slot i and key slot b of the "
                       "block of PE ((l − s) mod m) + 1, which it copies on")
@@ -349,7 +349,7 @@ def ring_backward(cp: ContextParallel) -> Schedule:
             la, lb = owner(P, A), owner(P, B)
             return dict(s=mod(la - lb, P.m) + 1, b=lay.slot(P, B - 1) + 1, c=C, i=lay.slot(P, A - 1) + 1, l=la)
 
-        return Phase(name, (Loop("s", 1, "m"), Loop("b", 1, "k"), Loop("c", 1, "d"), Loop("i", 1, "k")),
+        return Phase(name, (Loop("s", 1, "m", ring_step=True), Loop("b", 1, "k"), Loop("c", 1, "d"), Loop("i", 1, "k")),
                      step, inverse=at,
                      doc=f"{target.name}[B, c] travels with key block B, each PE adding its rows' terms")
 
@@ -367,7 +367,7 @@ def ring_backward(cp: ContextParallel) -> Schedule:
         return At(ref.array.name, dict(s=P.m, b=lay.slot(P, X - 1) + 1, c=C, i=P.k,
                                        l=wrap(owner(P, X) - 1, P.m)))
 
-    phases = (Phase("dq", (Loop("s", 1, "m"), Loop("i", 1, "k"), Loop("b", 1, "k"), Loop("c", 1, "d")),
+    phases = (Phase("dq", (Loop("s", 1, "m", ring_step=True), Loop("i", 1, "k"), Loop("b", 1, "k"), Loop("c", 1, "d")),
                     dq_step, inverse=dq_at, doc="dq[A, c] stays on A's PE; K travels as in the forward"),
               travelling("dk", dk, ds, q), travelling("dv", dv, p, g))
     macs = "3*d*n*(n + 1)/2" if cp.causal else "3*n**2*d"
@@ -477,7 +477,7 @@ def ring_forward(cp: ContextParallel, problem: Problem | None = None) -> Schedul
     def home(P, ref):
         return lay.owner(P, ref.idx[0] - 1) + 1
 
-    phases = (Phase("ring", (Loop("s", 1, "m"), Loop("i", 1, "k"), Loop("u", 1, 2), Loop("b", 1, "k"),
+    phases = (Phase("ring", (Loop("s", 1, "m", ring_step=True), Loop("i", 1, "k"), Loop("u", 1, 2), Loop("b", 1, "k"),
                              Loop("c", 1, lambda P, ix: P.d + 1)), step, inverse=inverse,
                     doc="PE l at ring step s, query slot i: the block's scores and running max, then "
                         "its terms of the rescaled sums"),

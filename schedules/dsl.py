@@ -240,12 +240,16 @@ class Loop:
     `through` (outermost loop only) is a counting hint: a callable `(P, V) -> value` giving the
     cycles the phase spends in iterations lo..V of this loop. It is used where a sum has no closed
     form sympy can find, and only after `ringproof.proofs.ring.induction` proves it (base V = lo, step V-1 → V).
+
+    `ring_step=True` (outermost loop only) says that each iteration of this loop is one ring step:
+    the balance is then also derived per ring step (active ops on PE l in step s).
     """
 
     name: str
     lo: Any
     hi: Any
     through: Any = None
+    ring_step: bool = False
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name.isidentifier():
@@ -342,6 +346,9 @@ class Phase:
         names = [lp.name for lp in self.loops]
         if len(set(names)) != len(names):
             raise BadInput(f"{user_line(__file__, dataclasses.__file__)}phase {self.name}: loop names repeat: {names}")
+        if any(lp.ring_step for lp in self.loops[1:]):
+            raise BadInput(f"{user_line(__file__, dataclasses.__file__)}phase {self.name}: only the outermost "
+                           "loop may be its ring step (ring_step=True)")
         object.__setattr__(self, "step", guarded(self.step, f"the step of phase {self.name}", (Step, Choice)))
         if isinstance(self.inverse, dict):
             object.__setattr__(self, "inverse", {a: guarded(f, f"the inverse witness of phase {self.name} ({a})")

@@ -341,6 +341,20 @@ def active_per_pe(phase: Phase, P, m: int) -> list[int]:
     return np.bincount(pe[_vec(step.guard, size, bool)], minlength=m + 1)[1:m + 1].tolist()
 
 
+def active_per_step(phase: Phase, P, m: int) -> dict[int, list[int]]:
+    """{value of the phase's outermost loop (its ring step): [iterations whose op happens on PE 1,
+    ..., m in that step]} at sizes P, by enumeration (as `active_per_pe`)."""
+    seq = enumerate_loops(phase, P)
+    tuples = len(next(iter(seq.values()))) if seq else 1
+    index = {k: np.repeat(v, m) for k, v in seq.items()}
+    index["l"] = np.tile(np.arange(1, m + 1, dtype=np.int32), tuples)
+    step = phase.step(P, SimpleNamespace(**index))
+    size = tuples * m
+    pe, active, outer = _vec(step.pe, size, np.int64), _vec(step.guard, size, bool), index[phase.loops[0].name]
+    return {int(s): np.bincount(pe[active & (outer == s)], minlength=m + 1)[1:m + 1].tolist()
+            for s in np.unique(outer)}
+
+
 class Stream:
     """A schedule for concrete n, m (and d) read lazily: each phase in blocks of about `chunk`
     iterations (whole cycles, in time order), or only the cycles asked for. Memory: one block."""

@@ -44,11 +44,12 @@ class Unknown(Exception):
     """The nest or its guard is outside what this module counts exactly; the message says why."""
 
 
-def count(loops, cond=True, decider: "Decider | None" = None, keep: int = 0) -> sympy.Expr:
+def count(loops, cond=True, decider: "Decider | None" = None, keep: int = 0, settle: bool = True) -> sympy.Expr:
     """|{(v1, ..., vr) in the nest `loops` ([(symbol, lo, hi)], outer first) : cond}| as a closed
     form in the parameters (k, m, kd); raises Unknown (module doc). `cond` may be a list of
     disjoint conditions (`lifted`): their counts add. The `keep` outermost indices
-    are not summed: the form is then one of them too, valid at every point of their ranges."""
+    are not summed: the form is then one of them too, valid at every point of their ranges.
+    `settle=False`: a case's condition is kept even where it always holds (the caller settles it)."""
     decider = decider or Decider()
     names = [v for v, _, _ in loops]
     base = []
@@ -66,7 +67,7 @@ def count(loops, cond=True, decider: "Decider | None" = None, keep: int = 0) -> 
                 raise Unknown(f"more than {MAX_CASES} cases of bounds")
         for f, cons in pieces:
             cond = sympy.And(*[e <= 0 for e in cons])
-            total += f if not cons or decider.never(sympy.And(sympy.Not(cond), sympy.Ne(f, 0)), loops[:keep]) \
+            total += f if not cons or settle and decider.never(sympy.And(sympy.Not(cond), sympy.Ne(f, 0)), loops[:keep]) \
                 else sympy.Piecewise((f, cond), (0, True))
     return total
 

@@ -31,6 +31,7 @@ from ringproof.schedules.shape import PARAMETERS
 FIGURE = (16, 4)     # (n, m) of the printed figures where the spread is not derived (or smaller)
 CLAIM_N = 24         # a claim is compared with enumeration up to this n where nothing is derived
 L = sympy.Symbol("l", integer=True)
+S = sympy.Symbol("s", integer=True)   # the ring step, in the per-step forms
 
 
 def per_pe(schedule, n: int, m: int, d: int | None = None, by: str = "op") -> dict:
@@ -101,6 +102,209 @@ def forms(schedule, session=None):
         result = (out, {name: form for name, (_, form) in phases.items()}, "", on_terms)
         session.balanced[id(schedule)] = (schedule, result)   # a why may be a solver's unknown: not kept
     return result
+
+
+def step_forms(schedule, session=None):
+    """({phase: active ops on PE l in ring step s, a closed form in k, m, kd, l and s (cases of l
+    and s)}, why not) for the phases whose outermost loop is a ring step (`Loop(...,
+    ring_step=True)`) and whose op runs on PE l ({}, "" where no phase has a ring step). Each
+    phase's nest is counted with l and its ring step kept (`nests.count(..., keep=2)`); a chunk
+    size the side condition makes exact (k/c) is counted as c·k' (no floor to split); the summed
+    cases are then read as the cells of l and s their conditions cut out (`cells`). Each form is
+    checked against enumeration at every (l, s) and every size n, d ≤ 12 (`_check_steps`)."""
+    from ringproof.proofs.ring.counting import _condition, _nest, _shape, parameters, with_parameters
+    from ringproof.proofs.ring.nests import Unknown, count, lifted
+    session = _session(session)
+    key = ("steps", id(schedule))
+    hit = session.balanced.get(key)
+    if hit is not None and hit[0] is schedule:
+        return hit[1]
+    P = with_parameters(schedule, parameters(schedule.shape))
+    scale, decider = _chunked(schedule, session)
+    out, why = {}, ""
+    for phase in schedule.phases:
+        st = _shape(phase)
+        if st.op.value == "MOVE" or not (phase.loops and phase.loops[0].ring_step):
+            continue
+        pe = lift(st.pe)
+        if not (pe.op == "var" and pe.args[0] == "l"):
+            why = why or f"phase {phase.name}: its op does not run on PE l"
+            continue
+        loops, env = _nest(phase, P, True)
+        loops = [loops[-1]] + loops[:-1]           # l, then the ring step: both kept
+        loops = [(v, sympy.sympify(lo).xreplace(scale), sympy.sympify(hi).xreplace(scale)) for v, lo, hi in loops]
+        step = loops[1][0]
+        try:
+            cond = sympy.sympify(_condition(st.guard, env, P)).xreplace(scale)
+            got = count(loops, lifted(cond, loops, decider), decider, keep=2, settle=False)
+            form = cells(got, loops[:2], decider)
+        except Unknown as e:
+            why = why or f"phase {phase.name} per ring step: {e}"
+            continue
+        back = {x: x / c for x, c in ((k, v / k) for k, v in scale.items())}
+        out[phase.name] = sympy.piecewise_fold(form.xreplace(back).xreplace({step: S})) if form.has(sympy.Piecewise) \
+            else sympy.expand(form.xreplace(back).xreplace({step: S}))
+    if out:
+        _check_steps(schedule, out)
+    result = (out, why)
+    if not why:
+        session.balanced[key] = (schedule, result)
+    return result
+
+
+def _chunked(schedule, session):
+    """({k: c·k} where the side condition makes the chunk k/c exact (one chunk), else {}; a Decider
+    whose facts read k as k/c there, so that what it shows holds of the substituted forms)."""
+    from ringproof.proofs.ring.counting import exact_chunks
+    from ringproof.proofs.ring.nests import K, Decider
+    decider = Decider(schedule.shape, session.budget)
+    exact = exact_chunks(schedule)
+    chunks = {sympy.simplify(K / v) for v in exact.values()}
+    if len(chunks) != 1 or not next(iter(chunks)).is_Integer:
+        return {}, decider
+    scale = {K: next(iter(chunks)) * K}
+    if decider.requires is not None:
+        decider.requires = decider.requires.xreplace(scale)
+    if decider.least:
+        return {}, Decider(schedule.shape, session.budget)
+    return scale, decider
+
+
+def _atom(rel):
+    """A comparison as e with `rel` ⇔ e ≤ 0 (integers), or None."""
+    if isinstance(rel, (sympy.LessThan, sympy.StrictLessThan, sympy.GreaterThan, sympy.StrictGreaterThan)):
+        e = rel.lhs - rel.rhs if isinstance(rel, (sympy.LessThan, sympy.StrictLessThan)) else rel.rhs - rel.lhs
+        strict = isinstance(rel, (sympy.StrictLessThan, sympy.StrictGreaterThan))
+        return sympy.expand(e + 1 if strict else e)
+    return None
+
+
+def cells(form, kept, decider):
+    """`form` (a sum of cases, each a conjunction of comparisons) as one Piecewise over the cells
+    its comparisons cut out of the kept indices' ranges (`kept`: [(l, 1, m), (s, lo, hi)]): each
+    comparison splits the cells where both sides can hold (Z3, over the ranges, every size and the
+    side condition; a cell Z3 does not show empty is kept), a cell's value is the sum of the cases
+    that hold there, cells shown to have one value are joined. Raises nests.Unknown if a comparison
+    is not one of integers."""
+    from ringproof.proofs.ring.nests import Unknown
+    form = sympy.expand(form)
+    rels = form.atoms(sympy.core.relational.Relational)
+    atoms: list = []
+    for rel in rels:
+        e = _atom(rel)
+        if e is None:
+            raise Unknown(f"a case of the per-step form compares by {type(rel).__name__}")
+        if e not in atoms and sympy.expand(1 - e) not in atoms:
+            atoms.append(e)
+    z = _Cells(decider, kept)
+    found = [{}]
+    for e in sorted(atoms, key=sympy.default_sort_key):
+        found = [{**cell, e: truth} for cell in found for truth in (True, False) if z.possible(cell, {e: truth})]
+    pieces: list = []
+    for cell in found:
+        truth = {}
+        for rel in rels:
+            e = _atom(rel)
+            truth[rel] = sympy.true if cell.get(e, not cell.get(sympy.expand(1 - e), True)) else sympy.false
+        value = sympy.expand(sympy.piecewise_fold(form.xreplace(truth)))
+        if value.has(sympy.Piecewise):
+            raise Unknown("a case of the per-step form is not settled in a cell")
+        for piece in pieces:                 # one value there (equal, or shown equal in the cell)
+            if sympy.expand(piece[0] - value) == 0 or not z.possible(cell, nonzero=piece[0] - value):
+                piece[1].append(cell)
+                break
+        else:
+            pieces.append((value, [cell]))
+    pieces = [(v, z.joined(w)) for v, w in pieces]
+    if len(pieces) == 1:
+        return pieces[0][0]
+    return sympy.Piecewise(*pieces[:-1], (pieces[-1][0], True))
+
+
+class _Cells:
+    """One Z3 solver holding the sizes' facts and the kept indices' ranges; cells are asked about
+    under push/pop (each comparison translated once)."""
+
+    def __init__(self, decider, kept):
+        import z3
+        from ringproof.proofs.ring.nests import to_z3
+        env, facts = decider._env()
+        for v, lo, hi in kept:
+            env[v] = z3.Int(str(v))
+            facts += [to_z3(lo, env) <= env[v], env[v] <= to_z3(hi, env)]
+        self.env, self.solver, self._z = env, decider._solver(), {}
+        self.solver.add(*facts)
+
+    def _atom(self, e, truth: bool):
+        from ringproof.proofs.ring.nests import to_z3
+        if e not in self._z:
+            self._z[e] = to_z3(e, self.env)
+        return self._z[e] <= 0 if truth else self._z[e] >= 1
+
+    def possible(self, cell: dict, more: dict | None = None, nonzero=None) -> bool:
+        """Not shown empty: the cell with `more` (and `nonzero` ≠ 0)."""
+        import z3
+        from ringproof.proofs.ring.nests import to_z3
+        self.solver.push()
+        try:
+            self.solver.add(*[self._atom(e, t) for e, t in {**cell, **(more or {})}.items()])
+            if nonzero is not None:
+                self.solver.add(to_z3(_nonzero(nonzero), self.env))
+            return self.solver.check() != z3.unsat
+        finally:
+            self.solver.pop()
+
+    def joined(self, cells: list):
+        """The union of cells of one value, written short: the comparisons they share where that is
+        the same set, then without the comparisons the others imply (each shown by Z3)."""
+        import z3
+        shared = dict(cells[0])
+        for cell in cells[1:]:
+            shared = {e: t for e, t in shared.items() if cell.get(e) == t}
+        union = z3.Or(*[z3.And(*[self._atom(e, t) for e, t in c.items()]) for c in cells])
+        if len(cells) > 1 and self._empty(list(self._each(shared)) + [z3.Not(union)]):
+            cells = [shared]
+        out = []
+        for cell in cells:
+            kept = dict(cell)
+            for e in list(cell):
+                rest = {x: t for x, t in kept.items() if x is not e}
+                if not self.possible(rest, {e: not cell[e]}):
+                    del kept[e]
+            out.append(sympy.And(*[(e <= 0) if t else (e >= 1) for e, t in kept.items()]))
+        return sympy.Or(*out)
+
+    def _each(self, cell):
+        return (self._atom(e, t) for e, t in cell.items())
+
+    def _empty(self, facts) -> bool:
+        import z3
+        self.solver.push()
+        try:
+            self.solver.add(*facts)
+            return self.solver.check() == z3.unsat
+        finally:
+            self.solver.pop()
+
+
+def _check_steps(schedule, by_phase: dict) -> None:
+    """Each per-step form against enumeration at every (l, s) and every size n, d ≤ 12: an
+    InternalError at the first disagreement."""
+    from ringproof.proofs.ring.counting import check_sizes, in_n_m_d, least_at
+    from ringproof.proofs.ring.nests import KD, K, M
+    from ringproof.model.ring.trace import active_per_step
+    from ringproof.schedules.dsl import params, with_derived
+    compiled = {name: sympy.lambdify((K, M, KD, L, S), form, modules=["math"]) for name, form in by_phase.items()}
+    for n, m, d in check_sizes(schedule.shape):
+        P = with_derived(schedule.derived, params(n, m, d=d))
+        for name, form in by_phase.items():
+            want = active_per_step(schedule.phase(name), P, m)
+            for s, row in want.items():
+                got = [compiled[name](n // m, m, d // m, l, s) for l in range(1, m + 1)]
+                if any(abs(g - w) > 1e-9 for g, w in zip(got, row)):
+                    raise InternalError(f"balance: phase {name}: the derived active ops on PE l in ring step s, "
+                                        f"{in_n_m_d(form)}, give {got} at s={s}, n={n}, m={m}, d={d}; "
+                                        f"enumeration {row}")
 
 
 def _has_op(t, op: str) -> bool:
@@ -266,6 +470,11 @@ def summary(schedule, session=None) -> dict:
         out["per_phase"] = {k: str(tidy(in_n_m_d(v))) for k, v in by_phase.items()}
     if on_terms:
         out["on_coverage"] = on_terms
+    steps, steps_why = step_forms(schedule, session)
+    if steps:
+        out["per_step"] = {k: str(tidy(in_n_m_d(v))) for k, v in steps.items()}
+    if steps_why:
+        out["per_step_reason"] = steps_why
     if spread is None:
         size = figure_size(schedule)
         if size is not None:
@@ -317,11 +526,31 @@ def readable(details: dict) -> str:
         on_l = "active ops on PE l: " + "; ".join(f"{k} {v}" for k, v in details["per_phase"].items()) + "; "
     if details.get("on_coverage"):
         on_l += f"({', '.join(details['on_coverage'])} counted over their terms: rests on their coverage); "
+    steps = _steps_line(details)
     if details.get("spread") is not None:
-        return f"balance: {on_l}spread (max − min active ops over PEs) = {details['spread']} for every n"
+        return f"balance: {on_l}spread (max − min active ops over PEs) = {details['spread']} for every n{steps}"
     at = details.get("at")
     if at is None:
-        return f"balance: {on_l}spread not derived ({details['reason']})"
+        return f"balance: {on_l}spread not derived ({details['reason']}){steps}"
     fig = "; ".join(f"{k} per PE {'/'.join(map(str, v))}" for k, v in at["per_pe"].items() if any(v))
     return (f"balance: {on_l}spread not derived for every n ({details['reason']}); at n={at['n']}, m={at['m']}: "
-            f"{fig} (spread {at['spread']})")
+            f"{fig} (spread {at['spread']}){steps}")
+
+
+def _steps_line(details: dict) -> str:
+    """The per-ring-step forms, one clause per phase ("" where no phase has a ring step)."""
+    if details.get("per_step_reason"):
+        return f"\n  per ring step: not derived ({details['per_step_reason']})"
+    if not details.get("per_step"):
+        return ""
+    return "\n  active ops on PE l in ring step s: " + "; ".join(
+        f"{k} {_cases(v)}" for k, v in details["per_step"].items())
+
+
+def _cases(form: str) -> str:
+    """A per-step form for people: `v1 if c1, v2 if c2, else v3`."""
+    e = sympy.sympify(form)
+    if not isinstance(e, sympy.Piecewise):
+        return str(e)
+    parts = [f"{v} if {c}" for v, c in e.args[:-1]]
+    return "{" + ", ".join(parts) + f", else {e.args[-1][0]}" + "}"
