@@ -5,6 +5,8 @@ refuted and replayed."""
 
 import itertools
 
+import pytest
+
 import sympy
 
 from ringproof.model.ring.memory import peak_per_pe
@@ -123,3 +125,43 @@ def test_the_memory_table_of_context_parallel_md_is_what_prove_prints():
         else:
             doc = sympy.sympify(re.sub(r"(\d)([a-z])", r"\1*\2", inputs.split(" (")[0].replace("·", "*")))
             assert sympy.simplify(doc - sympy.sympify(got["inputs_on_pe"])) == 0, name
+
+
+def _per_step_on_the_ring_model(S, n, m, d) -> dict:
+    """{phase: {s: [active ops on PE 1..m in ring step s]}} read off the ring model's trace."""
+    import numpy as np
+    out = {}
+    for pt in build_trace(S, n, m, d).phases:
+        if not (pt.phase.loops and pt.phase.loops[0].ring_step) or pt.op.value == "MOVE":
+            continue
+        step = np.asarray(pt.index[pt.phase.loops[0].name])
+        out[pt.phase.name] = {int(s): np.bincount(np.asarray(pt.pe)[pt.active & (step == s)],
+                                                  minlength=m + 1)[1:m + 1].tolist() for s in np.unique(step)}
+    return out
+
+
+def _check_per_step(name, most_n):
+    from ringproof.proofs.ring.counting import D as Dc, N as Nc, in_n_m_d
+    S = registry()[name]
+    got, why = spread.step_forms(S, Session())
+    assert got and not why, why
+    for n, m, d in [(n, m, d) for n, m, d in S.shape.sizes(most_n, 4) if d in (m, n)]:
+        for phase, table in _per_step_on_the_ring_model(S, n, m, d).items():
+            form = in_n_m_d(got[phase])
+            for s, row in table.items():
+                assert [int(form.subs({Nc: n, M: m, Dc: d, spread.L: l, spread.S: s})) for l in range(1, m + 1)] == row, \
+                    (phase, n, m, d, s)
+
+
+def test_per_ring_step_forms_are_the_ring_models_counts():
+    """Contiguous causal: the own block's triangle in step 1, a full block on PEs l ≥ s after, none
+    before; compared at every (l, s) with the ring model's trace."""
+    _check_per_step("ring-attention-causal-bwd", 12)
+    form = spread.step_forms(registry()["ring-attention-causal-bwd"], Session())[0]["dq"]
+    assert form.subs({K: 2, M: 4, sympy.Symbol("kd", positive=True, integer=True): 1, spread.L: 1, spread.S: 2}) == 0
+
+
+@pytest.mark.slow
+def test_per_ring_step_forms_of_zigzag_and_striped_are_the_ring_models_counts():
+    for name in ("zigzag", "striped-bwd"):
+        _check_per_step(name, 16)
