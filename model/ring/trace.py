@@ -355,6 +355,35 @@ def active_per_step(phase: Phase, P, m: int) -> dict[int, list[int]]:
             for s in np.unique(outer)}
 
 
+def idle_cycles(schedule: Schedule, n: int, m: int, d: int | None = None) -> int:
+    """The cycles of the ring at sizes n, m (d) when a PE with nothing to do in a ring step does not
+    hold the others back: a lock-step group whose phases' outermost loop is a ring step
+    (`Loop(..., ring_step=True)`) takes, per step, the active ops of its busiest PE (each PE runs
+    its own active iterations of the step one per cycle; the step ends when the last is done);
+    any other group its lock-step cycles. By enumeration."""
+    P = params(n, m, d=check_shape(schedule, n, m, d))
+    P = with_derived(schedule.derived, P) if schedule.derived else P
+    total = 0
+    for members in slot_members(schedule).values():
+        if all(p.loops and p.loops[0].ring_step for p in members):
+            busy: dict = {}
+            for p in members:
+                for s, row in active_per_step(p, P, m).items():
+                    busy[s] = [a + b for a, b in zip(busy.get(s, [0] * m), row)]
+            total += sum(max(row) for row in busy.values())
+        else:
+            total += max(count_tuples(p, P) for p in members)
+    return total
+
+
+def slot_members(schedule: Schedule) -> dict:
+    """{time slot: its phases} (a lock-step group shares one slot: `Schedule.slots`)."""
+    out: dict = {}
+    for p, s in zip(schedule.phases, schedule.slots):
+        out.setdefault(s, []).append(p)
+    return out
+
+
 class Stream:
     """A schedule for concrete n, m (and d) read lazily: each phase in blocks of about `chunk`
     iterations (whole cycles, in time order), or only the cycles asked for. Memory: one block."""

@@ -22,7 +22,7 @@ import numpy as np
 import sympy
 
 from ringproof.errors import InternalError
-from ringproof.model.ring.trace import active_per_pe, build_trace
+from ringproof.model.ring.trace import active_per_pe, build_trace, slot_members
 from ringproof.proofs.results import Counterexample, Verdict
 from ringproof.schedules.dsl import with_derived
 from ringproof.schedules.expr import evaluate, lift, var
@@ -32,6 +32,7 @@ FIGURE = (16, 4)     # (n, m) of the printed figures where the spread is not der
 CLAIM_N = 24         # a claim is compared with enumeration up to this n where nothing is derived
 L = sympy.Symbol("l", integer=True)
 S = sympy.Symbol("s", integer=True)   # the ring step, in the per-step forms
+_SIZES = sympy.symbols("k m kd", positive=True, integer=True)
 
 
 def per_pe(schedule, n: int, m: int, d: int | None = None, by: str = "op") -> dict:
@@ -554,3 +555,104 @@ def _cases(form: str) -> str:
         return str(e)
     parts = [f"{v} if {c}" for v, c in e.args[:-1]]
     return "{" + ", ".join(parts) + f", else {e.args[-1][0]}" + "}"
+
+
+# ----------------------------------------------------------------------------- idle PEs not waiting
+
+
+def idle_cycles(schedule, session=None, counted=None):
+    """(cycles of the machine in which a PE with nothing to do in a ring step does not hold the
+    others back, a closed form in k, m, kd; "") or (None, why not). A lock-step group whose
+    phases have a ring step takes, per step s, the active ops of its busiest PE, Σ_s max_l g(l, s)
+    with g the sum of its per-step forms: the busiest PE is a candidate c(s) among 1, m, s, s − 1
+    shown by Z3 to have g(l, s) ≤ g(c(s), s) for every l, and the sum over s is counted case by
+    case (`nests.count`); any other phase takes its lock-step cycles (`counted`: the schedule's
+    Counts). Checked against `model.ring.trace.idle_cycles` at every size n, d ≤ 12 by the caller."""
+    from ringproof.proofs.ring.counting import D, N, counts
+    from ringproof.proofs.ring.nests import KD, K, M, Decider, Unknown, count
+    session = _session(session)
+    counted = counted or counts(schedule, session)
+    steps, why = step_forms(schedule, session)
+    if why:
+        return None, why
+    decider = Decider(schedule.shape, session.budget)
+    total = sympy.Integer(0)
+    for phases in slot_members(schedule).values():
+        name = phases[0].group or phases[0].name
+        if not all(p.loops and p.loops[0].ring_step for p in phases):
+            forms = [counted.phase_cycles.get(p.name) for p in phases]   # lock step: its longest phase
+            if any(f is None for f in forms):
+                return None, f"{name}: cycles not derived"
+            forms = [sympy.expand(f.xreplace({N: K * M, D: KD * M})) for f in forms]       # in k, m, kd
+            total += forms[0] if len(set(forms)) == 1 else sympy.Max(*forms)
+            continue
+        if not all(p.name in steps for p in phases):
+            return None, f"group {name}: a phase's op does not run on PE l"
+        g = sympy.expand(sum((steps[p.name] for p in phases), sympy.Integer(0)))
+        lo, hi = _step_range(phases[0], schedule)
+        ctx = ((L, sympy.Integer(1), M), (S, lo, hi))
+        best = next((c for c in (M, sympy.Integer(1), S, S - 1)
+                     if decider.never(sympy.Or(c < 1, c > M), ctx[1:]) and _dominates(g, c, ctx, decider)), None)
+        if best is None:
+            return None, f"group {name}: no busiest PE shown among 1, m, s, s − 1 in every ring step (Z3)"
+        top = sympy.piecewise_fold(g.xreplace({L: best}))
+        pieces = top.args if isinstance(top, sympy.Piecewise) else ((top, sympy.true),)
+        before = []
+        try:
+            for v, c in pieces:
+                if v.has(S):
+                    return None, f"group {name}: its busiest PE's ops depend on the ring step inside a case"
+                total += v * count([(S, lo, hi)], sympy.And(c, *[sympy.Not(b) for b in before]), decider)
+                before.append(c)
+        except Unknown as e:
+            return None, f"group {name}: {e}"
+    total = sympy.expand(total)
+    _check_idle(schedule, total)
+    return total, ""
+
+
+def _check_idle(schedule, form) -> None:
+    """The idle-PE cycles against the ring model's enumeration (`trace.idle_cycles`) at every size
+    n, d ≤ 12: an InternalError at the first disagreement."""
+    from ringproof.model.ring.trace import idle_cycles as enumerated
+    from ringproof.proofs.ring.counting import _value, check_sizes, in_n_m_d
+    for n, m, d in check_sizes(schedule.shape):
+        got, want = _value(form, n, m, d, schedule.shape), enumerated(schedule, n, m, d if schedule.shape.is_free("d") else None)
+        if got != want:
+            raise InternalError(f"balance: the derived cycles with idle PEs not waiting, {in_n_m_d(form)}, give {got} "
+                                f"at n={n}, m={m}, d={d}; the ring model {want}")
+
+
+def _dominates(g, c, ctx, decider) -> bool:
+    """g(l, s) ≤ g(c, s) for every l, s of `ctx`, shown case against case: where a case of g(l, s)
+    and one of g(c, s) can hold together, their values compare (a polynomial of the sizes by its
+    coefficients, else Z3 under both cases)."""
+    mine, theirs = _disjoint(g), _disjoint(g.xreplace({L: c}))
+    for v, a in mine:
+        for w, b in theirs:
+            if decider.holds(sympy.expand(v - w), ()) and not (v - w).free_symbols - set(_SIZES):
+                continue
+            if not decider.never(sympy.And(a, b, v > w), ctx):
+                return False
+    return True
+
+
+def _disjoint(form) -> list:
+    """[(value, condition)] of a form's cases, each condition without the earlier ones."""
+    folded = sympy.piecewise_fold(form)
+    if not isinstance(folded, sympy.Piecewise):
+        return [(form, sympy.true)]
+    out, before = [], []
+    for v, c in folded.args:
+        out.append((v, sympy.And(c, *[sympy.Not(b) for b in before])))
+        before.append(c)
+    return out
+
+
+def _step_range(phase, schedule):
+    """The ring-step loop's bounds in k, m, kd."""
+    from types import SimpleNamespace
+    from ringproof.proofs.ring.counting import parameters, with_parameters
+    P = with_parameters(schedule, parameters(schedule.shape))
+    lo, hi = phase.loops[0].bounds(P, SimpleNamespace())
+    return sympy.sympify(lo), sympy.sympify(hi)
