@@ -26,6 +26,7 @@ class Options:
     smt2_dir: str | None = None      # write every solver query there as SMT-LIB 2
     size: tuple | None = None  # bounded tier: this one (n, m) only
     progress: Callable = silent  # told what runs now (the CLI's stderr line)
+    idle_pes: bool = False     # also the cycles of the machine where idle PEs do not wait (ring steps)
 
     def __post_init__(self):
         if self.tier not in TIERS:

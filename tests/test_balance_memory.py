@@ -165,3 +165,25 @@ def test_per_ring_step_forms_are_the_ring_models_counts():
 def test_per_ring_step_forms_of_zigzag_and_striped_are_the_ring_models_counts():
     for name in ("zigzag", "striped-bwd"):
         _check_per_step(name, 16)
+
+
+def test_with_idle_pes_not_waiting_the_contiguous_layout_takes_more_cycles_than_zigzag():
+    """In lock step both take the unmasked cycles; when a PE with nothing to do in a ring step does
+    not hold the others back, each step lasts as its busiest PE: zigzag's balance pays."""
+    from ringproof.model.ring.trace import idle_cycles
+    from ringproof.model.ring.machine import run
+    contiguous, zigzag = registry()["ring-attention-causal"], registry()["zigzag"]
+    assert run(contiguous, 16, 4, d=8).cycles == run(zigzag, 16, 4, d=8).cycles
+    assert idle_cycles(contiguous, 16, 4, 8) == 1076 > idle_cycles(zigzag, 16, 4, 8) == 644
+    assert idle_cycles(registry()["algo1"], 8, 4) == run(registry()["algo1"], 8, 4).cycles   # no ring step
+
+
+def test_idle_pe_cycles_in_closed_form_are_the_ring_models():
+    """Derived (and checked by the prover at n, d ≤ 12), then compared here at larger sizes."""
+    from ringproof.model.ring.trace import idle_cycles
+    from ringproof.proofs.ring.counting import _value
+    S = registry()["ring-attention-causal-bwd"]
+    form, why = spread.idle_cycles(S, Session())
+    assert form is not None, why
+    for n, m, d in ((16, 4, 8), (24, 3, 6), (20, 5, 5)):
+        assert _value(form, n, m, d, S.shape) == idle_cycles(S, n, m, d), (n, m, d)

@@ -34,6 +34,9 @@ def parser() -> ArgumentParser:
                    "or a number")
     p.add_argument("--seed", type=bounded_int(0, 2**32 - 1, "a seed"), default=0, help="seed of the random inputs")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--idle-pes", action="store_true",
+                   help="also the cycles when a PE with nothing to do in a ring step does not hold the others "
+                        "back (each ring step lasts as its busiest PE's active ops; JSON cycles_idle_pes)")
     p.add_argument("--picture", metavar="FILE.svg", help="write the schedule as an SVG PE × cycle grid; "
                    "the iterations of a broken rule are marked, with the cycles around them")
     p.add_argument("--cycles", type=positive_int, default=6, help="with --picture: cycles shown per phase (default 6)")
@@ -81,6 +84,9 @@ def main(argv, stdout, stderr) -> int:
             "max_rel_error": r.max_rel_error, "memory_peak_per_pe": peaks,
             "violations": [{"rule": v.rule, "message": v.message, "iterations": list(v.iterations)}
                            for v in r.violations]}
+    if args.idle_pes:
+        from ringproof.model.ring.trace import idle_cycles
+        data["cycles_idle_pes"] = idle_cycles(schedule, args.n, args.m, args.d) * copies
     if args.json:
         write_json("simulate", data, stdout)
     else:
@@ -89,6 +95,9 @@ def main(argv, stdout, stderr) -> int:
         stdout.write(f"cycles        {data['cycles']}"
                      + (f" ({copies} × {r.cycles}: one head simulated, heads and batches run one "
                         "after another and share no data)" if copies > 1 else "") + "\n")
+        if args.idle_pes:
+            stdout.write(f"cycles, idle PEs not waiting {data['cycles_idle_pes']} (a ring step lasts as its "
+                         "busiest PE's active ops; phases without a ring step in lock step)\n")
         stdout.write("ops           " + ", ".join(f"{k} {v}" for k, v in data["ops"].items()) + "\n")
         stdout.write(f"utilization   {r.utilization:.4f}\n")
         stdout.write(f"max rel error {r.max_rel_error:.3g} (vs numpy)\n")

@@ -59,6 +59,9 @@ def add_solver_options(p: ArgumentParser) -> None:
     p.add_argument("--cross-timeout", type=seconds, default=DEFAULTS.cross_timeout,
                    help=f"with --cross-check: seconds per query for the second solver (default {DEFAULTS.cross_timeout:g})")
     p.add_argument("--smt2", metavar="DIR", help="write every solver query there as a standalone SMT-LIB 2 file")
+    p.add_argument("--idle-pes", action="store_true",
+                   help="also derive the cycles of the machine in which a PE with nothing to do in a ring step "
+                        "does not hold the others back (each ring step lasts as its busiest PE's active ops)")
 
 
 def solver_options(args) -> Options:
@@ -77,7 +80,7 @@ def solver_options(args) -> Options:
         output_dir(args.smt2, "--smt2")
     props = tuple(p for arg in (args.property or list(DEFAULTS.properties)) for p in arg.split(","))
     return Options(props, args.tier, args.max_n, args.max_m, args.timeout, args.seed, args.jobs,
-                   args.cross_check, args.cross_timeout, args.smt2)
+                   args.cross_check, args.cross_timeout, args.smt2, idle_pes=args.idle_pes)
 
 
 def main(argv, stdout, stderr) -> int:

@@ -307,7 +307,7 @@ def _count_task(schedule: Schedule, opts: Options, session: Session, keep: bool 
     bound tells them apart, `unknown` saying which kind and why. Claims of balance and memory are
     decided by `spread` and `held`."""
     from ringproof.proofs.ring import held, spread
-    from ringproof.proofs.ring.counting import check_claim, claim_bound, counts, derived_parameters
+    from ringproof.proofs.ring.counting import check_claim, claim_bound, counts, derived_parameters, in_n_m_d, tidy
     from ringproof.proofs.ring.readable import readable
 
     t0 = time.perf_counter()
@@ -331,6 +331,10 @@ def _count_task(schedule: Schedule, opts: Options, session: Session, keep: bool 
         verdict = Verdict.UNKNOWN
         reason = "; ".join(f"{k} not derived ({c.why[k]})" for k in missing)
     details["balance"], details["memory"] = spread.summary(schedule, session), held.summary(schedule, session)
+    if opts.idle_pes:
+        idle, idle_why = spread.idle_cycles(schedule, session, c)
+        details["balance"]["idle_pes"] = {"cycles": None if idle is None else str(tidy(in_n_m_d(idle))),
+                                          "reason": idle_why}
     bijections = list(c.bijections) if opts.tier != "bounded" else []
     bijections += [p for p in details["balance"].get("on_coverage", []) if p not in bijections and opts.tier != "bounded"]
     if bijections:

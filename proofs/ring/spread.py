@@ -539,13 +539,17 @@ def readable(details: dict) -> str:
 
 
 def _steps_line(details: dict) -> str:
-    """The per-ring-step forms, one clause per phase ("" where no phase has a ring step)."""
+    """The per-ring-step forms, one clause per phase ("" where no phase has a ring step), and the
+    cycles with idle PEs not waiting where asked."""
+    idle = details.get("idle_pes")
+    idle = "" if idle is None else "\n  cycles with idle PEs not waiting (a ring step lasts as its busiest PE's " \
+        "active ops): " + (f"{idle['cycles']} for every n" if idle["cycles"] else f"not derived ({idle['reason']})")
     if details.get("per_step_reason"):
-        return f"\n  per ring step: not derived ({details['per_step_reason']})"
+        return f"\n  per ring step: not derived ({details['per_step_reason']}){idle}"
     if not details.get("per_step"):
-        return ""
+        return idle
     return "\n  active ops on PE l in ring step s: " + "; ".join(
-        f"{k} {_cases(v)}" for k, v in details["per_step"].items())
+        f"{k} {_cases(v)}" for k, v in details["per_step"].items()) + idle
 
 
 def _cases(form: str) -> str:
