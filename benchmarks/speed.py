@@ -118,6 +118,8 @@ def figures(repeat: int, quick: bool, against: dict | None = None) -> list[tuple
         rows.append((f"`prove {a}` (warm lemma cache)", f, peer, "< 2 s"))
     rows.append(("all three in sequence (sum of medians)", _sequence(algos.values()), None, "< 5 s"))
     rows.append(("cold cache, all three (median of sums)", _cold(algos, repeat, against), None, "< 8 s"))
+    for cp in ("ring-attention-causal", "zigzag"):        # balance per ring step in the counts task
+        rows.append((f"`prove {cp}`", measure([cp, "--quiet"], repeat, against=against), None, "< 5 s (issue #28)"))
     one = measure(["algo2", "--quiet", "--jobs", "1"], repeat, against=against)
     rows.append(("`prove algo2`, 2 workers", measure(["algo2", "--quiet", "--jobs", "2"], repeat, against=against),
                  one, "≥ 1.6× faster"))

@@ -187,3 +187,10 @@ def test_idle_pe_cycles_in_closed_form_are_the_ring_models():
     assert form is not None, why
     for n, m, d in ((16, 4, 8), (24, 3, 6), (20, 5, 5)):
         assert _value(form, n, m, d, S.shape) == idle_cycles(S, n, m, d), (n, m, d)
+
+
+def test_only_the_outermost_loop_may_be_a_ring_step():
+    from ringproof.errors import BadInput
+    from ringproof.schedules.dsl import Loop, Phase
+    with pytest.raises(BadInput, match="outermost"):
+        Phase("p", (Loop("i", 1, "k"), Loop("s", 1, "m", ring_step=True)), lambda P, ix: None)

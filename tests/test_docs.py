@@ -122,6 +122,8 @@ INSTANCES = {
     "prove simulate path/to/file.py -n 6 -m 3": ("prove simulate examples/my_schedule.py -n 6 -m 3", {0}),
     "prove simulate FILE -n N -d D -m M": ("prove simulate examples/matmul.py -n 4 -d 2 -m 2", {0}),
     "prove ring-attention": ("prove ring-attention --property coverage", {0}),
+    "prove ring-attention-causal-bwd --idle-pes": ("prove ring-attention-causal-bwd --property counts --idle-pes", {0}),
+    "prove simulate zigzag -n 16 -m 4 -d 8 --idle-pes": ("prove simulate zigzag -n 8 -m 2 -d 2 --idle-pes", {0}),
     "prove ring-attention-bwd": ("prove ring-attention-bwd --property placement", {0}),
     "prove layout TARGET --against MAP [--max-n N --max-m M]":
         ("prove layout zigzag --against torch-head-tail --max-n 32 --max-m 4", {0}),
