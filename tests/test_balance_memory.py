@@ -194,3 +194,19 @@ def test_only_the_outermost_loop_may_be_a_ring_step():
     from ringproof.schedules.dsl import Loop, Phase
     with pytest.raises(BadInput, match="outermost"):
         Phase("p", (Loop("i", 1, "k"), Loop("s", 1, "m", ring_step=True)), lambda P, ix: None)
+
+
+def test_idle_pes_refuse_a_ring_step_whose_data_arrive_within_it():
+    """Algorithm 1's phase 1 with its row loop called a ring step: each partial sum moves on to the
+    next PE and is added to there in the same row, so a PE keeping its own pace could read it
+    before it arrives; the ring model says so. The context-parallel rings read in step s only what
+    arrived before it."""
+    import dataclasses
+    from ringproof.model.ring.trace import idle_violations
+    S = registry()["algo1"]
+    p = S.phases[0]
+    marked = S.derive("algo1-rows-as-steps", {p.name: dataclasses.replace(
+        p, loops=(dataclasses.replace(p.loops[0], ring_step=True),) + p.loops[1:])})
+    assert idle_violations(S, 4, 2) == []
+    assert idle_violations(marked, 4, 2) and "same step" in idle_violations(marked, 4, 2)[0]
+    assert idle_violations(registry()["zigzag-bwd"], 8, 2, 2) == []

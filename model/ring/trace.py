@@ -376,6 +376,39 @@ def idle_cycles(schedule: Schedule, n: int, m: int, d: int | None = None) -> int
     return total
 
 
+def idle_violations(schedule: Schedule, n: int, m: int, d: int | None = None) -> list[str]:
+    """Where the idle-PE mode (`idle_cycles`) would not run the schedule as written: a datum read on
+    a PE in a ring step in which it arrived there (sent by the previous PE in that step: within a
+    step each PE keeps its own pace, so a datum may come late). [] where every datum a step reads on
+    a PE was there before the step (or is made there)."""
+    trace = build_trace(schedule, n, m, d)
+    by_slot: dict = {}
+    for pt, slot in zip(trace.phases, schedule.slots):
+        by_slot.setdefault(slot, []).append(pt)
+    out = []
+    for pts in by_slot.values():
+        if not all(pt.phase.loops and pt.phase.loops[0].ring_step for pt in pts):
+            continue
+        width = max(int(np.max(pt.index[pt.phase.loops[0].name], initial=0)) for pt in pts) + 2
+        def key(ids, pe, step):
+            return (np.asarray(ids, np.int64) * (m + 2) + np.asarray(pe, np.int64)) * width + np.asarray(step, np.int64)
+        arrived = np.concatenate([key(pt.stored[pt.send], np.asarray(pt.pe)[pt.send] % m + 1,
+                                      pt.index[pt.phase.loops[0].name][pt.send]) for pt in pts] + [np.zeros(0, np.int64)])
+        for pt in pts:
+            on = pt.active
+            step = pt.index[pt.phase.loops[0].name]
+            reads = list(pt.operands) + ([pt.target] if pt.op.accumulates else [])   # a sum's earlier value too
+            for ids in reads:
+                ok = on & (np.asarray(ids) >= 0)
+                bad = np.isin(key(np.asarray(ids)[ok], np.asarray(pt.pe)[ok], step[ok]), arrived)
+                if bad.any():
+                    at = np.flatnonzero(ok)[np.argmax(bad)]
+                    out.append(f"phase {pt.phase.name}: PE {int(pt.pe[at])} reads in ring step {int(step[at])} a datum "
+                               f"that arrives there in the same step")
+                    break
+    return out
+
+
 def slot_members(schedule: Schedule) -> dict:
     """{time slot: its phases} (a lock-step group shares one slot: `Schedule.slots`)."""
     out: dict = {}

@@ -85,8 +85,10 @@ def main(argv, stdout, stderr) -> int:
             "violations": [{"rule": v.rule, "message": v.message, "iterations": list(v.iterations)}
                            for v in r.violations]}
     if args.idle_pes:
-        from ringproof.model.ring.trace import idle_cycles
-        data["cycles_idle_pes"] = idle_cycles(schedule, args.n, args.m, args.d) * copies
+        from ringproof.model.ring.trace import idle_cycles, idle_violations
+        data["idle_pes_violations"] = idle_violations(schedule, args.n, args.m, args.d)
+        data["cycles_idle_pes"] = None if data["idle_pes_violations"] else \
+            idle_cycles(schedule, args.n, args.m, args.d) * copies
     if args.json:
         write_json("simulate", data, stdout)
     else:
@@ -95,7 +97,9 @@ def main(argv, stdout, stderr) -> int:
         stdout.write(f"cycles        {data['cycles']}"
                      + (f" ({copies} × {r.cycles}: one head simulated, heads and batches run one "
                         "after another and share no data)" if copies > 1 else "") + "\n")
-        if args.idle_pes:
+        if args.idle_pes and data["idle_pes_violations"]:
+            stdout.write(f"cycles, idle PEs not waiting: not valid ({data['idle_pes_violations'][0]})\n")
+        elif args.idle_pes:
             stdout.write(f"cycles, idle PEs not waiting {data['cycles_idle_pes']} (a ring step lasts as its "
                          "busiest PE's active ops; phases without a ring step in lock step)\n")
         stdout.write("ops           " + ", ".join(f"{k} {v}" for k, v in data["ops"].items()) + "\n")

@@ -611,20 +611,28 @@ def idle_cycles(schedule, session=None, counted=None):
         except Unknown as e:
             return None, f"group {name}: {e}"
     total = sympy.expand(total)
-    _check_idle(schedule, total)
-    return total, ""
+    bad = _check_idle(schedule, total)
+    return (None, bad) if bad else (total, "")
 
 
 def _check_idle(schedule, form) -> None:
     """The idle-PE cycles against the ring model's enumeration (`trace.idle_cycles`) at every size
-    n, d ≤ 12: an InternalError at the first disagreement."""
-    from ringproof.model.ring.trace import idle_cycles as enumerated
+    n, d ≤ 12: an InternalError at the first disagreement. Returns why the mode does not run the
+    schedule as written where the ring model finds a datum read in the ring step it arrives in (at
+    the smallest size with two PEs), else ""."""
+    from ringproof.model.ring.trace import idle_cycles as enumerated, idle_violations
     from ringproof.proofs.ring.counting import _value, check_sizes, in_n_m_d
-    for n, m, d in check_sizes(schedule.shape):
+    sizes = check_sizes(schedule.shape)
+    n, m, d = min((x for x in sizes if x[1] >= 2), key=lambda x: (x[0], x[2]), default=sizes[0])
+    bad = idle_violations(schedule, n, m, d if schedule.shape.is_free("d") else None)
+    if bad:
+        return f"with idle PEs not waiting at n={n}, m={m}: {bad[0]}"
+    for n, m, d in sizes:
         got, want = _value(form, n, m, d, schedule.shape), enumerated(schedule, n, m, d if schedule.shape.is_free("d") else None)
         if got != want:
             raise InternalError(f"balance: the derived cycles with idle PEs not waiting, {in_n_m_d(form)}, give {got} "
                                 f"at n={n}, m={m}, d={d}; the ring model {want}")
+    return ""
 
 
 def _dominates(g, c, ctx, decider) -> bool:
