@@ -117,10 +117,13 @@ def _solve(schedule: Schedule, checks: list[Check], opts: Options, session: Sess
     ms = [None] if opts.tier == "parametric" else list(range(1, opts.max_m + 1))
     keys = [(i, mv) for i in range(len(checks)) for mv in ms]
     tasks = [partial(_discharged, checks[i], mv, session, opts.smt2_dir) for i, mv in keys]
-    if with_counts:
-        tasks.insert(0, partial(_count_task, schedule, opts, session))
+    if with_counts:      # the per-ring-step balance beside the counts, in a task of its own
+        tasks[:0] = [partial(_count_task, schedule, opts, session, steps=opts.idle_pes),
+                     partial(_step_task, schedule, opts, session)]
     raw = run_all(tasks, opts.jobs)
     derived = raw.pop(0) if with_counts else None
+    if with_counts:
+        derived[0].details["balance"].update(raw.pop(0))
     outcomes: dict = {}
     for (i, _), o in zip(keys, raw):
         outcomes.setdefault(i, []).append(replace(o, check=checks[i]))
@@ -296,7 +299,14 @@ def _counts(schedule: Schedule, opts: Options, session: Session, done: list, cou
     return replace(result, seconds=result.seconds + time.perf_counter() - t_end)
 
 
-def _count_task(schedule: Schedule, opts: Options, session: Session, keep: bool = False) -> tuple:
+def _step_task(schedule: Schedule, opts: Options, session: Session) -> dict:
+    """The balance per ring step (`spread.step_summary`), JSON-ready; {} where `_count_task`
+    derives it (with --idle-pes, whose cycles need it)."""
+    from ringproof.proofs.ring import spread
+    return {} if opts.idle_pes else spread.step_summary(schedule, session)
+
+
+def _count_task(schedule: Schedule, opts: Options, session: Session, keep: bool = False, steps: bool = True) -> tuple:
     """(the counts Result before the coverage it may rest on is known, the phases whose op counts
     rest on their coverage, the counts themselves if `keep`). Runs in the pool beside the solver
     checks; what it returns holds no sympy object unless `keep`, so the parent never imports
@@ -305,7 +315,8 @@ def _count_task(schedule: Schedule, opts: Options, session: Session, keep: bool 
     Every claimed kind is checked: shown equal to its derived form (proved), refuted at a size
     (replayed on the ring model), or, where its form is not derived or no size up to the sampled
     bound tells them apart, `unknown` saying which kind and why. Claims of balance and memory are
-    decided by `spread` and `held`."""
+    decided by `spread` and `held`. `steps`: the balance per ring step here too (else `_step_task`
+    derives it beside this task)."""
     from ringproof.proofs.ring import held, spread
     from ringproof.proofs.ring.counting import check_claim, claim_bound, counts, derived_parameters, in_n_m_d, tidy
     from ringproof.proofs.ring.readable import readable
@@ -330,7 +341,7 @@ def _count_task(schedule: Schedule, opts: Options, session: Session, keep: bool 
     if missing:
         verdict = Verdict.UNKNOWN
         reason = "; ".join(f"{k} not derived ({c.why[k]})" for k in missing)
-    details["balance"], details["memory"] = spread.summary(schedule, session), held.summary(schedule, session)
+    details["balance"], details["memory"] = spread.summary(schedule, session, steps), held.summary(schedule, session)
     if opts.idle_pes:
         idle, idle_why = spread.idle_cycles(schedule, session, c)
         details["balance"]["idle_pes"] = {"cycles": None if idle is None else str(tidy(in_n_m_d(idle))),

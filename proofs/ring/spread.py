@@ -458,9 +458,10 @@ def figure_size(schedule):
         max(sizes, key=lambda s: (s[1], s[0]), default=None)
 
 
-def summary(schedule, session=None) -> dict:
+def summary(schedule, session=None, steps: bool = True) -> dict:
     """{"spread": closed form or None, "reason", "per_pe": {kind: form in n, m, d, l} and
-    "per_phase": {phase: form} where derived, "at": {"n", "m", "per_pe", "spread"} where the spread is not derived} (JSON-ready)."""
+    "per_phase": {phase: form} where derived, "at": {"n", "m", "per_pe", "spread"} where the spread
+    is not derived, and `step_summary`'s keys unless `steps` is False} (JSON-ready)."""
     from ringproof.proofs.ring.counting import in_n_m_d, tidy
     spread, why = derived(schedule, session)
     out = {"spread": None if spread is None else str(spread), "reason": why}
@@ -471,17 +472,23 @@ def summary(schedule, session=None) -> dict:
         out["per_phase"] = {k: str(tidy(in_n_m_d(v))) for k, v in by_phase.items()}
     if on_terms:
         out["on_coverage"] = on_terms
-    steps, steps_why = step_forms(schedule, session)
     if steps:
-        out["per_step"] = {k: str(tidy(in_n_m_d(v))) for k, v in steps.items()}
-    if steps_why:
-        out["per_step_reason"] = steps_why
+        out.update(step_summary(schedule, session))
     if spread is None:
         size = figure_size(schedule)
         if size is not None:
             table = per_pe(schedule, *size)
             out["at"] = {"n": size[0], "m": size[1], "per_pe": table, "spread": spread_of(table)}
     return out
+
+
+def step_summary(schedule, session=None) -> dict:
+    """{"per_step": {phase: form in n, m, d, l, s}} where derived, {"per_step_reason": why} where
+    not, {} where no phase has a ring step (JSON-ready; a task of its own in the prover's pool)."""
+    from ringproof.proofs.ring.counting import in_n_m_d, tidy
+    steps, why = step_forms(schedule, session)
+    out = {"per_step": {k: str(tidy(in_n_m_d(v))) for k, v in steps.items()}} if steps else {}
+    return {**out, "per_step_reason": why} if why else out
 
 
 def check_claim(schedule, claim: str, session=None):
