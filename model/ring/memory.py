@@ -10,8 +10,9 @@ each PE, the events of a datum are:
 
 A PE holds a datum from an arrival (or a first use, where nothing arrived) up to its last use
 before the next arrival or departure, both cycles included: a datum is freed after its last use
-there, and when it is moved on. An output is kept to the last cycle of the run on the PE where it
-ends (its last stay there, not moved on). Within one cycle an arrival comes before a use and a use
+there, and when it is moved on. An output is kept to the end of the run (its last cycle, or the
+cycle after it where a datum sent in the last cycle arrives) on the PE where it ends (its last stay
+there, not moved on). Within one cycle an arrival comes before a use and a use
 before a departure. A copy received again where it is already held starts a new stay (the old one
 ended at its last use). The occupancy of a PE in a cycle is the number of data it holds then; its
 peak is the largest occupancy over the run.
@@ -38,13 +39,13 @@ class Stays:
 
 def stays(trace) -> Stays:
     """The stays of a whole trace (`build_trace`), by the module's definition."""
-    m, end = trace.m, max(trace.cycles - 1, 0)
+    m = trace.m
     cols: list[tuple] = []
 
     def add(pe, ids, cycles, kind):
-        pe, ids, cycles = (np.asarray(x, dtype=np.int64).ravel() for x in np.broadcast_arrays(pe, ids, cycles))
+        pe, ids, cycles, kind = (np.asarray(x, dtype=np.int64).ravel() for x in np.broadcast_arrays(pe, ids, cycles, kind))
         ok = (ids >= 0) & (pe >= 1) & (pe <= m)
-        cols.append((pe[ok], ids[ok], cycles[ok], np.full(int(ok.sum()), kind, np.int64)))
+        cols.append((pe[ok], ids[ok], cycles[ok], kind[ok]))
 
     inputs = np.nonzero(trace.home > 0)[0]
     add(trace.home[inputs], inputs, 0, ARRIVE)
@@ -66,6 +67,7 @@ def stays(trace) -> Stays:
     pe, ids, cyc, kind = pe[order], ids[order], cyc[order], kind[order]
     if not pe.size:
         return Stays(pe, ids, cyc, cyc)
+    end = max(trace.cycles - 1, int(cyc.max()))
     new_group = np.ones(pe.size, bool)
     new_group[1:] = (pe[1:] != pe[:-1]) | (ids[1:] != ids[:-1])
     after_leave = np.zeros(pe.size, bool)
@@ -99,16 +101,17 @@ def peak_per_pe(trace) -> list[int]:
 
 
 def at_peak(trace) -> dict:
-    """The peak of the busiest PE: {"pe", "cycle" (its first cycle at the peak), "peak",
-    "by_array": {array: data of it held then}}."""
+    """{"per_pe": peak of each PE, and of the busiest PE: "pe", "cycle" (its first cycle at the
+    peak), "peak", "by_array": {array: data of it held then}}."""
     st = stays(trace)
     occ = occupancy(trace, st)
-    p = int(occ.max(axis=1).argmax())
+    per = occ.max(axis=1)
+    p = int(per.argmax())
     t = int(occ[p].argmax())
     live = (st.pe == p + 1) & (st.first <= t) & (st.last >= t)
     arrays = trace.layout.array_of(st.datum[live])
     by = {a.name: int((arrays == i).sum()) for i, a in enumerate(trace.layout.arrays) if (arrays == i).any()}
-    return {"pe": p + 1, "cycle": t, "peak": int(occ[p, t]), "by_array": by}
+    return {"per_pe": per.tolist(), "pe": p + 1, "cycle": t, "peak": int(occ[p, t]), "by_array": by}
 
 
 def _output_arrays(trace) -> list[int]:

@@ -97,10 +97,8 @@ def summary(schedule, session=None) -> dict:
         out["inputs_reason"] = why
     size = figure_size(schedule)
     if size is not None:
-        trace = build_trace(schedule, *size)
-        per, top = peak_per_pe(trace), at_peak(trace)
-        out["at"] = {"n": size[0], "m": size[1], "per_pe": per, "peak": max(per), "pe": top["pe"],
-                     "cycle": top["cycle"], "by_array": top["by_array"]}
+        top = at_peak(build_trace(schedule, *size))
+        out["at"] = {"n": size[0], "m": size[1], **top}
     return out
 
 
