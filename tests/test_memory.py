@@ -1,6 +1,7 @@
 """Memory held per PE (`model/ring/memory.py`): the measured occupancy against a reference written
 cycle by cycle from the definition (docs/machine.md), for every registered target at its small
-sizes; a moved sum freed where it leaves, an output kept only where it ends."""
+sizes, and at or above the inputs homed on each PE at cycle 0 (the prover's lower bound); a moved
+sum freed where it leaves, an output kept only where it ends."""
 
 import numpy as np
 import pytest
@@ -8,6 +9,7 @@ import pytest
 from ringproof.model.ring import memory
 from ringproof.model.ring.trace import build_trace
 from ringproof.proofs.cli.targets import registry
+from ringproof.proofs.ring import held
 
 RANK = {"arrive": 0, "use": 1, "leave": 2}
 
@@ -77,6 +79,8 @@ def test_measured_occupancy_is_the_definition_cycle_by_cycle(name):
         pad = lambda row: list(row) + [0] * (width - len(row))       # noqa: E731
         assert [pad(r) for r in got.tolist()] == [pad(r) for r in want], (name, n, m, d)
         assert memory.peak_per_pe(trace) == [max(r) for r in want]
+        # the prover's lower bound: every input is held on its home PE at cycle 0
+        assert (got[:, 0] >= held._homed(S, n, m, d)).all(), (name, n, m, d)
 
 
 def test_a_moved_sum_is_freed_where_it_leaves_and_an_output_kept_only_where_it_ends():

@@ -30,6 +30,8 @@ CLAIM_N = 12
 WHY = ("the exact peak is a maximum over cycles of the data a PE holds, and a datum's stay there ends at "
        "its last use, a maximum over the iterations that read it, outside the counter")
 
+SHORT_WHY = "a datum's stay ends at its last use, a maximum over iterations, not derived"
+
 
 def inputs_on(schedule, session=None):
     """(the inputs homed on PE l: a closed form in k, m, kd and l, "") or (None, why not)."""
@@ -127,4 +129,4 @@ def readable(details: dict) -> str:
         held = ", ".join(f"{a} {c}" for a, c in at.get("by_array", {}).items())
         where = f"; PE {at['pe']} at cycle {at['cycle']}: {held}" if "pe" in at else ""
         fig = f"; at n={at['n']}, m={at['m']}: {'/'.join(map(str, at['per_pe']))} (measured{where})"
-    return f"memory: {low}exact peak not derived{fig}"
+    return f"memory: {low}exact peak unknown ({SHORT_WHY}){fig}"
