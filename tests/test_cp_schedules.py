@@ -153,25 +153,66 @@ def test_a_claim_of_balance_0_is_refuted_for_contiguous_causal_and_not_for_zigza
 
 def test_the_backward_ring_proves_placement_and_the_unmasked_one_balance():
     results = verify(registry()["ring-attention-bwd"])
+    assert {r.phase for r in results if r.property != "placement"} == {"ring.MAC1", "ring.MAC2", "ring.MAC3",
+                                                                        "all"}      # one ring pass
     assert {r.phase for r in results if r.property == "placement"} == {"dq", "dk", "dv"}
     assert {r.verdict for r in results if r.property == "placement"} == {Verdict.PROVED}
     (counts,) = [r for r in results if r.property == "counts"]
     assert counts.details["balance"]["spread"] == "0"
 
 
-def test_the_backward_without_its_return_hop_is_refuted_at_two_ranks():
-    from ringproof.schedules.dsl import Move
-    from ringproof.schedules.expr import and_, eq
+def _mutate(schedule, name, arrays, **changes):
+    """`schedule` with the forms of its fused ring step that accumulate `arrays` changed (each
+    change a function (P, ix, step) -> the Step field's new value, `step` the form's own: its guard
+    and send already restricted to the iterations that choose it)."""
+    return schedule.derive(name, {cpm.BACKWARD_FORMS[a]: changes for a in arrays})
 
-    bwd = registry()["ring-attention-bwd"]
-    no_return = bwd.derive("no-return-hop", {name: dict(send=lambda P, ix, st: Move(
-        st.target, when=and_(eq(ix.i, P.k), lt(ix.s, P.m)))) for name in ("dk", "dv")})
-    refuted = [r for r in verify(no_return) if r.verdict is Verdict.REFUTED]
-    assert {r.property for r in refuted} >= {"placement"}
+
+def _backward_mutants():
+    from ringproof.schedules.dsl import Move
+    from ringproof.schedules.expr import and_
+
+    def pairing(P, ix, st):      # zigzag's tail chunk 2m − 2 − r: two ranks share a chunk
+        def tok(r, j):
+            return ite(lt(j, P.h), r * P.h + j, (2 * P.m - 2 - r) * P.h + j - P.h) + 1
+        A, B = tok(ix.l - 1, ix.i - 1), tok(mod(ix.l - ix.s, P.m), ix.b - 1)
+        at = {"dq": (A, ix.c), "q": (A, ix.c), "g": (A, ix.c), "dk": (B, ix.c), "dv": (B, ix.c), "k": (B, ix.c),
+              "ds": (A, B), "p": (A, B)}
+        return lambda ref: ref.array[at[ref.array.name]]
+
+    gradients = ("dq", "dk", "dv")
+    zig, causal = registry()["zigzag-bwd"], registry()["ring-attention-causal-bwd"]
+    return {
+        "no return hop": _mutate(registry()["ring-attention-bwd"], "no-return-hop", ("dk", "dv"),
+                                 send=lambda P, ix, st: Move(st.target, when=and_(st.send.when, lt(ix.s, P.m)))),
+        "zigzag wrong pairing": _mutate(zig, "zigzag-bwd-pairing", gradients,
+                                        target=lambda P, ix, st: pairing(P, ix, st)(st.target),
+                                        operands=lambda P, ix, st: tuple(map(pairing(P, ix, st), st.operands))),
+        "zigzag mask off by one": _mutate(zig, "zigzag-bwd-mask", gradients, guard=lambda P, ix, st: and_(
+            st.guard, lt(st.operands[0].idx[1], st.operands[0].idx[0]))),
+        "causal mask off by one": _mutate(causal, "causal-bwd-mask", gradients, guard=lambda P, ix, st: and_(
+            st.guard, lt(st.operands[0].idx[1], st.operands[0].idx[0]))),
+    }
+
+
+@pytest.mark.parametrize("name, smallest", [("no return hop", (2, 2)), ("zigzag wrong pairing", (2, 1)),
+                                            ("zigzag mask off by one", (2, 1)), ("causal mask off by one", (1, 1))])
+def test_backward_mutants_are_refuted_replayed_and_found_at_their_smallest_size(name, smallest):
+    """The fused backward's mutants: without the return hop dk and dv end one rank short of home
+    (placement; at one rank they are home, so two ranks are the least); a wrong chunk pairing or the
+    mask off by one miss or repeat a term at once. Each refutation is replayed by the concrete twin of
+    its check on the ring model's trace, and the bounded tier's smallest counterexample is the least
+    size the flaw can show at."""
+    schedule = _backward_mutants()[name]
+    refuted = [r for r in verify(schedule) if r.verdict is Verdict.REFUTED]
+    assert refuted and all(r.tier == "parametric" for r in refuted)
+    if name == "no return hop":
+        assert {r.property for r in refuted} >= {"placement"}
     for r in refuted:
-        assert_same_check_replays(no_return, r)
-    bounded = [r for r in verify(no_return, Options(tier="bounded", max_n=6)) if r.verdict is Verdict.REFUTED]
-    assert min((r.counterexample.n, r.counterexample.m) for r in bounded) == (2, 2)   # one rank is home
+        assert schedule.admits(r.counterexample.n, r.counterexample.m)
+        assert_same_check_replays(schedule, r)
+    bounded = [r for r in verify(schedule, Options(tier="bounded", max_n=6)) if r.verdict is Verdict.REFUTED]
+    assert min((r.counterexample.n, r.counterexample.m) for r in bounded) == smallest
 
 
 def _not_rescaled(problem):
