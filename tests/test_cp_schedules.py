@@ -61,6 +61,45 @@ def test_the_schedule_computes_the_pairs_of_the_layout_formulas(name):
             assert len(want) == (n * (n + 1) // 2 if cp.causal else n * n)     # every pair once
 
 
+def test_the_fused_backward_computes_the_pairs_of_the_ring_pass_at_their_step_and_rank():
+    """Each form of the backward's ring step (dq, dk, dv) takes exactly the (rank, step, query, key)
+    pairs of the scores' ring pass, the pairs `prove conform` holds a library's backward calls to."""
+    import types
+
+    for name in NAMES:
+        cp = cpm.SCHEDULES[name]
+        for m in (1, 2, 3):
+            for n in (cp.unit(m), 2 * cp.unit(m)):
+                P = cp.params(n, m)
+                want = ring_pairs(registry()[name], n, m)
+                for form in registry()[f"{name}-bwd"].phases:
+                    got = set()
+                    for s in range(1, m + 1):
+                        for l in range(1, m + 1):
+                            for i in range(1, P.k + 1):
+                                for b in range(1, P.k + 1):
+                                    u = {"ring.MAC1": 1, "ring.MAC2": 2, "ring.MAC3": 3}[form.name]
+                                    st = form.step(P, types.SimpleNamespace(s=s, i=i, b=b, u=u, c=1, l=l))
+                                    if st.guard:
+                                        A, B = st.operands[0].idx          # ds[A, B] or p[A, B]
+                                        got.add((int(st.pe) - 1, s - 1, int(A) - 1, int(B) - 1))
+                    assert got == want, (name, form.name, n, m)
+
+
+def test_the_fused_backward_is_drawn_one_cell_per_pe_and_cycle(tmp_path):
+    """The report's picture of a fused ring step: every PE in every cycle shown, nothing failing."""
+    import io
+    import re
+
+    from ringproof.proofs.cli.main import main as prove
+
+    out = tmp_path / "bwd.svg"
+    code = prove(["simulate", "zigzag-bwd", "-n", "4", "-m", "2", "--picture", str(out)], io.StringIO(), io.StringIO())
+    assert code == 0
+    text = out.read_text()
+    assert "failing" not in text and text.count('class="cell"') == 2 * int(re.search(r'data-cycles="(\d+)"', text)[1])
+
+
 def test_zigzag_balances_the_causal_pairs_and_contiguous_does_not():
     """Causal pairs per rank at n = 16, m = 4: 10/26/42/58 contiguous, 34 each zigzag and striped."""
     def per_rank(name):
@@ -152,9 +191,10 @@ def test_a_claim_of_balance_0_is_refuted_for_contiguous_causal_and_not_for_zigza
 
 
 def test_the_backward_ring_proves_placement_and_the_unmasked_one_balance():
-    results = verify(registry()["ring-attention-bwd"])
-    assert {r.phase for r in results if r.property != "placement"} == {"ring.MAC1", "ring.MAC2", "ring.MAC3",
-                                                                        "all"}      # one ring pass
+    bwd = registry()["ring-attention-bwd"]
+    assert [p.name for p in bwd.phases] == ["ring.MAC1", "ring.MAC2", "ring.MAC3"]   # one ring pass: dq, dk, dv
+    assert len(set(bwd.slots)) == 1                                                  # in lock step
+    results = verify(bwd, Options(properties=("placement", "counts")))
     assert {r.phase for r in results if r.property == "placement"} == {"dq", "dk", "dv"}
     assert {r.verdict for r in results if r.property == "placement"} == {Verdict.PROVED}
     (counts,) = [r for r in results if r.property == "counts"]
@@ -195,23 +235,24 @@ def _backward_mutants():
     }
 
 
-@pytest.mark.parametrize("name, smallest", [("no return hop", (2, 2)), ("zigzag wrong pairing", (2, 1)),
-                                            ("zigzag mask off by one", (2, 1)), ("causal mask off by one", (1, 1))])
-def test_backward_mutants_are_refuted_replayed_and_found_at_their_smallest_size(name, smallest):
+@pytest.mark.parametrize("name, prop, smallest", [("no return hop", "placement", (2, 2)),
+                                                  ("zigzag wrong pairing", "coverage", (2, 1)),
+                                                  ("zigzag mask off by one", "coverage", (2, 1)),
+                                                  ("causal mask off by one", "coverage", (1, 1))])
+def test_backward_mutants_are_refuted_replayed_and_found_at_their_smallest_size(name, prop, smallest):
     """The fused backward's mutants: without the return hop dk and dv end one rank short of home
     (placement; at one rank they are home, so two ranks are the least); a wrong chunk pairing or the
-    mask off by one miss or repeat a term at once. Each refutation is replayed by the concrete twin of
-    its check on the ring model's trace, and the bounded tier's smallest counterexample is the least
-    size the flaw can show at."""
+    mask off by one miss or repeat a term at once (coverage). Each refutation is replayed by the
+    concrete twin of its check on the ring model's trace, and the bounded tier's smallest
+    counterexample is the least size the flaw can show at."""
     schedule = _backward_mutants()[name]
-    refuted = [r for r in verify(schedule) if r.verdict is Verdict.REFUTED]
+    refuted = [r for r in verify(schedule, Options(properties=(prop,))) if r.verdict is Verdict.REFUTED]
     assert refuted and all(r.tier == "parametric" for r in refuted)
-    if name == "no return hop":
-        assert {r.property for r in refuted} >= {"placement"}
     for r in refuted:
         assert schedule.admits(r.counterexample.n, r.counterexample.m)
         assert_same_check_replays(schedule, r)
-    bounded = [r for r in verify(schedule, Options(tier="bounded", max_n=6)) if r.verdict is Verdict.REFUTED]
+    bounded = [r for r in verify(schedule, Options(properties=(prop,), tier="bounded", max_n=4))
+               if r.verdict is Verdict.REFUTED]
     assert min((r.counterexample.n, r.counterexample.m) for r in bounded) == smallest
 
 
