@@ -329,8 +329,10 @@ def ring_backward(cp: ContextParallel) -> Schedule:
                                 l=ite(before, ix.l, wrap(ix.l - 1, P.m))),
                         sources=(HOME, HOME))
 
-        return ite(eq(ix.u, 1), grad_q,
-                   ite(eq(ix.u, 2), travelling("dk", dk, ds, q), travelling("dv", dv, p, g)))
+        # u ≤ 1, 1 < u ≤ 2, u > 2: each form's condition a range of u, which the counter splits
+        # at once (u ≠ 1 ∧ u ≠ 2 costs it a split of u's range per case)
+        return ite(le(ix.u, 1), grad_q,
+                   ite(le(ix.u, 2), travelling("dk", dk, ds, q), travelling("dv", dv, p, g)))
 
     def where(P, A, B, u, c):
         la, lb = lay.owner(P, A - 1), lay.owner(P, B - 1)
@@ -444,7 +446,7 @@ def ring_forward(cp: ContextParallel, problem: Problem | None = None) -> Schedul
                       first=first, prev=prev, sources=(score, block_max, held(P, ix, FORMS["o"])))
         total = Step(pe=ix.l, op=EAC, target=l[A], operands=(w1[A, B], mx[A]), guard=mask,
                      first=first, prev=prev, sources=(score, block_max))
-        keys = eq(ix.u, 1)
+        keys = le(ix.u, 1)               # u = 1, written as a range of u (see ring_backward)
         return ite(lt(ix.c, last), ite(keys, scores, values), ite(keys, running, total))
 
     def divide(P, ix):
