@@ -66,23 +66,23 @@ def test_the_fused_backward_computes_the_pairs_of_the_ring_pass_at_their_step_an
     pairs of the scores' ring pass, the pairs `prove conform` holds a library's backward calls to."""
     import types
 
+    import numpy as np
+
     for name in NAMES:
         cp = cpm.SCHEDULES[name]
-        for m in (1, 2, 3):
-            for n in (cp.unit(m), 2 * cp.unit(m)):
+        for m in (1, 2, 3, 4):
+            for n in (cp.unit(m), 2 * cp.unit(m), 3 * cp.unit(m)):
                 P = cp.params(n, m)
                 want = ring_pairs(registry()[name], n, m)
-                for form in registry()[f"{name}-bwd"].phases:
-                    got = set()
-                    for s in range(1, m + 1):
-                        for l in range(1, m + 1):
-                            for i in range(1, P.k + 1):
-                                for b in range(1, P.k + 1):
-                                    u = {"ring.MAC1": 1, "ring.MAC2": 2, "ring.MAC3": 3}[form.name]
-                                    st = form.step(P, types.SimpleNamespace(s=s, i=i, b=b, u=u, c=1, l=l))
-                                    if st.guard:
-                                        A, B = st.operands[0].idx          # ds[A, B] or p[A, B]
-                                        got.add((int(st.pe) - 1, s - 1, int(A) - 1, int(B) - 1))
+                s, l, i, b = (x.ravel() for x in np.meshgrid(*(np.arange(1, x + 1) for x in (m, m, P.k, P.k)),
+                                                             indexing="ij"))
+                for u, form in enumerate(registry()[f"{name}-bwd"].phases, 1):
+                    st = form.step(P, types.SimpleNamespace(s=s, i=i, b=b, u=u, c=1, l=l))
+                    A, B = st.operands[0].idx                       # ds[A, B] or p[A, B]
+                    pe, guard, A, B = (np.broadcast_to(np.asarray(x), s.shape) for x in (st.pe, st.guard, A, B))
+                    keep = guard.astype(bool)
+                    got = set(zip((pe[keep] - 1).tolist(), (s[keep] - 1).tolist(), (A[keep] - 1).tolist(),
+                                  (B[keep] - 1).tolist()))
                     assert got == want, (name, form.name, n, m)
 
 
