@@ -272,7 +272,8 @@ def test_the_forward_without_the_rescale_is_refuted_at_its_smallest_size(name):
 
     cp = cpm.SCHEDULES[name]
     schedule = cpm.ring_forward(cp, _not_rescaled(cpm.FORWARD if not cp.causal else cpm.CAUSAL_FORWARD))
-    refuted = [r for r in verify(schedule) if r.verdict is Verdict.REFUTED]
+    # data-flow only: `rescaled` changes what a read may see, not which terms are done where
+    refuted = [r for r in verify(schedule, Options(properties=("data-flow",))) if r.verdict is Verdict.REFUTED]
     assert {(r.property, r.phase) for r in refuted} == {("data-flow", "ring.EAC1"), ("data-flow", "ring.EAC2")}
     for r in refuted:
         assert (r.counterexample.n, r.counterexample.m) == (cp.unit(2), 2)
