@@ -138,12 +138,14 @@ def _mutants():
                                   "causal mask off by one"])
 def test_mutants_are_refuted_replayed_and_found_at_their_smallest_size(name):
     schedule = _mutants()[name]
-    refuted = [r for r in verify(schedule) if r.verdict is Verdict.REFUTED]
+    props = ("coverage", "ring-locality")             # what a pairing, a mask or a hop decides
+    refuted = [r for r in verify(schedule, Options(properties=props)) if r.verdict is Verdict.REFUTED]
     assert refuted and all(r.tier == "parametric" for r in refuted)
     for r in refuted:
         assert schedule.admits(r.counterexample.n, r.counterexample.m)
         assert_same_check_replays(schedule, r)
-    bounded = [r for r in verify(schedule, Options(tier="bounded", max_n=8)) if r.verdict is Verdict.REFUTED]
+    bounded = [r for r in verify(schedule, Options(properties=props, tier="bounded", max_n=4))
+               if r.verdict is Verdict.REFUTED]
     smallest = min((r.counterexample.n, r.counterexample.m) for r in bounded)
     # the smallest size the side condition allows: the wrong pairing gives one rank its head chunk
     # twice and the mask off by one drops the diagonal, at once; without the hop, the ring-locality
@@ -201,14 +203,14 @@ def test_the_backward_ring_proves_placement_and_the_unmasked_one_balance():
     assert counts.details["balance"]["spread"] == "0"
 
 
-def _mutate(schedule, name, arrays, **changes):
-    """`schedule` with the forms of its fused ring step that accumulate `arrays` changed (each
-    change a function (P, ix, step) -> the Step field's new value, `step` the form's own: its guard
-    and send already restricted to the iterations that choose it)."""
-    return schedule.derive(name, {cpm.BACKWARD_FORMS[a]: changes for a in arrays})
+def _mutate(schedule, name, forms, **changes):
+    """`schedule` with the forms `forms` of its fused ring step changed (each change a function
+    (P, ix, step) -> the Step field's new value, `step` the form's own: its guard and send already
+    restricted to the iterations that choose it)."""
+    return schedule.derive(name, {form: changes for form in forms})
 
 
-def _backward_mutants():
+def _fused_mutants():
     from ringproof.schedules.dsl import Move
     from ringproof.schedules.expr import and_
 
@@ -216,36 +218,43 @@ def _backward_mutants():
         def tok(r, j):
             return ite(lt(j, P.h), r * P.h + j, (2 * P.m - 2 - r) * P.h + j - P.h) + 1
         A, B = tok(ix.l - 1, ix.i - 1), tok(mod(ix.l - ix.s, P.m), ix.b - 1)
-        at = {"dq": (A, ix.c), "q": (A, ix.c), "g": (A, ix.c), "dk": (B, ix.c), "dv": (B, ix.c), "k": (B, ix.c),
-              "ds": (A, B), "p": (A, B)}
+        at = {"dq": (A, ix.c), "q": (A, ix.c), "g": (A, ix.c), "o": (A, ix.c), "dk": (B, ix.c), "dv": (B, ix.c),
+              "k": (B, ix.c), "v": (B, ix.c), "ds": (A, B), "p": (A, B), "w1": (A, B), "mx": (A,), "l": (A,)}
         return lambda ref: ref.array[at[ref.array.name]]
 
-    gradients = ("dq", "dk", "dv")
-    zig, causal = registry()["zigzag-bwd"], registry()["ring-attention-causal-bwd"]
+    def strict(cp):              # the mask off by one: key B < query A
+        return lambda P, ix, st: and_(st.guard, lt(cpm._key(cp, P, ix), cpm._row(cp, P, ix.l, ix.i)))
+
+    wrong = dict(target=lambda P, ix, st: pairing(P, ix, st)(st.target),
+                 operands=lambda P, ix, st: tuple(map(pairing(P, ix, st), st.operands)))
+    zig, causal = cpm.SCHEDULES["zigzag"], cpm.SCHEDULES["ring-attention-causal"]
+    backward, forward = list(cpm.BACKWARD_FORMS.values()), list(cpm.FORMS.values())
     return {
-        "no return hop": _mutate(registry()["ring-attention-bwd"], "no-return-hop", ("dk", "dv"),
+        "no return hop": _mutate(registry()["ring-attention-bwd"], "no-return-hop", backward[1:],
                                  send=lambda P, ix, st: Move(st.target, when=and_(st.send.when, lt(ix.s, P.m)))),
-        "zigzag wrong pairing": _mutate(zig, "zigzag-bwd-pairing", gradients,
-                                        target=lambda P, ix, st: pairing(P, ix, st)(st.target),
-                                        operands=lambda P, ix, st: tuple(map(pairing(P, ix, st), st.operands))),
-        "zigzag mask off by one": _mutate(zig, "zigzag-bwd-mask", gradients, guard=lambda P, ix, st: and_(
-            st.guard, lt(st.operands[0].idx[1], st.operands[0].idx[0]))),
-        "causal mask off by one": _mutate(causal, "causal-bwd-mask", gradients, guard=lambda P, ix, st: and_(
-            st.guard, lt(st.operands[0].idx[1], st.operands[0].idx[0]))),
+        "zigzag-bwd wrong pairing": _mutate(registry()["zigzag-bwd"], "zigzag-bwd-pairing", backward, **wrong),
+        "zigzag-bwd mask off by one": _mutate(registry()["zigzag-bwd"], "zigzag-bwd-mask", backward, guard=strict(zig)),
+        "causal-bwd mask off by one": _mutate(registry()["ring-attention-causal-bwd"], "causal-bwd-mask", backward,
+                                              guard=strict(causal)),
+        "zigzag wrong pairing": _mutate(registry()["zigzag"], "zigzag-fused-pairing", forward, **wrong),
+        "causal mask off by one": _mutate(registry()["ring-attention-causal"], "causal-fused-mask", forward,
+                                          guard=strict(causal)),
     }
 
 
 @pytest.mark.parametrize("name, prop, smallest", [("no return hop", "placement", (2, 2)),
+                                                  ("zigzag-bwd wrong pairing", "coverage", (2, 1)),
+                                                  ("zigzag-bwd mask off by one", "coverage", (2, 1)),
+                                                  ("causal-bwd mask off by one", "coverage", (1, 1)),
                                                   ("zigzag wrong pairing", "coverage", (2, 1)),
-                                                  ("zigzag mask off by one", "coverage", (2, 1)),
                                                   ("causal mask off by one", "coverage", (1, 1))])
-def test_backward_mutants_are_refuted_replayed_and_found_at_their_smallest_size(name, prop, smallest):
-    """The fused backward's mutants: without the return hop dk and dv end one rank short of home
-    (placement; at one rank they are home, so two ranks are the least); a wrong chunk pairing or the
-    mask off by one miss or repeat a term at once (coverage). Each refutation is replayed by the
-    concrete twin of its check on the ring model's trace, and the bounded tier's smallest
-    counterexample is the least size the flaw can show at."""
-    schedule = _backward_mutants()[name]
+def test_fused_mutants_are_refuted_replayed_and_found_at_their_smallest_size(name, prop, smallest):
+    """The fused ring steps' mutants (backward, and the forward's ring step as a whole): without the
+    return hop dk and dv end one rank short of home (placement; at one rank they are home, so two
+    ranks are the least); a wrong chunk pairing or the mask off by one miss or repeat a term at once
+    (coverage). Each refutation is replayed by the concrete twin of its check on the ring model's
+    trace, and the bounded tier's smallest counterexample is the least size the flaw can show at."""
+    schedule = _fused_mutants()[name]
     refuted = [r for r in verify(schedule, Options(properties=(prop,))) if r.verdict is Verdict.REFUTED]
     assert refuted and all(r.tier == "parametric" for r in refuted)
     for r in refuted:
