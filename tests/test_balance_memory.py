@@ -157,7 +157,7 @@ def test_per_ring_step_forms_are_the_ring_models_counts():
     """Contiguous causal: the own block's triangle in step 1, a full block on PEs l ≥ s after, none
     before; compared at every (l, s) with the ring model's trace."""
     _check_per_step("ring-attention-causal-bwd", 12)
-    form = spread.step_forms(registry()["ring-attention-causal-bwd"], Session())[0]["dq"]
+    form = spread.step_forms(registry()["ring-attention-causal-bwd"], Session())[0]["ring.MAC1"]
     assert form.subs({K: 2, M: 4, sympy.Symbol("kd", positive=True, integer=True): 1, spread.L: 1, spread.S: 2}) == 0
 
 
