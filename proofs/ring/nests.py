@@ -38,7 +38,6 @@ from ringproof.schedules.shape import D_IS_N, Shape
 
 K, M, KD = sympy.symbols("k m kd", positive=True, integer=True)
 SYMPY_PARAMETERS = (K, M, KD)
-ORDER = lambda x: (-len(str(x)), str(x))  # which atom a split takes first: the same in every process (not a set's order)
 MAX_CASES = 256          # disjoint conjunctions of a guard, or pieces of a nest, before `Unknown`
 
 
@@ -84,9 +83,9 @@ def lifted(cond, loops, decider: "Decider") -> list:
         f = todo.pop()
         if len(todo) + len(out) > MAX_CASES:
             raise Unknown(f"{cond} splits into more than {MAX_CASES} cases")
-        mods = sorted((x for x in f.atoms(sympy.Mod) if not x.args[0].has(sympy.Mod, sympy.Piecewise)), key=ORDER)
+        mods = sorted((x for x in f.atoms(sympy.Mod) if not x.args[0].has(sympy.Mod, sympy.Piecewise)), key=_first)
         pieces = sorted((p for p in f.atoms(sympy.Piecewise) if not any(a.has(sympy.Piecewise) for a in p.args)),
-                        key=ORDER)
+                        key=_first)
         if mods:
             todo += _mod_cases(f, mods[0], loops, decider)
         elif pieces:
@@ -99,6 +98,13 @@ def lifted(cond, loops, decider: "Decider") -> list:
         else:
             out.append(f)
     return out
+
+
+def _first(atom):
+    """The order in which `lifted` splits atoms: the longest first, the same in every process (a
+    set's order is not; algo3-fast's per-PE counts took 3x longer in some orders)."""
+    text = str(atom)
+    return -len(text), text
 
 
 def split_digits(loops, cond, keep: int = 0):
@@ -233,7 +239,13 @@ def _radix(conj: list, loops, names: set, decider: "Decider") -> list[list]:
 def _digit(e, names: set):
     """(c, X, Y) with e = c·X + Y, X integral, where some index has the non-constant coefficient
     c·(integer) in e; None if every index's coefficient is an integer (or no such split is found)."""
-    e = sympy.expand(e)
+    return _digit_of(sympy.expand(e), frozenset(names))
+
+
+@lru_cache(maxsize=4096)
+def _digit_of(e, names: frozenset):
+    """`_digit` of an expanded e (algebra only, so kept: a case split asks it of the same atoms
+    again in every conjunction)."""
     for v in sorted(e.free_symbols & names, key=str):
         co = sympy.expand(e.coeff(v))
         if co.is_Integer or co.has(*names):

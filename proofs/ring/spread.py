@@ -59,13 +59,13 @@ def forms(schedule, session=None):
     phase's form is checked by enumeration (module doc). Found under the session's budget (None: a
     fresh session under the default budget) and kept in it where derived."""
     from ringproof.proofs.ring.counting import _condition, _nest, _shape, exact_chunks, parameters, with_parameters
-    from ringproof.proofs.ring.nests import Decider, Unknown, count, lifted
+    from ringproof.proofs.ring.nests import Unknown, count, lifted
     session = _session(session)
     hit = session.balanced.get(id(schedule))
     if hit is not None and hit[0] is schedule:
         return hit[1]
     P = with_parameters(schedule, parameters(schedule.shape))
-    decider = Decider(schedule.shape, session.budget)
+    decider = session.decider(schedule.shape)
     out, phases, why, on_terms = {}, {}, "", []
     for phase in schedule.phases:
         st = _shape(phase)
@@ -267,16 +267,18 @@ def _always(decider, e, low, high) -> bool:
     return decider.holds(sympy.expand(num), ((L, low, high),))
 
 
-def derived(schedule, session=None):
-    """(spread as a sympy expression in n, m, d, "") when proved for every n, else (None, why not)."""
+def derived(schedule, session=None, found=None):
+    """(spread as a sympy expression in n, m, d, "") when proved for every n, else (None, why not).
+    `found`: `forms(schedule, session)` if the caller has it (not kept in the session where a form
+    is not derived, and seconds to find again)."""
     from ringproof.proofs.ring.counting import in_n_m_d, tidy
-    from ringproof.proofs.ring.nests import M, Decider
+    from ringproof.proofs.ring.nests import M
     session = _session(session)
-    per, _, why, _ = forms(schedule, session)
+    per, _, why, _ = found if found is not None else forms(schedule, session)
     if why:
         return None, why
     total = sum(per.values(), sympy.Integer(0))
-    decider = Decider(schedule.shape, session.budget)
+    decider = session.decider(schedule.shape)
     first, last = total.subs(L, 1), total.subs(L, M)
     if _always(decider, total - first, 1, M) and _always(decider, first - total, 1, M):
         return sympy.Integer(0), ""
@@ -300,9 +302,11 @@ def summary(schedule, session=None) -> dict:
     """{"spread": closed form or None, "reason", "per_pe": {kind: form in n, m, d, l} and
     "per_phase": {phase: form} where derived, "at": {"n", "m", "per_pe", "spread"} where the spread is not derived} (JSON-ready)."""
     from ringproof.proofs.ring.counting import in_n_m_d, tidy
-    spread, why = derived(schedule, session)
+    session = _session(session)
+    found = forms(schedule, session)
+    spread, why = derived(schedule, session, found)
     out = {"spread": None if spread is None else str(spread), "reason": why}
-    per, by_phase, _, on_terms = forms(schedule, session)
+    per, by_phase, _, on_terms = found
     if per:
         out["per_pe"] = {k: str(tidy(in_n_m_d(v))) for k, v in per.items()}
     if by_phase:
