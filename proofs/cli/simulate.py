@@ -70,15 +70,17 @@ def main(argv, stdout, stderr) -> int:
     if picture:
         _picture(schedule, args, r.violations, *picture, stderr)
     copies = args.heads * args.batch
-    peaks = None
+    peaks = top = None
     if r.ok and args.n <= MEMORY_N and d <= MEMORY_N:           # the whole trace is needed
-        from ringproof.model.ring.memory import peak_per_pe
+        from ringproof.model.ring.memory import at_peak
         from ringproof.model.ring.trace import build_trace
-        peaks = peak_per_pe(build_trace(schedule, args.n, args.m, args.d))
+        top = at_peak(build_trace(schedule, args.n, args.m, args.d))
+        peaks = top.pop("per_pe")
     data = {"target": args.target, "n": args.n, "m": args.m, "d": d, "heads": args.heads,
             "batch": args.batch, "scale": scale, "cycles": r.cycles * copies, "cycles_per_head": r.cycles,
             "ops": {k: v * copies for k, v in r.ops.items()}, "utilization": r.utilization,
             "max_rel_error": r.max_rel_error, "memory_peak_per_pe": peaks,
+            "memory_at_peak": top,
             "violations": [{"rule": v.rule, "message": v.message, "iterations": list(v.iterations)}
                            for v in r.violations]}
     if args.json:
@@ -92,7 +94,9 @@ def main(argv, stdout, stderr) -> int:
         stdout.write("ops           " + ", ".join(f"{k} {v}" for k, v in data["ops"].items()) + "\n")
         stdout.write(f"utilization   {r.utilization:.4f}\n")
         stdout.write(f"max rel error {r.max_rel_error:.3g} (vs numpy)\n")
-        stdout.write("memory        " + ("peak data held per PE " + "/".join(map(str, peaks)) if peaks else
+        held = top and ", ".join(f"{a} {c}" for a, c in top["by_array"].items())
+        stdout.write("memory        " + (f"peak data held per PE {'/'.join(map(str, peaks))} (PE {top['pe']} "
+                                         f"at cycle {top['cycle']}: {held})" if peaks else
                                          f"not measured (a valid run with n, d ≤ {MEMORY_N} only)") + "\n")
         for v in r.violations:
             stdout.write(f"violation     {v}\n")

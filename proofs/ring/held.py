@@ -1,15 +1,17 @@
-"""memory: the peak number of data a PE holds (`ringproof.model.ring.memory`).
+"""memory: the peak number of data a PE holds, by the definition of `ringproof.model.ring.memory`
+(a datum is held from its arrival to its last use before it arrives again or is moved on; an output
+to the end where it ends).
 
 Derived for every n: the inputs homed on PE l, a closed form in n, m (d) and l, counted over each
 input array's indices with home(ref) = l (`nests.count`, indices read mod m split in radix m) and
-checked against the ring model's placement at every size n, d ≤ 12. The ring model holds every
-input on its home PE from cycle 0, so this is a lower bound of the peak on PE l, proved for every
-n. The exact peak is not derived: it is a maximum over cycles of the data live on the PE, and a
-datum's live span there (from its first to its last use on that PE) is a minimum and a maximum
-over the iterations that touch it, which the counter does not express. The peak is measured on the
-ring model at one size (n = 16, m = 4 where allowed). A claim `notes={"claims": {"memory": "..."}}`
-is refuted at the smallest size n ≤ 12 where the measured peak (the largest over PEs) differs
-(replayed), else unknown — never proved."""
+checked against the ring model's placement at every size n, d ≤ 12. Every input arrives on its
+home PE at cycle 0, so this is a lower bound of the peak on PE l, proved for every n. The exact
+peak is not derived: it is a maximum over cycles of the data held, and a datum's stay on a PE ends
+at its last use there, a maximum over the iterations that read it, which the counter does not
+express. The peak is measured on the ring model at one size (n = 16, m = 4 where allowed), with the
+cycle where the busiest PE reaches it and what it holds then. A claim
+`notes={"claims": {"memory": "..."}}` is refuted at the smallest size n ≤ 12 where the measured
+peak (the largest over PEs) differs (replayed), else unknown — never proved."""
 
 from __future__ import annotations
 
@@ -18,15 +20,17 @@ import sympy
 
 from ringproof.errors import InternalError
 from ringproof.model.ring.layout import Layout
-from ringproof.model.ring.memory import peak_per_pe
+from ringproof.model.ring.memory import at_peak, peak_per_pe
 from ringproof.model.ring.trace import build_trace, homes, sizes
 from ringproof.proofs.results import Counterexample, Verdict
 from ringproof.proofs.ring.spread import L, figure_size
 from ringproof.schedules.dsl import check_shape, params
 
 CLAIM_N = 12
-WHY = ("the exact peak is a maximum over cycles of the data live on a PE, and a datum's live span "
-       "(its first to last use there) is a minimum and a maximum over iterations, outside the counter")
+WHY = ("the exact peak is a maximum over cycles of the data a PE holds, and a datum's stay there ends at "
+       "its last use, a maximum over the iterations that read it, outside the counter")
+
+SHORT_WHY = "a datum's stay ends at its last use, a maximum over iterations, not derived"
 
 
 def inputs_on(schedule, session=None):
@@ -84,8 +88,9 @@ def _check(schedule, form) -> None:
 
 def summary(schedule, session=None) -> dict:
     """{"closed_form": None, "reason", "inputs_on_pe": form in n, m, d, l (a lower bound of the
-    peak on PE l) or None, "inputs_reason" where not derived, "at": {"n", "m", "per_pe", "peak"}}
-    (JSON-ready)."""
+    peak on PE l) or None, "inputs_reason" where not derived, "at": {"n", "m", "per_pe", "peak",
+    "pe", "cycle", "by_array"}} (JSON-ready; "pe" is the busiest PE, "cycle" its first cycle at the
+    peak, "by_array" the data of each array it holds then)."""
     from ringproof.proofs.ring.counting import in_n_m_d, tidy
     out = {"closed_form": None, "reason": WHY}
     form, why = inputs_on(schedule, session)
@@ -94,8 +99,8 @@ def summary(schedule, session=None) -> dict:
         out["inputs_reason"] = why
     size = figure_size(schedule)
     if size is not None:
-        per = peak_per_pe(build_trace(schedule, *size))
-        out["at"] = {"n": size[0], "m": size[1], "per_pe": per, "peak": max(per)}
+        top = at_peak(build_trace(schedule, *size))
+        out["at"] = {"n": size[0], "m": size[1], **top}
     return out
 
 
@@ -119,5 +124,9 @@ def readable(details: dict) -> str:
     low = (f"peak on PE l ≥ {bound} (the inputs it holds from cycle 0, for every n); " if bound is not None
            else f"inputs per PE not derived ({details.get('inputs_reason', '')}); ")
     at = details.get("at")
-    fig = f"; at n={at['n']}, m={at['m']}: {'/'.join(map(str, at['per_pe']))} (measured)" if at else ""
-    return f"memory: {low}exact peak not derived{fig}"
+    fig = ""
+    if at:
+        held = ", ".join(f"{a} {c}" for a, c in at.get("by_array", {}).items())
+        where = f"; PE {at['pe']} at cycle {at['cycle']}: {held}" if "pe" in at else ""
+        fig = f"; at n={at['n']}, m={at['m']}: {'/'.join(map(str, at['per_pe']))} (measured{where})"
+    return f"memory: {low}exact peak unknown ({SHORT_WHY}){fig}"
