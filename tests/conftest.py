@@ -3,13 +3,14 @@
 
 Tests that start a Dask cluster run last: its threads (not ours) live on in this process, which then
 no longer forks workers (`ringproof.proofs.threads.alone`), so tests after them would run their pools
-in-process, slower and with the parent's caches (pytest-xdist keeps that order: it hands out tests in
-it, so a worker that has run a Dask test is given only Dask tests after it).
+in-process, slower and with the parent's caches (pytest-xdist keeps that order: it hands out test
+files in it, so the file with Dask tests runs last on its worker).
 
-Under pytest-xdist (`-n 2`, README's test command) the cores are shared by the test workers, so a
-pool started with the default `jobs=0` (one worker per core) gets only this worker's share of them:
-with two test workers on two cores it runs its tasks in this process. A test that asks for workers
-(`jobs=2`) still gets them, so the forked path keeps its own tests."""
+Under pytest-xdist (README's test command: `-n auto --dist loadfile`, each file on one worker, so a
+module's fixtures are built once) the cores are shared by the test workers, so a pool started with
+the default `jobs=0` (one worker per core) gets only this worker's share of them: with two test
+workers on two cores it runs its tasks in this process. A test that asks for workers (`jobs=2`)
+still gets them, so the forked path keeps its own tests."""
 
 import os
 
