@@ -1,11 +1,14 @@
 """Context parallelism: how long the checks of docs/context-parallel.md take, beside a peer.
 
-    python benchmarks/bench_cp.py [--skip-conform]
+    python benchmarks/bench_cp.py [--skip-conform] [--jobs N]
 
 Figures, each measured in this run:
-  - every property of each context-parallel target at tier parametric (`prove TARGET`), beside the
-    peer: striped's ring pass of the scores alone (the schedule issue 25 measured at 2.5 s, which
-    the striped target was before it became the whole forward);
+  - every property of each context-parallel target at tier parametric, as `prove TARGET` runs it
+    (one worker process per core; `--jobs 1`: one process), beside the peer: striped's ring pass of
+    the scores alone (the schedule issue 25 measured at 2.5 s, which the striped target was before
+    it became the whole forward). Each line gives the wall time and the CPU seconds of this process
+    and its workers, and the load average before the run: on a shared machine the wall time
+    follows the load, the CPU time much less;
   - `prove layout zigzag --against torch-head-tail --max-n 4096 --max-m 16` (needs torch);
   - `prove conform zigzag --impl ring-flash-attn --world-sizes 2,3,4` (needs the [cp] extra).
 """
@@ -14,6 +17,8 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
+import resource
 import time
 
 from ringproof.proofs.cli.main import main as prove
@@ -32,6 +37,12 @@ def timed(f):
     return out, time.perf_counter() - t0
 
 
+def cpu() -> float:
+    """CPU seconds of this process and of its children that have ended (the pool's workers)."""
+    return sum(getattr(resource.getrusage(who), f) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+               for f in ("ru_utime", "ru_stime"))
+
+
 def command(*argv):
     out, err = io.StringIO(), io.StringIO()
     code, seconds = timed(lambda: prove(list(argv), out, err))
@@ -41,15 +52,19 @@ def command(*argv):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--skip-conform", action="store_true", help="leave out the process-group run")
+    ap.add_argument("--jobs", type=int, default=0, help="worker processes (0: one per core, as prove runs)")
     args = ap.parse_args()
-    print("prove TARGET (every property, tier parametric, jobs = 1):")
+    print(f"prove TARGET (every property, tier parametric, jobs = {args.jobs or os.cpu_count()}; "
+          f"load average {os.getloadavg()[0]:.1f}):")
     times = {}
     names = [PEER, *SCHEDULES, *BACKWARDS]
     schedules = {PEER: RING_PASSES["striped"], **registry()}
+    verify(schedules[PEER], Options(jobs=args.jobs))     # warm-up: imports and caches, not timed
     for name in names:
-        results, times[name] = timed(lambda: verify(schedules[name], Options(jobs=1)))
+        before = cpu()
+        results, times[name] = timed(lambda: verify(schedules[name], Options(jobs=args.jobs)))
         unproved = sum(r.verdict is not Verdict.PROVED for r in results)
-        print(f"  {name:26s} {times[name]:6.2f} s  "
+        print(f"  {name:26s} {times[name]:6.2f} s  (CPU {cpu() - before:5.2f} s)  "
               f"{'all proved' if not unproved else f'{unproved} of {len(results)} not proved'}")
     for name in names[1:]:
         print(f"  {name:26s} {times[name] / times[PEER]:5.2f} × the peer ({PEER}, {times[PEER]:.2f} s)")

@@ -281,77 +281,67 @@ def _last_step(cp, P, A):
     return LAST_STEP[cp.layout.name](P, A - 1) if cp.causal else P.m
 
 
+# The forms of the backward's ring step (`ite` of its three Steps, in the order written).
+BACKWARD_FORMS = {"dq": "ring.MAC1", "dk": "ring.MAC2", "dv": "ring.MAC3"}
+
+
 def ring_backward(cp: ContextParallel) -> Schedule:
-    """The backward ring of `cp`: with dS = P∘(dP − D) and P on the queries' ranks,
-    dq[A, C] = Σ_B dS[A, B]·k[B, C] stays on A's rank while K travels (as in the forward);
-    dk[B, C] = Σ_A dS[A, B]·q[A, C] and dv[B, C] = Σ_A P[A, B]·dO[A, C] travel the ring with their
-    key block, each rank adding its rows' terms, and one more hop, the return hop, brings them
-    home (`placement`). Under the mask a sum starts at its first allowed term and passes the
-    ranks with none on. Three ring passes: the language has no concurrent ops yet to fuse them."""
+    """The backward ring of `cp` in one ring pass, as the libraries run it: with dS = P∘(dP − D) and
+    P on the queries' ranks, PE l at ring step s, for its query slot i and each key slot b of the
+    block it holds, does (u = 1) dq[A, c] += dS[A, B]·k[B, c], K copied on while its first query
+    uses it; (u = 2) dk[B, c] += dS[A, B]·q[A, c] and (u = 3) dv[B, c] += P[A, B]·dO[A, c], the
+    sums of the key block it holds: they travel the ring with K (moved on after the block's last
+    row) and one more hop, the return hop at step m, brings them home (`placement`). Under the mask
+    a sum starts at its first allowed term and passes the ranks with none on."""
     problem = CAUSAL_GRADIENTS if cp.causal else GRADIENTS
     ds, p, q, kk, g = problem.inputs
     dq, dk, dv = (e.target for e in problem.equations)
     lay = cp.layout
 
-    def row(P, l, i):                    # query: slot i of PE l's own block
-        return lay.token(P, l - 1, i - 1) + 1
-
-    def key(P, ix):                      # key B: slot b of the block PE l holds in ring step s
-        return lay.token(P, mod(ix.l - ix.s, P.m), ix.b - 1) + 1
+    def at(ix, form, **idx):
+        return At(BACKWARD_FORMS[form], dict(dict(s=ix.s, i=ix.i, b=ix.b, u=ix.u, c=ix.c, l=ix.l), **idx))
 
     def owner(P, A):
         return lay.owner(P, A - 1) + 1
 
-    def allowed(P, A, B):
-        return le(B, A) if cp.causal else True
+    def step(P, ix):
+        A, B = _row(cp, P, ix.l, ix.i), _key(cp, P, ix)
+        mask = le(B, A) if cp.causal else True
+        arrived = Either(eq(ix.s, 1), HOME, at(ix, "dq", s=ix.s - 1, i=1, u=1, l=wrap(ix.l - 1, P.m)))
+        back = eq(ix.b, 1)
+        grad_q = Step(pe=ix.l, op=MAC, target=dq[A, ix.c], operands=(ds[A, B], kk[B, ix.c]), guard=mask,
+                      send=Copy(kk[B, ix.c], when=eq(ix.i, 1), source=arrived),
+                      first=and_(eq(ix.s, 1), eq(ix.b, 1)),
+                      prev=at(ix, "dq", s=ite(back, ix.s - 1, ix.s),
+                              b=ite(back, _keys_at(cp, P, ix.l, ix.s - 1, A), ix.b - 1)),
+                      sources=(HOME, Either(eq(ix.i, 1), arrived, at(ix, "dq", i=1, u=1))))
+        if cp.causal:                    # row i − 1 took this key too: the sum's previous term
+            before = and_(gt(ix.i, 1), ROW_BEFORE[lay.name](P, ix, le(B, _row(cp, P, ix.l, ix.i - 1))))
+        else:
+            before = gt(ix.i, 1)
 
-    def keys_at(P, l, s, A):             # how many keys of the block PE l holds at step s A takes
-        return ALLOWED[lay.name](P, mod(l - s, P.m), A - 1) if cp.causal else P.k
-
-    def dq_step(P, ix):
-        A, B = row(P, ix.l, ix.i), key(P, ix)
-        arrived = Either(eq(ix.s, 1), HOME,
-                         At("dq", dict(s=ix.s - 1, i=1, b=ix.b, c=ix.c, l=wrap(ix.l - 1, P.m))))
-        return Step(pe=ix.l, op=MAC, target=dq[A, ix.c], operands=(ds[A, B], kk[B, ix.c]),
-                    guard=allowed(P, A, B),
-                    send=Copy(kk[B, ix.c], when=eq(ix.i, 1), source=arrived),
-                    first=and_(eq(ix.s, 1), eq(ix.b, 1)),
-                    prev=At("dq", dict(s=ite(eq(ix.b, 1), ix.s - 1, ix.s), i=ix.i,
-                                       b=ite(eq(ix.b, 1), keys_at(P, ix.l, ix.s - 1, A), ix.b - 1),
-                                       c=ix.c, l=ix.l)),
-                    sources=(HOME, Either(eq(ix.i, 1), arrived,
-                                          At("dq", dict(s=ix.s, i=1, b=ix.b, c=ix.c, l=ix.l)))))
-
-    def dq_at(P, key_):
-        A, C, B = key_
-        la, lb = owner(P, A), owner(P, B)
-        return dict(s=mod(la - lb, P.m) + 1, i=lay.slot(P, A - 1) + 1, b=lay.slot(P, B - 1) + 1, c=C, l=la)
-
-    def travelling(name, target, first_operand, second_operand):
-        def step(P, ix):
-            A, B = row(P, ix.l, ix.i), key(P, ix)
-            if cp.causal:                # row i − 1 took this key too: the sum's previous term
-                before = and_(gt(ix.i, 1), ROW_BEFORE[lay.name](P, ix, le(B, row(P, ix.l, ix.i - 1))))
-            else:
-                before = gt(ix.i, 1)
+        def travelling(form, target, first_operand, second_operand):
             return Step(pe=ix.l, op=MAC, target=target[B, ix.c],
-                        operands=(first_operand[A, B], second_operand[A, ix.c]),
-                        guard=allowed(P, A, B),
-                        send=Move(target[B, ix.c], when=eq(ix.i, P.k)),    # on, and home at s = m
+                        operands=(first_operand[A, B], second_operand[A, ix.c]), guard=mask,
+                        send=Move(target[B, ix.c], when=eq(ix.i, P.k)),     # on, and home at s = m
                         first=and_(eq(ix.s, 1), eq(ix.i, ix.b if cp.causal else 1)),
-                        prev=At(name, dict(s=ite(before, ix.s, ix.s - 1), b=ix.b, c=ix.c,
-                                           i=ite(before, ix.i - 1, P.k),
-                                           l=ite(before, ix.l, wrap(ix.l - 1, P.m)))),
+                        prev=at(ix, form, s=ite(before, ix.s, ix.s - 1), i=ite(before, ix.i - 1, P.k),
+                                l=ite(before, ix.l, wrap(ix.l - 1, P.m))),
                         sources=(HOME, HOME))
 
-        def at(P, key_):
-            B, C, A = key_
-            la, lb = owner(P, A), owner(P, B)
-            return dict(s=mod(la - lb, P.m) + 1, b=lay.slot(P, B - 1) + 1, c=C, i=lay.slot(P, A - 1) + 1, l=la)
+        # u ≤ 1, 1 < u ≤ 2, u > 2: each form's condition a range of u, which the counter splits
+        # at once (u ≠ 1 ∧ u ≠ 2 costs it a split of u's range per case)
+        return ite(le(ix.u, 1), grad_q,
+                   ite(le(ix.u, 2), travelling("dk", dk, ds, q), travelling("dv", dv, p, g)))
 
-        return Phase(name, (Loop("s", 1, "m"), Loop("b", 1, "k"), Loop("c", 1, "d"), Loop("i", 1, "k")),
-                     step, inverse=at,
-                     doc=f"{target.name}[B, c] travels with key block B, each PE adding its rows' terms")
+    def where(P, A, B, u, c):
+        la, lb = lay.owner(P, A - 1), lay.owner(P, B - 1)
+        return dict(s=mod(la - lb, P.m) + 1, i=lay.slot(P, A - 1) + 1, b=lay.slot(P, B - 1) + 1, u=u,
+                    c=c, l=la + 1)
+
+    inverse = {"dq": lambda P, key_: where(P, key_[0], key_[2], 1, key_[1]),
+               "dk": lambda P, key_: where(P, key_[2], key_[0], 2, key_[1]),
+               "dv": lambda P, key_: where(P, key_[2], key_[0], 3, key_[1])}
 
     def home(P, ref):
         """Rows of dS, P, q and dO on their query's PE; rows of k on their key's."""
@@ -361,20 +351,22 @@ def ring_backward(cp: ContextParallel) -> Schedule:
         """dq's last term on its own PE; dk's and dv's at ring step m on the PE before home."""
         X, C = ref.idx
         if ref.array.name == "dq":
-            S = LAST_STEP[lay.name](P, X - 1) if cp.causal else P.m
-            return At("dq", dict(s=S, i=lay.slot(P, X - 1) + 1, b=keys_at(P, owner(P, X), S, X), c=C,
-                                 l=owner(P, X)))
-        return At(ref.array.name, dict(s=P.m, b=lay.slot(P, X - 1) + 1, c=C, i=P.k,
-                                       l=wrap(owner(P, X) - 1, P.m)))
+            S = _last_step(cp, P, X)
+            return At(BACKWARD_FORMS["dq"], dict(s=S, i=lay.slot(P, X - 1) + 1, b=_keys_at(cp, P, owner(P, X), S, X),
+                                                 u=1, c=C, l=owner(P, X)))
+        return At(BACKWARD_FORMS[ref.array.name], dict(s=P.m, i=P.k, b=lay.slot(P, X - 1) + 1,
+                                                       u=2 if ref.array.name == "dk" else 3, c=C,
+                                                       l=wrap(owner(P, X) - 1, P.m)))
 
-    phases = (Phase("dq", (Loop("s", 1, "m"), Loop("i", 1, "k"), Loop("b", 1, "k"), Loop("c", 1, "d")),
-                    dq_step, inverse=dq_at, doc="dq[A, c] stays on A's PE; K travels as in the forward"),
-              travelling("dk", dk, ds, q), travelling("dv", dv, p, g))
+    phase = Phase("ring", (Loop("s", 1, "m"), Loop("i", 1, "k"), Loop("b", 1, "k"), Loop("u", 1, 3),
+                           Loop("c", 1, "d")), step, inverse=inverse,
+                  doc="PE l at ring step s, query slot i, key slot b of the block it holds: dq, then "
+                      "the block's travelling dk and dv")
     macs = "3*d*n*(n + 1)/2" if cp.causal else "3*n**2*d"
-    return Schedule(f"{cp.name}-bwd", problem, phases, home=home, square=False,
+    return Schedule(f"{cp.name}-bwd", problem, (phase,), home=home, square=False,
                     placement=home, ends=ends,
-                    doc=f"{cp.doc}; the backward ring: dq on the queries' PEs, dk and dv travelling "
-                        "with their key block and brought home by the return hop",
+                    doc=f"{cp.doc}; the backward in one ring pass: dq on the queries' PEs, dk and dv "
+                        "travelling with their key block and brought home by the return hop",
                     notes={"claims": {"cycles": "3*n**2*d/m", "MAC": macs}},
                     requires=cp.requires, derived=cp.derived)
 
@@ -454,7 +446,7 @@ def ring_forward(cp: ContextParallel, problem: Problem | None = None) -> Schedul
                       first=first, prev=prev, sources=(score, block_max, held(P, ix, FORMS["o"])))
         total = Step(pe=ix.l, op=EAC, target=l[A], operands=(w1[A, B], mx[A]), guard=mask,
                      first=first, prev=prev, sources=(score, block_max))
-        keys = eq(ix.u, 1)
+        keys = le(ix.u, 1)               # u = 1, written as a range of u (see ring_backward)
         return ite(lt(ix.c, last), ite(keys, scores, values), ite(keys, running, total))
 
     def divide(P, ix):

@@ -129,3 +129,11 @@ def test_a_rank_that_dies_is_a_difference_naming_its_exit_code(tmp_path):
                     "    if dist.get_rank() == 1:\n        os._exit(3)\n    return q * 1\n")
     code, out, _ = _cli("zigzag", "--impl", f"{path}:func", "--world-sizes", "2", "--timeout", "30")
     assert code == 1 and "rank 1 ended without a report (exit code 3)" in out, out
+
+
+def test_a_world_size_with_no_answer_in_the_timeout_is_unknown(tmp_path):
+    """Exit 2, never 0: a rank that hangs leaves the world size without an answer."""
+    path = tmp_path / "hangs.py"
+    path.write_text("import time\n\ndef func(q, k, v, causal=True, **kwargs):\n    time.sleep(60)\n    return q * 1\n")
+    code, out, _ = _cli("zigzag", "--impl", f"{path}:func", "--world-sizes", "2", "-n", "4", "--timeout", "1")
+    assert code == 2 and "no answer" in out, out

@@ -61,6 +61,45 @@ def test_the_schedule_computes_the_pairs_of_the_layout_formulas(name):
             assert len(want) == (n * (n + 1) // 2 if cp.causal else n * n)     # every pair once
 
 
+def test_the_fused_backward_computes_the_pairs_of_the_ring_pass_at_their_step_and_rank():
+    """Each form of the backward's ring step (dq, dk, dv) takes exactly the (rank, step, query, key)
+    pairs of the scores' ring pass, the pairs `prove conform` holds a library's backward calls to."""
+    import types
+
+    import numpy as np
+
+    for name in NAMES:
+        cp = cpm.SCHEDULES[name]
+        for m in (1, 2, 3, 4):
+            for n in (cp.unit(m), 2 * cp.unit(m), 3 * cp.unit(m)):
+                P = cp.params(n, m)
+                want = ring_pairs(registry()[name], n, m)
+                s, l, i, b = (x.ravel() for x in np.meshgrid(*(np.arange(1, x + 1) for x in (m, m, P.k, P.k)),
+                                                             indexing="ij"))
+                for u, form in enumerate(registry()[f"{name}-bwd"].phases, 1):
+                    st = form.step(P, types.SimpleNamespace(s=s, i=i, b=b, u=u, c=1, l=l))
+                    A, B = st.operands[0].idx                       # ds[A, B] or p[A, B]
+                    pe, guard, A, B = (np.broadcast_to(np.asarray(x), s.shape) for x in (st.pe, st.guard, A, B))
+                    keep = guard.astype(bool)
+                    got = set(zip((pe[keep] - 1).tolist(), (s[keep] - 1).tolist(), (A[keep] - 1).tolist(),
+                                  (B[keep] - 1).tolist()))
+                    assert got == want, (name, form.name, n, m)
+
+
+def test_the_fused_backward_is_drawn_one_cell_per_pe_and_cycle(tmp_path):
+    """The report's picture of a fused ring step: every PE in every cycle shown, nothing failing."""
+    import io
+    import re
+
+    from ringproof.proofs.cli.main import main as prove
+
+    out = tmp_path / "bwd.svg"
+    code = prove(["simulate", "zigzag-bwd", "-n", "4", "-m", "2", "--picture", str(out)], io.StringIO(), io.StringIO())
+    assert code == 0
+    text = out.read_text()
+    assert "failing" not in text and text.count('class="cell"') == 2 * int(re.search(r'data-cycles="(\d+)"', text)[1])
+
+
 def test_zigzag_balances_the_causal_pairs_and_contiguous_does_not():
     """Causal pairs per rank at n = 16, m = 4: 10/26/42/58 contiguous, 34 each zigzag and striped."""
     def per_rank(name):
@@ -99,12 +138,14 @@ def _mutants():
                                   "causal mask off by one"])
 def test_mutants_are_refuted_replayed_and_found_at_their_smallest_size(name):
     schedule = _mutants()[name]
-    refuted = [r for r in verify(schedule) if r.verdict is Verdict.REFUTED]
+    props = ("coverage", "ring-locality")             # what a pairing, a mask or a hop decides
+    refuted = [r for r in verify(schedule, Options(properties=props)) if r.verdict is Verdict.REFUTED]
     assert refuted and all(r.tier == "parametric" for r in refuted)
     for r in refuted:
         assert schedule.admits(r.counterexample.n, r.counterexample.m)
         assert_same_check_replays(schedule, r)
-    bounded = [r for r in verify(schedule, Options(tier="bounded", max_n=8)) if r.verdict is Verdict.REFUTED]
+    bounded = [r for r in verify(schedule, Options(properties=props, tier="bounded", max_n=4))
+               if r.verdict is Verdict.REFUTED]
     smallest = min((r.counterexample.n, r.counterexample.m) for r in bounded)
     # the smallest size the side condition allows: the wrong pairing gives one rank its head chunk
     # twice and the mask off by one drops the diagonal, at once; without the hop, the ring-locality
@@ -152,26 +193,76 @@ def test_a_claim_of_balance_0_is_refuted_for_contiguous_causal_and_not_for_zigza
 
 
 def test_the_backward_ring_proves_placement_and_the_unmasked_one_balance():
-    results = verify(registry()["ring-attention-bwd"])
+    bwd = registry()["ring-attention-bwd"]
+    assert [p.name for p in bwd.phases] == ["ring.MAC1", "ring.MAC2", "ring.MAC3"]   # one ring pass: dq, dk, dv
+    assert len(set(bwd.slots)) == 1                                                  # in lock step
+    results = verify(bwd, Options(properties=("placement", "counts")))
     assert {r.phase for r in results if r.property == "placement"} == {"dq", "dk", "dv"}
     assert {r.verdict for r in results if r.property == "placement"} == {Verdict.PROVED}
     (counts,) = [r for r in results if r.property == "counts"]
     assert counts.details["balance"]["spread"] == "0"
 
 
-def test_the_backward_without_its_return_hop_is_refuted_at_two_ranks():
-    from ringproof.schedules.dsl import Move
-    from ringproof.schedules.expr import and_, eq
+def _mutate(schedule, name, forms, **changes):
+    """`schedule` with the forms `forms` of its fused ring step changed (each change a function
+    (P, ix, step) -> the Step field's new value, `step` the form's own: its guard and send already
+    restricted to the iterations that choose it)."""
+    return schedule.derive(name, {form: changes for form in forms})
 
-    bwd = registry()["ring-attention-bwd"]
-    no_return = bwd.derive("no-return-hop", {name: dict(send=lambda P, ix, st: Move(
-        st.target, when=and_(eq(ix.i, P.k), lt(ix.s, P.m)))) for name in ("dk", "dv")})
-    refuted = [r for r in verify(no_return) if r.verdict is Verdict.REFUTED]
-    assert {r.property for r in refuted} >= {"placement"}
+
+def _fused_mutants():
+    from ringproof.schedules.dsl import Move
+    from ringproof.schedules.expr import and_
+
+    def pairing(P, ix, st):      # zigzag's tail chunk 2m − 2 − r: two ranks share a chunk
+        def tok(r, j):
+            return ite(lt(j, P.h), r * P.h + j, (2 * P.m - 2 - r) * P.h + j - P.h) + 1
+        A, B = tok(ix.l - 1, ix.i - 1), tok(mod(ix.l - ix.s, P.m), ix.b - 1)
+        at = {"dq": (A, ix.c), "q": (A, ix.c), "g": (A, ix.c), "o": (A, ix.c), "dk": (B, ix.c), "dv": (B, ix.c),
+              "k": (B, ix.c), "v": (B, ix.c), "ds": (A, B), "p": (A, B), "w1": (A, B), "mx": (A,), "l": (A,)}
+        return lambda ref: ref.array[at[ref.array.name]]
+
+    def strict(cp):              # the mask off by one: key B < query A
+        return lambda P, ix, st: and_(st.guard, lt(cpm._key(cp, P, ix), cpm._row(cp, P, ix.l, ix.i)))
+
+    wrong = dict(target=lambda P, ix, st: pairing(P, ix, st)(st.target),
+                 operands=lambda P, ix, st: tuple(map(pairing(P, ix, st), st.operands)))
+    zig, causal = cpm.SCHEDULES["zigzag"], cpm.SCHEDULES["ring-attention-causal"]
+    backward, forward = list(cpm.BACKWARD_FORMS.values()), list(cpm.FORMS.values())
+    return {
+        "no return hop": _mutate(registry()["ring-attention-bwd"], "no-return-hop", backward[1:],
+                                 send=lambda P, ix, st: Move(st.target, when=and_(st.send.when, lt(ix.s, P.m)))),
+        "zigzag-bwd wrong pairing": _mutate(registry()["zigzag-bwd"], "zigzag-bwd-pairing", backward, **wrong),
+        "zigzag-bwd mask off by one": _mutate(registry()["zigzag-bwd"], "zigzag-bwd-mask", backward, guard=strict(zig)),
+        "causal-bwd mask off by one": _mutate(registry()["ring-attention-causal-bwd"], "causal-bwd-mask", backward,
+                                              guard=strict(causal)),
+        "zigzag wrong pairing": _mutate(registry()["zigzag"], "zigzag-fused-pairing", forward, **wrong),
+        "causal mask off by one": _mutate(registry()["ring-attention-causal"], "causal-fused-mask", forward,
+                                          guard=strict(causal)),
+    }
+
+
+@pytest.mark.parametrize("name, prop, smallest", [("no return hop", "placement", (2, 2)),
+                                                  ("zigzag-bwd wrong pairing", "coverage", (2, 1)),
+                                                  ("zigzag-bwd mask off by one", "coverage", (2, 1)),
+                                                  ("causal-bwd mask off by one", "coverage", (1, 1)),
+                                                  ("zigzag wrong pairing", "coverage", (2, 1)),
+                                                  ("causal mask off by one", "coverage", (1, 1))])
+def test_fused_mutants_are_refuted_replayed_and_found_at_their_smallest_size(name, prop, smallest):
+    """The fused ring steps' mutants (backward, and the forward's ring step as a whole): without the
+    return hop dk and dv end one rank short of home (placement; at one rank they are home, so two
+    ranks are the least); a wrong chunk pairing or the mask off by one miss or repeat a term at once
+    (coverage). Each refutation is replayed by the concrete twin of its check on the ring model's
+    trace, and the bounded tier's smallest counterexample is the least size the flaw can show at."""
+    schedule = _fused_mutants()[name]
+    refuted = [r for r in verify(schedule, Options(properties=(prop,))) if r.verdict is Verdict.REFUTED]
+    assert refuted and all(r.tier == "parametric" for r in refuted)
     for r in refuted:
-        assert_same_check_replays(no_return, r)
-    bounded = [r for r in verify(no_return, Options(tier="bounded", max_n=6)) if r.verdict is Verdict.REFUTED]
-    assert min((r.counterexample.n, r.counterexample.m) for r in bounded) == (2, 2)   # one rank is home
+        assert schedule.admits(r.counterexample.n, r.counterexample.m)
+        assert_same_check_replays(schedule, r)
+    bounded = [r for r in verify(schedule, Options(properties=(prop,), tier="bounded", max_n=4))
+               if r.verdict is Verdict.REFUTED]
+    assert min((r.counterexample.n, r.counterexample.m) for r in bounded) == smallest
 
 
 def _not_rescaled(problem):
@@ -190,7 +281,8 @@ def test_the_forward_without_the_rescale_is_refuted_at_its_smallest_size(name):
 
     cp = cpm.SCHEDULES[name]
     schedule = cpm.ring_forward(cp, _not_rescaled(cpm.FORWARD if not cp.causal else cpm.CAUSAL_FORWARD))
-    refuted = [r for r in verify(schedule) if r.verdict is Verdict.REFUTED]
+    # data-flow only: `rescaled` changes what a read may see, not which terms are done where
+    refuted = [r for r in verify(schedule, Options(properties=("data-flow",))) if r.verdict is Verdict.REFUTED]
     assert {(r.property, r.phase) for r in refuted} == {("data-flow", "ring.EAC1"), ("data-flow", "ring.EAC2")}
     for r in refuted:
         assert (r.counterexample.n, r.counterexample.m) == (cp.unit(2), 2)

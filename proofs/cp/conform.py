@@ -359,19 +359,17 @@ def _schedule(cp, m, n) -> set:
 
 def ring_pairs(schedule, n: int, m: int) -> set:
     """(PE − 1, s − 1, A − 1, B − 1) of every active iteration of a ring pass with c = 1 (and, in a
-    forward's ring step, its scores: u = 1)."""
+    forward's ring step, its scores: u = 1), its step run once on the arrays of every (s, l, i, b)."""
+    import numpy as np
+
     phase = schedule.phases[0]
     P = params(n, m)
-    out = set()
-    for s in range(1, m + 1):
-        for l in range(1, m + 1):
-            for i in range(1, P.k + 1):
-                for b in range(1, P.k + 1):
-                    st = phase.step(P, types.SimpleNamespace(s=s, i=i, u=1, b=b, c=1, l=l))
-                    if st.guard:
-                        A, B = st.target.idx
-                        out.add((int(st.pe) - 1, s - 1, int(A) - 1, int(B) - 1))
-    return out
+    s, l, i, b = (x.ravel() for x in np.meshgrid(np.arange(1, m + 1), np.arange(1, m + 1), np.arange(1, P.k + 1),
+                                                 np.arange(1, P.k + 1), indexing="ij"))
+    st = phase.step(P, types.SimpleNamespace(s=s, i=i, u=1, b=b, c=1, l=l))
+    pe, guard, A, B = (np.broadcast_to(np.asarray(x), s.shape) for x in (st.pe, st.guard, *st.target.idx))
+    keep = guard.astype(bool)
+    return set(zip((pe[keep] - 1).tolist(), (s[keep] - 1).tolist(), (A[keep] - 1).tolist(), (B[keep] - 1).tolist()))
 
 
 def _compare(cp, m, n, kind, calls, expected):

@@ -315,7 +315,7 @@ def _ratio(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
 
 def _derive(schedule: Schedule, session: Session) -> Counts:
     P = with_parameters(schedule, parameters(schedule.shape))
-    decider = Decider(schedule.shape, session.budget)
+    decider = session.decider(schedule.shape)
     hints = {p.name: prove_through(p, session, shape=schedule.shape) for p in schedule.phases
              if p.loops and p.loops[0].through is not None}
     per_phase, why, required = {}, {}, {}

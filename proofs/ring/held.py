@@ -36,7 +36,7 @@ SHORT_WHY = "a datum's stay ends at its last use, a maximum over iterations, not
 def inputs_on(schedule, session=None):
     """(the inputs homed on PE l: a closed form in k, m, kd and l, "") or (None, why not)."""
     from ringproof.proofs.ring.counting import parameters, with_parameters
-    from ringproof.proofs.ring.nests import Decider, M, Unknown, count, lifted, split_digits
+    from ringproof.proofs.ring.nests import M, Unknown, count, lifted, split_digits
     from ringproof.proofs.ring.session import Session
     from ringproof.proofs.ring.spread import collapse
     session = session if session is not None else Session()
@@ -44,7 +44,7 @@ def inputs_on(schedule, session=None):
     if hit is not None and hit[0] is schedule:
         return hit[1]
     P = with_parameters(schedule, parameters(schedule.shape))
-    decider = Decider(schedule.shape, session.budget)
+    decider = session.decider(schedule.shape)
     total = sympy.Integer(0)
     for a in schedule.problem.inputs:
         syms = [sympy.Symbol(f"_{i}", integer=True) for i in range(len(a.dims))]

@@ -26,6 +26,7 @@ answer Z3 does not give leaves the case split (never a guess).
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 import sympy
@@ -82,8 +83,9 @@ def lifted(cond, loops, decider: "Decider") -> list:
         f = todo.pop()
         if len(todo) + len(out) > MAX_CASES:
             raise Unknown(f"{cond} splits into more than {MAX_CASES} cases")
-        mods = [x for x in f.atoms(sympy.Mod) if not x.args[0].has(sympy.Mod, sympy.Piecewise)]
-        pieces = [p for p in f.atoms(sympy.Piecewise) if not any(a.has(sympy.Piecewise) for a in p.args)]
+        mods = sorted((x for x in f.atoms(sympy.Mod) if not x.args[0].has(sympy.Mod, sympy.Piecewise)), key=_first)
+        pieces = sorted((p for p in f.atoms(sympy.Piecewise) if not any(a.has(sympy.Piecewise) for a in p.args)),
+                        key=_first)
         if mods:
             todo += _mod_cases(f, mods[0], loops, decider)
         elif pieces:
@@ -96,6 +98,13 @@ def lifted(cond, loops, decider: "Decider") -> list:
         else:
             out.append(f)
     return out
+
+
+def _first(atom):
+    """The order in which `lifted` splits atoms: the longest first, the same in every process (a
+    set's order is not; algo3-fast's per-PE counts took 3x longer in some orders)."""
+    text = str(atom)
+    return -len(text), text
 
 
 def split_digits(loops, cond, keep: int = 0):
@@ -230,7 +239,13 @@ def _radix(conj: list, loops, names: set, decider: "Decider") -> list[list]:
 def _digit(e, names: set):
     """(c, X, Y) with e = c·X + Y, X integral, where some index has the non-constant coefficient
     c·(integer) in e; None if every index's coefficient is an integer (or no such split is found)."""
-    e = sympy.expand(e)
+    return _digit_of(sympy.expand(e), frozenset(names))
+
+
+@lru_cache(maxsize=4096)
+def _digit_of(e, names: frozenset):
+    """`_digit` of an expanded e (algebra only, so kept: a case split asks it of the same atoms
+    again in every conjunction)."""
     for v in sorted(e.free_symbols & names, key=str):
         co = sympy.expand(e.coeff(v))
         if co.is_Integer or co.has(*names):
@@ -501,10 +516,30 @@ class NoZ3(Exception):
     """A formula `to_z3` does not translate."""
 
 
-def to_z3(e, env):
+def _over_denominator(x):
+    """(num, den) with x = num/den: for a sum of integral terms with rational coefficients, den the
+    lcm of the coefficients' denominators (sympy's `together` takes seconds on long sums of
+    floors); else as `together` writes it."""
+    x = sympy.expand(x)
+    terms = x.as_coefficients_dict()
+    if all(c.is_Rational for c in terms.values()) and all(sympy.fraction(t)[1] == 1 for t in terms):
+        den = math.lcm(*[int(c.q) for c in terms.values()])
+        return sympy.expand(x * den), sympy.Integer(den)
+    return sympy.fraction(sympy.together(x))
+
+
+def to_z3(e, env, memo: dict | None = None):
     """A sympy integer formula (+, ·, powers, floor, ceiling, Mod, Piecewise, Min, Max, relations
-    and connectives) as a Z3 term; NoZ3 for anything else."""
+    and connectives) as a Z3 term; NoZ3 for anything else. `memo`: the terms already translated
+    with this env (a case split repeats its conditions)."""
     e = sympy.sympify(e)
+    memo = {} if memo is None else memo
+    if e not in memo:
+        memo[e] = _to_z3(e, env, memo)
+    return memo[e]
+
+
+def _to_z3(e, env, memo):
     if e is sympy.true:
         return z3.BoolVal(True)
     if e is sympy.false:
@@ -516,20 +551,20 @@ def to_z3(e, env):
             raise NoZ3(str(e))
         return env[e]
     if isinstance(e, sympy.Add):
-        out = to_z3(e.args[0], env)
+        out = to_z3(e.args[0], env, memo)
         for a in e.args[1:]:
-            out = out + to_z3(a, env)
+            out = out + to_z3(a, env, memo)
         return out
     if isinstance(e, sympy.Mul):
         num, den = sympy.fraction(e)
         if den != 1:
             raise NoZ3(str(e))
-        out = to_z3(e.args[0], env)
+        out = to_z3(e.args[0], env, memo)
         for a in e.args[1:]:
-            out = out * to_z3(a, env)
+            out = out * to_z3(a, env, memo)
         return out
     if isinstance(e, sympy.Pow) and e.exp.is_Integer and e.exp > 0:
-        base = to_z3(e.base, env)
+        base = to_z3(e.base, env, memo)
         out = base
         for _ in range(int(e.exp) - 1):
             out = out * base
@@ -539,22 +574,22 @@ def to_z3(e, env):
         if not (den.is_Integer and den > 0) and not (den.free_symbols <= set(SYMPY_PARAMETERS) and den.is_positive):
             raise NoZ3(str(e))
         if isinstance(e, sympy.floor):
-            return to_z3(num, env) / to_z3(den, env)
-        return -((-to_z3(num, env)) / to_z3(den, env))
+            return to_z3(num, env, memo) / to_z3(den, env, memo)
+        return -((-to_z3(num, env, memo)) / to_z3(den, env, memo))
     if isinstance(e, sympy.Mod):
         if not (e.args[1].is_positive):
             raise NoZ3(str(e))
-        return to_z3(e.args[0], env) % to_z3(e.args[1], env)
+        return to_z3(e.args[0], env, memo) % to_z3(e.args[1], env, memo)
     if isinstance(e, sympy.Piecewise):
         out = None
         for expr, cond in reversed(e.args):
-            val = to_z3(expr, env)
-            out = val if out is None or cond is sympy.true else z3.If(to_z3(cond, env), val, out)
+            val = to_z3(expr, env, memo)
+            out = val if out is None or cond is sympy.true else z3.If(to_z3(cond, env, memo), val, out)
         return out
     if isinstance(e, (sympy.Min, sympy.Max)):
-        out = to_z3(e.args[0], env)
+        out = to_z3(e.args[0], env, memo)
         for a in e.args[1:]:
-            x = to_z3(a, env)
+            x = to_z3(a, env, memo)
             out = z3.If(x < out, x, out) if isinstance(e, sympy.Min) else z3.If(x > out, x, out)
         return out
     rel = {sympy.LessThan: lambda a, b: a <= b, sympy.StrictLessThan: lambda a, b: a < b,
@@ -562,16 +597,16 @@ def to_z3(e, env):
            sympy.Equality: lambda a, b: a == b, sympy.Unequality: lambda a, b: a != b}
     for cls, fn in rel.items():
         if isinstance(e, cls):      # compared as num/den with 0, den > 0 (sympy writes 2h = n as h = n/2)
-            num, den = sympy.fraction(sympy.together(e.lhs - e.rhs))
+            num, den = _over_denominator(e.lhs - e.rhs)
             if not (den.is_positive and den.free_symbols <= set(SYMPY_PARAMETERS)):
                 raise NoZ3(str(e))
-            return fn(to_z3(sympy.expand(num), env), z3.IntVal(0))
+            return fn(to_z3(sympy.expand(num), env, memo), z3.IntVal(0))
     if isinstance(e, sympy.ITE):
-        return z3.If(*[to_z3(a, env) for a in e.args])
+        return z3.If(*[to_z3(a, env, memo) for a in e.args])
     if isinstance(e, sympy.And):
-        return z3.And(*[to_z3(a, env) for a in e.args])
+        return z3.And(*[to_z3(a, env, memo) for a in e.args])
     if isinstance(e, sympy.Or):
-        return z3.Or(*[to_z3(a, env) for a in e.args])
+        return z3.Or(*[to_z3(a, env, memo) for a in e.args])
     if isinstance(e, sympy.Not):
-        return z3.Not(to_z3(e.args[0], env))
+        return z3.Not(to_z3(e.args[0], env, memo))
     raise NoZ3(str(e))

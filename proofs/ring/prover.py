@@ -117,10 +117,10 @@ def _solve(schedule: Schedule, checks: list[Check], opts: Options, session: Sess
     ms = [None] if opts.tier == "parametric" else list(range(1, opts.max_m + 1))
     keys = [(i, mv) for i in range(len(checks)) for mv in ms]
     tasks = [partial(_discharged, checks[i], mv, session, opts.smt2_dir) for i, mv in keys]
-    if with_counts:
-        tasks.insert(0, partial(_count_task, schedule, opts, session))
+    if with_counts:      # the two parts of the counts task run side by side
+        tasks[:0] = [partial(_count_task, schedule, opts, session, load=False), partial(_load_task, schedule, session)]
     raw = run_all(tasks, opts.jobs)
-    derived = raw.pop(0) if with_counts else None
+    derived = _with_load(schedule, opts, raw.pop(0), raw.pop(0)) if with_counts else None
     outcomes: dict = {}
     for (i, _), o in zip(keys, raw):
         outcomes.setdefault(i, []).append(replace(o, check=checks[i]))
@@ -296,7 +296,7 @@ def _counts(schedule: Schedule, opts: Options, session: Session, done: list, cou
     return replace(result, seconds=result.seconds + time.perf_counter() - t_end)
 
 
-def _count_task(schedule: Schedule, opts: Options, session: Session, keep: bool = False) -> tuple:
+def _count_task(schedule: Schedule, opts: Options, session: Session, keep: bool = False, load: bool = True) -> tuple:
     """(the counts Result before the coverage it may rest on is known, the phases whose op counts
     rest on their coverage, the counts themselves if `keep`). Runs in the pool beside the solver
     checks; what it returns holds no sympy object unless `keep`, so the parent never imports
@@ -305,8 +305,8 @@ def _count_task(schedule: Schedule, opts: Options, session: Session, keep: bool 
     Every claimed kind is checked: shown equal to its derived form (proved), refuted at a size
     (replayed on the ring model), or, where its form is not derived or no size up to the sampled
     bound tells them apart, `unknown` saying which kind and why. Claims of balance and memory are
-    decided by `spread` and `held`."""
-    from ringproof.proofs.ring import held, spread
+    decided by `spread` and `held` (`_load_task`; without `load`, left for `_with_load`, the pool
+    running that task beside this one)."""
     from ringproof.proofs.ring.counting import check_claim, claim_bound, counts, derived_parameters
     from ringproof.proofs.ring.readable import readable
 
@@ -330,17 +330,9 @@ def _count_task(schedule: Schedule, opts: Options, session: Session, keep: bool 
     if missing:
         verdict = Verdict.UNKNOWN
         reason = "; ".join(f"{k} not derived ({c.why[k]})" for k in missing)
-    details["balance"], details["memory"] = spread.summary(schedule, session), held.summary(schedule, session)
     bijections = list(c.bijections) if opts.tier != "bounded" else []
-    bijections += [p for p in details["balance"].get("on_coverage", []) if p not in bijections and opts.tier != "bounded"]
-    if bijections:
-        details["bijections"] = bijections
     for what, claim in claims.items():
         if what in LOAD_CLAIMS:
-            v, why, bad = (spread.check_claim(schedule, claim, session) if what == "balance"
-                           else held.check_claim(schedule, claim))
-            if v is not Verdict.PROVED and verdict is not Verdict.REFUTED:
-                verdict, reason, cex = v, (reason + "; " if reason and v is Verdict.UNKNOWN else "") + why, bad
             continue
         derived = c.cycles if what == "cycles" else c.ops.get(what, _zero())   # a kind it never runs: 0
         if derived is None:
@@ -362,7 +354,39 @@ def _count_task(schedule: Schedule, opts: Options, session: Session, keep: bool 
             break
     details["claims"] = claims
     result = Result("counts", "all", verdict, opts.tier, time.perf_counter() - t0, reason, cex, details=details)
-    return result, bijections, c if keep else None
+    counted = result, bijections, c if keep else None
+    return _with_load(schedule, opts, counted, _load_task(schedule, session)) if load else counted
+
+
+def _load_task(schedule: Schedule, session: Session) -> tuple:
+    """(balance summary, memory summary, [(verdict, why, counterexample) of each claim of balance or
+    memory, in the claims' order], seconds): the load part of the counts result."""
+    from ringproof.proofs.ring import held, spread
+
+    t0 = time.perf_counter()
+    balance, memory = spread.summary(schedule, session), held.summary(schedule, session)
+    verdicts = [spread.check_claim(schedule, claim, session) if what == "balance" else held.check_claim(schedule, claim)
+                for what, claim in schedule.notes.get("claims", {}).items() if what in LOAD_CLAIMS]
+    return balance, memory, verdicts, time.perf_counter() - t0
+
+
+def _with_load(schedule: Schedule, opts: Options, counted: tuple, load: tuple) -> tuple:
+    """The counts result of `_count_task` without its load part, completed by `_load_task`'s: the
+    balance and memory summaries, the phases the balance forms rest on the coverage of, and the
+    verdicts of the claims of balance and memory (a refutation of another claim stands)."""
+    result, bijections, c = counted
+    balance, memory, verdicts, seconds = load
+    details = dict(result.details, balance=balance, memory=memory)
+    if opts.tier != "bounded":
+        bijections = bijections + [p for p in balance.get("on_coverage", []) if p not in bijections]
+    if bijections:
+        details["bijections"] = bijections
+    verdict, reason, cex = result.verdict, result.reason, result.counterexample
+    for v, why, bad in verdicts:
+        if v is not Verdict.PROVED and verdict is not Verdict.REFUTED:
+            verdict, reason, cex = v, (reason + "; " if reason and v is Verdict.UNKNOWN else "") + why, bad
+    return replace(result, verdict=verdict, reason=reason, counterexample=cex, details=details,
+                   seconds=result.seconds + seconds), bijections, c
 
 
 def _count_replay(schedule: Schedule, what: str, n: int, m: int, d: int, derived: int, claimed: int,

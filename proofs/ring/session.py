@@ -29,8 +29,18 @@ class Session:
         self.variables: dict = {}     # AST id -> (AST, names of its uninterpreted constants)
         self.counted: dict = {}       # id(schedule) -> (schedule, Counts)
         self.balanced: dict = {}      # id(schedule) -> (schedule, its per-PE forms: `spread.forms`)
+        self.deciders: dict = {}      # id(shape) -> (shape, the counter's nests.Decider and its answers)
         self._lemmas: dict | None = None
         self._softmax: dict | None = None
+
+    def decider(self, shape):
+        """The counter's `nests.Decider` for `shape` under this budget, one per shape: the counts,
+        the per-PE forms and the memory figures ask it many of the same questions."""
+        hit = self.deciders.get(id(shape))
+        if hit is None or hit[0] is not shape:
+            from ringproof.proofs.ring.nests import Decider
+            hit = self.deciders[id(shape)] = (shape, Decider(shape, self.budget))
+        return hit[1]
 
     def lemma_status(self) -> dict:
         """Lemma name -> proved? (the library is proved, or read from its file cache, once)."""

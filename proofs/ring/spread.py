@@ -59,13 +59,13 @@ def forms(schedule, session=None):
     phase's form is checked by enumeration (module doc). Found under the session's budget (None: a
     fresh session under the default budget) and kept in it where derived."""
     from ringproof.proofs.ring.counting import _condition, _nest, _shape, exact_chunks, parameters, with_parameters
-    from ringproof.proofs.ring.nests import Decider, Unknown, count, lifted
+    from ringproof.proofs.ring.nests import Unknown, count, lifted
     session = _session(session)
     hit = session.balanced.get(id(schedule))
     if hit is not None and hit[0] is schedule:
         return hit[1]
     P = with_parameters(schedule, parameters(schedule.shape))
-    decider = Decider(schedule.shape, session.budget)
+    decider = session.decider(schedule.shape)
     out, phases, why, on_terms = {}, {}, "", []
     for phase in schedule.phases:
         st = _shape(phase)
@@ -89,7 +89,9 @@ def forms(schedule, session=None):
                 continue
         phases[phase.name] = (st.op.value, got)
     exact = exact_chunks(schedule)
-    phases = {name: (kind, collapse(sympy.expand(v.xreplace(exact)), decider)) for name, (kind, v) in phases.items()}
+    points = _points(schedule)
+    phases = {name: (kind, collapse(sympy.expand(v.xreplace(exact)), decider, points=points))
+              for name, (kind, v) in phases.items()}
     bad = _check(schedule, phases, on_terms) if phases else ""
     why = "; ".join(x for x in (bad, why) if x)
     if why:                                     # the phases derived, each checked, beside why not all
@@ -97,7 +99,7 @@ def forms(schedule, session=None):
     else:
         for kind, form in phases.values():
             out[kind] = sympy.expand(out.get(kind, 0) + form)
-        out = {kind: collapse(form, decider) for kind, form in out.items()}
+        out = {kind: collapse(form, decider, points=points) for kind, form in out.items()}
         result = (out, {name: form for name, (_, form) in phases.items()}, "", on_terms)
         session.balanced[id(schedule)] = (schedule, result)   # a why may be a solver's unknown: not kept
     return result
@@ -139,10 +141,13 @@ def _by_terms(schedule, phase, st, P, decider):
     return count(loops, lifted(cond, loops, decider), decider, keep=1)
 
 
-def collapse(form, decider, keep=(L,)):
+def collapse(form, decider, keep=(L,), points=()):
     """`form` without its cases where every case's value equals one of them (the same value
-    written per case, e.g. l < m and l = m) at every point of its condition: that value, each
-    equality proved (Z3, over 1 ≤ l ≤ m and every size); else `form` unchanged."""
+    written per case, e.g. l < m and l = m) at every point of its condition: that value, the
+    equalities proved (Z3, over 1 ≤ l ≤ m and every size: all cases in one query, else case by
+    case); else `form` unchanged. `points`: sizes ({symbol: value} of k, m, kd and the Least
+    parameters) at which a value is first compared with the form at every l, so that a value the
+    form does not take there is passed over without a solver call (it could not be proved)."""
     from ringproof.proofs.ring.nests import M
     if not form.has(sympy.Piecewise):
         return form
@@ -154,12 +159,50 @@ def collapse(form, decider, keep=(L,)):
     for e, c in folded.args:                    # each case where it applies: its condition, no earlier one's
         cases.append((sympy.expand(e), sympy.And(c, *[sympy.Not(b) for b in before])))
         before.append(c)
+    try:
+        at = _values(folded, keep, points) if points else None
+    except (ArithmeticError, TypeError, ValueError):      # not a number at some point: no filter
+        at = None
+    tried = []
     for value, _ in reversed(cases):
-        if value.has(sympy.Piecewise):
+        if value.has(sympy.Piecewise) or value in tried:
             continue
-        if all(e == value or decider.never(sympy.And(c, _nonzero(e - value)), ctx) for e, c in cases):
+        tried.append(value)
+        if at is not None and not _same(_values(value, keep, points), at):
+            continue                            # not the form's value at some point: it could not be proved
+        others = [(e, c) for e, c in cases if e != value]
+        if decider.never(sympy.Or(*[sympy.And(c, sympy.Ne(e - value, 0, evaluate=False)) for e, c in others]), ctx):
+            return value
+        if all(decider.never(sympy.And(c, _nonzero(e - value)), ctx) for e, c in others):
             return value
     return form
+
+
+def _same(a: list, b: list) -> bool:
+    return all(abs(x - y) <= 1e-6 for x, y in zip(a, b))
+
+
+def _values(form, keep, points) -> list:
+    """`form`'s values at every point of `points` and every 1 ≤ l ≤ m (the `keep` indices),
+    compiled (floats: at these sizes the values are integers or rationals with small denominators,
+    so different values differ by far more than 1e-6)."""
+    import itertools
+
+    from ringproof.proofs.ring.nests import M
+    names = tuple(points[0])
+    f = sympy.lambdify((*names, *keep), form.doit(), modules=["math"])
+    out = []
+    for p in points:
+        args = tuple(int(p[x]) for x in names)
+        out += [f(*args, *at) for at in itertools.product(range(1, int(p[M]) + 1), repeat=len(keep))]
+    return out
+
+
+def _points(schedule) -> list[dict]:
+    """{symbol: value} of k, m, kd and the Least parameters at every size of `check_sizes`."""
+    from ringproof.proofs.ring.counting import check_sizes, least_at
+    from ringproof.proofs.ring.nests import KD, K, M
+    return [{K: n // m, M: m, KD: d // m, **least_at(schedule.shape, n, m, d)} for n, m, d in check_sizes(schedule.shape)]
 
 
 def _nonzero(e):
@@ -224,16 +267,18 @@ def _always(decider, e, low, high) -> bool:
     return decider.holds(sympy.expand(num), ((L, low, high),))
 
 
-def derived(schedule, session=None):
-    """(spread as a sympy expression in n, m, d, "") when proved for every n, else (None, why not)."""
+def derived(schedule, session=None, found=None):
+    """(spread as a sympy expression in n, m, d, "") when proved for every n, else (None, why not).
+    `found`: `forms(schedule, session)` if the caller has it (not kept in the session where a form
+    is not derived, and seconds to find again)."""
     from ringproof.proofs.ring.counting import in_n_m_d, tidy
-    from ringproof.proofs.ring.nests import M, Decider
+    from ringproof.proofs.ring.nests import M
     session = _session(session)
-    per, _, why, _ = forms(schedule, session)
+    per, _, why, _ = found if found is not None else forms(schedule, session)
     if why:
         return None, why
     total = sum(per.values(), sympy.Integer(0))
-    decider = Decider(schedule.shape, session.budget)
+    decider = session.decider(schedule.shape)
     first, last = total.subs(L, 1), total.subs(L, M)
     if _always(decider, total - first, 1, M) and _always(decider, first - total, 1, M):
         return sympy.Integer(0), ""
@@ -257,9 +302,11 @@ def summary(schedule, session=None) -> dict:
     """{"spread": closed form or None, "reason", "per_pe": {kind: form in n, m, d, l} and
     "per_phase": {phase: form} where derived, "at": {"n", "m", "per_pe", "spread"} where the spread is not derived} (JSON-ready)."""
     from ringproof.proofs.ring.counting import in_n_m_d, tidy
-    spread, why = derived(schedule, session)
+    session = _session(session)
+    found = forms(schedule, session)
+    spread, why = derived(schedule, session, found)
     out = {"spread": None if spread is None else str(spread), "reason": why}
-    per, by_phase, _, on_terms = forms(schedule, session)
+    per, by_phase, _, on_terms = found
     if per:
         out["per_pe"] = {k: str(tidy(in_n_m_d(v))) for k, v in per.items()}
     if by_phase:

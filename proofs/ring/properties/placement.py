@@ -181,13 +181,20 @@ def ends_concrete(trace, limit):
 
 
 def _witnessed(trace):
-    """(array, datum, last node (k, pos), witness (k, pos) or None if it does not touch the datum)
-    for each output element, where an end witness is declared."""
+    """(array, datum, last node (k, pos) or None if no node touches the datum, witness (k, pos) or
+    None if it does not touch the datum) for each output element, where an end witness is declared
+    (every element, as the symbolic check quantifies: one no node touches has no witness either)."""
     S = trace.schedule
     for array in outputs(S):
         if S.ends is None:
             continue
-        for datum, (k, pos) in sorted(_last_nodes(trace, array).items()):
+        lasts = _last_nodes(trace, array)
+        first = trace.layout.offset[array.name]
+        for datum in range(first, first + int(np.prod(trace.layout.extents[array.name]))):
+            if datum not in lasts:
+                yield array, datum, None, None
+                continue
+            k, pos = lasts[datum]
             w = S.ends(trace.P, _element(trace, array, datum))
             names = [p.phase.name for p in trace.phases]
             here = names.index(w.phase) if isinstance(w, At) and w.phase in names else None
@@ -200,8 +207,9 @@ def _witnessed(trace):
 
 
 def witness_concrete(trace, limit):
-    return [WITNESS.finding(array.name, f"the end witness of {trace.layout.name(datum)} does not touch it",
-                            [describe(trace, *last)], array=array.name)
+    return [WITNESS.finding(array.name, f"the end witness of {trace.layout.name(datum)} does not touch it"
+                            + ("" if last else " (no node touches it)"),
+                            [describe(trace, *last)] if last else [], array=array.name)
             for array, datum, last, w in _witnessed(trace) if w is None][:limit]
 
 
