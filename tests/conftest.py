@@ -3,11 +3,27 @@
 
 Tests that start a Dask cluster run last: its threads (not ours) live on in this process, which then
 no longer forks workers (`ringproof.proofs.threads.alone`), so tests after them would run their pools
-in-process, slower and with the parent's caches."""
+in-process, slower and with the parent's caches (pytest-xdist keeps that order: it hands out test
+files in it, so the file with Dask tests runs last on its worker).
+
+Under pytest-xdist (README's test command: `-n auto --dist loadfile`, each file on one worker, so a
+module's fixtures are built once) the cores are shared by the test workers, so a pool started with
+the default `jobs=0` (one worker per core) gets only this worker's share of them: with two test
+workers on two cores it runs its tasks in this process. A test that asks for workers (`jobs=2`)
+still gets them, so the forked path keeps its own tests."""
 
 import os
 
 import pytest
+
+
+def pytest_configure(config):
+    test_workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if test_workers > 1:
+        from ringproof.proofs.ring import pool
+
+        share = max(1, pool.workers(0) // test_workers)
+        pool.workers = lambda jobs: jobs or share
 
 
 def pytest_collection_modifyitems(items):

@@ -28,6 +28,7 @@ READABLE_CYCLES = ("(n**3 + (floor(n/2) + 3)*n**2)/m + (n/m)*(Piecewise(((n/m)*(
 
 @pytest.fixture(scope="module")
 def derived():
+    """The derived counts, once for the module (a derivation takes seconds; each test compares it)."""
     return counts(ALGO2)
 
 
@@ -35,17 +36,13 @@ def claim(what, n, m):
     return int(sympy.sympify(CLAIMS[what], locals={"n": n, "m": m}))
 
 
-def cycles(n, m):
-    return counts(ALGO2).at(n, m)["cycles"]
-
-
 @pytest.mark.parametrize("n,m", [(1, 1), (2, 1), (2, 2), (3, 3), (4, 2), (5, 5), (6, 2), (6, 3),
                                  (8, 4), (9, 3), (12, 4), (15, 5)])
-def test_ring_model_matches_numpy(n, m):
+def test_ring_model_matches_numpy(n, m, derived):
     r = run(ALGO2, n, m)
     assert r.ok, r.violations
     assert r.max_rel_error <= 1e-9
-    assert r.cycles == cycles(n, m)
+    assert r.cycles == derived.at(n, m)["cycles"]
 
 
 def test_phases_2_and_3_are_algorithm_1s_code():
@@ -105,9 +102,9 @@ def test_readable_cycle_form_matches_the_derived_one(derived):
             "n": n, "m": m})), (n, m)
 
 
-def test_table_I():
+def test_table_I(derived):
     for (n, m), (_, ours) in TABLE_I.items():
-        assert run(ALGO2, n, m).cycles == ours == cycles(n, m)
+        assert run(ALGO2, n, m).cycles == ours == derived.at(n, m)["cycles"]
 
 
 # each printed defect alone: (property, phase, n, m) of the smallest counterexample

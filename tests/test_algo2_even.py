@@ -22,12 +22,18 @@ from ringproof.schedules.algo2_fast import ALGO2_FAST
 EVEN = [(n, n) for n in range(2, 21, 2)]
 
 
+@pytest.fixture(scope="module")
+def derived():
+    """The derived counts, once for the module (a derivation takes seconds; each test compares it)."""
+    return counts(ALGO2_EVEN)
+
+
 @pytest.mark.parametrize("n,m", [(2, 2), (4, 4), (6, 6), (8, 8), (12, 12)])
-def test_ring_model_matches_numpy(n, m):
+def test_ring_model_matches_numpy(n, m, derived):
     r = run(ALGO2_EVEN, n, m)
     assert r.ok, r.violations
     assert r.max_rel_error <= 1e-9
-    assert r.cycles == counts(ALGO2_EVEN).at(n, m)["cycles"] == bound_value("symmetric", n, m)
+    assert r.cycles == derived.at(n, m)["cycles"] == bound_value("symmetric", n, m)
 
 
 def test_the_side_condition_is_even_n_equal_to_m():
@@ -53,8 +59,7 @@ def test_parametric_verdicts_agree_with_enumeration(parametric):
             assert enum[(r.property, r.phase)] is None, (r.property, r.phase)
 
 
-def test_derived_counts_equal_enumeration():
-    derived = counts(ALGO2_EVEN)
+def test_derived_counts_equal_enumeration(derived):
     assert closed(derived.cycles)
     for n, m in EVEN:
         tr = build_trace(ALGO2_EVEN, n, m)

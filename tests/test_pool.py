@@ -2,7 +2,7 @@
 
 import pytest
 
-from ringproof.errors import BadInput
+from ringproof.errors import BadInput, InternalError
 from ringproof.proofs.ring.pool import run_all
 
 
@@ -16,3 +16,8 @@ def test_a_task_error_is_raised_in_the_parent_with_its_type():
         raise BadInput("no such schedule")
     with pytest.raises(BadInput, match="no such schedule"):
         run_all([lambda: 1, bad, lambda: 2], jobs=2)
+
+
+def test_a_result_that_cannot_be_pickled_is_an_internal_error_naming_the_cause():
+    with pytest.raises(InternalError, match=r"task 1's result cannot be sent back .*(?i:pickle)"):
+        run_all([lambda: 1, lambda: (lambda: 2), lambda: 3], jobs=2)

@@ -311,15 +311,19 @@ def count_tuples(phase: Phase, P) -> int:
     return total
 
 
-def phase_counts(phase: Phase, P, m: int) -> dict:
-    """{"cycles": loop tuples, op kind: iterations whose op happens, "MOVE": also those that only
-    forward} of one phase at sizes P, by enumeration (as the ring machine tallies them)."""
+def _every_step(phase: Phase, P, m: int):
+    """(loop tuples, the step evaluated at every loop tuple on every PE, its size) by enumeration."""
     seq = enumerate_loops(phase, P)
     tuples = len(next(iter(seq.values()))) if seq else 1
     index = {k: np.repeat(v, m) for k, v in seq.items()}
     index["l"] = np.tile(np.arange(1, m + 1, dtype=np.int32), tuples)
-    step = phase.step(P, SimpleNamespace(**index))
-    size = tuples * m
+    return tuples, phase.step(P, SimpleNamespace(**index)), tuples * m
+
+
+def phase_counts(phase: Phase, P, m: int) -> dict:
+    """{"cycles": loop tuples, op kind: iterations whose op happens, "MOVE": also those that only
+    forward} of one phase at sizes P, by enumeration (as the ring machine tallies them)."""
+    tuples, step, size = _every_step(phase, P, m)
     active = _vec(step.guard, size, bool)
     send = _vec(step.send.when, size, bool) if step.send is not None else np.zeros(size, bool)
     out = {"cycles": tuples, **{op.value: 0 for op in Op}}
@@ -331,12 +335,7 @@ def phase_counts(phase: Phase, P, m: int) -> dict:
 def active_per_pe(phase: Phase, P, m: int) -> list[int]:
     """The iterations of one phase whose op happens, on PE 1, ..., m, at sizes P, by enumeration (the
     step's guard and PE at every iteration; nothing else of the trace is built)."""
-    seq = enumerate_loops(phase, P)
-    tuples = len(next(iter(seq.values()))) if seq else 1
-    index = {k: np.repeat(v, m) for k, v in seq.items()}
-    index["l"] = np.tile(np.arange(1, m + 1, dtype=np.int32), tuples)
-    step = phase.step(P, SimpleNamespace(**index))
-    size = tuples * m
+    _, step, size = _every_step(phase, P, m)
     pe = _vec(step.pe, size, np.int64)
     return np.bincount(pe[_vec(step.guard, size, bool)], minlength=m + 1)[1:m + 1].tolist()
 

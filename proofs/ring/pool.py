@@ -6,7 +6,8 @@ runs, the tasks run here, one after another, rather than risk a deadlocked child
 A task is any zero-argument callable, closures over schedules included: workers are forked, so they
 inherit the task list and receive only indices; only results travel back (pickled). Tasks are handed
 out one at a time in list order (put the long ones first); a task's exception is raised in the parent,
-and on any exception (Ctrl-C included) the workers are terminated, so none outlives the call.
+a result that cannot be pickled is an `InternalError` naming the task and the cause, and on any
+exception (Ctrl-C included) the workers are terminated, so none outlives the call.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import pickle
 import queue
 import traceback
 
+from ringproof.errors import InternalError
 from ringproof.proofs.threads import alone, paused
 from ringproof.proofs.workers import die_with_parent, starting
 
@@ -55,7 +57,7 @@ def run_all(tasks: list, jobs: int = 0) -> list:
                 continue
             if not ok:
                 raise value
-            results[i] = value
+            results[i] = pickle.loads(value)
         return [results[i] for i in range(len(tasks))]
     finally:
         for p in procs:
@@ -68,9 +70,15 @@ def _work(tasks, todo, done):
     die_with_parent()
     while (i := todo.get()) is not None:
         try:
-            done.put((i, True, tasks[i]()))
+            value = tasks[i]()
         except Exception as err:  # raised again in the parent
             done.put((i, False, _portable(err)))
+            continue
+        try:    # here, not in the queue's feeder thread, which would drop the result with a traceback
+            done.put((i, True, pickle.dumps(value)))
+        except Exception as err:
+            done.put((i, False, InternalError(f"task {i}'s result cannot be sent back from its worker process: "
+                                              f"{type(err).__name__}: {err}")))
 
 
 def _portable(err: Exception) -> Exception:

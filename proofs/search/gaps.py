@@ -184,6 +184,3 @@ def algo3_fast_gaps() -> list[Gap]:
                lambda zn, zm, zk: [zk == 1, zn >= 4], BY_PARITY_K1),
     ]
 
-
-def prove_gaps() -> list[Gap]:
-    return algo2_gaps() + algo2_even_gaps() + algo3_gaps() + algo3_fast_gaps()

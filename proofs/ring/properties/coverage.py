@@ -178,28 +178,39 @@ def onto_symbolic(S, P):
     symmetric = eqn.target in S.problem.symmetric_pairs
 
     def build(ctx):
-        dims = list(eqn.target.dims) + ([eqn.reduce] if eqn.reduce else [])
-        names = [f"key.{i}" for i in range(len(dims))]
-        for name, d in zip(names, dims):
-            new_var(ctx, name, 1, extent(d))
-        key = [var(nm) for nm in names]
-        hyp = [lift(eqn.where(PARAMS, *key))] if eqn.where else []
-        if symmetric:       # one orientation of each pair is required
-            hyp.append(lift(le(key[1], key[0])))
+        key, hyp = required_term(ctx, eqn, symmetric)
         if P.inverse is None:
             at = f"{P.defined_at}: " if P.defined_at else ""
             raise BadInput(f"{at}phase {P.name}: coverage needs an `inverse` witness (Phase(..., inverse=...); "
                            "docs/dsl.md)")
         inv = P.inverse(PARAMS, tuple(key))
         it = It(P, S.phases.index(P), {k: lift(inv[k]) for k in P.index_names})
-        got = term_key(eqn, it.step, S.problem.transposable)
-        match = and_(*[eq(x, y) for x, y in zip(got, key)])
-        if symmetric:
-            swapped = [key[1], key[0]] + key[2:]
-            match = or_(match, and_(*[eq(x, y) for x, y in zip(got, swapped)]))
+        match = does_term(term_key(eqn, it.step, S.problem.transposable), key, symmetric)
         return {"key": key, "inv": it}, hyp, and_(exists(it), active(it), match)
 
     return [ONTO.check(P.name, build, orientation=_orientation(S, eqn))]
+
+
+def required_term(ctx, eqn, symmetric: bool):
+    """A required term of `eqn` as fresh solver variables key.0, key.1, ... within their extents:
+    (key, hypotheses: the equation's `where` and, for a symmetric pair, the one orientation required)."""
+    dims = list(eqn.target.dims) + ([eqn.reduce] if eqn.reduce else [])
+    names = [f"key.{i}" for i in range(len(dims))]
+    for name, d in zip(names, dims):
+        new_var(ctx, name, 1, extent(d))
+    key = [var(nm) for nm in names]
+    hyp = [lift(eqn.where(PARAMS, *key))] if eqn.where else []
+    if symmetric:
+        hyp.append(lift(le(key[1], key[0])))
+    return key, hyp
+
+
+def does_term(got, key, symmetric: bool):
+    """The term key `got` is `key` (for a symmetric pair: in either orientation)."""
+    match = and_(*[eq(x, y) for x, y in zip(got, key)])
+    if symmetric:
+        match = or_(match, and_(*[eq(x, y) for x, y in zip(got, [key[1], key[0]] + key[2:])]))
+    return match
 
 
 def onto_concrete(trace, k, pt, limit):

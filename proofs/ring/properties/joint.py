@@ -18,11 +18,12 @@ import numpy as np
 
 from ringproof.model.ring.machine import describe
 from ringproof.model.ring.trace import eval_witness
-from ringproof.proofs.ring.iterations import active, alternatives, at, exists, fresh, new_var
+from ringproof.proofs.ring.iterations import active, alternatives, at, exists, fresh
 from ringproof.proofs.ring.normalize import PARAMS
-from ringproof.proofs.ring.properties.base import Kind, computes, extent, generic_step, phases_computing, term_key
+from ringproof.proofs.ring.properties.base import Kind, computes, generic_step, phases_computing, term_key
+from ringproof.proofs.ring.properties.coverage import does_term, required_term
 from ringproof.schedules.dsl import HOME, Op
-from ringproof.schedules.expr import and_, eq, le, lift, not_, or_, var
+from ringproof.schedules.expr import and_, eq, lift, not_, or_
 
 
 def jointly_covered(S, array) -> bool:
@@ -103,14 +104,7 @@ def onto_symbolic(S):
         symmetric = eqn.target in S.problem.symmetric_pairs
 
         def build(ctx, eqn=eqn, symmetric=symmetric):
-            dims = list(eqn.target.dims) + ([eqn.reduce] if eqn.reduce else [])
-            names = [f"key.{i}" for i in range(len(dims))]
-            for name, d in zip(names, dims):
-                new_var(ctx, name, 1, extent(d))
-            key = [var(nm) for nm in names]
-            hyp = [lift(eqn.where(PARAMS, *key))] if eqn.where else []
-            if symmetric:
-                hyp.append(lift(le(key[1], key[0])))
+            key, hyp = required_term(ctx, eqn, symmetric)
             goals, its = [], {"key": key}
             computing = {p.name for p in phases_computing(S, eqn.target)}
             for i, (cond, w) in enumerate(alternatives(S.inverses[eqn.target.name](PARAMS, tuple(key)))):
@@ -119,10 +113,7 @@ def onto_symbolic(S):
                     continue
                 it = at(S, w)
                 its[f"inv{i}"] = it
-                got = term_key(eqn, it.step, S.problem.transposable)
-                match = and_(*[eq(x, y) for x, y in zip(got, key)])
-                if symmetric:
-                    match = or_(match, and_(*[eq(x, y) for x, y in zip(got, [key[1], key[0]] + key[2:])]))
+                match = does_term(term_key(eqn, it.step, S.problem.transposable), key, symmetric)
                 goals.append(or_(not_(cond), and_(exists(it), active(it), match)))
             return its, hyp, and_(*goals)
 
