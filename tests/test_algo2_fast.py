@@ -111,6 +111,9 @@ def test_algorithm_3_gap_at_m_equal_n():
         assert c.at(n, n)["cycles"] - bound_value("masked", n, n) == (n if n % 2 == 0 else 0) + n - K
 
 
+# slow: the m odd, k odd case of "algo2-fast < algo2" is proved in seconds or not proved after
+# minutes depending on what Z3 did earlier in the process (docs/testing.md); honest either way
+@pytest.mark.slow
 def test_every_gap_statement_is_proved():
     """algo2-fast's and Algorithm 3's statements; algo2-even's and algo3-fast's are proved in their
     own tests (test_algo2_even.py, test_algo3_fast.py)."""

@@ -1,5 +1,7 @@
 """The forked task runner: results in task order, closures reach workers, errors come back."""
 
+import threading
+
 import pytest
 
 from ringproof.errors import BadInput, InternalError
@@ -19,5 +21,7 @@ def test_a_task_error_is_raised_in_the_parent_with_its_type():
 
 
 def test_a_result_that_cannot_be_pickled_is_an_internal_error_naming_the_cause():
+    if threading.active_count() > 1:      # run_all then runs the tasks in this process: nothing is pickled
+        pytest.skip("a library's thread from an earlier test runs (Dask's): this process forks no more")
     with pytest.raises(InternalError, match=r"task 1's result cannot be sent back .*(?i:pickle)"):
         run_all([lambda: 1, lambda: (lambda: 2), lambda: 3], jobs=2)
