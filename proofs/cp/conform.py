@@ -207,7 +207,13 @@ def _run_ring(cp, fn, m, sizes, setup):
                         break
                     continue
                 if "internal" in rep:
-                    raise InternalError(f"rank {rep['rank']} of the run at world size {m}: {rep['internal']}")
+                    died = _dead_peer(procs, rep["rank"], reports, sizes)
+                    if died is None:
+                        raise InternalError(f"rank {rep['rank']} of the run at world size {m}: {rep['internal']}")
+                    # a peer that died breaks the process group under this rank: the death is the finding
+                    reports[(died["rank"], died["n"])] = died
+                    failure = failure or died
+                    break
                 reports[(rep["rank"], rep["n"])] = rep
                 if rep["error"] is not None and failure is None:
                     failure = rep
@@ -220,6 +226,21 @@ def _run_ring(cp, fn, m, sizes, setup):
                     p.terminate()
                     p.join(timeout=2.0)
     return reports, failure
+
+
+def _dead_peer(procs, rank, reports, sizes, wait=3.0):
+    """The report of another rank that ended without one (its exit code), waiting up to `wait`
+    seconds for it to end; None if every other rank is alive or reported."""
+    until = time.monotonic() + wait
+    while True:
+        for other, p in enumerate(procs):
+            missing = [n for n in sizes if (other, n) not in reports]
+            if other != rank and missing and not p.is_alive() and p.exitcode != 0:
+                return {"rank": other, "n": missing[0], "error": f"ended without a report (exit code "
+                        f"{p.exitcode}{_signal(p.exitcode)})", "peers": [], "died": True}
+        if time.monotonic() > until:
+            return None
+        time.sleep(0.05)
 
 
 def _signal(code):
