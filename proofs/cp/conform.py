@@ -198,8 +198,7 @@ def _run_ring(cp, fn, m, sizes, setup):
                         if p.is_alive() or not missing or any(
                                 reports.get((rank, n), {}).get("error") for n in sizes):
                             continue
-                        rep = {"rank": rank, "n": missing[0], "error": f"ended without a report (exit "
-                               f"code {p.exitcode}{_signal(p.exitcode)})", "peers": [], "died": True}
+                        rep = _died(rank, missing[0], p)
                         reports[(rank, missing[0])] = rep
                         failure = failure or rep
                         deadline = min(deadline, time.monotonic() + 5.0)
@@ -236,11 +235,16 @@ def _dead_peer(procs, rank, reports, sizes, wait=3.0):
         for other, p in enumerate(procs):
             missing = [n for n in sizes if (other, n) not in reports]
             if other != rank and missing and not p.is_alive() and p.exitcode != 0:
-                return {"rank": other, "n": missing[0], "error": f"ended without a report (exit code "
-                        f"{p.exitcode}{_signal(p.exitcode)})", "peers": [], "died": True}
+                return _died(other, missing[0], p)
         if time.monotonic() > until:
             return None
         time.sleep(0.05)
+
+
+def _died(rank, n, p):
+    """The report of a rank whose process `p` ended before reporting size n."""
+    return {"rank": rank, "n": n, "error": f"ended without a report (exit code {p.exitcode}"
+            f"{_signal(p.exitcode)})", "peers": [], "died": True}
 
 
 def _signal(code):
