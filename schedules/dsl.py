@@ -313,7 +313,7 @@ def guarded(fn, what: str, returns: type | None = None):
     code = getattr(fn, "__code__", None)
 
     def call(*args):
-        with contained(what, where(fn), code.co_filename if code else None):   # its prints to stderr
+        with contained(what, lambda: where(fn), code.co_filename if code else None):   # its prints to stderr
             out = fn(*args)
         if returns is not None and not isinstance(out, returns):
             want = " or ".join(t.__name__ for t in returns) if isinstance(returns, tuple) else returns.__name__

@@ -367,8 +367,10 @@ def backend_of(*args) -> Backend:
             if module not in sys.modules:
                 continue
             b = _BACKENDS[i] = factory()
-        if any(b.handles(a) for a in args):
-            return b
+        handles = b.handles
+        for a in args:
+            if handles(a):
+                return b
     raise TypeError(f"no backend for {[type(a).__name__ for a in args]}")
 
 

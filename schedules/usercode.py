@@ -53,16 +53,17 @@ def problem(err: BaseException, what: str, line: str) -> BadInput:
 
 
 @contextlib.contextmanager
-def contained(what: str, line: str, filename: str | None = None):
+def contained(what: str, line, filename: str | None = None):
     """Run the user's code: its prints to stderr, its exceptions (Ctrl-C, our own errors and the
-    time limit's alarm aside) as BadInput at the deepest line of `filename`, else at `line`."""
+    time limit's alarm aside) as BadInput at the deepest line of `filename`, else at `line` (a
+    string, or a function giving it: only an error needs it)."""
     with contextlib.redirect_stdout(sys.stderr):
         try:
             yield
         except (RingproofError, KeyboardInterrupt, _Overtime):
             raise
         except BaseException as err:    # noqa: B036 -- sys.exit, GeneratorExit, ... in user code
-            raise problem(err, what, deepest_line(err, filename) or line) from None
+            raise problem(err, what, deepest_line(err, filename) or (line() if callable(line) else line)) from None
 
 
 @contextlib.contextmanager

@@ -110,9 +110,11 @@ def _leaves(x, path: str = "step") -> list:
 
 
 def _is_value(x) -> bool:
+    if isinstance(x, (int, bool)):
+        return True
     import numpy as np
 
-    return isinstance(x, (int, bool, np.integer, np.bool_))
+    return isinstance(x, (np.integer, np.bool_))
 
 
 def _compare_steps(phase: Phase, concrete: list, symbolic: list, point: dict) -> None:

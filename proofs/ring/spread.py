@@ -162,7 +162,7 @@ def _chunked(schedule, session):
     from ringproof.proofs.ring.nests import K, Decider
     decider = Decider(schedule.shape, session.budget)
     exact = exact_chunks(schedule)
-    chunks = {sympy.simplify(K / v) for v in exact.values()}
+    chunks = {sympy.cancel(K / v) for v in exact.values()}
     if len(chunks) != 1 or not next(iter(chunks)).is_Integer:
         return {}, decider
     scale = {K: next(iter(chunks)) * K}
