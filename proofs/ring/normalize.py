@@ -111,7 +111,7 @@ class DVal:
     @property
     def blocks(self) -> bool:
         p = self.p        # built simplified: a zero is a numeral (no simplify call here: this is hot)
-        return p is not _ZERO and not (z3.is_int_value(p) and p.as_long() == 0)
+        return p is not _ZERO and not (_numeral(p) and p.as_long() == 0)
 
 
 def _times(c, unit):
@@ -188,8 +188,16 @@ def same_term(a, b) -> bool:
 
 
 def _is_const(e, value=None) -> bool:
-    e = z3.simplify(e)
-    return z3.is_int_value(e) and (value is None or e.as_long() == value)
+    if not _numeral(e):          # most values are built simplified: a numeral needs no simplify call
+        e = z3.simplify(e)
+        if not _numeral(e):
+            return False
+    return value is None or e.as_long() == value
+
+
+def _numeral(e) -> bool:
+    """Is the integer term e a numeral? (z3.is_int_value in one call: this is hot.)"""
+    return z3.Z3_is_numeral_ast(e.ctx_ref(), e.as_ast())
 
 
 PARAMS = SimpleNamespace(**{name: var(name) for name in PARAMETERS})   # the symbolic parameter record
