@@ -94,7 +94,7 @@ def forms(schedule, session=None):
     points = _points(schedule)
     phases = {name: (kind, collapse(sympy.expand(v.xreplace(exact)), decider, points=points))
               for name, (kind, v) in phases.items()}
-    bad = _check(schedule, phases, on_terms) if phases else ""
+    bad = _check(schedule, phases, on_terms, session) if phases else ""
     why = "; ".join(x for x in (bad, why) if x)
     if why:                                     # the phases derived, each checked, beside why not all
         result = ({}, {} if bad else {name: form for name, (_, form) in phases.items()}, why, [] if bad else on_terms)
@@ -148,7 +148,7 @@ def step_forms(schedule, session=None):
         out[phase.name] = sympy.piecewise_fold(form.xreplace(back).xreplace({step: S})) if form.has(sympy.Piecewise) \
             else sympy.expand(form.xreplace(back).xreplace({step: S}))
     if out:
-        _check_steps(schedule, out)
+        _check_steps(schedule, out, session)
     result = (out, why)
     if not why:
         session.balanced[key] = (schedule, result)
@@ -290,24 +290,35 @@ class _Cells:
             self.solver.pop()
 
 
-def _check_steps(schedule, by_phase: dict) -> None:
+def _check_steps(schedule, by_phase: dict, session) -> None:
     """Each per-step form against enumeration at every (l, s) and every size n, d ≤ 12: an
     InternalError at the first disagreement."""
     from ringproof.proofs.ring.counting import check_sizes, in_n_m_d, least_at
     from ringproof.proofs.ring.nests import KD, K, M
-    from ringproof.model.ring.trace import active_per_step
     from ringproof.schedules.dsl import params, with_derived
     compiled = {name: sympy.lambdify((K, M, KD, L, S), form, modules=["math"]) for name, form in by_phase.items()}
     for n, m, d in check_sizes(schedule.shape):
         P = with_derived(schedule.derived, params(n, m, d=d))
         for name, form in by_phase.items():
-            want = active_per_step(schedule.phase(name), P, m)
+            want = _enumerated(session, schedule.phase(name), P, (n, m, d))
             for s, row in want.items():
                 got = [compiled[name](n // m, m, d // m, l, s) for l in range(1, m + 1)]
                 if any(abs(g - w) > 1e-9 for g, w in zip(got, row)):
                     raise InternalError(f"balance: phase {name}: the derived active ops on PE l in ring step s, "
                                         f"{in_n_m_d(form)}, give {got} at s={s}, n={n}, m={m}, d={d}; "
                                         f"enumeration {row}")
+
+
+def _enumerated(session, phase, P, size: tuple) -> dict:
+    """{value of the phase's outermost loop: [its active ops on PE 1, ..., m]} at one size
+    (`trace.active_per_step`), enumerated once per session: the per-PE forms and the per-step forms
+    are both checked against it."""
+    from ringproof.model.ring.trace import active_per_step
+    key = (id(phase), *size)
+    hit = session.enumerated.get(key)
+    if hit is None or hit[0] is not phase:
+        hit = session.enumerated[key] = (phase, active_per_step(phase, P, size[1]))
+    return hit[1]
 
 
 def _has_op(t, op: str) -> bool:
@@ -441,7 +452,7 @@ def _on_pes(fn, n: int, m: int, d: int, least=()) -> list:
     return out
 
 
-def _check(schedule, phases: dict, on_terms=()) -> str:
+def _check(schedule, phases: dict, on_terms=(), session=None) -> str:
     """Each phase's per-PE form against enumeration (its guard and PE at every iteration) at every
     size n, d ≤ 12: InternalError at the first disagreement; for a form counted over the terms
     (`on_terms`), whose coverage may fail, the reason it is not used instead ("" where all agree)."""
@@ -453,7 +464,11 @@ def _check(schedule, phases: dict, on_terms=()) -> str:
         P = with_derived(schedule.derived, params(n, m, d=d))
         least = [int(v) for v in least_at(schedule.shape, n, m, d).values()]
         for name, (kind, form) in phases.items():
-            want = active_per_pe(schedule.phase(name), P, m)
+            phase = schedule.phase(name)
+            if phase.loops:       # the ops per PE: the sum over the outermost loop's values
+                want = [sum(col) for col in zip(*_enumerated(_session(session), phase, P, (n, m, d)).values())] or [0] * m
+            else:
+                want = active_per_pe(phase, P, m)
             got = _on_pes(compiled[name], n, m, d, least)
             if got != want and name in on_terms:
                 return (f"phase {name}: its terms on PE l ({got}) are not its ops ({want}) at n={n}, m={m}: "
