@@ -347,6 +347,14 @@ def _sympy_backend() -> Backend:
 # use once its module is loaded (before that no value of it can exist), so using the DSL imports
 # neither sympy nor numpy.
 _BACKENDS: list = [_TERM, ("sympy", _sympy_backend), ("numpy", _numpy_backend), INT]
+_BUILT_IN = len(_BACKENDS)
+
+
+# The backend chosen for each tuple of argument types: every built-in backend's `handles` reads the
+# type alone, and a backend built on first use handles only values of a module not loaded before
+# (none of which could have been asked about), so the choice is a function of the types while the
+# list stays as it is; `extra_backend` empties it when it changes the list.
+_CHOSEN: dict = {}
 
 
 @contextmanager
@@ -354,13 +362,19 @@ def extra_backend(backend: Backend):
     """`backend` (e.g. Z3's, in tests) checked ahead of the built-in ones inside the block only:
     outside it, which backend a value gets never depends on what an earlier caller did."""
     _BACKENDS.insert(0, backend)
+    _CHOSEN.clear()
     try:
         yield backend
     finally:
         _BACKENDS.remove(backend)
+        _CHOSEN.clear()
 
 
 def backend_of(*args) -> Backend:
+    types = tuple(map(type, args))
+    hit = _CHOSEN.get(types)
+    if hit is not None:
+        return hit
     for i, b in enumerate(_BACKENDS):
         if not isinstance(b, Backend):
             module, factory = b
@@ -370,6 +384,8 @@ def backend_of(*args) -> Backend:
         handles = b.handles
         for a in args:
             if handles(a):
+                if len(_BACKENDS) == _BUILT_IN:        # the choice of the built-in list only
+                    _CHOSEN[types] = b
                 return b
     raise TypeError(f"no backend for {[type(a).__name__ for a in args]}")
 
