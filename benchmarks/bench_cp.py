@@ -1,6 +1,6 @@
 """Context parallelism: how long the checks of docs/context-parallel.md take, beside a peer.
 
-    python benchmarks/bench_cp.py [--skip-conform] [--jobs N]
+    python benchmarks/bench_cp.py [--skip-conform] [--jobs N] [--against REV [--repeat K]]
 
 Figures, each measured in this run:
   - every property of each context-parallel target at tier parametric, as `prove TARGET` runs it
@@ -11,6 +11,13 @@ Figures, each measured in this run:
     follows the load, the CPU time much less;
   - `prove layout zigzag --against torch-head-tail --max-n 4096 --max-m 16` (needs torch);
   - `prove conform zigzag --impl ring-flash-attn --world-sizes 2,3,4` (needs the [cp] extra).
+
+--against REV (instead of the above): each target as a user runs it, a fresh `prove TARGET --quiet`
+process, here and on the code of git revision REV (`speed.py --against`'s temporary tree), each
+run there right after the same run here so that both see the same load; the medians of --repeat
+runs of the wall time and of the CPU seconds of the process and its workers, and REV's CPU seconds
+over these (on a shared machine the CPU seconds are the figure to compare; the wall time on idle
+cores is about half of them plus the serial start and end).
 """
 
 from __future__ import annotations
@@ -19,7 +26,11 @@ import argparse
 import io
 import os
 import resource
+import statistics
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 from ringproof.proofs.cli.main import main as prove
 from ringproof.proofs.cli.targets import registry
@@ -27,6 +38,8 @@ from ringproof.proofs.options import Options
 from ringproof.proofs.ring.prover import verify
 from ringproof.proofs.results import Verdict
 from ringproof.schedules.context_parallel import BACKWARDS, RING_PASSES, SCHEDULES
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))        # speed.py: the `prove` entry, revisions
 
 PEER = "striped scores pass"
 
@@ -49,11 +62,44 @@ def command(*argv):
     return code, seconds, (out.getvalue() + err.getvalue()).strip().splitlines()[-1:]
 
 
+def fresh(target: str, env: dict | None = None) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds of the process and its workers, exit code) of `prove TARGET --quiet`
+    in a fresh process (-P: the working folder's `ringproof/` is not imported in place of the tree)."""
+    from speed import PROVE
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-P", "-c", PROVE, target, "--quiet"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    _, status, usage = os.wait4(proc.pid, 0)
+    return time.perf_counter() - t0, usage.ru_utime + usage.ru_stime, os.waitstatus_to_exitcode(status)
+
+
+def against(rev: str, repeat: int) -> None:
+    from speed import revision
+    names = [*SCHEDULES, *BACKWARDS]
+    print(f"prove TARGET --quiet, fresh processes, median of {repeat} (load average {os.getloadavg()[0]:.1f}); "
+          f"here | {rev} | {rev} CPU / here CPU:")
+    with revision(rev) as env:
+        for name in names:
+            here, there = [], []
+            for _ in range(repeat):
+                here.append(fresh(name))
+                there.append(fresh(name, env))
+            (hw, hc), (tw, tc) = [(statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs))
+                                  for runs in (here, there)]
+            codes = sorted({r[2] for r in here + there})
+            print(f"  {name:26s} {hw:6.2f} s (CPU {hc:5.2f} s) | {tw:6.2f} s (CPU {tc:5.2f} s) | {tc / hc:4.2f}"
+                  f"  exit {', '.join(map(str, codes))}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--skip-conform", action="store_true", help="leave out the process-group run")
     ap.add_argument("--jobs", type=int, default=0, help="worker processes (0: one per core, as prove runs)")
+    ap.add_argument("--against", metavar="REV", help="fresh processes here and at git revision REV, interleaved")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per target with --against (the median is shown)")
     args = ap.parse_args()
+    if args.against:
+        return against(args.against, args.repeat)
     print(f"prove TARGET (every property, tier parametric, jobs = {args.jobs or os.cpu_count()}; "
           f"load average {os.getloadavg()[0]:.1f}):")
     times = {}
