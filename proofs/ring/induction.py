@@ -52,8 +52,11 @@ def _product(xs):
     return total
 
 
-def _holds(ctx: Ctx, claim: z3.BoolRef):
-    """(True | False | None, model) for: claim follows from ctx's assumptions.
+def _holds(ctx: Ctx, claim: z3.BoolRef, monomials: bool = False):
+    """(True | False | None, model) for: claim follows from ctx's assumptions. `monomials`: the
+    claim with both sides as sums of monomials (Z3's simplifier, som: an equivalent formula), asked
+    in a Z3 context of its own, so that the process's context (and so any counter-model asked of it
+    later) is what it would be without this query.
 
     Z3's nonlinear core varies several-fold with the seed and the order of the query's terms on
     these identities, so the query runs under successive seeds from the budget's, each with the
@@ -62,12 +65,17 @@ def _holds(ctx: Ctx, claim: z3.BoolRef):
     a shared deadline made a count `unknown` on a loaded machine (algo2's cycles under load 10)."""
     budget = ctx.session.budget
     seed, timeout_ms = budget.seed, budget.timeout_ms
+    assumptions = ctx.assumptions
+    if monomials:
+        world = z3.Context()
+        assumptions = [a.translate(world) for a in assumptions]
+        claim = z3.simplify(claim.translate(world), som=True)
     for attempt in range(max(1, timeout_ms // TRY_MS)):
-        s = z3.SolverFor("QF_NIA")
+        s = z3.SolverFor("QF_NIA", ctx=claim.ctx)
         s.set("rlimit", budget.induction_rlimit)
         s.set("timeout", timeout_ms)             # backstop only, per try: not shared by the tries
         s.set("random_seed", seed + attempt)
-        s.add(*ctx.assumptions)
+        s.add(*assumptions)
         s.add(z3.Not(claim))
         r = s.check()
         if r == z3.unsat:
@@ -108,10 +116,12 @@ def prove_through(phase: Phase, session: Session | None = None, shape: Shape = D
             else:
                 lhs = here - lift(lp.through(PARAMS, v - 1))
             claim = ctx.int_term(ctx.val(lhs)) == ctx.int_term(ctx.val(_product(extents)))
-            # The same identity with both sides as sums of monomials (Z3's simplifier: an
-            # equivalent formula): its nonlinear core settles algo2's step at the first seed, where
-            # the products as written ran out of their rlimit twice.
-            ok, model = _holds(ctx, z3.simplify(claim, som=True))
+            # First as sums of monomials: Z3's nonlinear core settles algo2's step so at the first
+            # seed, where the products as written ran out of their rlimit twice. A failure, or no
+            # answer, is asked of the identity as written, whose counter-model names the size.
+            ok, model = _holds(ctx, claim, monomials=True)
+            if ok is not True:
+                ok, model = _holds(ctx, claim)
             if ok is not True:
                 return ok, (_at(model, ctx, f"hint {what}") if ok is False
                             else f"hint {what}: z3 gave no answer")
