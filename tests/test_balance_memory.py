@@ -86,7 +86,7 @@ def test_a_mutant_whose_coverage_fails_gets_no_per_pe_form_over_its_terms():
 
 def test_inputs_per_pe_are_a_proved_lower_bound_of_the_measured_peak():
     reg = registry()
-    for name in ("algo1", "algo3", "algo2-general", "ring-attention", "striped", "ring-attention-causal-bwd"):
+    for name in ("algo1", "algo3", "algo2-general", "ring-attention", "striped", "ring-attention-causal-bwd", "zigzag"):
         S = reg[name]
         form, why = held.inputs_on(S, Session())
         assert why == "", name

@@ -38,27 +38,29 @@ def inputs_on(schedule, session=None):
     from ringproof.proofs.ring.counting import parameters, with_parameters
     from ringproof.proofs.ring.nests import M, Unknown, count, lifted, split_digits
     from ringproof.proofs.ring.session import Session
-    from ringproof.proofs.ring.spread import collapse
+    from ringproof.proofs.ring.spread import _chunked, collapse
     session = session if session is not None else Session()
     hit = session.balanced.get(("inputs", id(schedule)))
     if hit is not None and hit[0] is schedule:
         return hit[1]
     P = with_parameters(schedule, parameters(schedule.shape))
-    decider = session.decider(schedule.shape)
+    scale, decider = _chunked(schedule, session)      # an exact chunk k/c counted as c·k′ (no floor)
     total = sympy.Integer(0)
     for a in schedule.problem.inputs:
         syms = [sympy.Symbol(f"_{i}", integer=True) for i in range(len(a.dims))]
         if not all(hasattr(P, x) for x in a.dims):
             return None, f"the inputs of {a.name} on PE l are not counted (an extent that is not a size here)"
-        loops = [(L, sympy.Integer(1), M)] + [(s, sympy.Integer(1), sympy.sympify(getattr(P, x))) for s, x in zip(syms, a.dims)]
-        pe = sympy.sympify(schedule.home(P, a[tuple(syms)]))
+        loops = [(L, sympy.Integer(1), M)] + [(s, sympy.Integer(1), sympy.sympify(getattr(P, x)).xreplace(scale))
+                                              for s, x in zip(syms, a.dims)]
+        pe = sympy.sympify(schedule.home(P, a[tuple(syms)])).xreplace(scale)
         cond = sympy.Eq(pe, L)
         loops, cond = split_digits(loops, cond, keep=1) or (loops, cond)
         try:
             total += count(loops, lifted(cond, loops, decider), decider, keep=1)
         except Unknown as e:
             return None, f"the inputs of {a.name} on PE l are not counted ({e})"
-    total = collapse(sympy.expand(total), decider)
+    back = {x: x / c for x, c in ((k, v / k) for k, v in scale.items())}
+    total = collapse(sympy.expand(total), decider).xreplace(back)
     _check(schedule, total)
     session.balanced[("inputs", id(schedule))] = (schedule, (total, ""))
     return total, ""
