@@ -298,3 +298,29 @@ def test_idle_pes_refuse_a_ring_step_whose_data_arrive_within_it():
     assert idle_violations(S, 4, 2) == []
     assert idle_violations(marked, 4, 2) and "same step" in idle_violations(marked, 4, 2)[0]
     assert idle_violations(registry()["zigzag-bwd"], 8, 2, 2) == []
+
+
+@pytest.mark.slow
+def test_ring_attentions_stay_hints_are_proved_and_give_the_ring_models_occupancy_at_every_cycle():
+    """The machinery on a second target: copies passed on, a lock-step group of forms, a PE that
+    sends to itself (m = 1). Its peak is not derived (Z3 does not show the largest for k, m ≥ 3)."""
+    from dataclasses import replace
+    from helpers.forward_stays import STAYS
+    from ringproof.model.ring.memory import occupancy
+    from ringproof.proofs.ring import stays
+    from ringproof.proofs.ring.nests import KD
+    from ringproof.proofs.ring.smt import discharge
+    S = replace(registry()["ring-attention"], stays=STAYS)
+    session = Session()
+    assert all(discharge(c, session).verdict is Verdict.PROVED for c in stays.checks(S))
+    inputs, _ = held.inputs_on(S, session)
+    forms, _ = stays.occupancy(S, session, inputs)
+    for n, m, d in ((4, 2, 4), (4, 1, 2), (6, 3, 3)):
+        tr = build_trace(S, n, m, d)
+        occ = occupancy(tr)
+        for pt, slot in zip(tr.phases, S.slots):
+            loops, form = forms[slot]
+            fn = sympy.lambdify([spread.L] + [v for v, _, _ in loops], form.subs({K: n // m, M: m, KD: d // m}), "math")
+            for x in range(pt.size):
+                args = [int(pt.pe[x])] + [int(pt.index[str(v)][x]) for v, _, _ in loops]
+                assert int(fn(*args)) == occ[args[0] - 1, int(pt.cycle[x])], (n, m, d, pt.phase.name, args)
