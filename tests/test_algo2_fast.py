@@ -105,6 +105,14 @@ def test_fewer_cycles_than_algorithm_2_exactly_where_stated(derived):
         {(2, 2), (3, 3), (4, 2), (4, 4), (6, 3)}
 
 
+def test_algorithm_2_gap_at_m_equal_n():
+    """The closed form gaps.py proves, against the derived counts (themselves checked by enumeration)."""
+    c = counts(ALGO2)
+    for n in range(1, 40):
+        big_h = (n - 1) // 2
+        assert c.at(n, n)["cycles"] - bound_value("symmetric", n, n) == (n // 2 if n % 2 == 0 else 0) + big_h * (big_h - 1) // 2
+
+
 def test_algorithm_3_gap_at_m_equal_n():
     c = counts(ALGO3)
     for n in range(2, 40):
@@ -150,6 +158,12 @@ def test_a_query_at_its_resource_limit_is_not_proved(monkeypatch, counted):
 def test_a_false_gap_is_not_proved(what, claim, counted):
     wrong = gaps._check("wrong", what, gaps.cycles(ALGO2_FAST, counted) - gaps.bound_at_d_n("symmetric"), claim,
                         gaps.EVERY, gaps.BY_RESIDUES)
+    assert not wrong.proved
+
+
+def test_algorithm_2s_gap_off_by_one_is_not_proved(counted):
+    wrong = gaps._check("wrong", "", gaps.cycles(ALGO2, counted) - gaps.bound_at_d_n("symmetric"),
+                        lambda t, zn, zm: gaps._algo2_gap(t - 1, zn, zm), lambda zn, zm, zk: [zk == 1], gaps.SQUARE)
     assert not wrong.proved
 
 

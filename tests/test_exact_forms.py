@@ -11,7 +11,7 @@ import z3
 
 from ringproof.errors import InternalError
 from ringproof.proofs.search import isolated
-from ringproof.proofs.search.exact_forms import divide, exact, floor_of
+from ringproof.proofs.search.exact_forms import divide, exact, floor_of, integer_valued
 from ringproof.proofs.search.to_z3 import ToZ3
 from ringproof.proofs.search.validity import valid
 
@@ -30,7 +30,13 @@ def test_a_quotient_is_taken_only_with_its_remainder_proved_in_range():
     x = (2 * U * V + U + V) / (2 * U + 1)          # ⌊n/2⌋ / m at m = 2u + 1, n = m(2v + 1)
     assert floor_of(x, in_range) == V
     assert floor_of(x, lambda r, b: False) == sp.floor(x)
-    assert floor_of((U ** 2 - U) / 2, in_range) == sp.floor((U ** 2 - U) / 2)    # not decided: kept
+    assert floor_of(U ** 2 / 2 + V, in_range) == sp.floor(U ** 2 / 2 + V)      # not decided: kept
+
+
+def test_an_integer_valued_polynomial_is_its_own_floor():
+    assert integer_valued(U * (U + 1) * (U + 2) / 6, [U]) and integer_valued((U ** 2 - U) / 2 + U * V, [U, V])
+    assert not integer_valued(U * V / 2, [U, V]) and not integer_valued(U ** 3 / 3, [U])
+    assert floor_of((U ** 2 - U) / 2, lambda r, b: False) == U ** 2 / 2 - U / 2
 
 
 @pytest.mark.parametrize("a,b", [(2 * U * V + U + V, 2 * U + 1), (4 * U * V + 2 * U + 2 * V + 1, 2),

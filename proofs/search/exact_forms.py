@@ -1,11 +1,15 @@
 """Floors, ceilings and Mods of a closed form made exact where a case's substitution decides them:
 the help gaps.py gives Z3, each step checked.
 
-⌊a/b⌋, for polynomials a and b in the case's integer symbols, becomes q when the division algorithm
-over the integers writes a = b·q + r (q with integer coefficients, checked by expansion) and
-`in_range(r, b)` proves 0 ≤ r < b under the case's ranges (a query of its own); ⌈x⌉ is −⌊−x⌋ and
-Mod(a, b) is a − b·⌊a/b⌋. A floor not made exact stays as it is (to_z3 ties it to its argument).
-Rebuilding the form lets sympy fold the Piecewise conditions that have become decided.
+⌊p⌋ of a polynomial p with rational coefficients is p when p takes integer values at the integer
+points of {0, …, d}^k (d its total degree, k its symbols): then its coefficients in the binomial
+basis, finite differences at those points, are integers, so p is an integer at every integer point
+(Pólya's theorem on integer-valued polynomials). Otherwise ⌊a/b⌋, for polynomials a and b in the
+case's integer symbols, becomes q when the division algorithm over the integers writes a = b·q + r
+(q with integer coefficients, checked by expansion) and `in_range(r, b)` proves 0 ≤ r < b under the
+case's ranges (a query of its own). ⌈x⌉ is −⌊−x⌋ and Mod(a, b) is a − b·⌊a/b⌋. A floor not made exact stays as it is (to_z3 ties it to its argument).
+Rebuilding the form (a comparison as lhs − rhs against 0) lets sympy fold the Piecewise conditions
+that have become decided.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ def _rewrite(x, args, in_range):
     if isinstance(x, sp.Mod):
         a, b = args
         return a - b * floor_of(a / b, in_range)
+    if isinstance(x, sp.Rel):        # as lhs − rhs against 0, so that sympy decides a constant one
+        return x.func(sp.expand(args[0] - args[1]), 0)
     return x.func(*args)
 
 
@@ -45,6 +51,8 @@ def floor_of(x: sp.Expr, in_range) -> sp.Expr:
     gens = sorted(x.free_symbols, key=str)
     if not gens or not (a.is_polynomial(*gens) and b.is_polynomial(*gens)):
         return sp.floor(x)
+    if b.is_number and integer_valued(a / b, gens):
+        return sp.expand(a / b)
     tried = set()
     for order in itertools.permutations(gens):
         q, r = divide(sp.expand(a), sp.expand(b), order)
@@ -54,6 +62,13 @@ def floor_of(x: sp.Expr, in_range) -> sp.Expr:
             return q
         tried.add(r)
     return sp.floor(x)
+
+
+def integer_valued(p: sp.Expr, gens) -> bool:
+    """Whether the polynomial p is an integer at every integer point: at each point of {0, …, d}^k."""
+    d = sp.Poly(p, *gens).total_degree()
+    return all(p.subs(dict(zip(gens, point))).is_integer
+               for point in itertools.product(range(d + 1), repeat=len(gens)))
 
 
 def divide(a: sp.Expr, b: sp.Expr, gens) -> tuple[sp.Expr, sp.Expr]:

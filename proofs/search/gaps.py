@@ -171,7 +171,15 @@ def algo2_gaps(session: Session | None = None) -> list[Gap]:
                "when m = n", diff, lambda t, zn, zm: t > 0, lambda zn, zm, zk: [zk == 1, zn >= 5], SQUARE),
         _check("algo2-fast gap", "algo2-fast − bound = n²/(2m) for even n, 0 for odd n (every m | n)",
                gap, lambda t, zn, zm: z3.If(zn % 2 == 0, 2 * zm * t == zn * zn, t == 0), EVERY, BY_RESIDUES),
+        _check("algo2 gap (m = n)", "Algorithm 2 − bound = [n even]·n/2 + H(H − 1)/2 with H = ⌊(n − 1)/2⌋ "
+               "when m = n", cycles(ALGO2, session) - bound_at_d_n("symmetric"), _algo2_gap, square, SQUARE),
     ]
+
+
+def _algo2_gap(t, zn, zm):
+    """2t = [n even]·n + H(H − 1), H = ⌊(n − 1)/2⌋ (Z3's integer division, n ≥ 1)."""
+    big_h = (zn - 1) / 2
+    return 2 * t == z3.If(zn % 2 == 0, zn, 0) + big_h * (big_h - 1)
 
 
 def algo2_even_gaps(session: Session | None = None) -> list[Gap]:
