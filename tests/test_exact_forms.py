@@ -72,3 +72,17 @@ def test_a_child_past_its_deadline_is_ended_and_a_new_one_answers(monkeypatch):
 def test_a_query_z3_cannot_read_is_an_internal_error():
     with pytest.raises(InternalError):
         isolated.check("(assert (undeclared))", rlimit=1000, seconds=5)
+
+
+def test_an_interrupted_query_ends_its_child(monkeypatch):
+    """Its answer would otherwise be read as the next query's."""
+    monkeypatch.setattr(isolated, "_child", {})
+    isolated.check("(assert false)", rlimit=1000, seconds=5)
+    proc = isolated._child[isolated.os.getpid()]
+
+    def interrupted(*args):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(isolated.select, "select", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        isolated.check("(assert true)", rlimit=1000, seconds=5)
+    assert proc.poll() is not None and isolated.os.getpid() not in isolated._child

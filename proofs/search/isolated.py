@@ -31,10 +31,16 @@ def check(smt2: str, *, rlimit: int, seconds: float) -> str:
     that, when the child is ended."""
     with _lock:
         proc = _running()
-        proc.stdin.write(json.dumps({"smt2": smt2, "rlimit": rlimit, "timeout_ms": int(seconds * 1000)}) + "\n")
-        proc.stdin.flush()
-        ready, _, _ = select.select([proc.stdout], [], [], seconds + GRACE)
-        line = proc.stdout.readline() if ready else ""
+        try:
+            proc.stdin.write(json.dumps({"smt2": smt2, "rlimit": rlimit, "timeout_ms": int(seconds * 1000)}) + "\n")
+            proc.stdin.flush()
+            ready, _, _ = select.select([proc.stdout], [], [], seconds + GRACE)
+            line = proc.stdout.readline() if ready else ""
+        except BrokenPipeError:       # the child died
+            line = ""
+        except BaseException:         # Ctrl-C: its answer must not be read as the next query's
+            _end(proc)
+            raise
         if not line:                  # past the deadline, or the child died
             _end(proc)
             return "unknown"
@@ -59,9 +65,22 @@ def _end(proc: subprocess.Popen) -> None:
 
 
 def main() -> None:
-    """The child: one JSON query per input line, one JSON answer per output line."""
+    """The child: one JSON query per input line, one JSON answer per output line. Ctrl-C is the
+    parent's to handle (it ends the child); a child whose parent is gone exits within a second,
+    even in the middle of a query."""
+    import signal
+    import time
+
     import z3
 
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = os.getppid()
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(1)
+        os._exit(0)
+    threading.Thread(target=watch, daemon=True).start()
     for line in sys.stdin:
         q = json.loads(line)
         try:
