@@ -168,8 +168,12 @@ def test_algorithm_2s_gap_off_by_one_is_not_proved(counted):
 
 
 def test_fewer_cycles_from_a_smaller_n_is_not_proved(counted):
-    """(3, 3), (4, 2), (4, 4) and (6, 3) are equal: "fewer for every n ≥ 3 with 2 ≤ m | n" is false."""
+    """(3, 3), (4, 2), (4, 4) and (6, 3) are equal: "fewer for every n ≥ 3 with 2 ≤ m | n" is false,
+    and so is "fewer for every n ≥ 7" with m = 1 admitted."""
     wrong = gaps._check("wrong", "", gaps.cycles(ALGO2, counted) - gaps.cycles(ALGO2_FAST, counted),
                         lambda t, zn, zm: t > 0,
                         lambda zn, zm, zk: [zn >= 3, zm >= 2], gaps.BY_RESIDUES)
     assert not wrong.proved
+    at_m_1 = gaps._check("wrong", "", gaps.cycles(ALGO2, counted) - gaps.cycles(ALGO2_FAST, counted),
+                         lambda t, zn, zm: t > 0, lambda zn, zm, zk: [zn >= 7], gaps.BY_RESIDUES)
+    assert not at_m_1.proved          # equal at m = 1

@@ -165,6 +165,8 @@ def algo2_gaps(session: Session | None = None) -> list[Gap]:
                diff, lambda t, zn, zm: t >= 0, EVERY, BY_RESIDUES),
         _check("algo2-fast < algo2", "algo2-fast takes fewer cycles than Algorithm 2 for every n ≥ 7 "
                "with 2 ≤ m | n", diff, lambda t, zn, zm: t > 0, lambda zn, zm, zk: [zn >= 7, zm >= 2], BY_RESIDUES),
+        _check("algo2-fast = algo2 (m = 1)", "algo2-fast takes as many cycles as Algorithm 2 when m = 1 (every n)",
+               diff, lambda t, zn, zm: t == 0, lambda zn, zm, zk: [zm == 1], BY_RESIDUES),
         _check("algo2-fast <= algo2 (m = n)", "algo2-fast never takes more cycles than Algorithm 2 when m = n",
                diff, lambda t, zn, zm: t >= 0, square, SQUARE),
         _check("algo2-fast < algo2 (m = n)", "algo2-fast takes fewer cycles than Algorithm 2 for every n ≥ 5 "
