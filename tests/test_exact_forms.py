@@ -86,3 +86,17 @@ def test_an_interrupted_query_ends_its_child(monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         isolated.check("(assert true)", rlimit=1000, seconds=5)
     assert proc.poll() is not None and isolated.os.getpid() not in isolated._child
+
+
+def test_a_query_reads_the_same_whatever_the_process_asked_before(monkeypatch):
+    """FreshInt's names count up over the process; the query Z3 gets is renamed in order."""
+    sent = []
+    monkeypatch.setattr(isolated, "check", lambda smt2, **limits: sent.append(smt2) or "unsat")
+
+    def ask():
+        x, f = z3.Int("x"), z3.FreshInt("floor")
+        return valid(x - f >= 0, [f <= x], rlimit=1000)
+    assert ask()
+    [z3.FreshInt("floor") for _ in range(25)]
+    assert ask()
+    assert sent[0] == sent[1] and "floor" in sent[0] and "!" not in sent[0]
