@@ -5,8 +5,8 @@ the same process (their Z3 work before; the verdicts must not change).
     python benchmarks/bench_gaps.py
 
 The cycle counts are derived once beforehand (their time is the counter's, printed apart); the
-figure is the statements' total (the exact forms made again in each run), with `prove bound symmetric` (its lemmas, the same kind of
-queries) timed in the same run as the peer.
+figure is the statements' total (the exact forms made again in each run), with `prove bound
+symmetric` (its lemmas, the same kind of queries) timed in the same run as the peer.
 """
 
 from __future__ import annotations

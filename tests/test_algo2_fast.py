@@ -110,7 +110,8 @@ def test_algorithm_2_gap_at_m_equal_n():
     c = counts(ALGO2)
     for n in range(1, 40):
         big_h = (n - 1) // 2
-        assert c.at(n, n)["cycles"] - bound_value("symmetric", n, n) == (n // 2 if n % 2 == 0 else 0) + big_h * (big_h - 1) // 2
+        gap = (n // 2 if n % 2 == 0 else 0) + big_h * (big_h - 1) // 2
+        assert c.at(n, n)["cycles"] - bound_value("symmetric", n, n) == gap, n
 
 
 def test_algorithm_3_gap_at_m_equal_n():

@@ -7,7 +7,8 @@ basis, finite differences at those points, are integers, so p is an integer at e
 (Pólya's theorem on integer-valued polynomials). Otherwise ⌊a/b⌋, for polynomials a and b in the
 case's integer symbols, becomes q when the division algorithm over the integers writes a = b·q + r
 (q with integer coefficients, checked by expansion) and `in_range(r, b)` proves 0 ≤ r < b under the
-case's ranges (a query of its own). ⌈x⌉ is −⌊−x⌋ and Mod(a, b) is a − b·⌊a/b⌋. A floor not made exact stays as it is (to_z3 ties it to its argument).
+case's ranges (a query of its own). ⌈x⌉ is −⌊−x⌋ and Mod(a, b) is a − b·⌊a/b⌋. A floor not made
+exact stays as it is (to_z3 ties it to its argument).
 Rebuilding the form (a comparison as lhs − rhs against 0) lets sympy fold the Piecewise conditions
 that have become decided.
 """

@@ -193,9 +193,11 @@ def algo2_even_gaps(session: Session | None = None) -> list[Gap]:
     even_square = lambda zn, zm, zk: [zk == 1, zn % 2 == 0]     # noqa: E731  (its side condition)
     return [
         _check("algo2-even gap", "algo2-even meets the symmetric bound for every even n = m",
-               cycles(ALGO2_EVEN, session) - bound_at_d_n("symmetric"), lambda t, zn, zm: t == 0, even_square, EVEN_SQUARE),
+               cycles(ALGO2_EVEN, session) - bound_at_d_n("symmetric"), lambda t, zn, zm: t == 0,
+               even_square, EVEN_SQUARE),
         _check("algo2-even < algo2-fast", "algo2-even takes n/2 cycles fewer than algo2-fast for every even n = m",
-               cycles(ALGO2_FAST, session) - cycles(ALGO2_EVEN, session), lambda t, zn, zm: 2 * t == zn, even_square, EVEN_SQUARE),
+               cycles(ALGO2_FAST, session) - cycles(ALGO2_EVEN, session), lambda t, zn, zm: 2 * t == zn,
+               even_square, EVEN_SQUARE),
     ]
 
 
