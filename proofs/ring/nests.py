@@ -5,7 +5,8 @@ The nest is v1 ∈ [lo1, hi1], v2 ∈ [lo2, hi2], ... (outer to inner; a bound i
 parameters and the outer indices), the guard any and/or/not of comparisons. Sound by construction:
 
 - the guard becomes disjoint conjunctions of atoms `e ≤ 0` (a disjunction p ∨ q is p, then ¬p ∧ q;
-  a negated comparison its integer complement, a ≠ b is a < b, then a > b);
+  a negated comparison its integer complement, a ≠ b is a < b, then a > b; a strict or negated
+  comparison with rational coefficients is first scaled to integer ones);
 - the innermost index v is eliminated first: every atom with v must read ±v + r ≤ 0 (r free of v,
   else `Unknown`), i.e. a lower or an upper bound of v; with several lowers (uppers) the count splits
   into the cases where each one is the largest (smallest), ties going to the first, and each case
