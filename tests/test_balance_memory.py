@@ -74,6 +74,34 @@ def test_algorithm_3_phases_1_and_3_counted_over_their_terms_rest_on_coverage():
     assert {"phase1", "phase3"} <= set(counts.details["bijections"])
 
 
+def test_algo3_fast_phases_1_and_3_per_pe_are_one_polynomial_and_the_ring_models_counts():
+    """Counted with floor(n/2) and ceiling(n/2) at m = n, which cancel in each parity of n
+    (`spread.plain`): n²(n + 1)/(2m) MACs on every PE, as Algorithm 3's phases 1 and 3."""
+    S = registry()["algo3-fast"]
+    got = spread.summary(S, Session(), steps=False)["per_phase"]
+    for ph in ("phase1", "phase3"):
+        form = sympy.sympify(got[ph])
+        assert not form.has(sympy.floor, sympy.ceiling), form
+        assert sympy.simplify(form - N**2 * (N + 1) / (2 * Mm)) == 0, form
+    for n in range(3, 10):
+        table = spread.per_pe(S, n, n, by="phase")
+        for ph in ("phase1", "phase3"):
+            assert [_value(got[ph], n, n, n, l) for l in range(1, n + 1)] == table[ph], (ph, n)
+
+
+def test_plain_writes_a_form_that_is_one_polynomial_in_every_residue_class_and_no_other():
+    from ringproof.errors import InternalError
+    assert spread.plain(sympy.floor(K * M / 2) + sympy.ceiling(K * M / 2)) == K * M
+    for differs in (2 * sympy.floor(K * M / 2), sympy.floor(K * M / 2) - sympy.floor(K * M / 2 - sympy.Rational(1, 2)),
+                    sympy.floor(K * M / 2) + sympy.floor(K * M / 3)):
+        assert spread.plain(differs) == differs          # n − [n odd], [n even], ...: not one polynomial
+    S = registry()["algo3-fast"]
+    right = K**3 * M**2 / 2 + K**2 * M / 2               # n²(n + 1)/(2m) in k, m
+    spread._check(S, {"phase1": ("MAC", right)})
+    with pytest.raises(InternalError, match="phase1"):   # a wrong per-PE form never passes the trace
+        spread._check(S, {"phase1": ("MAC", right + sympy.floor(K * M / 2) - sympy.floor(K * M / 2 - sympy.Rational(1, 2)))})
+
+
 def test_a_mutant_whose_coverage_fails_gets_no_per_pe_form_over_its_terms():
     from helpers.mutants_algo3 import REFUTED
     from ringproof.proofs.ring.prover import verify
