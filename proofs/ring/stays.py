@@ -32,18 +32,13 @@ closed forms, and it is compared with the ring model's measured peak at every si
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from types import SimpleNamespace
 
 import sympy
 
-from ringproof.errors import InternalError
-from ringproof.proofs.results import Verdict
-from ringproof.schedules.dsl import HOME, At, Op
+from ringproof.schedules.dsl import HOME
 from ringproof.schedules.expr import Term, and_, eq, lift, not_, or_
-
-CHECK_N = 12
 
 
 class NotDerived(Exception):
@@ -71,7 +66,6 @@ class Datum:
 def data_of(step) -> list[Datum]:
     """The distinct data a step touches on its PE. Raises NotDerived where two slots of one array
     name data that are not written alike (they may or may not be one datum)."""
-    from ringproof.proofs.ring.iterations import alternatives  # noqa: F401  (witness shape checked there)
     act = lift(step.guard)
     sending = lift(False) if step.send is None else lift(step.send.when)
     slots: dict = {}
@@ -150,14 +144,14 @@ def ends(schedule, phase, d: Datum, P, ix):
 def checks(schedule) -> list:
     """The Checks (`smt.discharge`) that the hints are what the module doc says."""
     from ringproof.proofs.ring.iterations import fresh
+    from ringproof.proofs.ring.properties import shape_of
     from ringproof.proofs.ring.properties.base import Check
     S, out = schedule, []
-    requires = None if S.requires is None else lift(S.requires(S.shape.record(__import__(
-        "ringproof.schedules.expr", fromlist=["var"]).var)))
+    requires, chunk, _ = shape_of(S)          # as every property's checks assume it
     slot = dict(zip([p.name for p in S.phases], S.slots))
 
     def check(phase, name, build):
-        out.append(Check("memory", phase, name, build, shape=S.shape, requires=requires))
+        out.append(Check("memory", phase, name, build, shape=S.shape, requires=requires, chunk=chunk))
 
     def pair(p, q, fn):
         def build(ctx):
