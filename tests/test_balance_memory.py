@@ -352,3 +352,23 @@ def test_ring_attentions_stay_hints_are_proved_and_give_the_ring_models_occupanc
             for x in range(pt.size):
                 args = [int(pt.pe[x])] + [int(pt.index[str(v)][x]) for v, _, _ in loops]
                 assert int(fn(*args)) == occ[args[0] - 1, int(pt.cycle[x])], (n, m, d, pt.phase.name, args)
+
+
+@pytest.mark.slow
+def test_ring_attentions_exact_peak_is_derived_with_its_hints_and_is_the_ring_models():
+    """3k(2d + 1) for k, m ≥ 3 (its q, two K and two V blocks, its o rows, running maxima and sums
+    and one row's scores); `held.exact` compares it with the ring model at every n, d ≤ 12."""
+    from dataclasses import replace
+    from helpers.forward_stays import PEAK, STAYS
+    from ringproof.proofs.ring.counting import check_sizes
+    from ringproof.proofs.ring.nests import KD
+    S = replace(registry()["ring-attention"], stays={**STAYS, "peak": PEAK})
+    top, how = held.exact(S, Session())
+    assert top is not None, how
+    for n, m, d in check_sizes(S.shape):
+        got = int(top.subs({K: n // m, M: m, KD: d // m}))
+        assert got == max(peak_per_pe(build_trace(S, n, m, d))), (n, m, d)
+        if n // m >= 3 and m >= 3:
+            assert got == 3 * (n // m) * (2 * d + 1)
+    wrong = replace(S, stays={**STAYS, "peak": PEAK[:-1]})      # without step 2's first row's last scores
+    assert held.exact(wrong, Session())[0] is None

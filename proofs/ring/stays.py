@@ -537,20 +537,45 @@ def peak(schedule, session, inputs) -> dict:
         candidates.append(value if when is sympy.true else sympy.Piecewise((value, when), (0, True)))
         where.append({"phase": phase, **{str(k): str(v) for k, v in values.items()},
                       **({} if when is sympy.true else {"when": str(when)})})
-    top = _settled(candidates, decider)
-    if top is None:
+    groups = _settled(candidates, decider)
+    if groups is None:
         raise NotDerived("the largest of the occupancy at the peak's iterations is not shown in each regime of the sizes")
-    for t, (loops, f) in forms.items():
-        if not decider.holds(f - top, [(L, sympy.Integer(1), M)] + loops):
-            raise NotDerived(f"Z3 does not show that no PE holds more than {top} in the cycles of slot {t}")
-    if not decider.holds(end - top, [(L, sympy.Integer(1), M)]):
-        raise NotDerived(f"Z3 does not show that no PE holds more than {top} after the last cycle")
+    top = groups[0][0] if len(groups) == 1 else \
+        sympy.Piecewise(*[(v, sympy.Or(*cs)) for v, cs in groups[:-1]], (groups[-1][0], True))
+    for value, conds in groups:
+        regime = sympy.Or(*conds)
+        for t, (loops, f) in list(forms.items()) + [("after the last cycle", ([], end))]:
+            if not _at_most(f - value, regime, [(L, sympy.Integer(1), M)] + loops, decider):
+                raise NotDerived(f"Z3 does not show that no PE holds more than {value} where {regime}, in the "
+                                 f"cycles of slot {t}")
     return {"form": top, "at": where, "occupancy": forms}
 
 
+SPLITS = 5      # loop indices `_at_most` may split into cases before it gives up
+
+
+def _at_most(e, regime, ranges, decider, pos: int = 0, splits: int = SPLITS) -> bool:
+    """Is e ≤ 0 wherever `regime` holds, at every point of `ranges`? Z3, and where it does not
+    answer (the forms multiply indices by sizes), the index at `pos` split into its first value,
+    its last (each put into e) and those between, up to `splits` indices deep."""
+    from ringproof.proofs.ring.budgets import PEAK_BOUND
+    if decider.never(sympy.And(regime, e > 0), ranges, rlimit=PEAK_BOUND):
+        return True
+    if splits == 0 or pos >= len(ranges):
+        return False
+    v, lo, hi = ranges[pos]
+    rest = ranges[:pos] + ranges[pos + 1:]
+    for at in (lo, hi):
+        inner = [(x, sympy.sympify(a).xreplace({v: at}), sympy.sympify(b).xreplace({v: at})) for x, a, b in rest]
+        if not _at_most(e.xreplace({v: at}), sympy.And(regime, lo <= at, at <= hi), inner, decider, pos, splits - 1):
+            return False
+    between = ranges[:pos] + [(v, lo + 1, hi - 1)] + ranges[pos + 1:]
+    return _at_most(e, regime, between, decider, pos + 1, splits - 1)
+
+
 def _settled(candidates: list, decider):
-    """The largest of `candidates` (forms of the sizes k, m, kd with cases) as one Piecewise over
-    regimes of the sizes: each size's values below the largest constant its comparisons name, one
+    """The largest of `candidates` (forms of the sizes k, m, kd with cases) as [(polynomial, [the
+    regimes where it is the value])] over regimes of the sizes: each size's values below the largest constant its comparisons name, one
     by one, and the rest together; in each regime every comparison is decided (Z3), each candidate
     is a polynomial and one shown (Z3) at least every other is the value. A regime whose value,
     at its fixed sizes, is another's joins it. None where a comparison or a largest is not shown."""
@@ -602,6 +627,4 @@ def _settled(candidates: list, decider):
                 break
         else:
             groups.append([best, [cond]])
-    if len(groups) == 1:
-        return groups[0][0]
-    return sympy.Piecewise(*[(v, sympy.Or(*cs)) for v, cs in groups[:-1]], (groups[-1][0], True))
+    return groups
