@@ -86,7 +86,7 @@ def test_valid_on_the_bit_level_machine(n):
 def test_the_gap_statements_are_proved_and_a_false_one_is_not():
     assert all(g.proved for g in gaps.algo2_even_gaps())
     wrong = gaps._check("wrong", "", gaps.cycles(ALGO2_FAST) - gaps.cycles(ALGO2_EVEN),
-                        lambda t, zn, zm: t == zn, lambda zn, zm, zk: [zk == 1, zn % 2 == 0], [(0, gaps.EVERY, 1)])
+                        lambda t, zn, zm: t == zn, lambda zn, zm, zk: [zk == 1, zn % 2 == 0], gaps.EVEN_SQUARE)
     assert not wrong.proved
 
 

@@ -94,7 +94,7 @@ def test_the_gap_statements_are_proved():
 
 def test_a_false_gap_statement_is_not_proved(derived):
     at_3_too = gaps._check("wrong", "", derived.cycles - gaps.bound_at_d_n("masked"),
-                           lambda t, zn, zm: t > 0, lambda zn, zm, zk: [zk == 1, zn >= 3], gaps.BY_PARITY_K1)
+                           lambda t, zn, zm: t > 0, lambda zn, zm, zk: [zk == 1, zn >= 3], gaps.SQUARE)
     assert not at_3_too.proved         # n = 3 meets the bound
 
 
@@ -102,5 +102,5 @@ def test_a_false_gap_statement_is_not_proved(derived):
 def test_a_false_distance_to_algorithm_3_is_not_proved(derived):
     """Slow (counts of Algorithm 3 too); test_a_false_gap_statement_is_not_proved keeps the subject."""
     wrong = gaps._check("wrong", "", gaps.cycles(ALGO3) - derived.cycles,
-                        lambda t, zn, zm: t == 2, lambda zn, zm, zk: [zk == 1, zn >= 3], gaps.BY_PARITY_K1)
+                        lambda t, zn, zm: t == 2, lambda zn, zm, zk: [zk == 1, zn >= 3], gaps.SQUARE)
     assert not wrong.proved

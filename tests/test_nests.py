@@ -166,3 +166,16 @@ def test_a_mod_whose_quotient_is_not_bounded_or_a_digit_not_in_range_is_unknown(
         count([(A_, 1, M), (S_, 1, M), (B_, 1, 3 * K)], S_ * K + B_ <= A_ * K, decider, keep=1)
     with pytest.raises(Unknown, match="not affine"):                 # k·(s − l + 1/2): no integer digit
         count([(A_, 1, M), (S_, 1, M)], K * S_ + K / 2 <= A_ * K, decider, keep=1)
+
+
+@pytest.mark.parametrize("guard", [
+    V[0] < K * M / 2, sympy.Not(V[0] <= K * M / 2), sympy.Ne(V[0], K * M / 2), sympy.Not(sympy.Eq(V[0], K * M / 2)),
+    sympy.Not(V[0] >= K * M / 3 + 1),
+])
+def test_a_strict_or_negated_comparison_with_rational_coefficients_counts_as_brute_force(guard):
+    """i < n/2 is not i − n/2 + 1 ≤ 0 (at n = 5 that is i ≤ 1.5): the comparison is scaled to
+    integers before a strict bound is tightened by one (main counted 3/2 at n = 5 here)."""
+    loops = [(V[0], 1, K * M), (V[1], 1, 3)]
+    form = count(loops, guard, Decider(ANY_D))
+    for k, m in ((1, 1), (1, 5), (3, 1), (2, 3), (5, 1), (7, 1)):
+        assert form.xreplace({K: sympy.Integer(k), M: sympy.Integer(m)}) == brute(loops, guard, k, m, 1), (guard, k, m)

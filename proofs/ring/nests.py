@@ -5,7 +5,8 @@ The nest is v1 ∈ [lo1, hi1], v2 ∈ [lo2, hi2], ... (outer to inner; a bound i
 parameters and the outer indices), the guard any and/or/not of comparisons. Sound by construction:
 
 - the guard becomes disjoint conjunctions of atoms `e ≤ 0` (a disjunction p ∨ q is p, then ¬p ∧ q;
-  a negated comparison its integer complement, a ≠ b is a < b, then a > b);
+  a negated comparison its integer complement, a ≠ b is a < b, then a > b; a strict or negated
+  comparison with rational coefficients is first scaled to integer ones);
 - the innermost index v is eliminated first: every atom with v must read ±v + r ≤ 0 (r free of v,
   else `Unknown`), i.e. a lower or an upper bound of v; with several lowers (uppers) the count splits
   into the cases where each one is the largest (smallest), ties going to the first, and each case
@@ -195,6 +196,9 @@ def _cases(f, positive: bool) -> list[list]:
         return out
     if isinstance(f, sympy.Rel):
         a, b = f.lhs, f.rhs
+        exact = positive and isinstance(f, (sympy.LessThan, sympy.GreaterThan, sympy.Equality))
+        den = 1 if exact else _denominator(a - b)      # e < 0 ⇔ e + 1 ≤ 0 holds of an integer e
+        a, b = (a * den, b * den) if den > 1 else (a, b)                # only: a rational e is scaled
         le = {sympy.LessThan: (a - b,), sympy.StrictLessThan: (a - b + 1,),
               sympy.GreaterThan: (b - a,), sympy.StrictGreaterThan: (b - a + 1,)}
         if isinstance(f, (sympy.Equality, sympy.Unequality)):
@@ -206,6 +210,14 @@ def _cases(f, positive: bool) -> list[list]:
             if isinstance(f, cls):
                 return [[sympy.expand(e)]] if positive else [[sympy.expand(1 - e)]]
     raise Unknown(f"cannot count under the condition {f}")
+
+
+def _denominator(e) -> int:
+    """The lcm of the denominators of e's rational coefficients (1 where one is not rational)."""
+    terms = sympy.expand(e).as_coefficients_dict()
+    if not all(c.is_Rational for c in terms.values()):
+        return 1
+    return math.lcm(*[int(c.q) for c in terms.values()])
 
 
 def _radix(conj: list, loops, names: set, decider: "Decider") -> list[list]:
@@ -426,9 +438,10 @@ class Decider:
             self._known[key] = answer
         return bool(answer)
 
-    def never(self, cond, ctx=()) -> bool:
+    def never(self, cond, ctx=(), rlimit: int | None = None) -> bool:
         """Is `cond` (of the parameters, and of the indices of `ctx`) false for every k, m, kd ≥ 1
-        (and every point of ctx's ranges)? (A case that vanishes.)"""
+        (and every point of ctx's ranges)? (A case that vanishes.) `rlimit`: Z3's, where not the
+        counter's."""
         try:
             env, facts = self._env()
             for v, lo, hi in ctx:
@@ -438,6 +451,8 @@ class Decider:
         except NoZ3:
             return False
         s = self._solver()
+        if rlimit is not None:
+            s.set("rlimit", rlimit)
         s.add(query, *facts)
         return s.check() == z3.unsat
 

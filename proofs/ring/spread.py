@@ -4,7 +4,8 @@ In the lock-step machine a PE whose guard is false in a cycle still spends it, s
 does not show imbalance; the active ops per PE do. They are derived in closed form in n, m (d) and
 the PE index l: each phase's guarded loop nest is counted exactly with l kept symbolic
 (`nests.count(..., keep=1)`, its mod-m and block/chunk digits split by `nests.lifted` and the
-digit rule, each split proved), for phases whose op runs on PE l. Every per-PE form is compared
+digit rule, each split proved), for phases whose op runs on PE l; a form with floors of n that is
+one polynomial in every residue class of n is written as that polynomial (`plain`). Every per-PE form is compared
 with enumeration on the trace at every size n, d ≤ 12 before it is used (a disagreement is an
 internal error). The spread is then proved for every n by Z3 over 1 ≤ l ≤ m (under the schedule's
 side condition): 0 where total(l) = total(1) for every l; total(m) − total(1) where total(l + 1) ≥
@@ -92,7 +93,7 @@ def forms(schedule, session=None):
         phases[phase.name] = (st.op.value, got)
     exact = exact_chunks(schedule)
     points = _points(schedule)
-    phases = {name: (kind, collapse(sympy.expand(v.xreplace(exact)), decider, points=points))
+    phases = {name: (kind, plain(collapse(sympy.expand(v.xreplace(exact)), decider, points=points)))
               for name, (kind, v) in phases.items()}
     bad = _check(schedule, phases, on_terms, session) if phases else ""
     why = "; ".join(x for x in (bad, why) if x)
@@ -392,6 +393,25 @@ def collapse(form, decider, keep=(L,), points=()):
         if all(decider.never(sympy.And(c, _nonzero(e - value)), ctx) for e, c in others):
             return value
     return form
+
+
+def plain(form):
+    """`form` without floor and ceiling where it is one polynomial in every residue class of n (and
+    m, d) by the divisors under its floors (`counting.per_residue`: n = c·ν + s, where sympy's
+    algebra writes each floor as a polynomial): that polynomial, an identity in each class; else
+    `form` unchanged. (algo3-fast's phase 1 counts floor(n/2) and ceiling(n/2), which cancel.)"""
+    from ringproof.proofs.ring.counting import D, N, in_n_m_d, per_residue
+    from ringproof.proofs.ring.nests import KD, K, M
+    if form.has(sympy.Piecewise) or not form.has(sympy.floor, sympy.ceiling):
+        return form
+    classes = per_residue(in_n_m_d(form))
+    polys = {sympy.expand(e) for _, e in classes}
+    if len(classes) < 2 or len(polys) != 1:
+        return form
+    poly = polys.pop()
+    if poly.has(sympy.floor, sympy.ceiling, sympy.Mod, sympy.Piecewise):
+        return form
+    return sympy.expand(poly.subs({N: K * M, D: KD * M}, simultaneous=True))
 
 
 def _same(a: list, b: list) -> bool:
