@@ -113,24 +113,18 @@ def _discharged(check: Check, m_value, session: Session, smt2_dir: str | None):
 
 def _solve(schedule: Schedule, checks: list[Check], opts: Options, session: Session, with_counts: bool = False):
     """Results of the checks, and the schedule's counts if asked (computed in the same pool, first,
-    since it is the longest task). Where a phase has ring steps, the load part of the counts (its
-    balance per ring step included) takes about as long as the counts and runs beside them as a
-    task of its own; elsewhere it is a fraction of the counts and runs after them in their task (a
-    worker of its own would import sympy and ask the counter's questions again)."""
+    since they are the longest tasks): the counts, and beside them their load part (balance,
+    per ring step too, and memory)."""
     ms = [None] if opts.tier == "parametric" else list(range(1, opts.max_m + 1))
     keys = [(i, mv) for i in range(len(checks)) for mv in ms]
     tasks = [partial(_discharged, checks[i], mv, session, opts.smt2_dir) for i, mv in keys]
-    beside = with_counts and any(p.loops and p.loops[0].ring_step for p in schedule.phases)
-    if beside:
+    if with_counts:
         tasks[:0] = [partial(_count_task, schedule, opts, session, load=False),
                      partial(_load_part, schedule, opts, session)]
-    elif with_counts:
-        tasks[:0] = [partial(_count_task, schedule, opts, session)]
-    if with_counts:      # every worker forked with it: the counts' worker and the load part's need
-        import sympy     # noqa: F401 -- it, and the parent prints the counts' lines with it after
+        import sympy     # noqa: F401 -- before the workers fork: both tasks need it, and the
+        #                  parent prints their lines with it after
     raw = run_all(tasks, opts.jobs)
-    derived = (_with_load(schedule, opts, raw.pop(0), *raw.pop(0)) if beside else
-               raw.pop(0) if with_counts else None)
+    derived = _with_load(schedule, opts, raw.pop(0), *raw.pop(0)) if with_counts else None
     outcomes: dict = {}
     for (i, _), o in zip(keys, raw):
         outcomes.setdefault(i, []).append(replace(o, check=checks[i]))
