@@ -238,10 +238,18 @@ process; exit is the command's exit code (0 proved, 1 refuted, 2 unknown).
   side-condition calls per run: algo1 177 → 93, algo2 815 → 421, algo3 658 → 417. Every rule that
   avoids Z3 is tested against Z3 on random instances (`tests/test_intervals.py`).
 - **Work done once, or only where needed**: the counts (sympy) and their claims run in the worker
-  pool, so the parent of a parametric proof never imports sympy; the checks left unproved share one
+  pool, sympy imported once before the workers fork; the checks left unproved share one
   bounded sweep instead of one each (algo1-printed 7.9 s → 2.2 s); a failed normalization prints its
   term to a few levels (Z3's printer took seconds on the whole term); lemma instances are built only
   for `--smt2` and `--cross-check`.
+- **Work not done twice** (the speed round of issues 25, 26 and 28, every output unchanged): the
+  lemma statements hashed once per process, not per session (0.45 s of zigzag); no sympy
+  `simplify` to tidy a rational form (its first call imported `sympy.physics`, 0.4 s a worker); the
+  balance's per-PE and per-ring-step checks read one enumeration; induction hints asked as sums of
+  monomials (algo2's step: one try, not three); the DSL's backend chosen once per argument types.
+  CPU seconds (process and workers) at commit 12d3fbf and after, interleaved on the shared machine:
+  algo1 3.0 → 2.1, algo2 7.4 → 5.8, algo3 7.4 → 5.8, algo3-fast 12.4 → 9.5, algo2-fast 4.0 → 3.1
+  (the context-parallel targets: docs/context-parallel.md).
 - **The ring simulator streams** (docs/machine.md): blocks of whole cycles in time order, with only
   per-datum records between blocks, so memory is O(data · m + block) instead of the whole trace.
 - **The bounded sweep's cost is its checks** (docs/proofs.md): freed memory stays in the process

@@ -310,3 +310,18 @@ def test_the_es_section_reads_its_table_from_a_regular_install(tmp_path):
                           "print(p.__file__); print(len(p.es_minima()))"],
                          cwd=tmp_path, env=env, capture_output=True, text=True, check=True).stdout.split()
     assert got[0].startswith(str(tmp_path)) and int(got[1]) > 0, got
+
+
+TIDY_FORMS = ["n**3 + n**2*floor(n/2) + n**2", "(n**3/2 + n**2/2)/(m*(n**2*floor(n/2)/m + n**2/m))",
+              "-n**2*ceiling(n/2)/m + n**2*floor(n/2)/m + n*ceiling(n/2)**2/(2*m) - n*floor(n/2)/(2*m)",
+              "2*d*n**2/m**2 + d*n/m", "(k*m + k)/(k*m*m)"]
+
+
+@pytest.mark.parametrize("form", TIDY_FORMS)
+def test_tidy_factors_as_simplify_then_factor(form):
+    """tidy factors without sympy's simplify (counting._factored): the same forms as with it."""
+    import sympy
+    from ringproof.proofs.ring.counting import tidy
+    n, m, d, k = sympy.symbols("n m d k", positive=True, integer=True)
+    e = sympy.sympify(form, locals={"n": n, "m": m, "d": d, "k": k})
+    assert str(tidy(e)) == str(sympy.factor(sympy.simplify(e)))

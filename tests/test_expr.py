@@ -91,3 +91,12 @@ def test_normalized_term_agrees_with_int(m, k, u, w):
         d = ctx.val(f(env_t["j"], env_t["l"], env_t["i"], var("n"), var("m")))
         got = z3.simplify(z3.substitute(d.q * ctx.m + d.r, *sub)).as_long()
         assert got == f(j, l, i, n, m)
+
+
+def test_an_extra_backend_wins_over_a_choice_made_before_it():
+    from ringproof.schedules.expr import backend_of
+    x = z3.Int("x")
+    assert backend_of(x, 3).name == "int"      # the int backend takes (a Z3 term, an int): kept for these types
+    with extra_backend(Z3):
+        assert backend_of(x, 3) is Z3          # ahead of the kept choice while it is in force
+    assert backend_of(x, 3).name == "int"

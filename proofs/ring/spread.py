@@ -486,7 +486,8 @@ def _check(schedule, phases: dict, on_terms=(), session=None) -> str:
         for name, (kind, form) in phases.items():
             phase = schedule.phase(name)
             if phase.loops:       # the ops per PE: the sum over the outermost loop's values
-                want = [sum(col) for col in zip(*_enumerated(_session(session), phase, P, (n, m, d)).values())] or [0] * m
+                steps = _enumerated(_session(session), phase, P, (n, m, d))
+                want = [sum(col) for col in zip(*steps.values())] or [0] * m
             else:
                 want = active_per_pe(phase, P, m)
             got = _on_pes(compiled[name], n, m, d, least)
