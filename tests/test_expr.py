@@ -93,6 +93,14 @@ def test_normalized_term_agrees_with_int(m, k, u, w):
         assert got == f(j, l, i, n, m)
 
 
+def test_a_sympy_choice_between_two_conditions_is_a_condition():
+    x, y = sympy.symbols("x y", integer=True)
+    got = ite(eq(x, 1), lt(x, y), eq(y, 2))
+    assert sympy.And(got, y > 0).subs({x: 1, y: 3}) is sympy.true
+    assert sympy.And(got, y > 0).subs({x: 0, y: 3}) is sympy.false
+    assert isinstance(ite(eq(x, 1), x, y), sympy.Piecewise)         # a choice of values stays one
+
+
 def test_an_extra_backend_wins_over_a_choice_made_before_it():
     from ringproof.schedules.expr import backend_of
     x = z3.Int("x")
