@@ -244,13 +244,32 @@ def placement(P, ref):
     return home(P, ref)
 
 
+# Memory hints (`Schedule.stays`, each checked by the prover, docs/proofs.md "Balance and memory"):
+# the use of a datum that is the last of its stay on the PE, the copies no one uses where they
+# arrive, and an iteration at which a PE holds the most.
+STAYS = {
+    "last": {("phase1", "q"): lambda P, ix: and_(eq(ix.i, P.k), eq(mod(ix.j, P.m), 0)),   # its column's last run
+             ("phase1", "k"): lambda P, ix: eq(ix.h, P.n),                                 # the last query
+             ("phase2b", "w1"): lambda P, ix: True,
+             ("phase2b", "s"): lambda P, ix: True,         # each copy used once, then passed on
+             ("phase3", "w"): lambda P, ix: True,
+             ("phase3", "v"): lambda P, ix: eq(ix.h, P.n),
+             ("phase3", "y"): lambda P, ix: and_(eq(ix.i, P.k), eq(mod(ix.j, P.m), 0))},
+    "alone": {("phase2b", "s"): lambda P, ix: eq(ix.j, P.n),     # the next block's sum is used there
+              ("phase3", "w"): lambda P, ix: eq(ix.j, P.n)},
+    # block k of the first query: the inputs, k − 1 finished scores and one running (n(3n + 1)/m)
+    "peak": [("phase1", lambda P: {"h": 1, "i": P.k, "j": 1, "l": 1})],
+}
+
+
 def variant(defects=()) -> Schedule:
     """Algorithm 1 with some of the printed text's defects put back (see PRINTED_DEFECTS)."""
     name = variant_name("algo1", defects, PRINTED_DEFECTS)
     return Schedule(name, PLAIN,
                     (_phase1(defects), _phase2a(defects), _phase2b(defects), _phase3(defects)),
                     home=home, doc="Algorithm 1: plain self-attention on a ring of m PEs",
-                    notes={"claims": CLAIMS}, placement=None if defects else placement)
+                    notes={"claims": CLAIMS}, placement=None if defects else placement,
+                    stays={} if defects else STAYS)
 
 
 # What the paper states about Algorithm 1 (section III-B, Table I); `counts` checks each claim.

@@ -524,6 +524,12 @@ class Schedule:
     `placement(P, ref)` (same signature as `home`): the PE on which each output element must end;
     `ends(P, ref)`: optionally, the iteration (`At`) that last touches it — a witness, checked —
     needed where a running sum travels before it ends.
+
+    `stays`: hints of the memory a PE holds (`ringproof.proofs.ring.stays`, each checked):
+    {"last": {(phase, array): (P, ix) -> condition}: the use of the array's datum there is the last
+    of its stay on the PE; "alone": {(phase, array): (P, ix) -> condition}: the copy the iteration
+    sends is not used where it arrives; "peak": (phase, (P) -> {index: value, "l": PE}): an
+    iteration at which a PE holds the most}.
     """
 
     name: str
@@ -539,6 +545,7 @@ class Schedule:
     placement: Callable | None = None
     ends: Callable | None = None
     inverses: dict = field(default_factory=dict)
+    stays: dict = field(default_factory=dict)
 
     def __post_init__(self, square):
         if square is not None:

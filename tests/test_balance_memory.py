@@ -1,7 +1,7 @@
 """Balance and memory figures (issue 25): every closed form against enumeration on the ring model,
 the radix-m split of the counter and the collapse of equal cases against brute force, a mutant
-whose coverage fails never passing a per-PE form counted over its terms, and a wrong memory claim
-refuted and replayed."""
+whose coverage fails never passing a per-PE form counted over its terms, a wrong memory claim
+refuted and replayed, Algorithm 1's exact peak proved and every wrong stay hint left unproved."""
 
 import itertools
 
@@ -17,6 +17,7 @@ from ringproof.proofs.results import Verdict
 from ringproof.proofs.ring import held, spread
 from ringproof.proofs.ring.nests import K, M, Decider, count, lifted, split_digits
 from ringproof.proofs.ring.session import Session
+from ringproof.schedules.expr import eq
 
 N, Mm, D, Ls = sympy.symbols("n m d l")
 
@@ -156,7 +157,7 @@ def test_a_mutant_whose_coverage_fails_gets_no_per_pe_form_over_its_terms():
 
 def test_inputs_per_pe_are_a_proved_lower_bound_of_the_measured_peak():
     reg = registry()
-    for name in ("algo1", "algo3", "algo2-general", "ring-attention", "striped", "ring-attention-causal-bwd"):
+    for name in ("algo1", "algo3", "algo2-general", "ring-attention", "striped", "ring-attention-causal-bwd", "zigzag"):
         S = reg[name]
         form, why = held.inputs_on(S, Session())
         assert why == "", name
@@ -178,6 +179,93 @@ def test_a_wrong_memory_claim_is_refuted_and_replayed_on_the_ring_model():
     assert counts.verdict is Verdict.REFUTED and cex.check == "claim memory"
     assert cex.replay["per_pe"] == peak_per_pe(build_trace(S, cex.n, cex.m))
     assert cex.replay["measured"] == max(cex.replay["per_pe"]) != 3 * cex.n**2 // cex.m
+
+
+def _stays(S, **changes):
+    """S with its stay hints changed: `last={(phase, array): fn or None}`, `peak=[...]`."""
+    from dataclasses import replace
+    hints = {k: dict(v) if isinstance(v, dict) else v for k, v in S.stays.items()}
+    for key, fn in changes.pop("last", {}).items():
+        if fn is None:
+            del hints["last"][key]
+        else:
+            hints["last"][key] = fn
+    return replace(S, stays={**hints, **changes})
+
+
+def test_algorithm_1s_exact_peak_is_proved_and_is_the_ring_models_at_every_size():
+    from ringproof.proofs.ring import stays
+    from ringproof.proofs.ring.counting import check_sizes
+    S = registry()["algo1"]
+    got = held.summary(S, Session())
+    assert sympy.simplify(sympy.sympify(got["closed_form"]) - N * (3 * N + 1) / Mm) == 0
+    assert got["reason"] == "" and got["hint_checks"] == len(stays.checks(S)) > 0
+    assert got["peak_at"] == [{"phase": "phase1", "h": "1", "i": "k", "j": "1", "l": "1"}]
+    for n, m, d in check_sizes(S.shape):
+        assert max(peak_per_pe(build_trace(S, n, m, d))) == n * (3 * n + 1) // m, (n, m)
+    # the occupancy of PE l at every iteration is the ring model's, cycle by cycle
+    from ringproof.model.ring.memory import occupancy
+    inputs, _ = held.inputs_on(S, Session())
+    forms, _ = stays.occupancy(S, Session(), inputs)
+    for n, m in ((4, 2), (6, 3), (3, 1)):
+        tr, k = build_trace(S, n, m, n), n // m
+        occ = occupancy(tr)
+        for pt, slot in zip(tr.phases, S.slots):
+            loops, form = forms[slot]
+            fn = sympy.lambdify([spread.L] + [v for v, _, _ in loops], form.subs({K: k, M: m}), "math")
+            for x in range(pt.size):
+                args = [int(pt.pe[x])] + [int(pt.index[str(v)][x]) for v, _, _ in loops]
+                assert int(fn(*args)) == occ[args[0] - 1, int(pt.cycle[x])], (pt.phase.name, args)
+
+
+def test_a_memory_claim_equal_to_the_derived_peak_is_proved_where_the_sources_are():
+    from dataclasses import replace
+    from ringproof.proofs.ring.prover import verify
+    S = replace(registry()["algo1"], notes={"claims": {"memory": "n*(3*n + 1)/m"}})
+    results = verify(S, Options(properties=("counts", "ring-locality", "data-flow")))
+    (counts,) = [r for r in results if r.property == "counts"]
+    assert counts.verdict is Verdict.PROVED, counts.reason
+    (alone,) = verify(S, Options(properties=("counts",)))        # its stays rest on the sources
+    assert alone.verdict is Verdict.UNKNOWN and "ring-locality" in alone.reason
+
+
+@pytest.mark.parametrize("change, why", [
+    ({"last": {("phase1", "q"): lambda P, ix: eq(ix.i, P.k)}}, "hint check phase1: end of q"),     # too early
+    ({"last": {("phase3", "v"): None}}, "not shown to be as many"),                              # v never freed
+    ({"last": {("phase2b", "s"): lambda P, ix: eq(ix.j, P.n)}}, "not shown to be as many"),      # copies kept
+    ({"peak": [("phase1", lambda P: {"h": 1, "i": 1, "j": 1, "l": 1})]}, "Z3 does not show"),  # not the most
+    ({"peak": [("phase1", lambda P: {"h": 1, "i": P.k + 1, "j": 1, "l": 1})]}, "not shown within"),
+])
+def test_a_wrong_stay_hint_leaves_the_peak_unproved(change, why):
+    S = _stays(registry()["algo1"], **change)
+    got = held.summary(S, Session())
+    assert got["closed_form"] is None and why in got["reason"], got["reason"]
+    verdict, reason, _ = held.check_claim(replace_claims(S), "n*(3*n + 1)/m", Session())
+    assert verdict is Verdict.UNKNOWN, reason
+
+
+def replace_claims(S):
+    from dataclasses import replace
+    return replace(S, notes={"claims": {"memory": "n*(3*n + 1)/m"}})
+
+
+def test_a_mutant_that_reads_a_datum_after_its_marked_last_use_is_not_proved():
+    """Phase 3 also reads w1[A, B], whose last use the hints put in phase 2b."""
+    from dataclasses import replace
+    from ringproof.schedules.dsl import At
+    from ringproof.schedules.problems import w1
+    S = registry()["algo1"]
+    phase3 = S.phase("phase3")
+
+    def step(P, ix):
+        st = phase3.step(P, ix)
+        A, B = st.operands[0].idx
+        return replace(st, operands=st.operands + (w1[A, B],),
+                       sources=st.sources + (At("phase2b", dict(i=ix.i, j=ix.j, l=ix.l)),))
+    mutant = replace(S, name="algo1-w1-read-late",
+                     phases=tuple(replace(p, step=step) if p.name == "phase3" else p for p in S.phases))
+    got = held.summary(mutant, Session())
+    assert got["closed_form"] is None and "end of w1 before phase3 is refuted" in got["reason"], got["reason"]
 
 
 def test_the_memory_table_of_context_parallel_md_is_what_prove_prints():
@@ -280,3 +368,49 @@ def test_idle_pes_refuse_a_ring_step_whose_data_arrive_within_it():
     assert idle_violations(S, 4, 2) == []
     assert idle_violations(marked, 4, 2) and "same step" in idle_violations(marked, 4, 2)[0]
     assert idle_violations(registry()["zigzag-bwd"], 8, 2, 2) == []
+
+
+@pytest.mark.slow
+def test_ring_attentions_stay_hints_are_proved_and_give_the_ring_models_occupancy_at_every_cycle():
+    """The machinery on a second target: copies passed on, a lock-step group of forms, a PE that
+    sends to itself (m = 1). Its peak is not derived (Z3 does not show the largest for k, m ≥ 3)."""
+    from dataclasses import replace
+    from helpers.forward_stays import STAYS
+    from ringproof.model.ring.memory import occupancy
+    from ringproof.proofs.ring import stays
+    from ringproof.proofs.ring.nests import KD
+    from ringproof.proofs.ring.smt import discharge
+    S = replace(registry()["ring-attention"], stays=STAYS)
+    session = Session()
+    assert all(discharge(c, session).verdict is Verdict.PROVED for c in stays.checks(S))
+    inputs, _ = held.inputs_on(S, session)
+    forms, _ = stays.occupancy(S, session, inputs)
+    for n, m, d in ((4, 2, 4), (4, 1, 2), (6, 3, 3)):
+        tr = build_trace(S, n, m, d)
+        occ = occupancy(tr)
+        for pt, slot in zip(tr.phases, S.slots):
+            loops, form = forms[slot]
+            fn = sympy.lambdify([spread.L] + [v for v, _, _ in loops], form.subs({K: n // m, M: m, KD: d // m}), "math")
+            for x in range(pt.size):
+                args = [int(pt.pe[x])] + [int(pt.index[str(v)][x]) for v, _, _ in loops]
+                assert int(fn(*args)) == occ[args[0] - 1, int(pt.cycle[x])], (n, m, d, pt.phase.name, args)
+
+
+@pytest.mark.slow
+def test_ring_attentions_exact_peak_is_derived_with_its_hints_and_is_the_ring_models():
+    """3k(2d + 1) for k, m ≥ 3 (its q, two K and two V blocks, its o rows, running maxima and sums
+    and one row's scores); `held.exact` compares it with the ring model at every n, d ≤ 12."""
+    from dataclasses import replace
+    from helpers.forward_stays import PEAK, STAYS
+    from ringproof.proofs.ring.counting import check_sizes
+    from ringproof.proofs.ring.nests import KD
+    S = replace(registry()["ring-attention"], stays={**STAYS, "peak": PEAK})
+    top, how = held.exact(S, Session())
+    assert top is not None, how
+    for n, m, d in check_sizes(S.shape):
+        got = int(top.subs({K: n // m, M: m, KD: d // m}))
+        assert got == max(peak_per_pe(build_trace(S, n, m, d))), (n, m, d)
+        if n // m >= 3 and m >= 3:
+            assert got == 3 * (n // m) * (2 * d + 1)
+    wrong = replace(S, stays={**STAYS, "peak": PEAK[:-1]})      # without step 2's first row's last scores
+    assert held.exact(wrong, Session())[0] is None

@@ -4,14 +4,16 @@ to the end where it ends).
 
 Derived for every n: the inputs homed on PE l, a closed form in n, m (d) and l, counted over each
 input array's indices with home(ref) = l (`nests.count`, indices read mod m split in radix m) and
-checked against the ring model's placement at every size n, d ≤ 12. Every input arrives on its
-home PE at cycle 0, so this is a lower bound of the peak on PE l, proved for every n. The exact
-peak is not derived: it is a maximum over cycles of the data held, and a datum's stay on a PE ends
-at its last use there, a maximum over the iterations that read it, which the counter does not
-express. The peak is measured on the ring model at one size (n = 16, m = 4 where allowed), with the
-cycle where the busiest PE reaches it and what it holds then. A claim
-`notes={"claims": {"memory": "..."}}` is refuted at the smallest size n ≤ 12 where the measured
-peak (the largest over PEs) differs (replayed), else unknown — never proved."""
+checked against the ring model's placement at every size n, d ≤ 12: every input arrives on its
+home PE at cycle 0, so this is a lower bound of the peak on PE l. Where the schedule gives its
+stays' hints (`Schedule.stays`), the **exact peak** (`stays.peak`): the hints checked by Z3 (each a
+`smt.discharge` query), the occupancy of PE l at every cycle counted in closed form, its largest
+shown by Z3; the form is compared with the ring model's measured peak at every size n, d ≤ 12
+(a disagreement is an internal error). A claim `notes={"claims": {"memory": "..."}}` is proved
+equal to it, or refuted at the smallest size n ≤ 12 where the measured peak (the largest over PEs)
+differs (replayed); where the peak is not derived, refuted so or unknown. The peak is also
+measured on the ring model at one size (n = 16, m = 4 where allowed), with the cycle where the
+busiest PE reaches it and what it holds then."""
 
 from __future__ import annotations
 
@@ -28,9 +30,55 @@ from ringproof.schedules.dsl import check_shape, params
 
 CLAIM_N = 12
 WHY = ("the exact peak is a maximum over cycles of the data a PE holds, and a datum's stay there ends at "
-       "its last use, a maximum over the iterations that read it, outside the counter")
+       "its last use, a maximum over the iterations that read it: derived only where the schedule marks "
+       "its stays' last uses (Schedule.stays), and this one does not")
 
 SHORT_WHY = "a datum's stay ends at its last use, a maximum over iterations, not derived"
+RESTS_ON = ("ring-locality", "data-flow")     # the sources and `prev` witnesses: uses that begin no stay
+
+
+def exact(schedule, session=None):
+    """(the peak any PE holds, a closed form in k, m, kd, {"at": the hint's iterations, "checks":
+    how many hint checks Z3 proved}) or (None, why not): `stays.peak` with every hint check
+    (`stays.checks`) proved, compared with the ring model's measured peak at every size n, d ≤ 12."""
+    from ringproof.proofs.ring import stays
+    from ringproof.proofs.ring.session import Session
+    from ringproof.proofs.ring.smt import discharge
+    session = session if session is not None else Session()
+    hit = session.balanced.get(("peak", id(schedule)))
+    if hit is not None and hit[0] is schedule:
+        return hit[1]
+    if not schedule.stays.get("peak"):
+        return None, WHY
+    inputs, why = inputs_on(schedule, session)
+    if inputs is None:
+        return None, why
+    try:
+        todo = stays.checks(schedule)
+        for c in todo:
+            out = discharge(c, session)
+            if out.verdict is not Verdict.PROVED:
+                at = f" (n={out.n}, m={out.m})" if out.verdict is Verdict.REFUTED else f" ({out.reason})"
+                raise stays.NotDerived(f"the hint check {c.phase}: {c.name} is {out.verdict.value}{at}")
+        top = stays.peak(schedule, session, inputs)
+    except stays.NotDerived as e:
+        result = None, f"exact peak not derived: {e}"
+    else:
+        _check_peak(schedule, top["form"])
+        result = top["form"], {"at": top["at"], "checks": len(todo)}
+    session.balanced[("peak", id(schedule))] = (schedule, result)
+    return result
+
+
+def _check_peak(schedule, form) -> None:
+    """The derived peak against the ring model's measured one at every size n, d ≤ 12."""
+    from ringproof.proofs.ring.counting import _value, check_sizes, in_n_m_d
+    for n, m, d in check_sizes(schedule.shape):
+        want = max(peak_per_pe(build_trace(schedule, n, m, d)))
+        got = _value(form, n, m, d, schedule.shape)
+        if got != want:
+            raise InternalError(f"memory: the derived peak {in_n_m_d(form)} is {got} at n={n}, m={m}, d={d}; "
+                                f"the ring model measures {want}")
 
 
 def inputs_on(schedule, session=None):
@@ -38,27 +86,29 @@ def inputs_on(schedule, session=None):
     from ringproof.proofs.ring.counting import parameters, with_parameters
     from ringproof.proofs.ring.nests import M, Unknown, count, lifted, split_digits
     from ringproof.proofs.ring.session import Session
-    from ringproof.proofs.ring.spread import collapse
+    from ringproof.proofs.ring.spread import _chunked, collapse
     session = session if session is not None else Session()
     hit = session.balanced.get(("inputs", id(schedule)))
     if hit is not None and hit[0] is schedule:
         return hit[1]
     P = with_parameters(schedule, parameters(schedule.shape))
-    decider = session.decider(schedule.shape)
+    scale, decider = _chunked(schedule, session)      # an exact chunk k/c counted as c·k′ (no floor)
     total = sympy.Integer(0)
     for a in schedule.problem.inputs:
         syms = [sympy.Symbol(f"_{i}", integer=True) for i in range(len(a.dims))]
         if not all(hasattr(P, x) for x in a.dims):
             return None, f"the inputs of {a.name} on PE l are not counted (an extent that is not a size here)"
-        loops = [(L, sympy.Integer(1), M)] + [(s, sympy.Integer(1), sympy.sympify(getattr(P, x))) for s, x in zip(syms, a.dims)]
-        pe = sympy.sympify(schedule.home(P, a[tuple(syms)]))
+        loops = [(L, sympy.Integer(1), M)] + [(s, sympy.Integer(1), sympy.sympify(getattr(P, x)).xreplace(scale))
+                                              for s, x in zip(syms, a.dims)]
+        pe = sympy.sympify(schedule.home(P, a[tuple(syms)])).xreplace(scale)
         cond = sympy.Eq(pe, L)
         loops, cond = split_digits(loops, cond, keep=1) or (loops, cond)
         try:
             total += count(loops, lifted(cond, loops, decider), decider, keep=1)
         except Unknown as e:
             return None, f"the inputs of {a.name} on PE l are not counted ({e})"
-    total = collapse(sympy.expand(total), decider)
+    back = {x: x / c for x, c in ((k, v / k) for k, v in scale.items())}
+    total = collapse(sympy.expand(total), decider).xreplace(back)
     _check(schedule, total)
     session.balanced[("inputs", id(schedule))] = (schedule, (total, ""))
     return total, ""
@@ -87,12 +137,17 @@ def _check(schedule, form) -> None:
 
 
 def summary(schedule, session=None) -> dict:
-    """{"closed_form": None, "reason", "inputs_on_pe": form in n, m, d, l (a lower bound of the
+    """{"closed_form": the exact peak in n, m, d or None, "reason" (why not, or ""), where derived
+    "peak_at" (the hint's iterations), "hint_checks" (how many Z3 proved) and "rests_on" (the
+    properties the stays rest on), "inputs_on_pe": form in n, m, d, l (a lower bound of the
     peak on PE l) or None, "inputs_reason" where not derived, "at": {"n", "m", "per_pe", "peak",
     "pe", "cycle", "by_array"}} (JSON-ready; "pe" is the busiest PE, "cycle" its first cycle at the
     peak, "by_array" the data of each array it holds then)."""
     from ringproof.proofs.ring.counting import in_n_m_d, tidy
-    out = {"closed_form": None, "reason": WHY}
+    top, how = exact(schedule, session)
+    out = {"closed_form": None, "reason": how} if top is None else \
+        {"closed_form": str(tidy(in_n_m_d(top))), "reason": "", "peak_at": how["at"], "hint_checks": how["checks"],
+         "rests_on": list(RESTS_ON)}
     form, why = inputs_on(schedule, session)
     out["inputs_on_pe"] = None if form is None else str(tidy(in_n_m_d(form)))
     if why:
@@ -105,8 +160,16 @@ def summary(schedule, session=None) -> dict:
 
 
 def check_claim(schedule, claim: str, session=None):
-    """(verdict, reason, Counterexample or None) of a claimed peak (the largest over PEs)."""
+    """(verdict, reason, Counterexample or None) of a claimed peak (the largest over PEs): proved
+    where it equals the derived peak, else refuted where the measured peak differs at a size."""
+    from ringproof.proofs.ring import counting
     from ringproof.proofs.ring.counting import claim_at
+    top, why = exact(schedule, session)
+    if top is not None:
+        bad = counting.check_claim(counting.in_n_m_d(top), claim, shape=schedule.shape,
+                                   derived_params=counting.derived_parameters(schedule))
+        if bad is None:
+            return Verdict.PROVED, "", None
     for n, m, d in sorted(schedule.shape.sizes(CLAIM_N), key=lambda s: (s[0], s[2], s[1])):
         peaks = peak_per_pe(build_trace(schedule, n, m, d))
         got, claimed = max(peaks), claim_at(claim, n, m, d, schedule.shape)   # it may name derived sizes
@@ -116,7 +179,7 @@ def check_claim(schedule, claim: str, session=None):
                     Counterexample(n, m, "claim memory", f"measured peak {got}, claimed {claimed}", (),
                                    replay, d=schedule.shape.own("d", d)))
     return (Verdict.UNKNOWN, f"claim memory = {claim} agrees with the ring model for every n ≤ {CLAIM_N} only "
-            f"({WHY})", None)
+            f"({why if top is None else f'not shown equal to the derived peak {top}'})", None)
 
 
 def readable(details: dict) -> str:
@@ -129,4 +192,6 @@ def readable(details: dict) -> str:
         held = ", ".join(f"{a} {c}" for a, c in at.get("by_array", {}).items())
         where = f"; PE {at['pe']} at cycle {at['cycle']}: {held}" if "pe" in at else ""
         fig = f"; at n={at['n']}, m={at['m']}: {'/'.join(map(str, at['per_pe']))} (measured{where})"
+    if details.get("closed_form"):
+        return f"memory: peak {details['closed_form']} on the busiest PE (proved for every n); {low.rstrip('; ')}{fig}"
     return f"memory: {low}exact peak unknown ({SHORT_WHY}){fig}"

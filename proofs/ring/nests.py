@@ -438,9 +438,10 @@ class Decider:
             self._known[key] = answer
         return bool(answer)
 
-    def never(self, cond, ctx=()) -> bool:
+    def never(self, cond, ctx=(), rlimit: int | None = None) -> bool:
         """Is `cond` (of the parameters, and of the indices of `ctx`) false for every k, m, kd ≥ 1
-        (and every point of ctx's ranges)? (A case that vanishes.)"""
+        (and every point of ctx's ranges)? (A case that vanishes.) `rlimit`: Z3's, where not the
+        counter's."""
         try:
             env, facts = self._env()
             for v, lo, hi in ctx:
@@ -450,6 +451,8 @@ class Decider:
         except NoZ3:
             return False
         s = self._solver()
+        if rlimit is not None:
+            s.set("rlimit", rlimit)
         s.add(query, *facts)
         return s.check() == z3.unsat
 

@@ -292,6 +292,14 @@ def _counts(schedule: Schedule, opts: Options, session: Session, done: list, cou
         if unproved:
             result = replace(result, verdict=Verdict.UNKNOWN,
                              reason=f"op counts of {', '.join(unproved)} rest on coverage, which is not proved")
+    memory = (result.details or {}).get("memory") or {}
+    if opts.tier != "bounded" and result.verdict is Verdict.PROVED and memory.get("closed_form") \
+            and "memory" in schedule.notes.get("claims", {}):
+        # the exact peak counts no stay begun by a use: each use's source witness is proved there
+        rests = [r for r in done if r.property in memory.get("rests_on", ())]
+        if not rests or any(r.verdict is not Verdict.PROVED for r in rests):
+            result = replace(result, verdict=Verdict.UNKNOWN,
+                             reason=f"claim memory rests on {' and '.join(memory['rests_on'])}, not proved in this run")
     if opts.tier == "bounded" and result.verdict is not Verdict.REFUTED:
         result = _enumerate_counts(schedule, opts, result, c, enumerated)
     return replace(result, seconds=result.seconds + time.perf_counter() - t_end)

@@ -1,0 +1,630 @@
+"""memory, exactly: the data PE l holds at every cycle in closed form, and its peak, for every n.
+
+By the definition of `ringproof.model.ring.memory`, every stay of a datum on a PE begins at an
+*arrival* (an input at cycle 0, a copy or a moved sum the cycle after its send, a result made by an
+op that does not accumulate) or at the *first node* of a running sum, and ends at a *departure*
+(the sum moved on), at the *last use* before the datum arrives again, or, for an output's last stay
+on a PE, at the end of the run. The occupancy of PE l at cycle t is then
+
+    inputs on l + #beginnings at cycles ≤ t − #ends at cycles < t  (+ the copies arriving at t that
+    no one uses there: a stay of that one cycle),
+
+each term an exact count of the iterations of a loop nest (`nests.count`, the iteration's indices
+kept; indices read mod m or div m split in radix m on both sides). Which use is a stay's last is
+the schedule's hint (`Schedule(..., stays={"last": {(phase, array): (P, ix) -> condition},
+"alone": {(phase, array): ...}, "peak": (phase, (P) -> {index: value, "l": PE})})`), checked:
+
+- *a marked end is an end* (Z3, for every n): after it, every later use of the datum on that PE
+  is preceded by a new beginning after the mark — an arrival its own source or `prev` witness
+  names, a first node, a made result; an output's marked last stay is followed by no use and no
+  arrival there at all (it is kept to the end); a departure is checked the same way;
+- *a first node begins a stay* (Z3): no use or arrival of its datum on that PE before it;
+- *a copy marked alone* is used by no one where it arrives before it arrives again (Z3);
+- *every stay has its marked end* (count): on every PE the ends (marked, departures, alone copies,
+  kept outputs) are as many as the beginnings. A marked end is the end of one stay and two are
+  never of the same stay, so equal numbers leave no stay without its marked end.
+
+The other uses begin nothing: an operand's source witness, a node's `prev`, a forwarded copy's
+source (proved by ring-locality and data-flow) show the datum already on the PE. The peak is the
+occupancy at the hint's iteration; that no PE holds more at any cycle is proved by Z3 over the
+closed forms, and it is compared with the ring model's measured peak at every size n, d ≤ 12.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+import sympy
+
+from ringproof.schedules.dsl import HOME
+from ringproof.schedules.expr import Term, and_, eq, lift, not_, or_
+
+
+class NotDerived(Exception):
+    """The exact peak is not derived; the message says why."""
+
+
+# --------------------------------------------------------------------------- what an iteration does
+
+
+@dataclass
+class Datum:
+    """One datum an iteration touches on its PE (its slots grouped by their text): `ref`, and the
+    conditions (Terms) under which it is used, made, begins a sum, departs; `sources`: the
+    witnesses of the slots that read it (operands, a forwarded copy) and, for a node, its `prev`."""
+
+    ref: object
+    used: object
+    made: object
+    first: object
+    departs: object
+    sources: list
+    node_prev: object
+
+
+def data_of(step) -> list[Datum]:
+    """The distinct data a step touches on its PE. Raises NotDerived where two slots of one array
+    name data that are not written alike (they may or may not be one datum)."""
+    act = lift(step.guard)
+    sending = lift(False) if step.send is None else lift(step.send.when)
+    slots: dict = {}
+
+    def slot(ref):
+        key = str(ref)
+        if key not in slots:
+            others = [d for d in slots.values() if d.ref.array == ref.array]
+            if others:
+                raise NotDerived(f"{ref} and {others[0].ref} in one step: one datum or two, not decided")
+            slots[key] = Datum(ref, lift(False), lift(False), lift(False), lift(False), [], None)
+        return slots[key]
+
+    for o, w in zip(step.operands, step.sources):
+        d = slot(o)
+        d.used = or_(d.used, act)
+        d.sources.append((act, w))
+    if step.target is not None:
+        d = slot(step.target)
+        if step.op.accumulates:
+            first = lift(step.first) if step.first is not None else lift(False)
+            d.used = or_(d.used, act)
+            d.first = or_(d.first, and_(act, first))
+            d.node_prev = (and_(act, not_(first)), step.prev)
+        else:
+            d.made = or_(d.made, act)
+            d.used = or_(d.used, act)
+    if step.send is not None:
+        moves = step.op.accumulates and step.target is not None and not step.send.copy and \
+            str(step.send.datum) == str(step.target)
+        d = slot(step.send.datum)
+        d.used = or_(d.used, sending)
+        if moves:
+            d.departs = or_(d.departs, sending)
+        elif step.send.source is not None:
+            d.sources.append((sending, step.send.source))
+    return list(slots.values())
+
+
+def hint(schedule, kind: str, phase: str, array: str):
+    """The schedule's hint function of `kind` for (phase, array), or None."""
+    return schedule.stays.get(kind, {}).get((phase, array))
+
+
+def stored(step):
+    """The datum a step's send leaves on the next PE (its `as_` name where renamed)."""
+    return step.send.as_ if step.send.as_ is not None else step.send.datum
+
+
+def _copy_kind(step) -> None:
+    """NotDerived where a send copies or moves depending on the iteration."""
+    if step.send is not None and not isinstance(step.send.copy, bool):
+        raise NotDerived(f"a send that copies only where {step.send.copy}")
+
+
+def _mark(schedule, kind, phase, array, P, ix):
+    fn = hint(schedule, kind, phase, array)
+    return lift(False) if fn is None else lift(fn(P, ix))
+
+
+def _outputs(schedule) -> set:
+    return {a.name for a in schedule.problem.outputs}
+
+
+def ends(schedule, phase, d: Datum, P, ix):
+    """(ends a stay during the run, kept to the end) conditions of datum d at iteration ix."""
+    mark = and_(d.used, _mark(schedule, "last", phase.name, d.ref.array.name, P, ix))
+    if d.ref.array.name in _outputs(schedule):
+        return d.departs, and_(mark, not_(d.departs))
+    return or_(d.departs, mark), lift(False)
+
+
+# --------------------------------------------------------------------------- the checks (Z3)
+
+
+def checks(schedule) -> list:
+    """The Checks (`smt.discharge`) that the hints are what the module doc says."""
+    from ringproof.proofs.ring.iterations import fresh
+    from ringproof.proofs.ring.properties import shape_of
+    from ringproof.proofs.ring.properties.base import Check
+    S, out = schedule, []
+    requires, chunk, _ = shape_of(S)          # as every property's checks assume it
+    slot = dict(zip([p.name for p in S.phases], S.slots))
+
+    def check(phase, name, build):
+        out.append(Check("memory", phase, name, build, shape=S.shape, requires=requires, chunk=chunk))
+
+    def pair(p, q, fn):
+        def build(ctx):
+            a, b = fresh(ctx, S, p, "a"), fresh(ctx, S, q, "b")
+            return fn(a, b)
+        return build
+
+    for p in S.phases:
+        _copy_kind(p.step(_vars(S), _ix(p)))
+        gen = data_of(p.step(_vars(S), _ix(p)))
+        for gi, g in enumerate(gen):
+            arr = g.ref.array.name
+            marked = hint(S, "last", p.name, arr) is not None
+            for q in S.phases:
+                for hi, h in enumerate(data_of(q.step(_vars(S), _ix(q)))):
+                    if h.ref.array.name != arr:
+                        continue
+                    if slot[q.name] >= slot[p.name] and (marked or str(g.departs) != "False"):
+                        check(p.name, f"end of {arr} before {q.name}",
+                              pair(p, q, lambda a, b, gi=gi, hi=hi: _after_end(S, a, b, gi, hi)))
+                    if slot[q.name] <= slot[p.name] and str(g.first) != "False":
+                        check(p.name, f"first {arr} after {q.name}",
+                              pair(p, q, lambda a, b, gi=gi, hi=hi: _before_first(S, a, b, gi, hi)))
+                st = q.step(_vars(S), _ix(q))
+                if st.send is not None and stored(st).array.name == arr:
+                    if arr in _outputs(S) and marked and slot[q.name] >= slot[p.name]:
+                        check(p.name, f"kept {arr}, no copy from {q.name}",
+                              pair(p, q, lambda a, b, gi=gi: _no_arrival_after(S, a, b, gi)))
+                    if slot[q.name] <= slot[p.name] and str(g.first) != "False":
+                        check(p.name, f"first {arr}, no copy from {q.name}",
+                              pair(p, q, lambda a, b, gi=gi: _no_arrival_before(S, a, b, gi)))
+        st = p.step(_vars(S), _ix(p))
+        if st.send is not None and hint(S, "alone", p.name, stored(st).array.name) is not None:
+            arr = stored(st).array.name
+            for q in S.phases:
+                for hi, h in enumerate(data_of(q.step(_vars(S), _ix(q)))):
+                    if h.ref.array.name == arr and slot[q.name] >= slot[p.name]:
+                        check(p.name, f"alone {arr} before {q.name}",
+                              pair(p, q, lambda a, b, hi=hi: _alone(S, a, b, hi)))
+    return out
+
+
+def _vars(S):
+    from ringproof.proofs.ring.normalize import PARAMS
+    return PARAMS
+
+
+def _ix(p):
+    from ringproof.schedules.expr import var
+    return SimpleNamespace(**{name: var(name) for name in p.index_names})
+
+
+def _ixs(it):
+    return SimpleNamespace(**it.idx)
+
+
+def _begun(S, a, b, h: Datum, x, after_send=False):
+    """Term: a stay of x begins on b's PE after a's cycle (after a's cycle + 1 where `after_send`:
+    a's own copy arrives then) and no later than b: b makes x or starts its sum, or a source or
+    `prev` witness of b is a send (a move) from the previous PE arriving then, or a use of x on b's
+    PE after a and before b (which the same check, for that use, shows preceded by a beginning:
+    an induction on the cycle)."""
+    from ringproof.proofs.ring.iterations import alternatives, at, before, exists, moves, next_pe, sending
+    opts = [h.made, h.first]
+    later = (lambda src: before(a, src)) if after_send else (lambda src: not_(before(src, a)))
+    for cond, w in h.sources:
+        for c, alt in alternatives(w, cond):
+            if alt is HOME:
+                continue
+            src = at(S, alt)
+            ss = src.step
+            opts.append(and_(c, exists(src), eq(ss.pe, b.step.pe), before(a, src), before(src, b),
+                             or_(*[and_(u.used, _same(u.ref, x)) for u in data_of(ss)])))
+            if ss.send is not None:
+                opts.append(and_(c, exists(src), sending(src), eq(next_pe(ss.pe), b.step.pe), later(src),
+                                 before(src, b), _same(stored(ss), x)))
+    if h.node_prev is not None and h.node_prev[1] is not None:
+        cond, w = h.node_prev
+        for c, alt in alternatives(w, cond):
+            if alt is HOME:
+                continue
+            src = at(S, alt)
+            opts.append(and_(c, exists(src), eq(src.step.pe, b.step.pe), before(a, src), before(src, b),
+                             or_(*[and_(u.used, _same(u.ref, x)) for u in data_of(src.step)])))
+            opts.append(and_(c, exists(src), moves(src), eq(next_pe(src.step.pe), b.step.pe), later(src),
+                             before(src, b)))
+    return or_(*opts)
+
+
+def _same(r1, r2):
+    from ringproof.proofs.ring.iterations import ref_eq
+    return ref_eq(r1, r2)
+
+
+def _after_end(S, a, b, gi, hi):
+    """A marked end (or departure) at a: a later use of its datum on its PE comes after a new
+    beginning; an output's marked end: no later use at all."""
+    from ringproof.proofs.ring.iterations import before
+    g, h = data_of(a.step)[gi], data_of(b.step)[hi]
+    during, kept = ends(S, a.phase, g, _vars(S), _ixs(a))
+    hyps = [or_(during, kept), h.used, eq(a.step.pe, b.step.pe), before(a, b), _same(g.ref, h.ref)]
+    goal = and_(not_(kept), _begun(S, a, b, h, g.ref))
+    return {"a": a, "b": b}, hyps, goal
+
+
+def _before_first(S, a, b, gi, hi):
+    """A first node at a: no use of its datum on its PE before it."""
+    from ringproof.proofs.ring.iterations import before
+    g, h = data_of(a.step)[gi], data_of(b.step)[hi]
+    return {"a": a, "b": b}, [g.first, h.used, eq(a.step.pe, b.step.pe), before(b, a)], not_(_same(g.ref, h.ref))
+
+
+def _no_arrival_after(S, a, b, gi):
+    """An output's marked end at a: no copy of it arrives on its PE later."""
+    from ringproof.proofs.ring.iterations import before, next_pe, sending
+    g = data_of(a.step)[gi]
+    _, kept = ends(S, a.phase, g, _vars(S), _ixs(a))
+    hyps = [kept, sending(b), eq(next_pe(b.step.pe), a.step.pe), not_(before(b, a))]
+    return {"a": a, "b": b}, hyps, not_(_same(stored(b.step), g.ref))
+
+
+def _no_arrival_before(S, a, b, gi):
+    """A first node at a: no copy of its datum arrived on its PE before (or at) it."""
+    from ringproof.proofs.ring.iterations import before, next_pe, sending
+    g = data_of(a.step)[gi]
+    hyps = [g.first, sending(b), eq(next_pe(b.step.pe), a.step.pe), before(b, a)]
+    return {"a": a, "b": b}, hyps, not_(_same(stored(b.step), g.ref))
+
+
+def _alone(S, a, b, hi):
+    """A copy sent at a marked alone: a use of it on the next PE after it arrives comes after a
+    new beginning there."""
+    from ringproof.proofs.ring.iterations import before, next_pe, sending
+    h = data_of(b.step)[hi]
+    x = stored(a.step)
+    mark = _mark(S, "alone", a.phase.name, x.array.name, _vars(S), _ixs(a))
+    hyps = [sending(a), mark, h.used, eq(next_pe(a.step.pe), b.step.pe), before(a, b), _same(x, h.ref)]
+    return {"a": a, "b": b}, hyps, _begun(S, a, b, h, x, after_send=True)
+
+
+# --------------------------------------------------------------------------- the counts
+
+
+class Counter:
+    """Counts of one schedule's events with the iteration (and l) kept, in k, m, kd."""
+
+    def __init__(self, schedule, session):
+        from ringproof.proofs.ring.counting import parameters, with_parameters
+        self.S = schedule
+        self.P = with_parameters(schedule, parameters(schedule.shape))
+        self.decider = session.decider(schedule.shape)
+        self.slot = dict(zip([p.name for p in schedule.phases], schedule.slots))
+
+    def nest(self, phase, suffix=""):
+        """[(symbol, lo, hi)] of the phase's loops, symbols named with `suffix`, and the env."""
+        loops, env = [], {}
+        for lp in phase.loops:
+            lo, hi = lp.bounds(self.P, SimpleNamespace(**env))
+            v = sympy.Symbol(lp.name + suffix, integer=True)
+            loops.append((v, sympy.sympify(lo), sympy.sympify(hi)))
+            env[lp.name] = v
+        return loops, env
+
+    def value(self, x):
+        """A hint's value (a Term of the sizes, or a number) in sympy."""
+        from ringproof.schedules.expr import evaluate
+        return sympy.sympify(evaluate(x, vars(self.P)) if isinstance(x, Term) else x)
+
+    def condition(self, term, env):
+        from ringproof.proofs.ring.counting import _condition
+        return sympy.sympify(_condition(term, env, self.P))
+
+    def events(self, phase):
+        """{"begin", "end", "kept", "arrive", "alone"}: [sympy condition on phase's indices (primed)
+        and l′, one per datum] of the events of `phase` (arrivals on the next PE)."""
+        from ringproof.proofs.ring.counting import _shape
+        st = _shape(phase)
+        _copy_kind(st)
+        pe = lift(st.pe)
+        if not (pe.op == "var" and pe.args[0] == "l"):
+            raise NotDerived(f"phase {phase.name}: its op does not run on PE l")
+        loops, env = self.nest(phase, "_")
+        env["l"] = sympy.Symbol("l_", integer=True)
+        from ringproof.schedules.expr import var
+        Pv = SimpleNamespace(**{name: var(name) for name in vars(self.P)})
+        ix = _ix(phase)
+        out = {"begin": [], "end": [], "kept": [], "arrive": [], "alone": []}
+        for d in data_of(st):
+            during, kept = ends(self.S, phase, d, Pv, ix)
+            out["begin"].append(self.condition(or_(d.made, d.first), env))
+            out["end"].append(self.condition(during, env))
+            out["kept"].append(self.condition(kept, env))
+        if st.send is not None:
+            send = lift(st.send.when)
+            out["arrive"].append(self.condition(send, env))
+            out["alone"].append(self.condition(and_(send, _mark(self.S, "alone", phase.name, stored(st).array.name,
+                                                                  Pv, ix)), env))
+        return loops, env, out
+
+    def count(self, phase, cond, at=None, strict=True, sent=False):
+        """#iterations of `phase` on PE l (on PE l − 1 where `sent`: what arrives on l from there) with `cond`,
+        over the whole phase, or (`at`: (loops of the kept iteration)) those before it (`strict`) or
+        up to it; a form in l (and the kept indices)."""
+        from ringproof.proofs.ring.nests import M, Unknown, count, lifted, split_digits
+        if sympy.sympify(cond) is sympy.false:
+            return sympy.Integer(0)
+        loops, env = self.nest(phase, "_")
+        L, L_ = sympy.Symbol("l", integer=True), sympy.Symbol("l_", integer=True)
+        cond = sympy.sympify(cond)
+        pe = [(L_, sympy.Integer(1), M)]
+        cond = sympy.And(cond, sympy.Eq(L_, L))
+        kept = [(L, sympy.Integer(1), M)] + (list(at) if at is not None else [])
+        if at is not None:
+            lex = sympy.false if strict else sympy.And(*[sympy.Eq(v_, v) for (v_, _, _), (v, _, _) in zip(loops, at)])
+            for (v_, _, _), (v, _, _) in reversed(list(zip(loops, at))):
+                lex = sympy.Or(v_ < v, sympy.And(sympy.Eq(v_, v), lex))
+            cond = sympy.And(cond, lex)
+        nest, keep, back = kept + pe + loops, len(kept), {}
+        split = split_digits(nest, cond, keep=keep)
+        if split is not None:
+            nest, cond, keep, back = _mirror(split[0], split[1], keep)
+        try:
+            got = count(nest, lifted(cond, nest, self.decider), self.decider, keep=keep, settle=False)
+        except Unknown as e:
+            raise NotDerived(f"phase {phase.name}: {e}") from None
+        got = got.xreplace(back) if back else got
+        return got.xreplace({L: previous(L)}) if sent else got
+
+
+def _mirror(nest, cond, keep):
+    """The kept twin v of every summed index v_ that `split_digits` wrote in radix c, written in
+    radix c too (the lexicographic comparison reads both alike): (nest, cond, keep, {digit: its
+    value in v})."""
+    names = {str(v): (v, lo, hi) for v, lo, hi in nest}
+    kept, rest, back, subs = [], nest[keep:], {}, {}
+    for v, lo, hi in nest[:keep]:
+        twin = names.get(f"{v}__r")
+        if twin is None:
+            kept.append((v, lo, hi))
+            continue
+        c = twin[2] + 1
+        vq, vr = sympy.Symbol(f"{v}_q", integer=True), sympy.Symbol(f"{v}_r", integer=True)
+        kept += [(vq, sympy.Integer(0), sympy.expand((hi - lo + 1) / c) - 1), (vr, sympy.Integer(0), c - 1)]
+        subs[v] = lo + c * vq + vr
+        back.update({vq: sympy.floor((v - lo) / c), vr: sympy.Mod(v - lo, c)})
+    return kept + rest, cond.xreplace(subs), len(kept), back
+
+
+def previous(l):
+    """The PE before l on the ring (1 before 2, ..., m before 1)."""
+    from ringproof.proofs.ring.nests import M
+    return sympy.Piecewise((l - 1, l >= 2), (M, True))
+
+
+# --------------------------------------------------------------------------- occupancy and peak
+
+
+def occupancy(schedule, session, inputs) -> tuple[dict, sympy.Expr]:
+    """({slot: (its loops, the data PE l holds in the cycle of that iteration)}, the data held in the
+    cycle after the last, where a copy sent in the last cycle arrives), closed forms in l, the
+    iteration's indices and k, m, kd."""
+    c = Counter(schedule, session)
+    S = schedule
+    L = sympy.Symbol("l", integer=True)
+    events = {p.name: c.events(p)[2] for p in S.phases}
+    slots = sorted(set(S.slots))
+    members = {s: [p for p, x in zip(S.phases, S.slots) if x == s] for s in slots}
+    total = {}
+    for p in S.phases:
+        ev = events[p.name]
+        total[p.name] = {kind: sum((c.count(p, cond, sent=kind in ("arrive", "alone")) for cond in conds),
+                                   sympy.Integer(0)) for kind, conds in ev.items()}
+    out = {}
+    before = sympy.sympify(inputs)
+    for s in slots:
+        first = members[s][0]
+        at, env = c.nest(first)
+        for p in members[s][1:]:
+            if [(str(v), lo, hi) for v, lo, hi in c.nest(p)[0]] != [(str(v), lo, hi) for v, lo, hi in at]:
+                raise NotDerived(f"the phases of slot {s} have loops of different bounds")
+        form = before
+        for p in members[s]:
+            ev = events[p.name]
+            for cond in ev["begin"]:
+                form += c.count(p, cond, at=at, strict=False)
+            for cond in ev["end"]:
+                form -= c.count(p, cond, at=at, strict=True)
+            for cond in ev["arrive"]:
+                form += c.count(p, cond, at=at, strict=True, sent=True)
+            for cond in ev["alone"]:
+                form -= c.count(p, cond, at=at, strict=True, sent=True)
+        form += _alone_now(c, S, members, s, at, events)
+        out[s] = (at, form)
+        for p in members[s]:
+            t = total[p.name]
+            before = before + t["begin"] - t["end"] + t["arrive"] - t["alone"]
+    begun = sympy.sympify(inputs) + sum((total[p.name]["begin"] + total[p.name]["arrive"] for p in S.phases),
+                                        sympy.Integer(0))
+    ended = sum((total[p.name]["end"] + total[p.name]["kept"] + total[p.name]["alone"] for p in S.phases),
+                sympy.Integer(0))
+    from ringproof.proofs.ring.nests import M
+    pes = [(L, sympy.Integer(1), M)]
+    if not (c.decider.holds(begun - ended, pes) and c.decider.holds(ended - begun, pes)):
+        raise NotDerived(f"the stays begun on PE l ({begun}) are not shown to be as many as those the hints "
+                         f"end ({ended}): some stay's last use is not marked")
+    last = slots[-1]
+    end = sum((total[p.name]["kept"] for p in S.phases), sympy.Integer(0))
+    for p in members[last]:
+        loops, _ = c.nest(p, "_")
+        point = _last_tuple(loops)
+        for cond in events[p.name]["alone"]:
+            end += _at(cond, point, L)
+    return out, end
+
+
+def _last_tuple(loops) -> dict:
+    """{index: its value} at the last tuple of a nest."""
+    point = {}
+    for v, lo, hi in loops:
+        point[v] = sympy.sympify(hi).xreplace(point)
+    return point
+
+
+def _at(cond, point: dict, L):
+    """1 where `cond` (of primed indices and l′) holds at `point` with l′ the PE before l, else 0."""
+    L_ = sympy.Symbol("l_", integer=True)
+    here = sympy.sympify(cond).xreplace({**point, L_: previous(L)})
+    return sympy.Piecewise((1, here), (0, True))
+
+
+def _alone_now(c, S, members, s, at, events):
+    """The copies no one uses that arrive in the cycle of the kept iteration: sent by PE l − 1 in
+    the cycle before (its predecessor tuple, or the last tuple of the slot before)."""
+    L = sympy.Symbol("l", integer=True)
+    out = sympy.Integer(0)
+    names = [v for v, _, _ in at]
+    for t in reversed(range(len(at))):
+        v, lo, hi = at[t]
+        here = [sympy.Gt(v, lo)] + [sympy.Eq(u, ulo) for u, ulo, _ in at[t + 1:]]
+        point = {sympy.Symbol(f"{u}_", integer=True): u for u in names[:t]}
+        point[sympy.Symbol(f"{v}_", integer=True)] = v - 1
+        for u, _, uhi in at[t + 1:]:
+            point[sympy.Symbol(f"{u}_", integer=True)] = sympy.sympify(uhi).xreplace(
+                {x: point[sympy.Symbol(f"{x}_", integer=True)] for x in names if sympy.Symbol(f"{x}_", integer=True) in point})
+        for p in members[s]:
+            for cond in events[p.name]["alone"]:
+                out += sympy.Piecewise((_at(cond, point, L), sympy.And(*here)), (0, True))
+    if s > 0:
+        start = sympy.And(*[sympy.Eq(u, ulo) for u, ulo, _ in at])
+        for p in members[s - 1]:
+            point = _last_tuple(c.nest(p, "_")[0])
+            for cond in events[p.name]["alone"]:
+                out += sympy.Piecewise((_at(cond, point, L), start), (0, True))
+    return out
+
+
+def peak(schedule, session, inputs) -> dict:
+    """{"form": the peak (k, m, kd), "at": the hint's iterations, "occupancy": the forms} or
+    NotDerived: the most of the occupancy at the hint's iterations (`stays["peak"]`: [(phase,
+    (P) -> {index: value, "l": PE, and optionally "when": the sizes where the iteration is one})]),
+    shown by Z3 to be the most any PE holds in any cycle."""
+    from ringproof.proofs.ring.nests import M
+    S = schedule
+    if not S.stays.get("peak"):
+        raise NotDerived("the schedule gives no iteration at which a PE holds the most (stays['peak'])")
+    forms, end = occupancy(S, session, inputs)
+    c = Counter(S, session)
+    decider = c.decider
+    L = sympy.Symbol("l", integer=True)
+    candidates, where = [], []
+    for phase, fn in S.stays["peak"]:
+        at, form = forms[c.slot[S.phase(phase).name]]
+        point = fn(c.P)
+        when = c.value(point.get("when", True))
+        values = {v: c.value(point[str(v)]) for v, _, _ in at}
+        values[L] = c.value(point["l"])
+        for v, lo, hi in [(L, sympy.Integer(1), M)] + at:
+            x = values[v]
+            inside = sympy.And(sympy.sympify(lo).xreplace(values) <= x, x <= sympy.sympify(hi).xreplace(values))
+            if not decider.never(sympy.And(when, sympy.Not(inside))):
+                raise NotDerived(f"the peak's iteration in {phase}: {v} = {x} is not shown within {lo} .. {hi}")
+        value = form.xreplace(values)
+        candidates.append(value if when is sympy.true else sympy.Piecewise((value, when), (0, True)))
+        where.append({"phase": phase, **{str(k): str(v) for k, v in values.items()},
+                      **({} if when is sympy.true else {"when": str(when)})})
+    groups = _settled(candidates, decider)
+    if groups is None:
+        raise NotDerived("the largest of the occupancy at the peak's iterations is not shown in each regime of the sizes")
+    top = groups[0][0] if len(groups) == 1 else \
+        sympy.Piecewise(*[(v, sympy.Or(*cs)) for v, cs in groups[:-1]], (groups[-1][0], True))
+    for value, conds in groups:
+        regime = sympy.Or(*conds)
+        for t, (loops, f) in list(forms.items()) + [("after the last cycle", ([], end))]:
+            if not _at_most(f - value, regime, [(L, sympy.Integer(1), M)] + loops, decider):
+                raise NotDerived(f"Z3 does not show that no PE holds more than {value} where {regime}, in the "
+                                 f"cycles of slot {t}")
+    return {"form": top, "at": where, "occupancy": forms}
+
+
+SPLITS = 5      # loop indices `_at_most` may split into cases before it gives up
+
+
+def _at_most(e, regime, ranges, decider, pos: int = 0, splits: int = SPLITS) -> bool:
+    """Is e ≤ 0 wherever `regime` holds, at every point of `ranges`? Z3, and where it does not
+    answer (the forms multiply indices by sizes), the index at `pos` split into its first value,
+    its last (each put into e) and those between, up to `splits` indices deep."""
+    from ringproof.proofs.ring.budgets import PEAK_BOUND
+    if decider.never(sympy.And(regime, e > 0), ranges, rlimit=PEAK_BOUND):
+        return True
+    if splits == 0 or pos >= len(ranges):
+        return False
+    v, lo, hi = ranges[pos]
+    rest = ranges[:pos] + ranges[pos + 1:]
+    for at in (lo, hi):
+        inner = [(x, sympy.sympify(a).xreplace({v: at}), sympy.sympify(b).xreplace({v: at})) for x, a, b in rest]
+        if not _at_most(e.xreplace({v: at}), sympy.And(regime, lo <= at, at <= hi), inner, decider, pos, splits - 1):
+            return False
+    between = ranges[:pos] + [(v, lo + 1, hi - 1)] + ranges[pos + 1:]
+    return _at_most(e, regime, between, decider, pos + 1, splits - 1)
+
+
+def _settled(candidates: list, decider):
+    """The largest of `candidates` (forms of the sizes k, m, kd with cases) as [(polynomial, [the
+    regimes where it is the value])] over regimes of the sizes: each size's values below the largest constant its comparisons name, one
+    by one, and the rest together; in each regime every comparison is decided (Z3), each candidate
+    is a polynomial and one shown (Z3) at least every other is the value. A regime whose value,
+    at its fixed sizes, is another's joins it. None where a comparison or a largest is not shown."""
+    from ringproof.proofs.ring.nests import SYMPY_PARAMETERS
+    exprs = [sympy.sympify(e) for e in candidates]
+    atoms = {a for e in exprs for a in e.atoms(sympy.core.relational.Relational)}
+    if any(not a.free_symbols <= set(SYMPY_PARAMETERS) for a in atoms):
+        return None
+    cuts: dict = {}
+    for a in atoms:
+        for x in a.free_symbols:
+            consts = [abs(int(t)) for side in (a.lhs, a.rhs) for t in sympy.Add.make_args(sympy.expand(side)) if t.is_Integer]
+            cuts.setdefault(x, set()).update(c + 1 for c in consts)
+    regimes = [[]]
+    for x in sorted(cuts, key=str):
+        top = max(cuts[x] | {1})
+        options = [(sympy.Eq(x, v), {x: sympy.Integer(v)}) for v in range(1, top)] + [(x >= top, {})]
+        regimes = [r + [o] for r in regimes for o in options]
+    regimes.sort(key=lambda r: sum(len(v) for _, v in r))      # the widest first: they lead the joins
+    groups: list = []
+    todo = [(sympy.And(*[c for c, _ in r]), {k: v for _, f in r for k, v in f.items()}, 0) for r in regimes]
+    while todo:
+        cond, fixed, depth = todo.pop(0)
+        if decider.never(cond):
+            continue
+        truth = {}
+        for a in atoms:
+            if decider.never(sympy.And(cond, a)):
+                truth[a] = sympy.false
+            elif decider.never(sympy.And(cond, sympy.Not(a))):
+                truth[a] = sympy.true
+            else:
+                return None
+        values = [sympy.expand(sympy.piecewise_fold(e.xreplace(truth))) for e in exprs]
+        if any(v.has(sympy.Piecewise) for v in values):
+            return None
+        best = next((v for v in values if all(decider.never(sympy.And(cond, sympy.Lt(v, w))) for w in values)), None)
+        if best is None:              # no one largest: split a size not fixed yet into 1, 2 and the rest
+            free = [x for x in SYMPY_PARAMETERS if x not in fixed and any(v.has(x) for v in values)]
+            if depth >= 2 or not free:
+                return None
+            x = free[0]
+            todo += [(sympy.And(cond, sympy.Eq(x, v)), {**fixed, x: sympy.Integer(v)}, depth + 1) for v in (1, 2)]
+            todo.append((sympy.And(cond, x >= 3), fixed, depth + 1))
+            continue
+        for g in groups:
+            if sympy.expand(g[0].xreplace(fixed) - best.xreplace(fixed)) == 0:
+                g[1].append(cond)
+                break
+        else:
+            groups.append([best, [cond]])
+    return groups
