@@ -380,8 +380,9 @@ def _by_terms(schedule, phase, st, P, decider, session):
 
 def _by_parity(loops, cond, shape, session):
     """The terms on PE l where k = 1 (the side condition shows it) and the PE is chosen by cases
-    (2A < n): counted in each parity of m, m = 2M − p (p = 0, 1; M ≥ 1 covers every m ≥ 1), where
-    ⌊m/2⌋ is the polynomial M − p, and read as cells of l (`cells`); the two joined as
+    (2A < n): split once by `nests.lifted` (for every m), then counted in each parity of m,
+    m = 2M − p (p = 0, 1; M ≥ 1 covers every m ≥ 1), where ⌊m/2⌋ is the polynomial M − p, and read
+    as cells of l (`cells`); the two joined as
     Piecewise((even form, m mod 2 = 0), (odd form, True)). Each case is counted under the side
     condition with the same substitution (`_parity_decider`). Kept in the session: a second phase
     with the same terms and PE (step 2 of Algorithm 3) reuses it."""
@@ -390,14 +391,16 @@ def _by_parity(loops, cond, shape, session):
     hit = session.balanced.get(key)
     if hit is not None:
         return hit
+    one = {K: sympy.Integer(1)}
+    loops = [(v, sympy.sympify(lo).xreplace(one), sympy.sympify(hi).xreplace(one)) for v, lo, hi in loops]
+    parts = lifted(cond.xreplace(one), loops, _parity_decider(shape, session, one))   # for every m: each parity
     pieces = []
     for p in (0, 1):
-        sub = {K: sympy.Integer(1), M: 2 * M - p}
-        decider = _parity_decider(shape, session, sub)
-        nest = [(v, sympy.sympify(lo).xreplace(sub), sympy.sympify(hi).xreplace(sub)) for v, lo, hi in loops]
-        parts = [_scaled(c) for c in lifted(cond.xreplace(sub), nest, decider)]
-        form = cells(count(nest, parts, decider, keep=1), nest[:1], decider)
-        pieces.append(form.xreplace({M: (M + p) / 2}))
+        sub = {M: 2 * M - p}
+        decider = _parity_decider(shape, session, {**one, **sub})
+        nest = [(v, lo.xreplace(sub), hi.xreplace(sub)) for v, lo, hi in loops]
+        form = count(nest, [_scaled(c.xreplace(sub)) for c in parts], decider, keep=1)
+        pieces.append(cells(form, nest[:1], decider).xreplace({M: (M + p) / 2}))
     out = pieces[0] if sympy.expand(pieces[0] - pieces[1]) == 0 else \
         sympy.Piecewise((pieces[0], sympy.Eq(sympy.Mod(M, 2), 0)), (pieces[1], True))
     session.balanced[key] = out
