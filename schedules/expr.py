@@ -327,11 +327,15 @@ def _sympy_backend() -> Backend:
     def is_sympy(x):
         return isinstance(x, sympy.Basic)
 
+    conditions = (sympy.logic.boolalg.BooleanFunction, sympy.logic.boolalg.BooleanAtom, sympy.core.relational.Relational)
+
     def ite(c, a, b):
         if c is sympy.true or c is True:
             return a
         if c is sympy.false or c is False:
             return b
+        if all(isinstance(sympy.sympify(x), conditions) for x in (a, b)):
+            return sympy.Or(sympy.And(c, a), sympy.And(sympy.Not(c), b))     # a choice of conditions
         return sympy.Piecewise((a, c), (b, True))
 
     return Backend(

@@ -91,3 +91,11 @@ def test_normalized_term_agrees_with_int(m, k, u, w):
         d = ctx.val(f(env_t["j"], env_t["l"], env_t["i"], var("n"), var("m")))
         got = z3.simplify(z3.substitute(d.q * ctx.m + d.r, *sub)).as_long()
         assert got == f(j, l, i, n, m)
+
+
+def test_a_sympy_choice_between_two_conditions_is_a_condition():
+    x, y = sympy.symbols("x y", integer=True)
+    got = ite(eq(x, 1), lt(x, y), eq(y, 2))
+    assert sympy.And(got, y > 0).subs({x: 1, y: 3}) is sympy.true
+    assert sympy.And(got, y > 0).subs({x: 0, y: 3}) is sympy.false
+    assert isinstance(ite(eq(x, 1), x, y), sympy.Piecewise)         # a choice of values stays one

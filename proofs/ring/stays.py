@@ -37,6 +37,7 @@ from types import SimpleNamespace
 
 import sympy
 
+from ringproof.model.ring import vocabulary
 from ringproof.schedules.dsl import HOME
 from ringproof.schedules.expr import Term, and_, eq, lift, not_, or_
 
@@ -68,6 +69,8 @@ def data_of(step) -> list[Datum]:
     name data that are not written alike (they may or may not be one datum)."""
     act = lift(step.guard)
     sending = lift(False) if step.send is None else lift(step.send.when)
+    moves = step.send is not None and step.op.accumulates and step.target is not None and \
+        not step.send.copy and str(step.send.datum) == str(step.target)
     slots: dict = {}
 
     def slot(ref):
@@ -89,13 +92,13 @@ def data_of(step) -> list[Datum]:
             first = lift(step.first) if step.first is not None else lift(False)
             d.used = or_(d.used, act)
             d.first = or_(d.first, and_(act, first))
-            d.node_prev = (and_(act, not_(first)), step.prev)
+            # a node continues its sum also where it only forwards it (ring-locality's `prev` check)
+            node = vocabulary.node(act, sending if moves else lift(False))
+            d.node_prev = (and_(node, not_(vocabulary.starts(act, first))), step.prev)
         else:
             d.made = or_(d.made, act)
             d.used = or_(d.used, act)
     if step.send is not None:
-        moves = step.op.accumulates and step.target is not None and not step.send.copy and \
-            str(step.send.datum) == str(step.target)
         d = slot(step.send.datum)
         d.used = or_(d.used, sending)
         if moves:
