@@ -89,6 +89,48 @@ def test_algo3_fast_phases_1_and_3_per_pe_are_one_polynomial_and_the_ring_models
             assert [_value(got[ph], n, n, n, l) for l in range(1, n + 1)] == table[ph], (ph, n)
 
 
+def test_algo3_fast_phase_2_per_pe_in_each_parity_of_m_is_the_ring_models_counts():
+    """Phase 2's PE is chosen by cases (short rows, 2A < n): at k = 1 its terms are counted with
+    m = 2M and m = 2M − 1 (`spread._by_parity`); the spread, proved per parity, is 2 for even m
+    (the first m/2 PEs do one more EAC and one more DIV) and 0 for odd m."""
+    S = registry()["algo3-fast"]
+    got = spread.summary(S, Session(), steps=False)
+    assert got["spread"] is not None and "at" not in got, got["reason"]
+    for n in range(3, 11):
+        table = spread.per_pe(S, n, n, by="phase")
+        for ph in ("phase2a", "phase2b"):
+            assert [_value(got["per_phase"][ph], n, n, n, l) for l in range(1, n + 1)] == table[ph], (ph, n)
+        assert _value(got["spread"], n, n, n, 1) == spread.spread_of(spread.per_pe(S, n, n)) == (2 if n % 2 == 0 else 0)
+
+
+def test_a_wrong_parity_form_of_phase_2_never_passes_the_trace():
+    from ringproof.errors import InternalError
+    S = registry()["algo3-fast"]
+    l = spread.L
+
+    def form(cut):              # the first `cut` PEs do m/2 + 1 EACs for even m
+        return sympy.Piecewise((sympy.Piecewise((M / 2 + 1, l <= cut), (M / 2, True)), sympy.Eq(sympy.Mod(M, 2), 0)),
+                               ((M + 1) / 2, True))
+    spread._check(S, {"phase2a": ("EAC", form(M / 2))})
+    wrong = form(M / 2 + 1)                                   # one PE more doing the extra EAC
+    with pytest.raises(InternalError, match="phase2a"):
+        spread._check(S, {"phase2a": ("EAC", wrong)})
+
+
+def test_cells_join_a_piece_equal_on_a_window_of_l_and_keep_one_that_differs():
+    """A cell holding l within m + 1 .. m + 2, where a quadratic in l takes the value m (Z3 does not
+    show it), joins the cells of value m; one that differs at a point of the window stays."""
+    l = spread.L
+    quad = (l - M - 1) * (l - M - 2)                       # 0 at l = m + 1, m + 2
+    for extra, joined in ((0, True), (l - M - 1, False)):
+        form = sympy.Piecewise((M + 1, l <= M), (M + quad + extra, l <= M + 2), (M, True))
+        got = spread.cells(form, [(l, 1, 3 * M)], Decider())
+        assert (not isinstance(got, sympy.Piecewise) or len(got.args) == 2) is joined, got
+        for m in range(1, 5):
+            for lv in range(1, 3 * m + 1):
+                assert got.subs({M: m, l: lv}) == form.subs({M: m, l: lv}), (m, lv)
+
+
 def test_plain_writes_a_form_that_is_one_polynomial_in_every_residue_class_and_no_other():
     from ringproof.errors import InternalError
     assert spread.plain(sympy.floor(K * M / 2) + sympy.ceiling(K * M / 2)) == K * M

@@ -85,7 +85,7 @@ def forms(schedule, session=None):
             got = count(loops, cond, decider, keep=1)
         except Unknown as e:
             try:
-                got = _by_terms(schedule, phase, st, P, decider)
+                got = _by_terms(schedule, phase, st, P, decider, session)
                 on_terms.append(phase.name)
             except Unknown as e2:
                 why = why or f"phase {phase.name}: {e}; over its terms: {e2}"
@@ -175,9 +175,12 @@ def _chunked(schedule, session):
 
 
 def _atom(rel):
-    """A comparison as e with `rel` ⇔ e ≤ 0 (integers), or None."""
+    """A comparison as e with `rel` ⇔ e ≤ 0 (integers; e scaled to integer coefficients, as Z3
+    takes it: the counter writes l ≥ m + 1/2 for l ≥ m + 1), or None."""
+    from ringproof.proofs.ring.nests import _denominator
     if isinstance(rel, (sympy.LessThan, sympy.StrictLessThan, sympy.GreaterThan, sympy.StrictGreaterThan)):
         e = rel.lhs - rel.rhs if isinstance(rel, (sympy.LessThan, sympy.StrictLessThan)) else rel.rhs - rel.lhs
+        e = sympy.expand(e * _denominator(e))
         strict = isinstance(rel, (sympy.StrictLessThan, sympy.StrictGreaterThan))
         return sympy.expand(e + 1 if strict else e)
     return None
@@ -213,9 +216,13 @@ def cells(form, kept, decider):
         value = sympy.expand(sympy.piecewise_fold(form.xreplace(truth)))
         if value.has(sympy.Piecewise):
             raise Unknown("a case of the per-step form is not settled in a cell")
-        for piece in pieces:                 # one value there (equal, or shown equal in the cell)
-            if sympy.expand(piece[0] - value) == 0 or not z.possible(cell, nonzero=piece[0] - value):
+        for at, piece in enumerate(pieces):  # one value there (equal, or shown equal in the cell)
+            if sympy.expand(piece[0] - value) == 0 or _equal_on_window(piece[0] - value, cell, kept[0][0]) \
+                    or not z.possible(cell, nonzero=piece[0] - value):
                 piece[1].append(cell)
+                break
+            if all(_equal_on_window(piece[0] - value, c, kept[0][0]) for c in piece[1]):
+                pieces[at] = (value, piece[1] + [cell])      # the new value holds in the piece's cells
                 break
         else:
             pieces.append((value, [cell]))
@@ -223,6 +230,26 @@ def cells(form, kept, decider):
     if len(pieces) == 1:
         return pieces[0][0]
     return sympy.Piecewise(*pieces[:-1], (pieces[-1][0], True))
+
+
+def _equal_on_window(diff, cell: dict, v) -> bool:
+    """Is `diff` 0 at every point of the cell, shown where the cell's atoms hold v within a window
+    lo ≤ v ≤ lo + w of constant width w ≤ 4: `diff` is 0 at v = lo, ..., lo + w (sympy, exactly).
+    (Z3 does not always settle a polynomial of degree 2 in v over such a cell.)"""
+    lows, highs = [], []
+    for e, truth in cell.items():
+        e = e if truth else sympy.expand(1 - e)          # e ≤ 0
+        c = e.coeff(v)
+        rest = sympy.expand(e - c * v)
+        if rest.has(v) or c not in (1, -1):
+            continue
+        (highs if c == 1 else lows).append(-rest if c == 1 else rest)
+    for lo in lows:
+        for hi in highs:
+            w = sympy.expand(hi - lo)
+            if w.is_Integer and 0 <= w <= 4:
+                return all(sympy.expand(diff.xreplace({v: lo + t})) == 0 for t in range(int(w) + 1))
+    return False
 
 
 class _Cells:
@@ -326,12 +353,12 @@ def _has_op(t, op: str) -> bool:
     return t.op == op or any(_has_op(a, op) for a in t.args if hasattr(a, "op"))
 
 
-def _by_terms(schedule, phase, st, P, decider):
+def _by_terms(schedule, phase, st, P, decider, session):
     """The active ops of `phase` on PE l counted over the terms of its array's equation, each on
     the PE its coverage inverse names: |{terms t : inverse(t).l = l}|, equal to the ops on PE l
     only where the phase's coverage (a bijection onto the terms) is proved. Indices read mod m are
     split in radix m (`nests.split_digits`). Unknown where it does not apply."""
-    from ringproof.proofs.ring.nests import M, Unknown, count, lifted, split_digits
+    from ringproof.proofs.ring.nests import K, M, Unknown, count, lifted, split_digits
     problem = schedule.problem
     if st.target is None or phase.inverse is None or st.target.array in problem.symmetric_pairs:
         raise Unknown("no equation whose terms it covers once")
@@ -350,12 +377,72 @@ def _by_terms(schedule, phase, st, P, decider):
     if pe is None:
         raise Unknown("its inverse names no PE")
     pe = lift(pe)                                   # read on Terms first: cheap
-    if _has_op(pe, "ite"):
-        raise Unknown("the PE of a term is chosen by cases (an ite in its inverse)")
+    by_cases = _has_op(pe, "ite")
+    if by_cases and not (decider.holds(K - 1) and decider.holds(1 - K)):
+        raise Unknown("the PE of a term is chosen by cases (an ite in its inverse) and k is not shown to be 1: its "
+                      "parity cases are not counted (seconds of counting, docs/algo3.md)")
     pe = sympy.sympify(evaluate(pe, {**vars(P), **{str(x): x for x in syms}}))
     cond = sympy.And(where, sympy.Eq(pe, L))
+    if by_cases:
+        return _by_parity(loops, cond, schedule.shape, session)
     loops, cond = split_digits(loops, cond, keep=1) or (loops, cond)
     return count(loops, lifted(cond, loops, decider), decider, keep=1)
+
+
+def _by_parity(loops, cond, shape, session):
+    """The terms on PE l where k = 1 (the side condition shows it) and the PE is chosen by cases
+    (2A < n): split once by `nests.lifted` (for every m), then counted in each parity of m,
+    m = 2M − p (p = 0, 1; M ≥ 1 covers every m ≥ 1), where ⌊m/2⌋ is the polynomial M − p, and read
+    as cells of l (`cells`); the two joined as
+    Piecewise((even form, m mod 2 = 0), (odd form, True)). Each case is counted under the side
+    condition with the same substitution (`_parity_decider`). Kept in the session: a second phase
+    with the same terms and PE (step 2 of Algorithm 3) reuses it."""
+    from ringproof.proofs.ring.nests import K, M, count, lifted
+    key = ("parity", tuple(loops), cond, shape.requires)
+    hit = session.balanced.get(key)
+    if hit is not None:
+        return hit
+    one = {K: sympy.Integer(1)}
+    loops = [(v, sympy.sympify(lo).xreplace(one), sympy.sympify(hi).xreplace(one)) for v, lo, hi in loops]
+    parts = lifted(cond.xreplace(one), loops, _parity_decider(shape, session, one))   # for every m: each parity
+    pieces = []
+    for p in (0, 1):
+        sub = {M: 2 * M - p}
+        decider = _parity_decider(shape, session, {**one, **sub})
+        nest = [(v, lo.xreplace(sub), hi.xreplace(sub)) for v, lo, hi in loops]
+        form = count(nest, [_scaled(c.xreplace(sub)) for c in parts], decider, keep=1)
+        pieces.append(cells(form, nest[:1], decider).xreplace({M: (M + p) / 2}))
+    out = pieces[0] if sympy.expand(pieces[0] - pieces[1]) == 0 else \
+        sympy.Piecewise((pieces[0], sympy.Eq(sympy.Mod(M, 2), 0)), (pieces[1], True))
+    session.balanced[key] = out
+    return out
+
+
+def _parity_decider(shape, session, sub):
+    """A Decider whose facts read m as `sub` writes it (2M − p, M ≥ 1): the side condition with the
+    same substitution, so that what it shows holds of the substituted forms. Unknown where the
+    shape has a derived parameter defined by a condition (its facts speak of m)."""
+    from ringproof.proofs.ring.nests import Decider, Unknown
+    decider = Decider(shape, session.budget)
+    if decider.least:
+        raise Unknown("the PE of a term is chosen by cases and a derived parameter is defined by a condition")
+    if decider.requires is not None:
+        decider.requires = decider.requires.xreplace(sub)
+    return decider
+
+
+def _scaled(cond):
+    """cond (no Piecewise: sympy's would write them back) with every comparison scaled to integer
+    coefficients by a positive factor (the same comparison). sympy writes 2A < 2M − 1 as
+    A < M − 1/2, and its negation as A ≥ M − 1/2, which the counter would take as the lower bound
+    M − 1/2 (not an integer)."""
+    from ringproof.proofs.ring.nests import _denominator
+    scale = {}
+    for r in cond.atoms(sympy.core.relational.Relational):
+        den = _denominator(r.lhs - r.rhs)
+        if den > 1:
+            scale[r] = r.func(sympy.expand(r.lhs * den), sympy.expand(r.rhs * den))
+    return cond.xreplace(scale)
 
 
 def collapse(form, decider, keep=(L,), points=()):
@@ -519,16 +606,38 @@ def derived(schedule, session=None, found=None):
     if why:
         return None, why
     total = sum(per.values(), sympy.Integer(0))
-    decider = session.decider(schedule.shape)
-    first, last = total.subs(L, 1), total.subs(L, M)
-    if _always(decider, total - first, 1, M) and _always(decider, first - total, 1, M):
-        return sympy.Integer(0), ""
+    if not total.has(sympy.Mod(M, 2)):
+        got = _spread(total, M, session.decider(schedule.shape))
+        return (None, _NOT_MONOTONE) if got is None else (tidy(in_n_m_d(got)), "")
+    from ringproof.proofs.ring.nests import Unknown
+    cases = []
+    for p in (0, 1):                 # m = 2M − p: each parity case of the forms (`_by_parity`)
+        try:
+            decider = _parity_decider(schedule.shape, session, {M: 2 * M - p})
+        except Unknown as e:
+            return None, str(e)
+        got = _spread(total.xreplace({M: 2 * M - p}), 2 * M - p, decider)
+        if got is None:
+            return None, f"{_NOT_MONOTONE}, for {'odd' if p else 'even'} m"
+        cases.append(sympy.expand(got.xreplace({M: (M + p) / 2})))
+    got = cases[0] if cases[0] == cases[1] else sympy.Piecewise((cases[0], sympy.Eq(sympy.Mod(M, 2), 0)), (cases[1], True))
+    return tidy(in_n_m_d(got)), ""
+
+
+_NOT_MONOTONE = "the active ops on PE l are not shown constant or monotone in l (Z3)"
+
+
+def _spread(total, m, decider):
+    """max − min over 1 ≤ l ≤ m of `total` where shown constant (0) or monotone in l (Z3), else None."""
+    first, last = total.subs(L, 1), total.subs(L, m)
+    if _always(decider, total - first, 1, m) and _always(decider, first - total, 1, m):
+        return sympy.Integer(0)
     step = total.subs(L, L + 1) - total
-    if _always(decider, -step, 1, M - 1):
-        return tidy(in_n_m_d(last - first)), ""
-    if _always(decider, step, 1, M - 1):
-        return tidy(in_n_m_d(first - last)), ""
-    return None, "the active ops on PE l are not shown constant or monotone in l (Z3)"
+    if _always(decider, -step, 1, m - 1):
+        return last - first
+    if _always(decider, step, 1, m - 1):
+        return first - last
+    return None
 
 
 def figure_size(schedule):
