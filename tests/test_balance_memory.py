@@ -229,6 +229,36 @@ def test_a_memory_claim_equal_to_the_derived_peak_is_proved_where_the_sources_ar
     assert alone.verdict is Verdict.UNKNOWN and "ring-locality" in alone.reason
 
 
+def test_the_peak_of_a_schedule_failing_ring_locality_is_not_derived_nor_an_internal_error():
+    """Algorithm 1's hints on a mutant whose phase 1 reads the wrong column: ring-locality is
+    refuted, so the stays the peak counts are not the schedule's; the peak derived from them
+    disagrees with the ring model and is reported as not derived (the prover erred only where the
+    properties it rests on are proved: `prover._memory_rests`)."""
+    from helpers.mutants import REFUTED
+    from ringproof.errors import InternalError
+    from ringproof.proofs.results import Result
+    from ringproof.proofs.ring.prover import _memory_rests, verify
+    S = REFUTED["off-by-one C"]
+    assert S.stays
+    memory = held.summary(S, Session())
+    assert memory["closed_form"] is None and memory["reason"].startswith(held.MISMATCH), memory["reason"]
+    results = verify(S, Options(properties=("counts", "ring-locality")))
+    assert any(r.property == "ring-locality" and r.verdict is Verdict.REFUTED for r in results)
+    # with what it rests on proved, a disagreement is the prover's error
+    done = [Result(p, "phase1", Verdict.PROVED, "parametric", 0.0) for p in held.RESTS_ON]
+    counts = Result("counts", "all", Verdict.PROVED, "parametric", 0.0, details={"memory": memory})
+    with pytest.raises(InternalError):
+        _memory_rests(counts, memory, done)
+
+
+def test_a_peak_whose_sources_are_not_proved_in_the_run_is_printed_as_derived_not_proved():
+    from ringproof.proofs.ring.prover import verify
+    (alone,) = verify(registry()["algo1"], Options(properties=("counts",)))
+    memory = alone.details["memory"]
+    assert memory["closed_form"] is None and memory["derived"] and "not proved in this run" in memory["reason"]
+    assert "not proved" in held.readable(memory)
+
+
 @pytest.mark.parametrize("change, why", [
     ({"last": {("phase1", "q"): lambda P, ix: eq(ix.i, P.k)}}, "hint check phase1: end of q"),     # too early
     ({"last": {("phase3", "v"): None}}, "not shown to be as many"),                              # v never freed
