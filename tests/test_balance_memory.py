@@ -227,6 +227,9 @@ def test_a_memory_claim_equal_to_the_derived_peak_is_proved_where_the_sources_ar
     assert counts.verdict is Verdict.PROVED, counts.reason
     (alone,) = verify(S, Options(properties=("counts",)))        # its stays rest on the sources
     assert alone.verdict is Verdict.UNKNOWN and "ring-locality" in alone.reason
+    memory = alone.details["memory"]                              # printed as derived, not proved
+    assert memory["closed_form"] is None and memory["derived"] and "not proved in this run" in memory["reason"]
+    assert "not proved" in held.readable(memory)
 
 
 def test_the_peak_of_a_schedule_failing_ring_locality_is_not_derived_nor_an_internal_error():
@@ -237,13 +240,11 @@ def test_the_peak_of_a_schedule_failing_ring_locality_is_not_derived_nor_an_inte
     from helpers.mutants import REFUTED
     from ringproof.errors import InternalError
     from ringproof.proofs.results import Result
-    from ringproof.proofs.ring.prover import _memory_rests, verify
-    S = REFUTED["off-by-one C"]
-    assert S.stays
+    from ringproof.proofs.ring.prover import _memory_rests
+    from dataclasses import replace
+    S = replace(REFUTED["off-by-one C"], stays=registry()["algo1"].stays)   # ring-locality refuted: test_mutants.py
     memory = held.summary(S, Session())
     assert memory["closed_form"] is None and memory["reason"].startswith(held.MISMATCH), memory["reason"]
-    results = verify(S, Options(properties=("counts", "ring-locality")))
-    assert any(r.property == "ring-locality" and r.verdict is Verdict.REFUTED for r in results)
     # with what it rests on proved, a disagreement is the prover's error
     done = [Result(p, "phase1", Verdict.PROVED, "parametric", 0.0) for p in held.RESTS_ON]
     counts = Result("counts", "all", Verdict.PROVED, "parametric", 0.0, details={"memory": memory})
@@ -251,22 +252,18 @@ def test_the_peak_of_a_schedule_failing_ring_locality_is_not_derived_nor_an_inte
         _memory_rests(counts, memory, done)
 
 
-def test_a_peak_whose_sources_are_not_proved_in_the_run_is_printed_as_derived_not_proved():
-    from ringproof.proofs.ring.prover import verify
-    (alone,) = verify(registry()["algo1"], Options(properties=("counts",)))
-    memory = alone.details["memory"]
-    assert memory["closed_form"] is None and memory["derived"] and "not proved in this run" in memory["reason"]
-    assert "not proved" in held.readable(memory)
-
-
 @pytest.mark.parametrize("change, why", [
     ({"last": {("phase1", "q"): lambda P, ix: eq(ix.i, P.k)}}, "hint check phase1: end of q"),     # too early
     ({"last": {("phase3", "v"): None}}, "not shown to be as many"),                              # v never freed
-    ({"last": {("phase2b", "s"): lambda P, ix: eq(ix.j, P.n)}}, "not shown to be as many"),      # copies kept
+    pytest.param({"last": {("phase2b", "s"): lambda P, ix: eq(ix.j, P.n)}}, "not shown to be as many",
+                 marks=pytest.mark.slow),                                                          # copies kept
     ({"peak": [("phase1", lambda P: {"h": 1, "i": 1, "j": 1, "l": 1})]}, "Z3 does not show"),  # not the most
-    ({"peak": [("phase1", lambda P: {"h": 1, "i": P.k + 1, "j": 1, "l": 1})]}, "not shown within"),
+    pytest.param({"peak": [("phase1", lambda P: {"h": 1, "i": P.k + 1, "j": 1, "l": 1})]}, "not shown within",
+                 marks=pytest.mark.slow),
 ])
 def test_a_wrong_stay_hint_leaves_the_peak_unproved(change, why):
+    """Two cases are slow: the default run keeps one wrong hint of each check (a mark too early, an
+    end missing, a candidate not the most)."""
     S = _stays(registry()["algo1"], **change)
     got = held.summary(S, Session())
     assert got["closed_form"] is None and why in got["reason"], got["reason"]
