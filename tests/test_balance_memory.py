@@ -254,16 +254,18 @@ def test_the_peak_of_a_schedule_failing_ring_locality_is_not_derived_nor_an_inte
 
 @pytest.mark.parametrize("change, why", [
     ({"last": {("phase1", "q"): lambda P, ix: eq(ix.i, P.k)}}, "hint check phase1: end of q"),     # too early
-    ({"last": {("phase3", "v"): None}}, "not shown to be as many"),                              # v never freed
+    pytest.param({"last": {("phase3", "v"): None}}, "not shown to be as many",
+                 marks=pytest.mark.slow),                                                          # v never freed
     pytest.param({"last": {("phase2b", "s"): lambda P, ix: eq(ix.j, P.n)}}, "not shown to be as many",
                  marks=pytest.mark.slow),                                                          # copies kept
-    ({"peak": [("phase1", lambda P: {"h": 1, "i": 1, "j": 1, "l": 1})]}, "Z3 does not show"),  # not the most
+    pytest.param({"peak": [("phase1", lambda P: {"h": 1, "i": 1, "j": 1, "l": 1})]}, "Z3 does not show",
+                 marks=pytest.mark.slow),                                                          # not the most
     pytest.param({"peak": [("phase1", lambda P: {"h": 1, "i": P.k + 1, "j": 1, "l": 1})]}, "not shown within",
                  marks=pytest.mark.slow),
 ])
 def test_a_wrong_stay_hint_leaves_the_peak_unproved(change, why):
-    """Two cases are slow: the default run keeps one wrong hint of each check (a mark too early, an
-    end missing, a candidate not the most)."""
+    """Four cases are slow: the default run keeps a mark too early, found by the hint checks' Z3
+    (each case derives the whole peak, about 5 s)."""
     S = _stays(registry()["algo1"], **change)
     got = held.summary(S, Session())
     assert got["closed_form"] is None and why in got["reason"], got["reason"]
@@ -502,12 +504,15 @@ def _algo3_with_hints(**changes):
     return replace(registry()["algo3"], stays={**STAYS, **changes})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["algo1", "algo3"])
 def test_the_stay_hints_mark_the_ring_models_last_uses_and_unused_copies_at_every_size(name):
     """Algorithm 1's hints (registered) and Algorithm 3's (tests/helpers/algo3_stays.py): a use is
     marked last exactly where the ring model's stay of its datum has no later use, a copy marked
     alone exactly where no one uses it where it arrives, and the hint's peak iteration is a cycle at
-    which the busiest PE holds its peak."""
+    which the busiest PE holds its peak. Slow: the default run keeps Algorithm 1's hints checked
+    by Z3 and its peak and occupancy compared with the ring model at every size
+    (test_algorithm_1s_exact_peak_is_proved_and_is_the_ring_models_at_every_size)."""
     from ringproof.model.ring.memory import occupancy
     from ringproof.proofs.ring.counting import check_sizes
     S = registry()["algo1"] if name == "algo1" else _algo3_with_hints()
@@ -526,7 +531,10 @@ def test_the_stay_hints_mark_the_ring_models_last_uses_and_unused_copies_at_ever
         assert occ[0, int(pt.cycle[x])] == occ.max(), (n, m)
 
 
+@pytest.mark.slow
 def test_algorithm_3s_stay_hints_are_proved():
+    """Slow: Algorithm 3 carries no hints (its peak is not derived); the default run keeps
+    Algorithm 1's hints proved (test_algorithm_1s_exact_peak_is_proved_and_is_the_ring_models_at_every_size)."""
     from ringproof.proofs.ring import stays
     from ringproof.proofs.ring.smt import discharge
     S, session = _algo3_with_hints(), Session()
