@@ -249,7 +249,7 @@ def test_the_peak_of_a_schedule_failing_ring_locality_is_not_derived_nor_an_inte
     done = [Result(p, "phase1", Verdict.PROVED, "parametric", 0.0) for p in held.RESTS_ON]
     counts = Result("counts", "all", Verdict.PROVED, "parametric", 0.0, details={"memory": memory})
     with pytest.raises(InternalError):
-        _memory_rests(counts, memory, done)
+        _memory_rests(registry()["algo1"], counts, memory, done)
 
 
 @pytest.mark.parametrize("change, why", [

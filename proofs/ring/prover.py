@@ -296,24 +296,18 @@ def _counts(schedule: Schedule, opts: Options, session: Session, done: list, cou
             result = replace(result, verdict=Verdict.UNKNOWN,
                              reason=f"op counts of {', '.join(unproved)} rest on coverage, which is not proved")
     memory = (result.details or {}).get("memory") or {}
-    if opts.tier != "bounded" and result.verdict is Verdict.PROVED and memory.get("closed_form") \
-            and "memory" in schedule.notes.get("claims", {}):
-        # the exact peak counts no stay begun by a use: each use's source witness is proved there
-        rests = [r for r in done if r.property in memory.get("rests_on", ())]
-        if not rests or any(r.verdict is not Verdict.PROVED for r in rests):
-            result = replace(result, verdict=Verdict.UNKNOWN,
-                             reason=f"claim memory rests on {' and '.join(memory['rests_on'])}, not proved in this run")
     if opts.tier != "bounded" and memory:
-        result = _memory_rests(result, memory, done)
+        result = _memory_rests(schedule, result, memory, done)
     if opts.tier == "bounded" and result.verdict is not Verdict.REFUTED:
         result = _enumerate_counts(schedule, opts, result, c, enumerated)
     return replace(result, seconds=result.seconds + time.perf_counter() - t_end)
 
 
-def _memory_rests(result: Result, memory: dict, done: list) -> Result:
-    """The exact peak stands only with the properties it rests on (`held.RESTS_ON`) proved in this
-    run: without them it is printed as derived, not proved; a peak that disagrees with the ring
-    model while they are proved is the prover's error."""
+def _memory_rests(schedule: Schedule, result: Result, memory: dict, done: list) -> Result:
+    """The exact peak counts no stay begun by a use: it stands only with the properties that show
+    each use's source (`held.RESTS_ON`) proved in this run. Without them it is printed as derived,
+    not proved, and a claim of it is unknown; a peak that disagrees with the ring model while they
+    are proved is the prover's error."""
     from ringproof.proofs.ring import held
     rests = [r for r in done if r.property in held.RESTS_ON]
     proved = bool(rests) and all(r.verdict is Verdict.PROVED for r in rests)
@@ -321,8 +315,10 @@ def _memory_rests(result: Result, memory: dict, done: list) -> Result:
         raise InternalError(f"memory: {memory['reason']}, and both are proved")
     if proved or not memory.get("closed_form"):
         return result
-    why = f"it rests on {' and '.join(held.RESTS_ON)}, not proved in this run"
-    memory = dict(memory, closed_form=None, derived=memory["closed_form"], reason=f"exact peak not proved: {why}")
+    why = f"rests on {' and '.join(held.RESTS_ON)}, not proved in this run"
+    if result.verdict is Verdict.PROVED and "memory" in schedule.notes.get("claims", {}):
+        result = replace(result, verdict=Verdict.UNKNOWN, reason=f"claim memory {why}")
+    memory = dict(memory, closed_form=None, derived=memory["closed_form"], reason=f"exact peak not proved: it {why}")
     return replace(result, details=dict(result.details, memory=memory))
 
 
