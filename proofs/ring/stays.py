@@ -623,12 +623,17 @@ def _pieces(e, cond=sympy.true) -> list:
     return [(f, c) for c, f in out.items() if f != 0 and c is not sympy.false]
 
 
-def _linear(a, names) -> bool:
-    """Does the comparison a read each index of `names` linearly, with a coefficient of the sizes?"""
-    p = sympy.expand(a.lhs - a.rhs) if isinstance(a, sympy.core.relational.Relational) else None
-    if p is None or not p.is_polynomial(*names):
+_SHIFTED = sympy.symbols("_k _m _kd", nonnegative=True, integer=True)
+
+
+def _never_positive(x) -> bool:
+    """Is the polynomial x of k, m, kd ≤ 0 for all k, m, kd ≥ 1? (Its coefficients in k − 1, m − 1,
+    kd − 1 all ≤ 0.)"""
+    from ringproof.proofs.ring.nests import SYMPY_PARAMETERS
+    if not x.free_symbols <= set(SYMPY_PARAMETERS) or not x.is_polynomial(*SYMPY_PARAMETERS):
         return False
-    return all(not p.coeff(v).has(*names) and not sympy.expand(p - p.coeff(v) * v).has(v) for v in names if p.has(v))
+    terms = sympy.expand(x.xreplace({p: s + 1 for p, s in zip(SYMPY_PARAMETERS, _SHIFTED)})).as_coefficients_dict()
+    return all(c.is_Rational and c <= 0 for c in terms.values())
 
 
 class _Cases:
@@ -648,47 +653,71 @@ class _Cases:
             return False
         if any(self._nonpos(hi - lo + 1) for _, lo, hi in ranges):
             return True                              # no point at all
-        one = {v: lo for v, lo, hi in ranges if sympy.expand(hi - lo) == 0}
-        ranges = [(v, sympy.sympify(lo).xreplace(one), sympy.sympify(hi).xreplace(one))
-                  for v, lo, hi in ranges if v not in one]
         names = [v for v, _, _ in ranges]
+        one = {v: lo for v, lo, hi in ranges if sympy.expand(hi - lo) == 0}
         sure, still = sympy.Integer(0), []
         for f, c in pieces:
-            f, c = f.xreplace(one), c.xreplace(one)
-            c = c.xreplace({a: t for a in c.atoms(sympy.core.relational.Relational)
-                            if (t := self._decided(a, ranges)) is not None})
-            if c is sympy.true:
-                sure += f
-            elif c is not sympy.false:
-                still.append((f, c))
-        opened = [v for v in names if any(c.has(v) for _, c in still)]
+            t = self._truth(c, ranges)
+            if t is True:
+                sure += f.xreplace(one)
+            elif t is None:
+                still.append((f.xreplace(one), c))
+        read = {x for _, c in still for a in self._open(c, ranges) for x in a.free_symbols}
+        opened = [v for v in names if v in read and not sympy.expand(ranges[names.index(v)][2] - ranges[names.index(v)][1]) == 0]
         if not still and (top := self._extent(sure, ranges)) is not None and self._nonpos(top[1]):
             return True
-        if not opened or not all(_linear(a, names) for _, c in still for a in c.atoms(sympy.core.relational.Relational)):
-            e = sympy.expand(sure) + sum((sympy.Piecewise((f, c), (0, True)) for f, c in still), sympy.Integer(0))
+        if not opened or not all(self._linear(a, names) for _, c in still for a in self._open(c, ranges)):
+            e = sympy.expand(sure) + sum((sympy.Piecewise((f, self._known(c, ranges)), (0, True)) for f, c in still),
+                                         sympy.Integer(0))
             if e.is_Number:
                 if e <= 0:
                     return True
             elif self.decider.never(sympy.And(self.cond, sympy.Gt(e, 0)), ranges, rlimit=PEAK_BOUND):
                 return True
-        split = opened or [v for v in names if sure.has(v) or any(f.has(v) for f, _ in still)]
+        split = opened or [v for v in names if sympy.expand(ranges[names.index(v)][2] - ranges[names.index(v)][1]) != 0
+                           and (sure.has(v) or any(f.has(v) for f, _ in still))]
         if not split:
             return False
         v = split[0]
         at = names.index(v)
         pieces = [(sure, sympy.true)] + still
-        for part in self._parts(v, ranges, [a for _, c in still for a in c.atoms(sympy.core.relational.Relational)]):
+        for part in self._parts(v, ranges, [a for _, c in still for a in self._open(c, ranges)]):
             if isinstance(part, tuple):
                 got = self.hold(pieces, ranges[:at] + [(v, *part)] + ranges[at + 1:])
             else:
-                inner = [(x, sympy.sympify(a).xreplace({v: part}), sympy.sympify(b).xreplace({v: part}))
-                         for x, a, b in ranges if x != v]
-                outer, self.cond = self.cond, sympy.And(self.cond, ranges[at][1] <= part, part <= ranges[at][2])
-                got = self.hold([(f.xreplace({v: part}), c.xreplace({v: part})) for f, c in pieces], inner)
+                lo, hi = ranges[at][1], ranges[at][2]
+                outer, self.cond = self.cond, sympy.And(self.cond, *[sympy.Le(a, b) for a, b in ((lo, part), (part, hi))
+                                                                     if not _never_positive(sympy.expand(a - b))])
+                got = self.hold(pieces, ranges[:at] + [(v, part, part)] + ranges[at + 1:])
                 self.cond = outer
             if not got:
                 return False
         return True
+
+    def _truth(self, c, ranges):
+        """True, False or None (not decided) of the condition c at every point of the ranges."""
+        if c is sympy.true or c is sympy.false:
+            return c is sympy.true
+        if isinstance(c, sympy.core.relational.Relational):
+            t = self._decided(c, ranges)
+            return None if t is None else t is sympy.true
+        if isinstance(c, (sympy.And, sympy.Or)):
+            got = [self._truth(x, ranges) for x in c.args]
+            stop = isinstance(c, sympy.Or)                  # the value that settles it
+            return stop if stop in got else (None if None in got else not stop)
+        if isinstance(c, sympy.Not):
+            t = self._truth(c.args[0], ranges)
+            return None if t is None else not t
+        return None
+
+    def _open(self, c, ranges) -> list:
+        """The comparisons of c not decided at every point of the ranges."""
+        return [a for a in c.atoms(sympy.core.relational.Relational) if self._decided(a, ranges) is None]
+
+    def _known(self, c, ranges):
+        """c with its comparisons decided on the ranges put in."""
+        return c.xreplace({a: t for a in c.atoms(sympy.core.relational.Relational)
+                           if (t := self._decided(a, ranges)) is not None})
 
     def _parts(self, v, ranges, atoms) -> list:
         """The cases of index v: a value (put into the pieces) or a range (lo, hi), which together
@@ -718,14 +747,22 @@ class _Cases:
                     return [(lo, cut), (cut + 1, hi)]
         return [lo, hi, (lo + 1, hi - 1)]
 
+    def _linear(self, a, names) -> bool:
+        """Does the comparison a read each index of `names` linearly, with a coefficient of the sizes?"""
+        key = ("linear", a, tuple(names))
+        if key not in self.known:
+            p = sympy.expand(a.lhs - a.rhs)
+            self.known[key] = p.is_polynomial(*names) and all(
+                not p.coeff(v).has(*names) and not sympy.expand(p - p.coeff(v) * v).has(v) for v in names if p.has(v))
+        return self.known[key]
+
     def _nonpos(self, x) -> bool:
         """Is x, a form of the sizes, ≤ 0 wherever the cell's conditions hold?"""
-        from ringproof.proofs.ring.nests import SYMPY_PARAMETERS, _sign
         x = sympy.expand(x)
         if x.is_Number:
             return bool(x <= 0)
         if x not in self.known:                      # for every size
-            self.known[x] = x.free_symbols <= set(SYMPY_PARAMETERS) and _sign(x) is True
+            self.known[x] = _never_positive(x)
         key = (x, self.cond)
         if not self.known[x] and key not in self.known:
             self.known[key] = self.decider.never(sympy.And(self.cond, sympy.Gt(x, 0)))
@@ -788,6 +825,15 @@ class _Cases:
         return sympy.true if yes else sympy.false if no else None
 
 
+def _at_least(v, w, cond, fixed, decider) -> bool:
+    """Is v ≥ w wherever cond (which fixes the sizes `fixed`) holds?"""
+    from ringproof.proofs.ring.nests import _sign
+    gap = sympy.expand((w - v).xreplace(fixed))
+    if gap.is_Number:
+        return bool(gap <= 0)
+    return _sign(gap) is True or decider.never(sympy.And(cond, sympy.Lt(v, w)))
+
+
 def _settled(candidates: list, decider):
     """The largest of `candidates` (forms of the sizes k, m, kd with cases) as [(polynomial, [the
     regimes where it is the value])] over regimes of the sizes: each size's values below the largest constant its comparisons name, one
@@ -818,7 +864,10 @@ def _settled(candidates: list, decider):
             continue
         truth = {}
         for a in atoms:
-            if decider.never(sympy.And(cond, a)):
+            known = a.xreplace(fixed)                # decided at once where the regime fixes its sizes
+            if known in (sympy.true, sympy.false):
+                truth[a] = known
+            elif decider.never(sympy.And(cond, a)):
                 truth[a] = sympy.false
             elif decider.never(sympy.And(cond, sympy.Not(a))):
                 truth[a] = sympy.true
@@ -827,7 +876,7 @@ def _settled(candidates: list, decider):
         values = [sympy.expand(sympy.piecewise_fold(e.xreplace(truth))) for e in exprs]
         if any(v.has(sympy.Piecewise) for v in values):
             return None
-        best = next((v for v in values if all(decider.never(sympy.And(cond, sympy.Lt(v, w))) for w in values)), None)
+        best = next((v for v in values if all(_at_least(v, w, cond, fixed, decider) for w in values)), None)
         if best is None:              # no one largest: split a size not fixed yet into 1, 2 and the rest
             free = [x for x in SYMPY_PARAMETERS if x not in fixed and any(v.has(x) for v in values)]
             if depth >= 2 or not free:
