@@ -232,6 +232,25 @@ def test_a_memory_claim_equal_to_the_derived_peak_is_proved_where_the_sources_ar
     assert "not proved" in held.readable(memory)
 
 
+def test_the_peaks_bound_proves_the_largest_value_and_refutes_one_less_as_enumeration_does():
+    """`stays._at_most` on a sum of cases (what an occupancy form is): the value enumeration gives as
+    the largest (at the end of a case's range) is shown to bound it, one less is not, in each regime
+    of k; the pieces it reads the form as add up to it."""
+    from ringproof.proofs.ring import stays
+    from ringproof.proofs.ring.nests import Decider
+    i, j = sympy.symbols("i j", integer=True)
+    f = sympy.Piecewise((i * K + j, (i >= 2) & (j <= K - 1)), (0, True)) + sympy.Piecewise((2 * j, sympy.Eq(j, K)), (0, True))
+    ranges = [(i, sympy.Integer(1), K), (j, sympy.Integer(1), K)]
+    most = {k: max(int(f.subs({K: k, i: a, j: b})) for a in range(1, k + 1) for b in range(1, k + 1)) for k in range(1, 9)}
+    assert most[1] == 2 and all(most[k] == k * k + k - 1 for k in range(2, 9))     # at i = k, j = k − 1: a cut
+    for regime, top in ((K >= 2, K**2 + K - 1), (sympy.Eq(K, 1), sympy.Integer(2))):
+        assert stays._at_most(f - top, regime, ranges, Decider())
+        assert not stays._at_most(f - top + 1, regime, ranges, Decider())
+    pieces = stays._pieces(f)
+    assert all(sum(p.subs({K: 5, i: a, j: b}) for p, c in pieces if c.subs({K: 5, i: a, j: b})) == f.subs({K: 5, i: a, j: b})
+               for a in range(1, 6) for b in range(1, 6))
+
+
 def test_the_peak_of_a_schedule_failing_ring_locality_is_not_derived_nor_an_internal_error():
     """Algorithm 1's hints on a mutant whose phase 1 reads the wrong column: ring-locality is
     refuted, so the stays the peak counts are not the schedule's; the peak derived from them
