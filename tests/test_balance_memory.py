@@ -573,6 +573,66 @@ def test_algorithm_3s_peak_is_not_derived_from_its_hints():
         stays.peak(S, session, inputs)
 
 
+CAUSAL = ("ring-attention-causal", "striped", "zigzag")
+
+
+def _causal_with_hints(name, last=None):
+    from dataclasses import replace
+    from helpers.causal_stays import stays
+    hints = stays(name)
+    return replace(registry()[name], stays={**hints, "last": {**hints["last"], **(last or {})}})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", CAUSAL)
+def test_the_causal_forwards_stay_hints_are_proved_and_are_the_ring_models_last_uses(name):
+    """tests/helpers/causal_stays.py: 24 hint checks proved, and a use marked last exactly where the
+    ring model's stay of its datum has no later use, a copy marked alone exactly where no one uses
+    it, at every size n ≤ 12 (d = n). Slow: the default run keeps a wrong one refuted
+    (test_a_causal_forwards_hint_that_frees_a_block_a_row_early_is_refuted)."""
+    from ringproof.proofs.ring import stays
+    from ringproof.proofs.ring.counting import check_sizes
+    from ringproof.proofs.ring.smt import discharge
+    S, session = _causal_with_hints(name), Session()
+    todo = stays.checks(S)
+    assert len(todo) == 24 and all(discharge(c, session).verdict is Verdict.PROVED for c in todo)
+    for n, m, d in check_sizes(S.shape):
+        if d != n:
+            continue
+        last, alone = _marks_and_last_uses(S, n, m)
+        assert set(last) == set(S.stays["last"]) - {("out", "y")}, (n, m)      # y is made, read by no one
+        for key, pairs in last.items():
+            assert all(mark == truth for mark, truth in pairs), (key, n, m)
+        assert alone and all(mark == truth for mark, truth in alone), (n, m)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, why", [("ring-attention-causal", "more than 256 cases of digits"),
+                                       ("striped", "cannot count under the condition"),
+                                       ("zigzag", "splits into more than 256 cases")])
+def test_the_causal_forwards_occupancy_is_not_counted_from_their_hints(name, why):
+    """The mask compares the key of the block a PE holds (its owner (l − s) mod m) with the row, with
+    the iteration kept: the counter does not count it within its cases, so no peak is derived and
+    the targets carry no hints; where the counter learns these counts, this test fails and the
+    hints can be given a peak and registered."""
+    from ringproof.proofs.ring import stays
+    S, session = _causal_with_hints(name), Session()
+    inputs, _ = held.inputs_on(S, session)
+    with pytest.raises(stays.NotDerived, match=f"phase ring.MAC: .*{why}"):
+        stays.occupancy(S, session, inputs)
+
+
+def test_a_causal_forwards_hint_that_frees_a_block_a_row_early_is_refuted():
+    """A K block marked last at the row before the last: the check that a marked end is an end is
+    refuted (the last row reads it again with no new arrival)."""
+    from ringproof.proofs.ring import stays
+    from ringproof.proofs.ring.smt import discharge
+    from ringproof.schedules.context_parallel import FORMS
+    S = _causal_with_hints("ring-attention-causal", {(FORMS["scores"], "k"): lambda P, ix: eq(ix.i, P.k - 1)})
+    (check,) = [c for c in stays.checks(S) if c.name == f"end of k before {FORMS['scores']}"]
+    assert discharge(check, Session()).verdict is Verdict.REFUTED
+
+
 def test_a_wrong_stay_hint_of_algorithm_3_is_refuted():
     """q[A, C] marked freed at the last block of its row, at every offset: a later offset of the
     same run reads it again."""
