@@ -422,7 +422,8 @@ def test_idle_pes_refuse_a_ring_step_whose_data_arrive_within_it():
 @pytest.mark.slow
 def test_ring_attentions_stay_hints_are_proved_and_give_the_ring_models_occupancy_at_every_cycle():
     """The machinery on a second target: copies passed on, a lock-step group of forms, a PE that
-    sends to itself (m = 1). Its peak is not derived (Z3 does not show the largest for k, m ≥ 3)."""
+    sends to itself (m = 1). Slow: the default run keeps Algorithm 1's occupancy compared with the
+    ring model (test_algorithm_1s_exact_peak_is_proved_and_is_the_ring_models_at_every_size)."""
     from dataclasses import replace
     from helpers.forward_stays import STAYS
     from ringproof.model.ring.memory import occupancy
@@ -448,7 +449,9 @@ def test_ring_attentions_stay_hints_are_proved_and_give_the_ring_models_occupanc
 @pytest.mark.slow
 def test_ring_attentions_exact_peak_is_derived_with_its_hints_and_is_the_ring_models():
     """3k(2d + 1) for k, m ≥ 3 (its q, two K and two V blocks, its o rows, running maxima and sums
-    and one row's scores); `held.exact` compares it with the ring model at every n, d ≤ 12."""
+    and one row's scores); `held.exact` compares it with the ring model at every n, d ≤ 12. Slow
+    (two derivations): the default run keeps Algorithm 1's exact peak and the bound against
+    enumeration (test_the_peaks_bound_proves_the_largest_value_and_refutes_one_less_as_enumeration_does)."""
     from dataclasses import replace
     from helpers.forward_stays import PEAK, STAYS
     from ringproof.proofs.ring.counting import check_sizes
