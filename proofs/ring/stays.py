@@ -78,7 +78,8 @@ def data_of(step) -> list[Datum]:
         if key not in slots:
             others = [d for d in slots.values() if d.ref.array == ref.array]
             if others:
-                raise NotDerived(f"{ref} and {others[0].ref} in one step: one datum or two, not decided")
+                raise NotDerived(f"two slots of {ref.array.name} in one step, one datum or two not decided: "
+                                 f"{ref} and {others[0].ref}")
             slots[key] = Datum(ref, lift(False), lift(False), lift(False), lift(False), [], None)
         return slots[key]
 
@@ -393,7 +394,8 @@ class Counter:
         return got.xreplace({L: previous(L)}) if sent else got
 
 
-LONG = 160       # characters of a blocker's text kept (a datum's index formulas can run to pages)
+LONG = 160       # a blocker's text longer than this is cut before its first ": " (the data it names:
+                 # their index formulas can run to pages)
 
 
 def blockers(schedule) -> list[str]:
@@ -413,7 +415,7 @@ def blockers(schedule) -> list[str]:
             data_of(st)
         except NotDerived as e:
             why = str(e)
-            out.append(f"phase {phase.name}: {why if len(why) <= LONG else why[:LONG] + '…'}")
+            out.append(f"phase {phase.name}: {why if len(why) <= LONG else why.split(': ', 1)[0]}")
         loops, _ = Counter.nest(c, phase)
         outer = set()
         for v, lo, hi in loops:
