@@ -546,7 +546,9 @@ def test_algorithm_3s_stay_hints_are_proved():
 def test_algorithm_3s_peak_is_not_derived_from_its_hints():
     """The occupancy is not counted: phase 1's guard puts the row group h (0 .. n div 2, not a digit
     of m) against a block threshold. So the target carries no hints; where the counter learns this
-    count, this test fails and the hints can be registered."""
+    count, this test fails and the hints can be registered. Slow: the default run keeps the same
+    failure, found by `stays.probe` before the hint checks
+    (test_a_schedule_whose_sends_the_counter_cannot_follow_fails_before_any_hint_check)."""
     from ringproof.proofs.ring import stays
     S, session = _algo3_with_hints(), Session()
     inputs, _ = held.inputs_on(S, session)
