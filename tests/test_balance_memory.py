@@ -598,7 +598,7 @@ def test_algorithm_2s_memory_reason_names_what_keeps_its_occupancy_from_being_co
     top, why = held.exact(registry()["algo2"], Session())
     assert top is None and held.BLOCKED in why, why
     assert "phase phase1: a send that copies only where" in why and "the bound of loop j reads h" in why, why
-    assert stays.blockers(registry()["algo1"]) == []
+    assert stays.blockers(registry()["algo1"], Session()) == []
     line = held.readable({"inputs_on_pe": "n**2/m", "reason": why})
     assert "exact peak unknown" in line and "the bound of loop j reads h under mod, div or cases" in line, line
 

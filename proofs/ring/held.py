@@ -53,7 +53,7 @@ def exact(schedule, session=None):
     if hit is not None and hit[0] is schedule:
         return hit[1]
     if not schedule.stays.get("peak"):
-        blocked = stays.blockers(schedule)
+        blocked = stays.blockers(schedule, session)
         return None, WHY + (f"; {BLOCKED}{'; '.join(blocked)}" if blocked else "")
     inputs, why = inputs_on(schedule, session)
     if inputs is None:

@@ -398,13 +398,14 @@ LONG = 160       # a blocker's text longer than this is cut before its first ": 
                  # their index formulas can run to pages)
 
 
-def blockers(schedule) -> list[str]:
+def blockers(schedule, session) -> list[str]:
     """What keeps the occupancy from being counted whatever the stays marked, read off the steps and
     loops without counting: a send that copies or moves by the iteration (`_copy_kind`), an op not
-    on PE l, two slots of one array not decided one datum (`data_of`), a loop bound that reads an
-    outer index under mod, div or cases (the counter sums polynomials between affine bounds)."""
+    on PE l, two slots of one array not decided one datum (`data_of`), the bound of a loop whose
+    sends arrive somewhere (counted whatever the marks) reading an outer index under mod, div or
+    cases (the counter sums polynomials between affine bounds)."""
     from ringproof.proofs.ring.counting import _shape
-    c, out = SimpleNamespace(P=_sizes(schedule)), []
+    c, out = Counter(schedule, session), []
     for phase in schedule.phases:
         st = _shape(phase)
         try:
@@ -416,23 +417,15 @@ def blockers(schedule) -> list[str]:
         except NotDerived as e:
             why = str(e)
             out.append(f"phase {phase.name}: {why if len(why) <= LONG else why.split(': ', 1)[0]}")
-        loops, _ = Counter.nest(c, phase)
+        if st.send is None or str(lift(st.send.when)) == "False":
+            continue
         outer = set()
-        for v, lo, hi in loops:
-            for bound in (lo, hi):
-                cased = [x for x in bound.atoms(sympy.Mod, sympy.floor, sympy.Piecewise) if x.free_symbols & outer]
-                if cased:
-                    used = sorted(str(x) for x in bound.free_symbols & outer)
-                    out.append(f"phase {phase.name}: the bound of loop {v} reads {', '.join(used)} under mod, div "
-                               f"or cases")
-                    break
+        for v, lo, hi in c.nest(phase)[0]:
+            if any(x.free_symbols & outer for b in (lo, hi) for x in b.atoms(sympy.Mod, sympy.floor, sympy.Piecewise)):
+                used = sorted(str(x) for b in (lo, hi) for x in b.free_symbols & outer)
+                out.append(f"phase {phase.name}: the bound of loop {v} reads {', '.join(used)} under mod, div or cases")
             outer.add(v)
     return out
-
-
-def _sizes(schedule):
-    from ringproof.proofs.ring.counting import parameters, with_parameters
-    return with_parameters(schedule, parameters(schedule.shape))
 
 
 def probe(schedule, session) -> None:
