@@ -38,7 +38,7 @@ SHORT_WHY = "a datum's stay ends at its last use, a maximum over iterations, not
 BLOCKED = "marked, its occupancy would still not be counted: "     # `stays.blockers` follow
 NOT_DERIVED = "exact peak not derived: "
 RESTS_ON = ("ring-locality", "data-flow")     # the sources and `prev` witnesses: uses that begin no stay
-MISMATCH = "exact peak not derived: the peak derived from the stays"   # starts with NOT_DERIVED
+MISMATCH = f"{NOT_DERIVED}the peak derived from the stays"
 
 
 def exact(schedule, session=None):
