@@ -660,6 +660,31 @@ def test_a_causal_forwards_hint_that_frees_a_block_a_row_early_is_refuted():
     assert discharge(check, Session()).verdict is Verdict.REFUTED
 
 
+@pytest.mark.slow
+def test_the_backward_rings_hints_are_proved_but_leave_the_return_hops_arrivals_unended():
+    """tests/helpers/backward_stays.py: 15 checks proved; the stays begun on PE l outnumber those the
+    hints end by the dk and dv rows moved home at step m (2·k·d: 2·4·16 = 128 at n = d = 16, m = 4),
+    which no hint can mark kept. Slow: the default run keeps Algorithm 1's stays counted, begun
+    against ended (test_algorithm_1s_exact_peak_is_proved_and_is_the_ring_models_at_every_size)."""
+    from dataclasses import replace
+    from helpers.backward_stays import STAYS
+    from ringproof.proofs.ring import stays
+    from ringproof.proofs.ring.nests import KD
+    from ringproof.proofs.ring.smt import discharge
+    S, session = replace(registry()["ring-attention-bwd"], stays=STAYS), Session()
+    todo = stays.checks(S)
+    assert len(todo) == 15 and all(discharge(c, session).verdict is Verdict.PROVED for c in todo)
+    inputs, _ = held.inputs_on(S, session)
+    with pytest.raises(stays.NotDerived, match="not shown to be as many") as got:
+        stays.occupancy(S, session, inputs)
+    import re
+    sizes, msg = {"k": K, "m": M, "kd": KD}, str(got.value)
+    begun = sympy.sympify(re.search(r"PE l \((.*?)\) are not shown", msg).group(1), locals=sizes)
+    ended = sympy.sympify(re.search(r"the hints end \((.*)\): some", msg).group(1), locals=sizes)
+    assert not (begun - ended).free_symbols - {K, M, KD}                # the same on every PE
+    assert (begun - ended).subs({K: 4, M: 4, KD: 4}) == 128, begun - ended
+
+
 def test_a_wrong_stay_hint_of_algorithm_3_is_refuted():
     """q[A, C] marked freed at the last block of its row, at every offset: a later offset of the
     same run reads it again."""
