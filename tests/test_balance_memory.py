@@ -272,6 +272,17 @@ def test_the_peaks_bound_proves_the_largest_value_and_refutes_one_less_as_enumer
                for a in range(1, 6) for b in range(1, 6))
 
 
+def test_the_peak_compared_with_the_ring_model_catches_a_form_wrong_in_one_regime():
+    """`held._check_peak` (the form compiled once) accepts Algorithm 1's peak n(3n + 1)/m and names
+    the first size where a form wrong only for k = 2, m = 3 (n = 6) or off by one disagrees."""
+    S = registry()["algo1"]
+    right = K * (3 * K * M + 1)
+    assert held._check_peak(S, right) == ""
+    wrong = right + sympy.Piecewise((1, sympy.Eq(K, 2) & sympy.Eq(M, 3)), (0, True))
+    assert held._check_peak(S, wrong).startswith(held.MISMATCH) and "n=6, m=3" in held._check_peak(S, wrong)
+    assert "is 5 at n=1, m=1" in held._check_peak(S, right + 1)
+
+
 def test_the_peak_of_a_schedule_failing_ring_locality_is_not_derived_nor_an_internal_error():
     """Algorithm 1's hints on a mutant whose phase 1 reads the wrong column: ring-locality is
     refuted, so the stays the peak counts are not the schedule's; the peak derived from them

@@ -81,10 +81,13 @@ def _check_peak(schedule, form) -> str:
     agree, else the first disagreement (MISMATCH ...). The derivation counts no stay begun by a use,
     which holds where ring-locality and data-flow do: a schedule that fails them (a mutant) may
     disagree; one that satisfies them may not (`prover._counts` raises an internal error then)."""
-    from ringproof.proofs.ring.counting import _value, check_sizes, in_n_m_d
+    from ringproof.proofs.ring.counting import check_sizes, in_n_m_d, least_at
+    from ringproof.proofs.ring.spread import _compile, _on_pes
+    names = tuple(least_at(schedule.shape, *check_sizes(schedule.shape)[0]))
+    fn = _compile(form, names)                   # once: a sympy form put in at 219 sizes costs more than the traces
     for n, m, d in check_sizes(schedule.shape):
         want = max(peak_per_pe(build_trace(schedule, n, m, d)))
-        got = _value(form, n, m, d, schedule.shape)
+        got = _on_pes(fn, n, m, d, [int(v) for v in least_at(schedule.shape, n, m, d).values()])[0]   # no l in it
         if got != want:
             return (f"{MISMATCH} {in_n_m_d(form)} is {got} at n={n}, m={m}, d={d}, the ring model measures {want} "
                     f"(it rests on {' and '.join(RESTS_ON)})")
