@@ -616,13 +616,19 @@ CASES = 1000      # cases `_at_most` may visit in one cell of a regime before it
 def _at_most(e, regime, ranges, decider) -> bool:
     """Is e ≤ 0 wherever `regime` holds, at every point of `ranges`? Cell by cell of the regime (its
     disjuncts, each fixing some sizes, put into e), e read as a sum of pieces f·[condition] (`_pieces`)
-    and split into cases (`_Cases`)."""
+    and split into cases (`_Cases`). The pieces are read once and the cell's sizes put into each (into
+    the whole of e, they would rebuild every Piecewise in it, which costs more than the cases)."""
+    pieces = _pieces(e)
     for cell in _joined(sympy.Or.make_args(regime)):
         fixed = {a.lhs: a.rhs for a in sympy.And.make_args(cell)
                  if isinstance(a, sympy.Eq) and a.lhs.is_Symbol and a.rhs.is_Integer}
         rng = [(v, sympy.sympify(lo).xreplace(fixed), sympy.sympify(hi).xreplace(fixed)) for v, lo, hi in ranges]
         cases = _Cases(decider, cell.xreplace(fixed))
-        if not cases.hold(_pieces(sympy.sympify(e).xreplace(fixed)), rng):
+        here: dict = {}
+        for f, c in pieces:
+            for g, b in _pieces(f.xreplace(fixed), c.xreplace(fixed)):
+                here[b] = here.get(b, 0) + g
+        if not cases.hold([(f, c) for c, f in here.items() if f != 0], rng):
             return False
     return True
 
