@@ -272,6 +272,16 @@ def test_the_peaks_bound_proves_the_largest_value_and_refutes_one_less_as_enumer
                for a in range(1, 6) for b in range(1, 6))
 
 
+def test_the_largest_candidate_is_asked_of_z3_only_among_those_largest_at_a_point_of_the_regime():
+    """`stays._likely` keeps the candidates largest at the regime's least point (k = 2, m = 3: 7, 6
+    and 3; k = 3, m = 3: a tie, both kept), all of them where no point is read off the regime."""
+    from ringproof.proofs.ring import stays
+    values = [2 * K + M, K * M, K + 1]
+    assert stays._likely(values, sympy.Eq(K, 2) & (M >= 3), {K: sympy.Integer(2)}) == [2 * K + M]
+    assert stays._likely(values, sympy.Eq(K, 3) & (M >= 3), {K: sympy.Integer(3)}) == [2 * K + M, K * M]   # 9, 9
+    assert stays._likely(values, M > K, {}) == values                    # no point read off it
+
+
 def test_the_peak_compared_with_the_ring_model_catches_a_form_wrong_in_one_regime():
     """`held._check_peak` (the form compiled once) accepts Algorithm 1's peak n(3n + 1)/m and names
     the first size where a form wrong only for k = 2, m = 3 (n = 6) or off by one disagrees."""

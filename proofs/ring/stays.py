@@ -896,6 +896,24 @@ def _at_least(v, w, cond, fixed, decider) -> bool:
     return _sign(gap) is True or decider.never(sympy.And(cond, sympy.Lt(v, w)))
 
 
+def _likely(values: list, cond, fixed: dict) -> list:
+    """The values that may be the largest where `cond` holds: those largest at one point of it (its
+    fixed sizes, the others at the least value it allows); all of them where that point is not
+    found. No other can be at least every value there, so `_settled` asks Z3 only about these."""
+    from ringproof.proofs.ring.nests import SYMPY_PARAMETERS
+    point = {x: fixed.get(x, sympy.Integer(1)) for x in SYMPY_PARAMETERS}
+    for a in sympy.And.make_args(cond):
+        if isinstance(a, sympy.GreaterThan) and a.lhs in point and a.rhs.is_Integer:
+            point[a.lhs] = max(point[a.lhs], a.rhs)
+    if cond.xreplace(point) is not sympy.true:
+        return values
+    at = [v.xreplace(point) for v in values]
+    if not all(x.is_Integer for x in at):
+        return values
+    top = max(at)
+    return [v for v, x in zip(values, at) if x == top]
+
+
 def _settled(candidates: list, decider):
     """The largest of `candidates` (forms of the sizes k, m, kd with cases) as [(polynomial, [the
     regimes where it is the value])] over regimes of the sizes: each size's values below the largest constant its comparisons name, one
@@ -938,7 +956,8 @@ def _settled(candidates: list, decider):
         values = [sympy.expand(sympy.piecewise_fold(e.xreplace(truth))) for e in exprs]
         if any(v.has(sympy.Piecewise) for v in values):
             return None
-        best = next((v for v in values if all(_at_least(v, w, cond, fixed, decider) for w in values)), None)
+        best = next((v for v in _likely(values, cond, fixed) if all(_at_least(v, w, cond, fixed, decider) for w in values)),
+                    None)
         if best is None:              # no one largest: split a size not fixed yet into 1, 2 and the rest
             free = [x for x in SYMPY_PARAMETERS if x not in fixed and any(v.has(x) for v in values)]
             if depth >= 2 or not free:
