@@ -272,6 +272,17 @@ def test_the_peaks_bound_proves_the_largest_value_and_refutes_one_less_as_enumer
                for a in range(1, 6) for b in range(1, 6))
 
 
+def test_a_joined_cell_of_the_bound_is_split_where_a_comparison_of_the_sizes_changes_inside_it():
+    """`stays._split_on_sizes`: k ≥ 2 (joined from k = 2, 3, ≥ 4) with pieces under k ≥ 3 and k ≤ 2
+    is cut once between k = 2 and 3 (the other comparison is decided in both parts); one the same at every corner
+    (m ≥ 1) and a cell that fixes k leave it whole."""
+    from ringproof.proofs.ring import stays
+    pieces = [(K, K >= 3), (2 * K, K <= 2), (M, M >= 1)]
+    parts = stays._split_on_sizes(K >= 2, K >= 2, pieces)
+    assert parts == [sympy.And(K >= 2, K <= 2), sympy.And(K >= 2, sympy.Not(K <= 2))]
+    assert stays._split_on_sizes(sympy.true, sympy.Eq(K, 2), pieces) == [sympy.true]
+
+
 def test_the_largest_candidate_is_asked_of_z3_only_among_those_largest_at_a_point_of_the_regime():
     """`stays._likely` keeps the candidates largest at the regime's least point (k = 2, m = 3: 7, 6
     and 3; k = 3, m = 3: a tie, both kept), all of them where no point is read off the regime."""

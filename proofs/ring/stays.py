@@ -623,14 +623,46 @@ def _at_most(e, regime, ranges, decider) -> bool:
         fixed = {a.lhs: a.rhs for a in sympy.And.make_args(cell)
                  if isinstance(a, sympy.Eq) and a.lhs.is_Symbol and a.rhs.is_Integer}
         rng = [(v, sympy.sympify(lo).xreplace(fixed), sympy.sympify(hi).xreplace(fixed)) for v, lo, hi in ranges]
-        cases = _Cases(decider, cell.xreplace(fixed))
         here: dict = {}
         for f, c in pieces:
             for g, b in _pieces(f.xreplace(fixed), c.xreplace(fixed)):
                 here[b] = here.get(b, 0) + g
-        if not cases.hold([(f, c) for c, f in here.items() if f != 0], rng):
-            return False
+        here = [(f, c) for c, f in here.items() if f != 0]
+        for part in _split_on_sizes(cell.xreplace(fixed), cell, here):
+            if not _Cases(decider, part).hold(here, rng):
+                return False
     return True
+
+
+def _split_on_sizes(cond, cell, pieces) -> list:
+    """`cond` (the joined cell `cell` with its fixed sizes put in) as the conditions of its parts where
+    a comparison of the sizes alone in the pieces' conditions takes both values at the part's corners
+    (the cell's, 4 past its lower end where it has no upper): in each part it is decided once (Z3),
+    not left open in every case of the indices (each query would carry it). The parts cover the
+    cell whatever the corners show."""
+    from ringproof.proofs.ring.nests import SYMPY_PARAMETERS
+    box = {x: (1, None) for x in SYMPY_PARAMETERS}
+    for a in sympy.And.make_args(cell):
+        if isinstance(a, sympy.Eq) and a.lhs.is_Symbol and a.rhs.is_Integer:
+            box[a.lhs] = (int(a.rhs), int(a.rhs))
+        elif isinstance(a, sympy.GreaterThan) and a.lhs.is_Symbol and a.rhs.is_Integer:
+            box[a.lhs] = (int(a.rhs), box[a.lhs][1])
+        elif isinstance(a, sympy.LessThan) and a.lhs.is_Symbol and a.rhs.is_Integer:
+            box[a.lhs] = (box[a.lhs][0], int(a.rhs))
+    corners = [{}]
+    for x, (lo, hi) in box.items():
+        corners = [{**c, x: sympy.Integer(v)} for c in corners for v in sorted({lo, hi if hi is not None else lo + 4})]
+    atoms = sorted({a for _, c in pieces for a in c.atoms(sympy.core.relational.Relational)
+                    if a.free_symbols <= set(SYMPY_PARAMETERS)}, key=str)
+    parts = [(cond, corners)]
+    for a in atoms:
+        split = []
+        for p, at in parts:
+            yes = [c for c in at if a.xreplace(c) is sympy.true]
+            no = [c for c in at if a.xreplace(c) is not sympy.true]
+            split += [(sympy.And(p, a), yes), (sympy.And(p, sympy.Not(a)), no)] if yes and no else [(p, at)]
+        parts = split
+    return [p for p, _ in parts]
 
 
 def _joined(cells) -> list:
