@@ -756,11 +756,12 @@ class _Cases:
                 sure += f.xreplace(one)
             elif t is None:
                 still.append((f.xreplace(one), c))
-        read = {x for _, c in still for a in self._open(c, ranges) for x in a.free_symbols}
+        still_open = [a for _, c in still for a in self._open(c, ranges)]       # read thrice below
+        read = {x for a in still_open for x in a.free_symbols}
         opened = [v for v in names if v in read and not sympy.expand(ranges[names.index(v)][2] - ranges[names.index(v)][1]) == 0]
         if not still and (top := self._extent(sure, ranges)) is not None and self._nonpos(top[1]):
             return True
-        if not opened or not all(self._linear(a, names) for _, c in still for a in self._open(c, ranges)):
+        if not opened or not all(self._linear(a, names) for a in still_open):
             e = sympy.expand(sure) + sum((sympy.Piecewise((f, self._known(c, ranges)), (0, True)) for f, c in still),
                                          sympy.Integer(0))
             if e.is_Number:
@@ -775,7 +776,7 @@ class _Cases:
         v = split[0]
         at = names.index(v)
         pieces = [(sure, sympy.true)] + still
-        for part in self._parts(v, ranges, [a for _, c in still for a in self._open(c, ranges)]):
+        for part in self._parts(v, ranges, still_open):
             if isinstance(part, tuple):
                 got = self.hold(pieces, ranges[:at] + [(v, *part)] + ranges[at + 1:])
             else:
