@@ -392,7 +392,8 @@ def _load_task(schedule: Schedule, session: Session) -> tuple:
 
     t0 = time.perf_counter()
     balance, memory = spread.summary(schedule, session, steps=False), held.summary(schedule, session)
-    verdicts = [spread.check_claim(schedule, claim, session) if what == "balance" else held.check_claim(schedule, claim)
+    verdicts = [spread.check_claim(schedule, claim, session) if what == "balance"
+                else held.check_claim(schedule, claim, session)
                 for what, claim in schedule.notes.get("claims", {}).items() if what in LOAD_CLAIMS]
     return balance, memory, verdicts, time.perf_counter() - t0
 
