@@ -30,14 +30,21 @@ def verify(schedule, opts=Options()):
 TARGETS = NAMES + [f"{name}-bwd" for name in NAMES]
 
 
+@pytest.fixture(scope="module")
+def sessions():
+    """target -> the session of its whole proof, for this module's tests that read the same
+    derivation (the counts of `test_the_move_counts_...`) rather than derive it again."""
+    return {}
+
+
 @pytest.mark.parametrize("name", TARGETS)
-def test_each_target_proves_at_tier_parametric(name):
+def test_each_target_proves_at_tier_parametric(name, sessions):
     """Every property proved; the proved cycles and ops are the ring model's at sizes beyond those
     `counts` checks by enumeration."""
     from ringproof.model.ring.machine import run
 
     schedule = registry()[name]
-    results = verify(schedule)
+    results = _verify(schedule, Options(), sessions.setdefault(name, Session()))
     assert {r.tier for r in results} == {"parametric"}
     for r in results:
         assert r.verdict is Verdict.PROVED, (r.property, r.phase, r.reason)
@@ -316,15 +323,16 @@ def test_the_forward_without_the_rescale_is_refuted_at_its_smallest_size(name):
 
 
 @pytest.mark.parametrize("name", ["zigzag", "ring-attention-causal", "zigzag-bwd"])
-def test_the_move_counts_are_derived_and_agree_with_the_ring_model_beyond_the_checked_sizes(name):
+def test_the_move_counts_are_derived_and_agree_with_the_ring_model_beyond_the_checked_sizes(name, sessions):
     """A rank forwards keys in the steps its mask skips: those MOVE cycles are derived in closed form
     (the PE index's digits split as for balance), checked by enumeration up to n = 12 by `counts`
-    itself, and here against the ring model at larger sizes."""
+    itself, and here against the ring model at larger sizes (the counts of the target's whole proof
+    where this module ran it)."""
     from ringproof.model.ring.machine import run
     from ringproof.proofs.ring.counting import counts
 
     schedule = registry()[name]
-    c = counts(schedule, Session())
+    c = counts(schedule, sessions.setdefault(name, Session()))
     assert c.ops["MOVE"] is not None and "MOVE" not in c.why, c.why
     for n, m, d in ((16, 4, 4), (24, 2, 2), (16, 8, 8)):
         assert c.at(n, m, d, schedule.shape)["ops"]["MOVE"] == run(schedule, n, m, d=d).ops["MOVE"], (n, m, d)
