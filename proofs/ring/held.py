@@ -43,10 +43,59 @@ def exact(schedule, session=None):
     """(the peak any PE holds, a closed form in k, m, kd, {"at": the hint's iterations, "checks":
     how many hint checks Z3 proved}) or (None, why not): `stays.peak` with every hint check
     (`stays.checks`) proved, compared with the ring model's measured peak at every size n, d ≤ 12."""
-    from ringproof.proofs.ring import stays
     from ringproof.proofs.ring.session import Session
     from ringproof.proofs.ring.smt import discharge
     session = session if session is not None else Session()
+    return _settle(schedule, session, lambda check: discharge(check, session), lambda: _peak(schedule, session))
+
+
+# `exact` in parts that may run in separate processes (the prover's pool): `apart` and each of
+# `hint_checks` discharged, then `join`ed in the caller's session.
+
+def hint_checks(schedule) -> list:
+    """The checks of the stays' hints that `exact` asks Z3 (none where it asks none)."""
+    from ringproof.proofs.ring import stays
+    if not schedule.stays.get("peak"):
+        return []
+    try:
+        return stays.checks(schedule)
+    except stays.NotDerived:        # `_settle` says why
+        return []
+
+
+def apart(schedule, session) -> tuple:
+    """(`inputs_on`'s answer, the peak derived from the stays with their hint checks assumed proved,
+    or None where `exact` derives none): what `exact` needs besides its hint checks' outcomes."""
+    inputs = inputs_on(schedule, session)
+    return inputs, (_peak(schedule, session) if schedule.stays.get("peak") and inputs[0] is not None else None)
+
+
+def join(schedule, session, parts: tuple, outcomes: list):
+    """`exact`'s answer from `apart`'s `parts` and the `outcomes` (`smt.Outcome`) of `hint_checks`,
+    in its order; both kept in `session`, as if `exact` had run in it."""
+    if parts[0][0] is not None:
+        session.balanced[("inputs", id(schedule))] = (schedule, parts[0])
+    answers = iter(outcomes)
+    return _settle(schedule, session, lambda check: next(answers), lambda: parts[1])
+
+
+def _peak(schedule, session):
+    """The peak derived from the stays with their hint checks assumed proved: (form, the hint's
+    iterations) or (None, why not)."""
+    from ringproof.proofs.ring import stays
+    try:
+        top = stays.peak(schedule, session, inputs_on(schedule, session)[0])
+    except stays.NotDerived as e:
+        return None, f"exact peak not derived: {e}"
+    off = _check_peak(schedule, top["form"])
+    return (None, off) if off else (top["form"], top["at"])
+
+
+def _settle(schedule, session, outcome, peak):
+    """`exact`'s answer, kept in `session`: `outcome(check)` is a hint check's `smt.Outcome`, `peak()`
+    `_peak`'s answer; each asked only where the answer depends on it (the first hint check that
+    fails is the reason, whatever the peak)."""
+    from ringproof.proofs.ring import stays
     hit = session.balanced.get(("peak", id(schedule)))
     if hit is not None and hit[0] is schedule:
         return hit[1]
@@ -58,16 +107,15 @@ def exact(schedule, session=None):
     try:
         todo = stays.checks(schedule)
         for c in todo:
-            out = discharge(c, session)
+            out = outcome(c)
             if out.verdict is not Verdict.PROVED:
                 at = f" (n={out.n}, m={out.m})" if out.verdict is Verdict.REFUTED else f" ({out.reason})"
                 raise stays.NotDerived(f"the hint check {c.phase}: {c.name} is {out.verdict.value}{at}")
-        top = stays.peak(schedule, session, inputs)
     except stays.NotDerived as e:
         result = None, f"exact peak not derived: {e}"
     else:
-        off = _check_peak(schedule, top["form"])
-        result = (None, off) if off else (top["form"], {"at": top["at"], "checks": len(todo)})
+        top, how = peak()
+        result = (None, how) if top is None else (top, {"at": how, "checks": len(todo)})
     session.balanced[("peak", id(schedule))] = (schedule, result)
     return result
 

@@ -114,17 +114,26 @@ def _discharged(check: Check, m_value, session: Session, smt2_dir: str | None):
 def _solve(schedule: Schedule, checks: list[Check], opts: Options, session: Session, with_counts: bool = False):
     """Results of the checks, and the schedule's counts if asked (computed in the same pool, first,
     since they are the longest tasks): the counts, and beside them their load part (balance,
-    per ring step too, and memory)."""
+    per ring step too) and the exact memory peak's derivation and hint checks, joined here."""
+    from ringproof.proofs.ring import held
     ms = [None] if opts.tier == "parametric" else list(range(1, opts.max_m + 1))
     keys = [(i, mv) for i in range(len(checks)) for mv in ms]
     tasks = [partial(_discharged, checks[i], mv, session, opts.smt2_dir) for i, mv in keys]
+    hints = held.hint_checks(schedule) if with_counts else []
     if with_counts:
         tasks[:0] = [partial(_count_task, schedule, opts, session, load=False),
-                     partial(_load_part, schedule, opts, session)]
-        import sympy     # noqa: F401 -- before the workers fork: both tasks need it, and the
+                     partial(_load_part, schedule, opts, session),
+                     partial(held.apart, schedule, session),
+                     *[partial(_discharged, c, None, session, None) for c in hints]]
+        import sympy     # noqa: F401 -- before the workers fork: the tasks need it, and the
         #                  parent prints their lines with it after
     raw = run_all(tasks, opts.jobs)
-    derived = _with_load(schedule, opts, raw.pop(0), *raw.pop(0)) if with_counts else None
+    if with_counts:
+        counted, (balance, steps), parts = raw[:3]
+        held.join(schedule, session, parts, raw[3:3 + len(hints)])
+        del raw[:3 + len(hints)]
+    derived = _with_load(schedule, opts, counted, _memory_part(schedule, session, balance), steps) \
+        if with_counts else None
     outcomes: dict = {}
     for (i, _), o in zip(keys, raw):
         outcomes.setdefault(i, []).append(replace(o, check=checks[i]))
@@ -388,19 +397,42 @@ def _count_task(schedule: Schedule, opts: Options, session: Session, keep: bool 
 def _load_task(schedule: Schedule, session: Session) -> tuple:
     """(balance summary, memory summary, [(verdict, why, counterexample) of each claim of balance or
     memory, in the claims' order], seconds): the load part of the counts result."""
-    from ringproof.proofs.ring import held, spread
+    return _memory_part(schedule, session, _balance_task(schedule, session))
+
+
+def _balance_task(schedule: Schedule, session: Session) -> tuple:
+    """(balance summary, {position of a balance claim among the claims of balance or memory: its
+    verdict}, seconds)."""
+    from ringproof.proofs.ring import spread
 
     t0 = time.perf_counter()
-    balance, memory = spread.summary(schedule, session, steps=False), held.summary(schedule, session)
-    verdicts = [spread.check_claim(schedule, claim, session) if what == "balance"
-                else held.check_claim(schedule, claim, session)
-                for what, claim in schedule.notes.get("claims", {}).items() if what in LOAD_CLAIMS]
-    return balance, memory, verdicts, time.perf_counter() - t0
+    balance = spread.summary(schedule, session, steps=False)
+    verdicts = {i: spread.check_claim(schedule, claim, session) for i, (what, claim) in enumerate(_load_claims(schedule))
+                if what == "balance"}
+    return balance, verdicts, time.perf_counter() - t0
+
+
+def _memory_part(schedule: Schedule, session: Session, balanced: tuple) -> tuple:
+    """`_load_task`'s answer from `_balance_task`'s: the memory summary and the verdicts of the
+    memory claims added (the exact peak from `session` where a pool joined it there)."""
+    from ringproof.proofs.ring import held
+
+    t0 = time.perf_counter()
+    balance, verdicts, seconds = balanced
+    memory = held.summary(schedule, session)
+    verdicts = {**verdicts, **{i: held.check_claim(schedule, claim, session)
+                               for i, (what, claim) in enumerate(_load_claims(schedule)) if what == "memory"}}
+    return balance, memory, [verdicts[i] for i in sorted(verdicts)], seconds + time.perf_counter() - t0
+
+
+def _load_claims(schedule: Schedule) -> list:
+    return [(what, claim) for what, claim in schedule.notes.get("claims", {}).items() if what in LOAD_CLAIMS]
 
 
 def _load_part(schedule: Schedule, opts: Options, session: Session) -> tuple:
-    """(`_load_task`, `_step_task`): the load part of the counts result, as one pool task."""
-    return _load_task(schedule, session), _step_task(schedule, opts, session)
+    """(`_balance_task`, `_step_task`): the balance part of the counts result, as one pool task
+    (the two read the same per-PE forms; the exact memory peak is tasks of its own)."""
+    return _balance_task(schedule, session), _step_task(schedule, opts, session)
 
 
 def _step_task(schedule: Schedule, opts: Options, session: Session) -> dict:
