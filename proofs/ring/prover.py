@@ -121,17 +121,16 @@ def _solve(schedule: Schedule, checks: list[Check], opts: Options, session: Sess
     tasks = [partial(_discharged, checks[i], mv, session, opts.smt2_dir) for i, mv in keys]
     hints = held.hint_checks(schedule) if with_counts else []
     if with_counts:
-        tasks[:0] = [partial(_count_task, schedule, opts, session, load=False),
-                     partial(_load_part, schedule, opts, session),
+        tasks[:0] = [partial(_count_and_balance, schedule, opts, session),
                      partial(held.apart, schedule, session),
                      *[partial(_discharged, c, None, session, None) for c in hints]]
         import sympy     # noqa: F401 -- before the workers fork: the tasks need it, and the
         #                  parent prints their lines with it after
     raw = run_all(tasks, opts.jobs)
     if with_counts:
-        counted, (balance, steps), parts = raw[:3]
-        held.join(schedule, session, parts, raw[3:3 + len(hints)])
-        del raw[:3 + len(hints)]
+        (counted, balance, steps), parts = raw[:2]
+        held.join(schedule, session, parts, raw[2:2 + len(hints)])
+        del raw[:2 + len(hints)]
     derived = _with_load(schedule, opts, counted, _memory_part(schedule, session, balance), steps) \
         if with_counts else None
     outcomes: dict = {}
@@ -340,8 +339,8 @@ def _count_task(schedule: Schedule, opts: Options, session: Session, keep: bool 
     Every claimed kind is checked: shown equal to its derived form (proved), refuted at a size
     (replayed on the ring model), or, where its form is not derived or no size up to the sampled
     bound tells them apart, `unknown` saying which kind and why. Claims of balance and memory are
-    decided by `spread` and `held` (`_load_task`; without `load`, left for `_with_load`, the pool
-    running that task beside this one)."""
+    decided by `spread` and `held` (`_load_task`; without `load`, left for `_with_load`: `_solve`'s
+    pool computes them in `_count_and_balance` and the exact memory peak's tasks)."""
     from ringproof.proofs.ring.counting import check_claim, claim_bound, counts, derived_parameters
     from ringproof.proofs.ring.readable import readable
 
@@ -429,10 +428,12 @@ def _load_claims(schedule: Schedule) -> list:
     return [(what, claim) for what, claim in schedule.notes.get("claims", {}).items() if what in LOAD_CLAIMS]
 
 
-def _load_part(schedule: Schedule, opts: Options, session: Session) -> tuple:
-    """(`_balance_task`, `_step_task`): the balance part of the counts result, as one pool task
-    (the two read the same per-PE forms; the exact memory peak is tasks of its own)."""
-    return _balance_task(schedule, session), _step_task(schedule, opts, session)
+def _count_and_balance(schedule: Schedule, opts: Options, session: Session) -> tuple:
+    """(`_count_task` without its load part, `_balance_task`, `_step_task`): one pool task, since
+    they read the same per-phase forms and counter's answers (in two tasks each worker derived them:
+    1.5 s more CPU of algo3-fast's 10 s); the exact memory peak is tasks of its own."""
+    return (_count_task(schedule, opts, session, load=False), _balance_task(schedule, session),
+            _step_task(schedule, opts, session))
 
 
 def _step_task(schedule: Schedule, opts: Options, session: Session) -> dict:
