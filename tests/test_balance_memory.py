@@ -4,6 +4,7 @@ whose coverage fails never passing a per-PE form counted over its terms, a wrong
 refuted and replayed, Algorithm 1's exact peak proved and every wrong stay hint left unproved."""
 
 import itertools
+import os
 
 import pytest
 
@@ -47,6 +48,26 @@ def test_cases_of_one_value_collapse_and_different_ones_stay():
     assert spread.collapse(same, Decider()) == K * l
     other = sympy.Piecewise((K * l, l <= M - 1), (K * M + 1, True))
     assert spread.collapse(other, Decider()) == other
+
+
+_CELLS = """
+import sympy
+from ringproof.proofs.ring.nests import Decider, K, M
+from ringproof.proofs.ring.spread import cells
+l, s = sympy.symbols("l s", integer=True)
+print(cells(sympy.Piecewise((K, s >= 2), (K + 1, True)) + sympy.Piecewise((1, s <= 1), (0, True)),
+            [(l, 1, M), (s, 1, M)], Decider()))
+"""
+
+
+def test_a_per_step_form_is_written_alike_under_every_hash_seed():
+    """Which of s ≤ 1 and s ≥ 2 names a cell came from a set's order: `prove zigzag --json` printed
+    its per-step forms in either order from one run to the next (seed 4 flipped this one against seed 1)."""
+    import subprocess
+    import sys
+    seen = {subprocess.run([sys.executable, "-c", _CELLS], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in (1, 4)}
+    assert len(seen) == 1, seen
 
 
 def test_striped_spread_is_proved_and_its_per_pe_form_is_the_enumeration():

@@ -195,8 +195,8 @@ def cells(form, kept, decider):
     is not one of integers."""
     from ringproof.proofs.ring.nests import Unknown
     form = sympy.expand(form)
-    rels = form.atoms(sympy.core.relational.Relational)
-    atoms: list = []
+    rels = sorted(form.atoms(sympy.core.relational.Relational), key=sympy.default_sort_key)
+    atoms: list = []                   # e or 1 − e, whichever comes first: the same in every process
     for rel in rels:
         e = _atom(rel)
         if e is None:
