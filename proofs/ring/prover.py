@@ -122,15 +122,16 @@ def _solve(schedule: Schedule, checks: list[Check], opts: Options, session: Sess
     hints = held.hint_checks(schedule) if with_counts else []
     if with_counts:
         tasks[:0] = [partial(_count_and_balance, schedule, opts, session),
+                     partial(_step_task, schedule, opts, session),
                      partial(held.apart, schedule, session),
                      *[partial(_discharged, c, None, session, None) for c in hints]]
         import sympy     # noqa: F401 -- before the workers fork: the tasks need it, and the
         #                  parent prints their lines with it after
     raw = run_all(tasks, opts.jobs)
     if with_counts:
-        (counted, balance, steps), parts = raw[:2]
-        held.join(schedule, session, parts, raw[2:2 + len(hints)])
-        del raw[:2 + len(hints)]
+        (counted, balance), steps, parts = raw[:3]
+        held.join(schedule, session, parts, raw[3:3 + len(hints)])
+        del raw[:3 + len(hints)]
     derived = _with_load(schedule, opts, counted, _memory_part(schedule, session, balance), steps) \
         if with_counts else None
     outcomes: dict = {}
@@ -429,11 +430,11 @@ def _load_claims(schedule: Schedule) -> list:
 
 
 def _count_and_balance(schedule: Schedule, opts: Options, session: Session) -> tuple:
-    """(`_count_task` without its load part, `_balance_task`, `_step_task`): one pool task, since
-    they read the same per-phase forms and counter's answers (in two tasks each worker derived them:
-    1.5 s more CPU of algo3-fast's 10 s); the exact memory peak is tasks of its own."""
-    return (_count_task(schedule, opts, session, load=False), _balance_task(schedule, session),
-            _step_task(schedule, opts, session))
+    """(`_count_task` without its load part, `_balance_task`): one pool task, since they read the
+    same per-phase forms and counter's answers (in two tasks each worker derived them: 1.5 s more
+    CPU of algo3-fast's 10 s). The balance per ring step (`_step_task`) and the exact memory peak
+    are tasks of their own (with the step part, this was the longest task of zigzag's proof)."""
+    return _count_task(schedule, opts, session, load=False), _balance_task(schedule, session)
 
 
 def _step_task(schedule: Schedule, opts: Options, session: Session) -> dict:
