@@ -172,7 +172,7 @@ def _phase1(defects, cols=PAPER):
             pe=l, op=MAC, guard=le(j, n),                         # j > n: MOVE cycle (l.22-34)
             target=w1[A, B], operands=(x[A, C], x[B, C]),         # line 13: +=
             send=Send(w1[A, B], when=or_(lt(j, n), gt(j, n), copy_at_n),       # lines 14-20
-                      copy=ge(j, n + (1 if "jn-move" in defects else 0)),      # j = n: a copy
+                      copy=ge(j, n + 1 if "jn-move" in defects else n),        # j = n: a copy
                       as_=w1[ite(mirror, B, A), ite(mirror, A, B)],            # store as w'_BA
                       source=At("phase1", dict(h=h, i=i, j=j - 1, l=wrap(l - 1, m)))),
             first=True if "assign" in defects else eq(j, 1),

@@ -569,7 +569,9 @@ def test_algorithm_3s_stay_hints_are_proved():
 def test_algorithm_3s_peak_is_not_derived_from_its_hints():
     """The occupancy is not counted: phase 1's guard puts the row group h (0 .. n div 2, not a digit
     of m) against a block threshold. So the target carries no hints; where the counter learns this
-    count, this test fails and the hints can be registered."""
+    count, this test fails and the hints can be registered. Slow: the default run keeps the same
+    failure, found by `stays.probe` before the hint checks
+    (test_a_schedule_whose_sends_the_counter_cannot_follow_fails_before_any_hint_check)."""
     from ringproof.proofs.ring import stays
     S, session = _algo3_with_hints(), Session()
     inputs, _ = held.inputs_on(S, session)
@@ -588,3 +590,30 @@ def test_a_wrong_stay_hint_of_algorithm_3_is_refuted():
     S, session = _algo3_with_hints(last=early), Session()
     (check,) = [c for c in stays.checks(S) if c.phase == "phase1" and c.name == "end of q before phase1"]
     assert discharge(check, session).verdict is Verdict.REFUTED
+
+
+def test_algorithm_2s_memory_reason_names_what_keeps_its_occupancy_from_being_counted():
+    """Algorithm 2 marks no stays, and marks would not help: phase 1's send copies or moves by the
+    iteration, and its loop j runs to n + extra(h), h mod m in the bound. Algorithm 1 has no such
+    blocker (its peak is derived)."""
+    from ringproof.proofs.ring import stays
+    top, why = held.exact(registry()["algo2"], Session())
+    assert top is None and held.BLOCKED in why, why
+    assert "phase phase1: a send that copies only where" in why and "the bound of loop j reads h" in why, why
+    assert stays.blockers(registry()["algo1"], Session()) == []
+    line = held.readable({"inputs_on_pe": "n**2/m", "reason": why})
+    assert "exact peak unknown" in line and "the bound of loop j reads h under mod, div or cases" in line, line
+
+
+def test_a_schedule_whose_sends_the_counter_cannot_follow_fails_before_any_hint_check(monkeypatch):
+    """Algorithm 3 with its stay hints: the arrivals of phase 1 are not counted with the iteration
+    kept (the row group h against a block threshold), found before the 19 Z3 hint checks are asked
+    (a check asked here fails the test); the memory line names it."""
+    from ringproof.proofs.ring import stays
+
+    def asked(schedule):
+        raise AssertionError("a hint check was asked")
+    monkeypatch.setattr(stays, "checks", asked)
+    top, why = held.exact(_algo3_with_hints(), Session())
+    assert top is None and why.startswith(held.NOT_DERIVED + "phase phase1: ") and "not shown within" in why, why
+    assert "not derived: phase phase1" in held.readable({"inputs_on_pe": "3*n**2/m", "reason": why})

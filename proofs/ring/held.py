@@ -35,8 +35,10 @@ WHY = ("the exact peak is a maximum over cycles of the data a PE holds, and a da
        "its stays' last uses (Schedule.stays), and this one does not")
 
 SHORT_WHY = "a datum's stay ends at its last use, a maximum over iterations, not derived"
+BLOCKED = "marked, its occupancy would still not be counted: "     # `stays.blockers` follow
+NOT_DERIVED = "exact peak not derived: "
 RESTS_ON = ("ring-locality", "data-flow")     # the sources and `prev` witnesses: uses that begin no stay
-MISMATCH = "exact peak not derived: the peak derived from the stays"
+MISMATCH = f"{NOT_DERIVED}the peak derived from the stays"
 
 
 def exact(schedule, session=None):
@@ -100,11 +102,13 @@ def _settle(schedule, session, outcome, peak):
     if hit is not None and hit[0] is schedule:
         return hit[1]
     if not schedule.stays.get("peak"):
-        return None, WHY
+        blocked = stays.blockers(schedule, session)
+        return None, WHY + (f"; {BLOCKED}{'; '.join(blocked)}" if blocked else "")
     inputs, why = inputs_on(schedule, session)
     if inputs is None:
         return None, why
     try:
+        stays.probe(schedule, session)
         todo = stays.checks(schedule)
         for c in todo:
             out = outcome(c)
@@ -112,7 +116,7 @@ def _settle(schedule, session, outcome, peak):
                 at = f" (n={out.n}, m={out.m})" if out.verdict is Verdict.REFUTED else f" ({out.reason})"
                 raise stays.NotDerived(f"the hint check {c.phase}: {c.name} is {out.verdict.value}{at}")
     except stays.NotDerived as e:
-        result = None, f"exact peak not derived: {e}"
+        result = None, f"{NOT_DERIVED}{e}"
     else:
         top, how = peak()
         result = (None, how) if top is None else (top, {"at": how, "checks": len(todo)})
@@ -251,4 +255,9 @@ def readable(details: dict) -> str:
     if details.get("derived"):
         return (f"memory: peak {details['derived']} on the busiest PE derived for every n, not proved: it rests on "
                 f"{' and '.join(RESTS_ON)}, not proved in this run; {low.rstrip('; ')}{fig}")
-    return f"memory: {low}exact peak unknown ({SHORT_WHY}){fig}"
+    why = details.get("reason", "")
+    if why.startswith(NOT_DERIVED):                # the stays marked, the peak not derived from them
+        short = why[len("exact peak "):]
+    else:
+        short = SHORT_WHY + (f"; {BLOCKED}{why.split(BLOCKED, 1)[1]}" if BLOCKED in why else "")
+    return f"memory: {low}exact peak unknown ({short}){fig}"

@@ -78,7 +78,8 @@ def data_of(step) -> list[Datum]:
         if key not in slots:
             others = [d for d in slots.values() if d.ref.array == ref.array]
             if others:
-                raise NotDerived(f"{ref} and {others[0].ref} in one step: one datum or two, not decided")
+                raise NotDerived(f"two slots of {ref.array.name} in one step, one datum or two not decided: "
+                                 f"{ref} and {others[0].ref}")
             slots[key] = Datum(ref, lift(False), lift(False), lift(False), lift(False), [], None)
         return slots[key]
 
@@ -306,6 +307,7 @@ class Counter:
         self.S = schedule
         self.P = with_parameters(schedule, parameters(schedule.shape))
         self.decider = session.decider(schedule.shape)
+        self.session = session
         self.slot = dict(zip([p.name for p in schedule.phases], schedule.slots))
 
     def nest(self, phase, suffix=""):
@@ -357,10 +359,18 @@ class Counter:
     def count(self, phase, cond, at=None, strict=True, sent=False):
         """#iterations of `phase` on PE l (on PE l − 1 where `sent`: what arrives on l from there) with `cond`,
         over the whole phase, or (`at`: (loops of the kept iteration)) those before it (`strict`) or
-        up to it; a form in l (and the kept indices)."""
-        from ringproof.proofs.ring.nests import M, Unknown, count, lifted, split_digits
+        up to it; a form in l (and the kept indices). Kept in the session (`probe` asks some first)."""
         if sympy.sympify(cond) is sympy.false:
             return sympy.Integer(0)
+        key = ("stays-count", id(self.S), phase.name, str(cond), str(at), strict, sent)
+        hit = self.session.balanced.get(key)
+        if hit is None or hit[0] is not self.S:
+            hit = (self.S, self._count(phase, cond, at, strict, sent))
+            self.session.balanced[key] = hit
+        return hit[1]
+
+    def _count(self, phase, cond, at, strict, sent):
+        from ringproof.proofs.ring.nests import M, Unknown, count, lifted, split_digits
         loops, env = self.nest(phase, "_")
         L, L_ = sympy.Symbol("l", integer=True), sympy.Symbol("l_", integer=True)
         cond = sympy.sympify(cond)
@@ -382,6 +392,52 @@ class Counter:
             raise NotDerived(f"phase {phase.name}: {e}") from None
         got = got.xreplace(back) if back else got
         return got.xreplace({L: previous(L)}) if sent else got
+
+
+LONG = 160       # a blocker's text longer than this is cut before its first ": " (the data it names:
+                 # their index formulas can run to pages)
+
+
+def blockers(schedule, session) -> list[str]:
+    """What keeps the occupancy from being counted whatever the stays marked, read off the steps and
+    loops without counting: a send that copies or moves by the iteration (`_copy_kind`), an op not
+    on PE l, two slots of one array not decided one datum (`data_of`), the bound of a loop whose
+    sends arrive somewhere (counted whatever the marks) reading an outer index under mod, div or
+    cases (the counter sums polynomials between affine bounds)."""
+    from ringproof.proofs.ring.counting import _shape
+    c, out = Counter(schedule, session), []
+    for phase in schedule.phases:
+        st = _shape(phase)
+        try:
+            _copy_kind(st)
+            pe = lift(st.pe)
+            if not (pe.op == "var" and pe.args[0] == "l"):
+                raise NotDerived("its op does not run on PE l")
+            data_of(st)
+        except NotDerived as e:
+            why = str(e)
+            out.append(f"phase {phase.name}: {why if len(why) <= LONG else why.split(': ', 1)[0]}")
+        if st.send is None or str(lift(st.send.when)) == "False":
+            continue
+        outer = set()
+        for v, lo, hi in c.nest(phase)[0]:
+            if any(x.free_symbols & outer for b in (lo, hi) for x in b.atoms(sympy.Mod, sympy.floor, sympy.Piecewise)):
+                used = sorted(str(x) for b in (lo, hi) for x in b.free_symbols & outer)
+                out.append(f"phase {phase.name}: the bound of loop {v} reads {', '.join(used)} under mod, div or cases")
+            outer.add(v)
+    return out
+
+
+def probe(schedule, session) -> None:
+    """NotDerived where a count the occupancy needs whatever the hints mark fails: each phase's
+    sends that arrive on PE l before a kept iteration. Asked before the hint checks, so a schedule
+    whose sends the counter cannot follow costs no Z3 query; the counts are kept for `occupancy`."""
+    c = Counter(schedule, session)
+    for phase in schedule.phases:
+        _, _, ev = c.events(phase)
+        at, _ = c.nest(phase)
+        for cond in ev["arrive"]:
+            c.count(phase, cond, at=at, strict=True, sent=True)
 
 
 def _mirror(nest, cond, keep):
