@@ -45,40 +45,82 @@ def exact(schedule, session=None):
     """(the peak any PE holds, a closed form in k, m, kd, {"at": the hint's iterations, "checks":
     how many hint checks Z3 proved}) or (None, why not): `stays.peak` with every hint check
     (`stays.checks`) proved, compared with the ring model's measured peak at every size n, d ≤ 12."""
+    from ringproof.proofs.ring import stays
     from ringproof.proofs.ring.session import Session
     from ringproof.proofs.ring.smt import discharge
     session = session if session is not None else Session()
-    return _settle(schedule, session, lambda check: discharge(check, session), lambda: _peak(schedule, session))
+    hit = session.balanced.get(("peak", id(schedule)))
+    if hit is not None and hit[0] is schedule:
+        return hit[1]
+    result = _early(schedule, session) or _checked(schedule, stays.checks(schedule), lambda c: discharge(c, session),
+                                                   lambda: _peak(schedule, session))
+    session.balanced[("peak", id(schedule))] = (schedule, result)
+    return result
 
 
 # `exact` in parts that may run in separate processes (the prover's pool): `apart` and each of
 # `hint_checks` discharged, then `join`ed in the caller's session.
 
 def hint_checks(schedule) -> list:
-    """The checks of the stays' hints that `exact` asks Z3 (none where it asks none)."""
+    """The checks of the stays' hints that `exact` may ask Z3 (none where it asks none)."""
     from ringproof.proofs.ring import stays
     if not schedule.stays.get("peak"):
         return []
     try:
         return stays.checks(schedule)
-    except stays.NotDerived:        # `_settle` says why
+    except stays.NotDerived:        # `_early` says why
         return []
 
 
 def apart(schedule, session) -> tuple:
-    """(`inputs_on`'s answer, the peak derived from the stays with their hint checks assumed proved,
-    or None where `exact` derives none): what `exact` needs besides its hint checks' outcomes."""
-    inputs = inputs_on(schedule, session)
-    return inputs, (_peak(schedule, session) if schedule.stays.get("peak") and inputs[0] is not None else None)
+    """(`inputs_on`'s answer, `exact`'s answer where it asks no hint check or else the peak derived
+    with them assumed proved, whether it was the former): `exact` but its hint checks."""
+    early = _early(schedule, session)
+    return inputs_on(schedule, session), early is not None, early or _peak(schedule, session)
 
 
-def join(schedule, session, parts: tuple, outcomes: list):
-    """`exact`'s answer from `apart`'s `parts` and the `outcomes` (`smt.Outcome`) of `hint_checks`,
-    in its order; both kept in `session`, as if `exact` had run in it."""
-    if parts[0][0] is not None:
-        session.balanced[("inputs", id(schedule))] = (schedule, parts[0])
+def join(schedule, session, part: tuple, outcomes: list):
+    """`exact`'s answer from `apart`'s `part` and the `outcomes` (`smt.Outcome`) of `hint_checks`,
+    in its order, kept in `session` as if `exact` had run there."""
+    from ringproof.proofs.ring import stays
+    inputs, early, got = part
+    if inputs[0] is not None:
+        session.balanced[("inputs", id(schedule))] = (schedule, inputs)
     answers = iter(outcomes)
-    return _settle(schedule, session, lambda check: next(answers), lambda: parts[1])
+    result = got if early else _checked(schedule, stays.checks(schedule), lambda c: next(answers), lambda: got)
+    session.balanced[("peak", id(schedule))] = (schedule, result)
+    return result
+
+
+def _early(schedule, session):
+    """`exact`'s answer where it asks no hint check: no hints, the inputs on PE l not counted, a
+    count the occupancy needs whatever the hints mark failing (`stays.probe`), the hints' checks
+    not derived; else None."""
+    from ringproof.proofs.ring import stays
+    if not schedule.stays.get("peak"):
+        blocked = stays.blockers(schedule, session)
+        return None, WHY + (f"; {BLOCKED}{'; '.join(blocked)}" if blocked else "")
+    inputs, why = inputs_on(schedule, session)
+    if inputs is None:
+        return None, why
+    try:
+        stays.probe(schedule, session)
+        stays.checks(schedule)
+    except stays.NotDerived as e:
+        return None, f"{NOT_DERIVED}{e}"
+    return None
+
+
+def _checked(schedule, todo: list, outcome, peak):
+    """`exact`'s answer from its hint checks `todo` (`outcome(check)`: the check's `smt.Outcome`,
+    asked in order up to the first not proved, which is the reason) and `peak()`, `_peak`'s answer."""
+    for c in todo:
+        out = outcome(c)
+        if out.verdict is not Verdict.PROVED:
+            at = f" (n={out.n}, m={out.m})" if out.verdict is Verdict.REFUTED else f" ({out.reason})"
+            return None, f"{NOT_DERIVED}the hint check {c.phase}: {c.name} is {out.verdict.value}{at}"
+    top, how = peak()
+    return (None, how) if top is None else (top, {"at": how, "checks": len(todo)})
 
 
 def _peak(schedule, session):
@@ -88,40 +130,9 @@ def _peak(schedule, session):
     try:
         top = stays.peak(schedule, session, inputs_on(schedule, session)[0])
     except stays.NotDerived as e:
-        return None, f"exact peak not derived: {e}"
+        return None, f"{NOT_DERIVED}{e}"
     off = _check_peak(schedule, top["form"])
     return (None, off) if off else (top["form"], top["at"])
-
-
-def _settle(schedule, session, outcome, peak):
-    """`exact`'s answer, kept in `session`: `outcome(check)` is a hint check's `smt.Outcome`, `peak()`
-    `_peak`'s answer; each asked only where the answer depends on it (the first hint check that
-    fails is the reason, whatever the peak)."""
-    from ringproof.proofs.ring import stays
-    hit = session.balanced.get(("peak", id(schedule)))
-    if hit is not None and hit[0] is schedule:
-        return hit[1]
-    if not schedule.stays.get("peak"):
-        blocked = stays.blockers(schedule, session)
-        return None, WHY + (f"; {BLOCKED}{'; '.join(blocked)}" if blocked else "")
-    inputs, why = inputs_on(schedule, session)
-    if inputs is None:
-        return None, why
-    try:
-        stays.probe(schedule, session)
-        todo = stays.checks(schedule)
-        for c in todo:
-            out = outcome(c)
-            if out.verdict is not Verdict.PROVED:
-                at = f" (n={out.n}, m={out.m})" if out.verdict is Verdict.REFUTED else f" ({out.reason})"
-                raise stays.NotDerived(f"the hint check {c.phase}: {c.name} is {out.verdict.value}{at}")
-    except stays.NotDerived as e:
-        result = None, f"{NOT_DERIVED}{e}"
-    else:
-        top, how = peak()
-        result = (None, how) if top is None else (top, {"at": how, "checks": len(todo)})
-    session.balanced[("peak", id(schedule))] = (schedule, result)
-    return result
 
 
 def _check_peak(schedule, form) -> str:
