@@ -33,7 +33,8 @@ TARGETS = NAMES + [f"{name}-bwd" for name in NAMES]
 @pytest.fixture(scope="module")
 def sessions():
     """target -> the session of its whole proof, for this module's tests that read the same
-    derivation (the counts of `test_the_move_counts_...`) rather than derive it again."""
+    derivation (the counts of `test_the_move_counts_...`) or the counter's answers for its shape
+    (the balance claims) rather than derive them again."""
     return {}
 
 
@@ -204,19 +205,20 @@ def test_the_pairs_per_rank_closed_forms_agree_with_enumeration(name):
             assert counted == [cp.pairs(P, r) for r in range(m)], (name, n, m)
 
 
-def test_a_claim_of_balance_0_is_refuted_for_contiguous_causal_and_not_for_zigzag():
+def test_a_claim_of_balance_0_is_refuted_for_contiguous_causal_and_not_for_zigzag(sessions):
     """The imbalanced example: rank r computes k²·r + k(k+1)/2 pairs; zigzag's spread is 0, derived
-    for every n (`spread`: its guarded nest counted on PE l)."""
+    for every n (`spread`: its guarded nest counted on PE l). In the sessions of the targets' whole
+    proofs where this module ran them: the counter's answers for their shapes are reused."""
     from dataclasses import replace
 
     claims = {"balance": "0"}
     causal = replace(registry()["ring-attention-causal"], notes={"claims": claims})
-    (result,) = verify(causal, Options(properties=("counts",)))
+    (result,) = _verify(causal, Options(properties=("counts",)), sessions.setdefault("ring-attention-causal", Session()))
     assert result.verdict is Verdict.REFUTED
     cex = result.counterexample
     assert (cex.n, cex.m) == (2, 2)            # the smallest size with two ranks: 1 pair against 2
     zigzag = replace(registry()["zigzag"], notes={"claims": claims})
-    (result,) = verify(zigzag, Options(properties=("counts",)))
+    (result,) = _verify(zigzag, Options(properties=("counts",)), sessions.setdefault("zigzag", Session()))
     assert result.verdict is Verdict.PROVED
 
 
