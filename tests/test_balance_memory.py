@@ -255,6 +255,25 @@ def test_a_memory_claim_equal_to_the_derived_peak_is_proved_where_the_sources_ar
     assert "not proved" in held.readable(memory)
 
 
+def test_the_peaks_bound_proves_the_largest_value_and_refutes_one_less_as_enumeration_does():
+    """`stays._at_most` on a sum of cases (what an occupancy form is): the value enumeration gives as
+    the largest (at the end of a case's range) is shown to bound it, one less is not, in each regime
+    of k; the pieces it reads the form as add up to it."""
+    from ringproof.proofs.ring import stays
+    from ringproof.proofs.ring.nests import Decider
+    i, j = sympy.symbols("i j", integer=True)
+    f = sympy.Piecewise((i * K + j, (i >= 2) & (j <= K - 1)), (0, True)) + sympy.Piecewise((2 * j, sympy.Eq(j, K)), (0, True))
+    ranges = [(i, sympy.Integer(1), K), (j, sympy.Integer(1), K)]
+    most = {k: max(int(f.subs({K: k, i: a, j: b})) for a in range(1, k + 1) for b in range(1, k + 1)) for k in range(1, 9)}
+    assert most[1] == 2 and all(most[k] == k * k + k - 1 for k in range(2, 9))     # at i = k, j = k − 1: a cut
+    for regime, top in ((K >= 2, K**2 + K - 1), (sympy.Eq(K, 1), sympy.Integer(2))):
+        assert stays._at_most(f - top, regime, ranges, Decider())
+        assert not stays._at_most(f - top + 1, regime, ranges, Decider())
+    pieces = stays._pieces(f)
+    assert all(sum(p.subs({K: 5, i: a, j: b}) for p, c in pieces if c.subs({K: 5, i: a, j: b})) == f.subs({K: 5, i: a, j: b})
+               for a in range(1, 6) for b in range(1, 6))
+
+
 def test_the_peak_of_a_schedule_failing_ring_locality_is_not_derived_nor_an_internal_error():
     """Algorithm 1's hints on a mutant whose phase 1 reads the wrong column: ring-locality is
     refuted, so the stays the peak counts are not the schedule's; the peak derived from them
@@ -324,12 +343,13 @@ def test_the_memory_table_of_context_parallel_md_is_what_prove_prints():
     import re
     from pathlib import Path
     text = (Path(__file__).parent.parent / "docs" / "context-parallel.md").read_text()
-    rows = re.findall(r"^\| `([a-z-]+)` \| ([^|]+) \| ([\d / ]+) \|$", text, re.M)
+    rows = re.findall(r"^\| `([a-z-]+)` \| ([^|]+) \| ([^|]+) \| (\d+(?: / \d+)+) \|$", text, re.M)
     assert len(rows) == 8
     reg = registry()
-    for name, inputs, peaks in rows:
+    for name, inputs, exact, peaks in rows:
         got = held.summary(reg[name], Session())
         assert got["at"]["per_pe"] == [int(x) for x in peaks.split("/")], name
+        assert exact.startswith("—") == (got["closed_form"] is None), name     # no proved peak claimed
         if got["inputs_on_pe"] is None:
             assert inputs.startswith("not derived"), name
         else:
@@ -425,7 +445,8 @@ def test_idle_pes_refuse_a_ring_step_whose_data_arrive_within_it():
 @pytest.mark.slow
 def test_ring_attentions_stay_hints_are_proved_and_give_the_ring_models_occupancy_at_every_cycle():
     """The machinery on a second target: copies passed on, a lock-step group of forms, a PE that
-    sends to itself (m = 1). Its peak is not derived (Z3 does not show the largest for k, m ≥ 3)."""
+    sends to itself (m = 1). Slow: the default run keeps Algorithm 1's occupancy compared with the
+    ring model (test_algorithm_1s_exact_peak_is_proved_and_is_the_ring_models_at_every_size)."""
     from dataclasses import replace
     from helpers.forward_stays import STAYS
     from ringproof.model.ring.memory import occupancy
@@ -451,7 +472,9 @@ def test_ring_attentions_stay_hints_are_proved_and_give_the_ring_models_occupanc
 @pytest.mark.slow
 def test_ring_attentions_exact_peak_is_derived_with_its_hints_and_is_the_ring_models():
     """3k(2d + 1) for k, m ≥ 3 (its q, two K and two V blocks, its o rows, running maxima and sums
-    and one row's scores); `held.exact` compares it with the ring model at every n, d ≤ 12."""
+    and one row's scores); `held.exact` compares it with the ring model at every n, d ≤ 12. Slow
+    (two derivations): the default run keeps Algorithm 1's exact peak and the bound against
+    enumeration (test_the_peaks_bound_proves_the_largest_value_and_refutes_one_less_as_enumeration_does)."""
     from dataclasses import replace
     from helpers.forward_stays import PEAK, STAYS
     from ringproof.proofs.ring.counting import check_sizes
@@ -577,6 +600,91 @@ def test_algorithm_3s_peak_is_not_derived_from_its_hints():
     inputs, _ = held.inputs_on(S, session)
     with pytest.raises(stays.NotDerived, match="phase phase1: .*not shown within"):
         stays.peak(S, session, inputs)
+
+
+CAUSAL = ("ring-attention-causal", "striped", "zigzag")
+
+
+def _causal_with_hints(name, last=None):
+    from dataclasses import replace
+    from helpers.causal_stays import stays
+    hints = stays(name)
+    return replace(registry()[name], stays={**hints, "last": {**hints["last"], **(last or {})}})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", CAUSAL)
+def test_the_causal_forwards_stay_hints_are_proved_and_are_the_ring_models_last_uses(name):
+    """tests/helpers/causal_stays.py: 24 hint checks proved, and a use marked last exactly where the
+    ring model's stay of its datum has no later use, a copy marked alone exactly where no one uses
+    it, at every size n ≤ 12 (d = n). Slow: the default run keeps a wrong one refuted
+    (test_a_causal_forwards_hint_that_frees_a_block_a_row_early_is_refuted)."""
+    from ringproof.proofs.ring import stays
+    from ringproof.proofs.ring.counting import check_sizes
+    from ringproof.proofs.ring.smt import discharge
+    S, session = _causal_with_hints(name), Session()
+    todo = stays.checks(S)
+    assert len(todo) == 24 and all(discharge(c, session).verdict is Verdict.PROVED for c in todo)
+    for n, m, d in check_sizes(S.shape):
+        if d != n:
+            continue
+        last, alone = _marks_and_last_uses(S, n, m)
+        assert set(last) == set(S.stays["last"]) - {("out", "y")}, (n, m)      # y is made, read by no one
+        for key, pairs in last.items():
+            assert all(mark == truth for mark, truth in pairs), (key, n, m)
+        assert alone and all(mark == truth for mark, truth in alone), (n, m)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, why", [("ring-attention-causal", "more than 256 cases of digits"),
+                                       ("striped", "cannot count under the condition"),
+                                       ("zigzag", "splits into more than 256 cases")])
+def test_the_causal_forwards_occupancy_is_not_counted_from_their_hints(name, why):
+    """The mask compares the key of the block a PE holds (its owner (l − s) mod m) with the row, with
+    the iteration kept: the counter does not count it within its cases, so no peak is derived and
+    the targets carry no hints; where the counter learns these counts, this test fails and the
+    hints can be given a peak and registered."""
+    from ringproof.proofs.ring import stays
+    S, session = _causal_with_hints(name), Session()
+    inputs, _ = held.inputs_on(S, session)
+    with pytest.raises(stays.NotDerived, match=f"phase ring.MAC: .*{why}"):
+        stays.occupancy(S, session, inputs)
+
+
+def test_a_causal_forwards_hint_that_frees_a_block_a_row_early_is_refuted():
+    """A K block marked last at the row before the last: the check that a marked end is an end is
+    refuted (the last row reads it again with no new arrival)."""
+    from ringproof.proofs.ring import stays
+    from ringproof.proofs.ring.smt import discharge
+    from ringproof.schedules.context_parallel import FORMS
+    S = _causal_with_hints("ring-attention-causal", {(FORMS["scores"], "k"): lambda P, ix: eq(ix.i, P.k - 1)})
+    (check,) = [c for c in stays.checks(S) if c.name == f"end of k before {FORMS['scores']}"]
+    assert discharge(check, Session()).verdict is Verdict.REFUTED
+
+
+@pytest.mark.slow
+def test_the_backward_rings_hints_are_proved_but_leave_the_return_hops_arrivals_unended():
+    """tests/helpers/backward_stays.py: 15 checks proved; the stays begun on PE l outnumber those the
+    hints end by the dk and dv rows moved home at step m (2·k·d: 2·4·16 = 128 at n = d = 16, m = 4),
+    which no hint can mark kept. Slow: the default run keeps Algorithm 1's stays counted, begun
+    against ended (test_algorithm_1s_exact_peak_is_proved_and_is_the_ring_models_at_every_size)."""
+    from dataclasses import replace
+    from helpers.backward_stays import STAYS
+    from ringproof.proofs.ring import stays
+    from ringproof.proofs.ring.nests import KD
+    from ringproof.proofs.ring.smt import discharge
+    S, session = replace(registry()["ring-attention-bwd"], stays=STAYS), Session()
+    todo = stays.checks(S)
+    assert len(todo) == 15 and all(discharge(c, session).verdict is Verdict.PROVED for c in todo)
+    inputs, _ = held.inputs_on(S, session)
+    with pytest.raises(stays.NotDerived, match="not shown to be as many") as got:
+        stays.occupancy(S, session, inputs)
+    import re
+    sizes, msg = {"k": K, "m": M, "kd": KD}, str(got.value)
+    begun = sympy.sympify(re.search(r"PE l \((.*?)\) are not shown", msg).group(1), locals=sizes)
+    ended = sympy.sympify(re.search(r"the hints end \((.*)\): some", msg).group(1), locals=sizes)
+    assert not (begun - ended).free_symbols - {K, M, KD}                # the same on every PE
+    assert (begun - ended).subs({K: 4, M: 4, KD: 4}) == 128, begun - ended
 
 
 def test_a_wrong_stay_hint_of_algorithm_3_is_refuted():

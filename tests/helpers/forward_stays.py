@@ -1,7 +1,8 @@
 """Stay hints of the non-causal `ring-attention` forward (`Schedule.stays`), kept for the tests: every
 one is proved, the occupancy they give is the ring model's at every cycle, and its largest is
-derived for every n, d, m (docs/proofs.md, "Balance and memory"), but in about 40 s of CPU, so the
-registered target carries none and `prove ring-attention` leaves its peak measured."""
+derived for every n, d, m (docs/proofs.md, "Balance and memory"), but in about 7 s of CPU
+(`benchmarks/bench_peak.py`), which would triple `prove ring-attention`'s time, so the registered
+target carries none and leaves its peak measured."""
 
 from ringproof.schedules.context_parallel import FORMS
 from ringproof.schedules.expr import and_, eq, ge, gt, or_

@@ -1,0 +1,80 @@
+"""The exact memory peak (`held.exact`: the stay hints' checks, the occupancy in closed form, its
+largest shown by the case-by-case bound, the comparison with the ring model): its CPU seconds.
+
+    python benchmarks/bench_peak.py [--repeat 3] [--against REV]
+
+Figures, each a fresh process, the median of --repeat runs of its CPU seconds (user + system):
+Algorithm 1 (the registered target with hints, n(3n + 1)/m) as the peer, and the non-causal
+`ring-attention` forward with the hints of tests/helpers/forward_stays.py (3k(2d + 1) for k, m ≥ 3).
+--against REV also runs each on the code of git revision REV (speed.py's temporary tree), each run
+right after the same run here, and prints REV's seconds over these.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from speed import revision  # noqa: E402
+
+TESTS = str(Path(__file__).resolve().parent.parent / "tests")
+CODE = f"""import sys
+sys.path.insert(0, {TESTS!r})
+from dataclasses import replace
+from ringproof.proofs.cli.targets import registry
+from ringproof.proofs.ring import held
+S = registry()[sys.argv[1]]
+if sys.argv[1] == "ring-attention":
+    from helpers.forward_stays import PEAK, STAYS
+    S = replace(S, stays={{**STAYS, "peak": PEAK}})
+top, why = held.exact(S)
+print(top if top is not None else why)
+sys.exit(0 if top is not None else 1)
+"""
+TARGETS = ("algo1", "ring-attention")
+
+
+def cpu(target: str, env: dict | None = None) -> tuple[float, int]:
+    """(CPU seconds, exit code) of one fresh process deriving `target`'s exact peak."""
+    proc = subprocess.Popen([sys.executable, "-P", "-c", CODE, target], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=env)
+    _, status, usage = os.wait4(proc.pid, 0)
+    return usage.ru_utime + usage.ru_stime, os.waitstatus_to_exitcode(status)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--against", metavar="REV")
+    args = ap.parse_args()
+    print(f"load average before: {os.getloadavg()[0]:.2f}")
+
+    def measure(env_then):
+        for target in TARGETS:
+            here, then = [], []
+            for _ in range(args.repeat):
+                here.append(cpu(target))
+                if env_then is not None:
+                    then.append(cpu(target, env_then))
+            line = f"{target:16s} {statistics.median(s for s, _ in here):7.2f} s CPU (exit {sorted({c for _, c in here})})"
+            if then:
+                s_then = statistics.median(s for s, _ in then)
+                line += (f"   {args.against}: {s_then:7.2f} s (exit {sorted({c for _, c in then})}), "
+                         f"ratio {s_then / statistics.median(s for s, _ in here):.1f}")
+            print(line, flush=True)
+
+    if args.against:
+        with revision(args.against) as env:
+            measure(env)
+    else:
+        measure(None)
+
+
+if __name__ == "__main__":
+    main()
