@@ -115,18 +115,17 @@ def _solve(schedule: Schedule, checks: list[Check], opts: Options, session: Sess
     """Results of the checks, and the schedule's counts if asked (computed in the same pool, first,
     since they are the longest tasks): the counts, and beside them their load part (balance,
     per ring step too) and the exact memory peak's derivation and hint checks, joined here."""
-    from ringproof.proofs.ring import held
     ms = [None] if opts.tier == "parametric" else list(range(1, opts.max_m + 1))
     keys = [(i, mv) for i in range(len(checks)) for mv in ms]
     tasks = [partial(_discharged, checks[i], mv, session, opts.smt2_dir) for i, mv in keys]
-    hints = held.hint_checks(schedule) if with_counts else []
     if with_counts:
+        from ringproof.proofs.ring import held    # and sympy, before the workers fork: the tasks
+        #                                              need it, and the parent prints their lines with it
+        hints = held.hint_checks(schedule)
         tasks[:0] = [partial(_count_and_balance, schedule, opts, session),
                      partial(_step_task, schedule, opts, session),
                      partial(held.apart, schedule, session),
                      *[partial(_discharged, c, None, session, None) for c in hints]]
-        import sympy     # noqa: F401 -- before the workers fork: the tasks need it, and the
-        #                  parent prints their lines with it after
     raw = run_all(tasks, opts.jobs)
     if with_counts:
         (counted, balance), steps, parts = raw[:3]
