@@ -218,11 +218,12 @@ def _stays(S, **changes):
 def test_algorithm_1s_exact_peak_is_proved_and_is_the_ring_models_at_every_size():
     from ringproof.proofs.ring import stays
     from ringproof.proofs.ring.counting import check_sizes
-    S = registry()["algo1"]
-    got = held.summary(S, Session())
+    S, session = registry()["algo1"], Session()
+    got = held.summary(S, session)
     assert sympy.simplify(sympy.sympify(got["closed_form"]) - N * (3 * N + 1) / Mm) == 0
     assert got["reason"] == "" and got["hint_checks"] == len(stays.checks(S)) > 0
     assert got["peak_at"] == [{"phase": "phase1", "h": "1", "i": "k", "j": "1", "l": "1"}]
+    _joined_apart_is_exact(S, session)
     for n, m, d in check_sizes(S.shape):
         assert max(peak_per_pe(build_trace(S, n, m, d))) == n * (3 * n + 1) // m, (n, m)
     # the occupancy of PE l at every iteration is the ring model's, cycle by cycle
@@ -238,6 +239,19 @@ def test_algorithm_1s_exact_peak_is_proved_and_is_the_ring_models_at_every_size(
             for x in range(pt.size):
                 args = [int(pt.pe[x])] + [int(pt.index[str(v)][x]) for v, _, _ in loops]
                 assert int(fn(*args)) == occ[args[0] - 1, int(pt.cycle[x])], (pt.phase.name, args)
+
+
+def _joined_apart_is_exact(S, session):
+    """The prover's pool derives the peak (`held.apart`) beside its hint checks and joins them: the
+    answer is `exact`'s, and a hint check not proved is the reason, whatever the peak."""
+    from dataclasses import replace
+    from ringproof.proofs.ring.smt import Outcome
+    parts, checks = held.apart(S, session), held.hint_checks(S)
+    proved = [Outcome(c, Verdict.PROVED, 0.0) for c in checks]
+    assert held.join(S, Session(), parts, proved) == held.exact(S, session)
+    refuted = proved[:2] + [replace(proved[2], verdict=Verdict.REFUTED, n=2, m=2)] + proved[3:]
+    top, why = held.join(S, Session(), parts, refuted)
+    assert top is None and why == f"{held.NOT_DERIVED}the hint check {checks[2].phase}: {checks[2].name} is refuted (n=2, m=2)"
 
 
 def test_a_memory_claim_equal_to_the_derived_peak_is_proved_where_the_sources_are():
