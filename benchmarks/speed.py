@@ -258,6 +258,14 @@ process; exit is the command's exit code (0 proved, 1 refuted, 2 unknown).
   sort), int32 indices, numpy's mod by a constant through floor division.
 - **The bit-level check of a fixed run** (docs/bitlevel.md) has memory variables only at the run's
   points instead of at every cycle; the per-cycle encoding is its peer above.
+- **The exact memory peak apart** (after f974040, outputs unchanged): its derivation and each of
+  its hint checks are pool tasks of their own, joined in the parent; the counts and the balance per
+  PE one task (they read the same per-phase forms: in two, algo3-fast's workers derived them
+  twice), the balance per ring step another. `benchmarks/pool_span.py --against 192e949` (seconds
+  on two idle cores estimated from CPU seconds, medians of 3, at a load of 1.7-2.5: upper
+  bounds): algo1 3.30 → 2.41 (its longest task was the balance with the peak, 2.6 s), algo3-fast 5.77 →
+  5.26, zigzag 5.01 → 5.01: zigzag's 7.7 s of tasks already fill both workers evenly, so under 5 s
+  it needs less work, not another split.
 """
 
 if __name__ == "__main__":

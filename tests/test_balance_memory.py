@@ -178,17 +178,18 @@ def test_a_mutant_whose_coverage_fails_gets_no_per_pe_form_over_its_terms():
 
 def test_inputs_per_pe_are_a_proved_lower_bound_of_the_measured_peak():
     reg = registry()
+    printed = {}
     for name in ("algo1", "algo3", "algo2-general", "ring-attention", "striped", "ring-attention-causal-bwd", "zigzag"):
-        S = reg[name]
-        form, why = held.inputs_on(S, Session())
+        S, session = reg[name], Session()       # one session: the summary prints the form derived here
+        form, why = held.inputs_on(S, session)
         assert why == "", name
-        got = held.summary(S, Session())["inputs_on_pe"]
+        got = printed[name] = held.summary(S, session)["inputs_on_pe"]
         for n, m, d in S.shape.sizes(8, 4)[:12]:
             peaks = peak_per_pe(build_trace(S, n, m, d))
             homed = held._homed(S, n, m, d)
             assert [_value(got, n, m, d, l) for l in range(1, m + 1)] == homed, (name, n, m, d)
             assert all(h <= p for h, p in zip(homed, peaks)), (name, n, m, d)
-    assert sympy.simplify(sympy.sympify(held.summary(reg["algo1"])["inputs_on_pe"]) - 3 * N**2 / Mm) == 0
+    assert sympy.simplify(sympy.sympify(printed["algo1"]) - 3 * N**2 / Mm) == 0
 
 
 def test_a_wrong_memory_claim_is_refuted_and_replayed_on_the_ring_model():
@@ -217,11 +218,12 @@ def _stays(S, **changes):
 def test_algorithm_1s_exact_peak_is_proved_and_is_the_ring_models_at_every_size():
     from ringproof.proofs.ring import stays
     from ringproof.proofs.ring.counting import check_sizes
-    S = registry()["algo1"]
-    got = held.summary(S, Session())
+    S, session = registry()["algo1"], Session()
+    got = held.summary(S, session)
     assert sympy.simplify(sympy.sympify(got["closed_form"]) - N * (3 * N + 1) / Mm) == 0
     assert got["reason"] == "" and got["hint_checks"] == len(stays.checks(S)) > 0
     assert got["peak_at"] == [{"phase": "phase1", "h": "1", "i": "k", "j": "1", "l": "1"}]
+    _joined_apart_is_exact(S, session)
     for n, m, d in check_sizes(S.shape):
         assert max(peak_per_pe(build_trace(S, n, m, d))) == n * (3 * n + 1) // m, (n, m)
     # the occupancy of PE l at every iteration is the ring model's, cycle by cycle
@@ -239,14 +241,28 @@ def test_algorithm_1s_exact_peak_is_proved_and_is_the_ring_models_at_every_size(
                 assert int(fn(*args)) == occ[args[0] - 1, int(pt.cycle[x])], (pt.phase.name, args)
 
 
+def _joined_apart_is_exact(S, session):
+    """The prover's pool derives the peak (`held.apart`) beside its hint checks and joins them: the
+    answer is `exact`'s, and a hint check not proved is the reason, whatever the peak."""
+    from dataclasses import replace
+    from ringproof.proofs.ring.smt import Outcome
+    parts, checks = held.apart(S, session), held.hint_checks(S)
+    proved = [Outcome(c, Verdict.PROVED, 0.0) for c in checks]
+    assert held.join(S, Session(), parts, proved) == held.exact(S, session)
+    refuted = proved[:2] + [replace(proved[2], verdict=Verdict.REFUTED, n=2, m=2)] + proved[3:]
+    top, why = held.join(S, Session(), parts, refuted)
+    assert top is None and why == f"{held.NOT_DERIVED}the hint check {checks[2].phase}: {checks[2].name} is refuted (n=2, m=2)"
+
+
 def test_a_memory_claim_equal_to_the_derived_peak_is_proved_where_the_sources_are():
     from dataclasses import replace
     from ringproof.proofs.ring.prover import verify
     S = replace(registry()["algo1"], notes={"claims": {"memory": "n*(3*n + 1)/m"}})
-    results = verify(S, Options(properties=("counts", "ring-locality", "data-flow")))
+    session = Session()         # the second run reuses the first one's peak: what differs is what it rests on
+    results = verify(S, Options(properties=("counts", "ring-locality", "data-flow")), session)
     (counts,) = [r for r in results if r.property == "counts"]
     assert counts.verdict is Verdict.PROVED, counts.reason
-    (alone,) = verify(S, Options(properties=("counts",)))        # its stays rest on the sources
+    (alone,) = verify(S, Options(properties=("counts",)), session)        # its stays rest on the sources
     assert alone.verdict is Verdict.UNKNOWN and "ring-locality" in alone.reason
     memory = alone.details["memory"]                              # printed as derived, not proved
     assert memory["closed_form"] is None and memory["derived"] and "not proved in this run" in memory["reason"]

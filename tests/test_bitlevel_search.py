@@ -1,5 +1,7 @@
 """The optimal-schedule search: witnesses are valid, minima agree across solvers and formulations."""
 
+import functools
+
 import pytest
 
 from ringproof.model.bitlevel import check_run
@@ -16,9 +18,16 @@ TINY = [("plain", 2, 2), ("symmetric", 2, 2), ("masked", 2, 2), ("masked", 3, 3)
         ("masked", 3, 2)]
 
 
+@functools.cache
+def minimum(variant, n, m, lemmas=True):
+    """The search with its default options (and `lemmas`), run once per module: several tests check
+    their own way of finding the minimum, or its witness, against it."""
+    return search(variant, n, m, timeout=60, lemmas=lemmas)
+
+
 @pytest.mark.parametrize("variant,n,m", TINY)
 def test_witness_is_valid_for_both_checkers(variant, n, m):
-    r = search(variant, n, m, timeout=60, lemmas=False)
+    r = minimum(variant, n, m, lemmas=False)
     assert r.proven and r.schedule.T == r.min_cycles == r.unsat_below + 1
     assert r.min_cycles >= r.lower_bound  # the lemmas never exceed a solver-proven minimum
     assert check_run(r.schedule) == []
@@ -28,8 +37,8 @@ def test_witness_is_valid_for_both_checkers(variant, n, m):
 @pytest.mark.parametrize("variant,n,m", TINY + [("plain", 3, 3), ("masked", 4, 2)])
 def test_lemma_start_skips_no_satisfiable_T(variant, n, m):
     """Starting at the lemma bound finds the minimum the solver alone proves from slot counting."""
-    solver_only = search(variant, n, m, timeout=60, lemmas=False)
-    r = search(variant, n, m, timeout=60)
+    solver_only = minimum(variant, n, m, lemmas=False)
+    r = minimum(variant, n, m)
     assert r.proven and r.min_cycles == solver_only.min_cycles
     assert r.lemma_below == r.lower_bound - 1 <= r.unsat_below
     assert all(a.T > r.lemma_below for a in r.attempts)
@@ -37,13 +46,13 @@ def test_lemma_start_skips_no_satisfiable_T(variant, n, m):
 
 @pytest.mark.parametrize("variant,n,m", TINY[:4])
 def test_minimum_agrees_with_z3_sat_core(variant, n, m):
-    assert search(variant, n, m, solver="z3", timeout=60).min_cycles == search(variant, n, m).min_cycles
+    assert search(variant, n, m, solver="z3", timeout=60).min_cycles == minimum(variant, n, m).min_cycles
 
 
 @pytest.mark.parametrize("variant,n,m", TINY)
 def test_minimum_agrees_with_barrier_variable_formulation(variant, n, m):
     """Second formulation: no phase splitting, no busy-slot clauses, barriers as variables, CaDiCaL."""
-    best = search(variant, n, m).min_cycles
+    best = minimum(variant, n, m).min_cycles
     prob = BitProblem(variant, n, m)
     for T, expect in ((best, SatVerdict.SAT), (best - 1, SatVerdict.UNSAT)):
         enc = Encoding(prob, T)
@@ -52,8 +61,8 @@ def test_minimum_agrees_with_barrier_variable_formulation(variant, n, m):
 
 
 def test_known_minima_of_the_paper():
-    assert search("masked", 3, 3).min_cycles == 17  # Table II: 17, 16 proven unachievable
-    assert search("symmetric", 3, 3).min_cycles == 21  # Table I
+    assert minimum("masked", 3, 3).min_cycles == 17  # Table II: 17, 16 proven unachievable
+    assert minimum("symmetric", 3, 3).min_cycles == 21  # Table I
 
 
 def test_custom_placement_by_columns():
@@ -110,7 +119,7 @@ def test_staged_path_finds_a_valid_witness():
 @pytest.mark.parametrize("variant,n,m", [("plain", 2, 2), ("masked", 3, 3), ("masked", 3, 2), ("symmetric", 3, 3)])
 def test_feature_symmetry_breaking_keeps_the_minimum(variant, n, m, monkeypatch):
     """The solver-only minimum is the same with the feature orderings switched off."""
-    broken = search(variant, n, m, lemmas=False).min_cycles
+    broken = minimum(variant, n, m, lemmas=False).min_cycles
     monkeypatch.setattr(Encoding, "_break_feature_symmetry", lambda self: None)
     assert search(variant, n, m, lemmas=False).min_cycles == broken
 

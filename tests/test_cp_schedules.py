@@ -30,14 +30,22 @@ def verify(schedule, opts=Options()):
 TARGETS = NAMES + [f"{name}-bwd" for name in NAMES]
 
 
+@pytest.fixture(scope="module")
+def sessions():
+    """target -> the session of its whole proof, for this module's tests that read the same
+    derivation (the counts of `test_the_move_counts_...`) or the counter's answers for its shape
+    (the balance claims) rather than derive them again."""
+    return {}
+
+
 @pytest.mark.parametrize("name", TARGETS)
-def test_each_target_proves_at_tier_parametric(name):
+def test_each_target_proves_at_tier_parametric(name, sessions):
     """Every property proved; the proved cycles and ops are the ring model's at sizes beyond those
     `counts` checks by enumeration."""
     from ringproof.model.ring.machine import run
 
     schedule = registry()[name]
-    results = verify(schedule)
+    results = _verify(schedule, Options(), sessions.setdefault(name, Session()))
     assert {r.tier for r in results} == {"parametric"}
     for r in results:
         assert r.verdict is Verdict.PROVED, (r.property, r.phase, r.reason)
@@ -197,19 +205,20 @@ def test_the_pairs_per_rank_closed_forms_agree_with_enumeration(name):
             assert counted == [cp.pairs(P, r) for r in range(m)], (name, n, m)
 
 
-def test_a_claim_of_balance_0_is_refuted_for_contiguous_causal_and_not_for_zigzag():
+def test_a_claim_of_balance_0_is_refuted_for_contiguous_causal_and_not_for_zigzag(sessions):
     """The imbalanced example: rank r computes k²·r + k(k+1)/2 pairs; zigzag's spread is 0, derived
-    for every n (`spread`: its guarded nest counted on PE l)."""
+    for every n (`spread`: its guarded nest counted on PE l). In the sessions of the targets' whole
+    proofs where this module ran them: the counter's answers for their shapes are reused."""
     from dataclasses import replace
 
     claims = {"balance": "0"}
     causal = replace(registry()["ring-attention-causal"], notes={"claims": claims})
-    (result,) = verify(causal, Options(properties=("counts",)))
+    (result,) = _verify(causal, Options(properties=("counts",)), sessions.setdefault("ring-attention-causal", Session()))
     assert result.verdict is Verdict.REFUTED
     cex = result.counterexample
     assert (cex.n, cex.m) == (2, 2)            # the smallest size with two ranks: 1 pair against 2
     zigzag = replace(registry()["zigzag"], notes={"claims": claims})
-    (result,) = verify(zigzag, Options(properties=("counts",)))
+    (result,) = _verify(zigzag, Options(properties=("counts",)), sessions.setdefault("zigzag", Session()))
     assert result.verdict is Verdict.PROVED
 
 
@@ -316,15 +325,16 @@ def test_the_forward_without_the_rescale_is_refuted_at_its_smallest_size(name):
 
 
 @pytest.mark.parametrize("name", ["zigzag", "ring-attention-causal", "zigzag-bwd"])
-def test_the_move_counts_are_derived_and_agree_with_the_ring_model_beyond_the_checked_sizes(name):
+def test_the_move_counts_are_derived_and_agree_with_the_ring_model_beyond_the_checked_sizes(name, sessions):
     """A rank forwards keys in the steps its mask skips: those MOVE cycles are derived in closed form
     (the PE index's digits split as for balance), checked by enumeration up to n = 12 by `counts`
-    itself, and here against the ring model at larger sizes."""
+    itself, and here against the ring model at larger sizes (the counts of the target's whole proof
+    where this module ran it)."""
     from ringproof.model.ring.machine import run
     from ringproof.proofs.ring.counting import counts
 
     schedule = registry()[name]
-    c = counts(schedule, Session())
+    c = counts(schedule, sessions.setdefault(name, Session()))
     assert c.ops["MOVE"] is not None and "MOVE" not in c.why, c.why
     for n, m, d in ((16, 4, 4), (24, 2, 2), (16, 8, 8)):
         assert c.at(n, m, d, schedule.shape)["ops"]["MOVE"] == run(schedule, n, m, d=d).ops["MOVE"], (n, m, d)

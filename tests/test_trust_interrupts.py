@@ -12,6 +12,27 @@ def _live(group: int) -> list[str]:
     return [line for line in ps.stdout.splitlines() if line.split()[1][0] != "Z"]
 
 
+def _spent(group: int, seconds: float, timeout: float = 60.0) -> None:
+    """Wait until the processes of `group` have used `seconds` of CPU (or `timeout` has passed)."""
+    import os
+    import time
+
+    tick = os.sysconf("SC_CLK_TCK")
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        used = 0
+        for line in _live(group):
+            try:
+                with open(f"/proc/{line.split()[0]}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:          # ended meanwhile
+                continue
+            used += int(fields[11]) + int(fields[12])      # utime, stime
+        if used >= seconds * tick:
+            return
+        time.sleep(0.1)
+
+
 def _interrupting_command(monkeypatch, body):
     """`prove algo1` whose verification runs `body` instead (in this process)."""
     from ringproof.proofs.cli import verify
@@ -80,7 +101,7 @@ def test_ctrl_c_stops_within_a_second_and_leaves_no_worker(jobs):
     proc = subprocess.Popen([str(prove), "algo2", "--tier", "per-m", "--max-m", "64", "--jobs", jobs], stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True, start_new_session=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    time.sleep(6)
+    _spent(proc.pid, 3.0)      # past the imports and the checks' derivation (about 1 s of CPU), on any load
     assert proc.poll() is None, "finished before the interrupt: the test would prove nothing"
     start = time.perf_counter()
     os.killpg(proc.pid, signal.SIGINT)

@@ -52,6 +52,51 @@ def exact(schedule, session=None):
     hit = session.balanced.get(("peak", id(schedule)))
     if hit is not None and hit[0] is schedule:
         return hit[1]
+    result = _early(schedule, session) or _checked(schedule, stays.checks(schedule), lambda c: discharge(c, session),
+                                                   lambda: _peak(schedule, session))
+    session.balanced[("peak", id(schedule))] = (schedule, result)
+    return result
+
+
+# `exact` in parts that may run in separate processes (the prover's pool): `apart` and each of
+# `hint_checks` discharged, then `join`ed in the caller's session.
+
+def hint_checks(schedule) -> list:
+    """The checks of the stays' hints that `exact` may ask Z3 (none where it asks none)."""
+    from ringproof.proofs.ring import stays
+    if not schedule.stays.get("peak"):
+        return []
+    try:
+        return stays.checks(schedule)
+    except stays.NotDerived:        # `_early` says why
+        return []
+
+
+def apart(schedule, session) -> tuple:
+    """(`inputs_on`'s answer, `exact`'s answer where it asks no hint check or else the peak derived
+    with them assumed proved, whether it was the former): `exact` but its hint checks."""
+    early = _early(schedule, session)
+    return inputs_on(schedule, session), early is not None, early or _peak(schedule, session)
+
+
+def join(schedule, session, part: tuple, outcomes: list):
+    """`exact`'s answer from `apart`'s `part` and the `outcomes` (`smt.Outcome`) of `hint_checks`,
+    in its order, kept in `session` as if `exact` had run there."""
+    from ringproof.proofs.ring import stays
+    inputs, early, got = part
+    if inputs[0] is not None:
+        session.balanced[("inputs", id(schedule))] = (schedule, inputs)
+    answers = iter(outcomes)
+    result = got if early else _checked(schedule, stays.checks(schedule), lambda c: next(answers), lambda: got)
+    session.balanced[("peak", id(schedule))] = (schedule, result)
+    return result
+
+
+def _early(schedule, session):
+    """`exact`'s answer where it asks no hint check: no hints, the inputs on PE l not counted, a
+    count the occupancy needs whatever the hints mark failing (`stays.probe`), the hints' checks
+    not derived; else None."""
+    from ringproof.proofs.ring import stays
     if not schedule.stays.get("peak"):
         blocked = stays.blockers(schedule, session)
         return None, WHY + (f"; {BLOCKED}{'; '.join(blocked)}" if blocked else "")
@@ -60,20 +105,34 @@ def exact(schedule, session=None):
         return None, why
     try:
         stays.probe(schedule, session)
-        todo = stays.checks(schedule)
-        for c in todo:
-            out = discharge(c, session)
-            if out.verdict is not Verdict.PROVED:
-                at = f" (n={out.n}, m={out.m})" if out.verdict is Verdict.REFUTED else f" ({out.reason})"
-                raise stays.NotDerived(f"the hint check {c.phase}: {c.name} is {out.verdict.value}{at}")
-        top = stays.peak(schedule, session, inputs)
+        stays.checks(schedule)
     except stays.NotDerived as e:
-        result = None, f"{NOT_DERIVED}{e}"
-    else:
-        off = _check_peak(schedule, top["form"])
-        result = (None, off) if off else (top["form"], {"at": top["at"], "checks": len(todo)})
-    session.balanced[("peak", id(schedule))] = (schedule, result)
-    return result
+        return None, f"{NOT_DERIVED}{e}"
+    return None
+
+
+def _checked(schedule, todo: list, outcome, peak):
+    """`exact`'s answer from its hint checks `todo` (`outcome(check)`: the check's `smt.Outcome`,
+    asked in order up to the first not proved, which is the reason) and `peak()`, `_peak`'s answer."""
+    for c in todo:
+        out = outcome(c)
+        if out.verdict is not Verdict.PROVED:
+            at = f" (n={out.n}, m={out.m})" if out.verdict is Verdict.REFUTED else f" ({out.reason})"
+            return None, f"{NOT_DERIVED}the hint check {c.phase}: {c.name} is {out.verdict.value}{at}"
+    top, how = peak()
+    return (None, how) if top is None else (top, {"at": how, "checks": len(todo)})
+
+
+def _peak(schedule, session):
+    """The peak derived from the stays with their hint checks assumed proved: (form, the hint's
+    iterations) or (None, why not)."""
+    from ringproof.proofs.ring import stays
+    try:
+        top = stays.peak(schedule, session, inputs_on(schedule, session)[0])
+    except stays.NotDerived as e:
+        return None, f"{NOT_DERIVED}{e}"
+    off = _check_peak(schedule, top["form"])
+    return (None, off) if off else (top["form"], top["at"])
 
 
 def _check_peak(schedule, form) -> str:

@@ -114,17 +114,25 @@ def _discharged(check: Check, m_value, session: Session, smt2_dir: str | None):
 def _solve(schedule: Schedule, checks: list[Check], opts: Options, session: Session, with_counts: bool = False):
     """Results of the checks, and the schedule's counts if asked (computed in the same pool, first,
     since they are the longest tasks): the counts, and beside them their load part (balance,
-    per ring step too, and memory)."""
+    per ring step too) and the exact memory peak's derivation and hint checks, joined here."""
     ms = [None] if opts.tier == "parametric" else list(range(1, opts.max_m + 1))
     keys = [(i, mv) for i in range(len(checks)) for mv in ms]
     tasks = [partial(_discharged, checks[i], mv, session, opts.smt2_dir) for i, mv in keys]
     if with_counts:
-        tasks[:0] = [partial(_count_task, schedule, opts, session, load=False),
-                     partial(_load_part, schedule, opts, session)]
-        import sympy     # noqa: F401 -- before the workers fork: both tasks need it, and the
-        #                  parent prints their lines with it after
+        from ringproof.proofs.ring import held    # and sympy, before the workers fork: the tasks
+        #                                              need it, and the parent prints their lines with it
+        hints = held.hint_checks(schedule)
+        tasks[:0] = [partial(_count_and_balance, schedule, opts, session),
+                     partial(_step_task, schedule, opts, session),
+                     partial(held.apart, schedule, session),
+                     *[partial(_discharged, c, None, session, None) for c in hints]]
     raw = run_all(tasks, opts.jobs)
-    derived = _with_load(schedule, opts, raw.pop(0), *raw.pop(0)) if with_counts else None
+    if with_counts:
+        (counted, balance), steps, parts = raw[:3]
+        held.join(schedule, session, parts, raw[3:3 + len(hints)])
+        del raw[:3 + len(hints)]
+    derived = _with_load(schedule, opts, counted, _memory_part(schedule, session, balance), steps) \
+        if with_counts else None
     outcomes: dict = {}
     for (i, _), o in zip(keys, raw):
         outcomes.setdefault(i, []).append(replace(o, check=checks[i]))
@@ -331,8 +339,8 @@ def _count_task(schedule: Schedule, opts: Options, session: Session, keep: bool 
     Every claimed kind is checked: shown equal to its derived form (proved), refuted at a size
     (replayed on the ring model), or, where its form is not derived or no size up to the sampled
     bound tells them apart, `unknown` saying which kind and why. Claims of balance and memory are
-    decided by `spread` and `held` (`_load_task`; without `load`, left for `_with_load`, the pool
-    running that task beside this one)."""
+    decided by `spread` and `held` (`_load_task`; without `load`, left for `_with_load`: `_solve`'s
+    pool computes them in `_count_and_balance` and the exact memory peak's tasks)."""
     from ringproof.proofs.ring.counting import check_claim, claim_bound, counts, derived_parameters
     from ringproof.proofs.ring.readable import readable
 
@@ -388,18 +396,44 @@ def _count_task(schedule: Schedule, opts: Options, session: Session, keep: bool 
 def _load_task(schedule: Schedule, session: Session) -> tuple:
     """(balance summary, memory summary, [(verdict, why, counterexample) of each claim of balance or
     memory, in the claims' order], seconds): the load part of the counts result."""
-    from ringproof.proofs.ring import held, spread
+    return _memory_part(schedule, session, _balance_task(schedule, session))
+
+
+def _balance_task(schedule: Schedule, session: Session) -> tuple:
+    """(balance summary, {position of a balance claim among the claims of balance or memory: its
+    verdict}, seconds)."""
+    from ringproof.proofs.ring import spread
 
     t0 = time.perf_counter()
-    balance, memory = spread.summary(schedule, session, steps=False), held.summary(schedule, session)
-    verdicts = [spread.check_claim(schedule, claim, session) if what == "balance" else held.check_claim(schedule, claim)
-                for what, claim in schedule.notes.get("claims", {}).items() if what in LOAD_CLAIMS]
-    return balance, memory, verdicts, time.perf_counter() - t0
+    balance = spread.summary(schedule, session, steps=False)
+    verdicts = {i: spread.check_claim(schedule, claim, session) for i, (what, claim) in enumerate(_load_claims(schedule))
+                if what == "balance"}
+    return balance, verdicts, time.perf_counter() - t0
 
 
-def _load_part(schedule: Schedule, opts: Options, session: Session) -> tuple:
-    """(`_load_task`, `_step_task`): the load part of the counts result, as one pool task."""
-    return _load_task(schedule, session), _step_task(schedule, opts, session)
+def _memory_part(schedule: Schedule, session: Session, balanced: tuple) -> tuple:
+    """`_load_task`'s answer from `_balance_task`'s: the memory summary and the verdicts of the
+    memory claims added (the exact peak from `session` where a pool joined it there)."""
+    from ringproof.proofs.ring import held
+
+    t0 = time.perf_counter()
+    balance, verdicts, seconds = balanced
+    memory = held.summary(schedule, session)
+    verdicts = {**verdicts, **{i: held.check_claim(schedule, claim, session)
+                               for i, (what, claim) in enumerate(_load_claims(schedule)) if what == "memory"}}
+    return balance, memory, [verdicts[i] for i in sorted(verdicts)], seconds + time.perf_counter() - t0
+
+
+def _load_claims(schedule: Schedule) -> list:
+    return [(what, claim) for what, claim in schedule.notes.get("claims", {}).items() if what in LOAD_CLAIMS]
+
+
+def _count_and_balance(schedule: Schedule, opts: Options, session: Session) -> tuple:
+    """(`_count_task` without its load part, `_balance_task`): one pool task, since they read the
+    same per-phase forms and counter's answers (in two tasks each worker derived them: 1.5 s more
+    CPU of algo3-fast's 10 s). The balance per ring step (`_step_task`) and the exact memory peak
+    are tasks of their own (with the step part, this was the longest task of zigzag's proof)."""
+    return _count_task(schedule, opts, session, load=False), _balance_task(schedule, session)
 
 
 def _step_task(schedule: Schedule, opts: Options, session: Session) -> dict:

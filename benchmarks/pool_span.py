@@ -1,0 +1,101 @@
+"""How long `prove TARGET` would take on two idle cores, from CPU seconds (which a shared machine's
+load changes much less than wall seconds).
+
+    python benchmarks/pool_span.py [TARGET ...] [--repeat K] [--against REV]
+
+For each target (default: algo1, zigzag, algo3-fast), one fresh process runs `prove TARGET --quiet
+--jobs 2` with each pool task timed in its worker (CPU seconds); it prints the parent's CPU seconds
+before the pool (interpreter, imports, the steps run on ints, the checks derived) and after it
+(verdicts, table), the tasks' CPU seconds, the three longest, and the pool's span: the tasks handed
+out in list order to whichever of two workers is free first, as `pool.run_all` does. The estimate
+is before + span + after: the wall time on two idle cores, less the forks and the interpreter's
+exit. --against REV runs the same on the code of git revision REV (`speed.py --against`'s temporary
+tree), each run right after the one here; medians of --repeat runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))        # speed.py: revisions
+
+PROBE = r"""
+import json, sys, time
+from ringproof.proofs.ring import pool, prover
+spans, run_all = [], pool.run_all
+
+def timed(task):
+    def run():
+        t0 = time.process_time()
+        return task(), time.process_time() - t0
+    return run
+
+def measured(tasks, jobs=0):
+    before = time.process_time()
+    out = run_all([timed(t) for t in tasks], jobs)
+    cost, free = [c for _, c in out], [0.0, 0.0]
+    for c in cost:
+        free[free.index(min(free))] += c
+    names = [getattr(getattr(t, "func", t), "__name__", "?") for t in tasks]
+    longest = sorted(zip(cost, names), reverse=True)[:3]
+    spans.append({"before": before, "span": max(free), "tasks": sum(cost), "after_pool": time.process_time(),
+                  "longest": [[n, round(c, 2)] for c, n in longest]})
+    return [r for r, _ in out]
+
+pool.run_all = prover.run_all = measured
+from ringproof.proofs.cli.main import main
+import io
+code = main([sys.argv[1], "--quiet", "--jobs", "2"], io.StringIO(), io.StringIO())
+s = spans[0]
+print(json.dumps({"exit": code, "before": s["before"], "span": s["span"], "tasks": s["tasks"],
+                  "after": time.process_time() - s["after_pool"], "longest": s["longest"]}))
+"""
+
+
+def probe(target: str, env: dict | None = None) -> dict:
+    p = subprocess.run([sys.executable, "-P", "-c", PROBE, target], env=env, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise SystemExit(f"{target}: {p.stderr.strip().splitlines()[-1:]}")
+    out = json.loads(p.stdout.strip().splitlines()[-1])
+    out["estimate"] = out["before"] + out["span"] + out["after"]
+    return out
+
+
+def line(runs: list[dict]) -> str:
+    med = {k: statistics.median(r[k] for r in runs) for k in ("before", "span", "tasks", "after", "estimate")}
+    longest = ", ".join(f"{n} {c}" for n, c in runs[len(runs) // 2]["longest"])
+    return (f"{med['estimate']:.2f} s (before {med['before']:.2f} + span {med['span']:.2f} of {med['tasks']:.2f} s "
+            f"of tasks + after {med['after']:.2f}; longest: {longest}; exit {runs[0]['exit']})")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("targets", nargs="*", default=["algo1", "zigzag", "algo3-fast"])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--against", help="git revision to measure the same way, interleaved")
+    args = ap.parse_args()
+    from speed import revision
+    import contextlib
+    print(f"load average {os.getloadavg()[0]:.1f}; estimated seconds on two idle cores, medians of {args.repeat}:")
+    with revision(args.against) if args.against else contextlib.nullcontext() as env:
+        for target in args.targets:
+            here, there = [], []
+            for _ in range(args.repeat):
+                here.append(probe(target))
+                if env is not None:
+                    there.append(probe(target, env))
+            print(f"{target}: {line(here)}")
+            if env is not None:
+                ratio = statistics.median(r["estimate"] for r in there) / statistics.median(r["estimate"] for r in here)
+                print(f"  {args.against}: {line(there)}; {args.against} / here {ratio:.2f}")
+    print(f"load average {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()
