@@ -270,10 +270,10 @@ def test_a_memory_claim_equal_to_the_derived_peak_is_proved_where_the_sources_ar
 
 
 def test_the_peaks_bound_proves_the_largest_value_and_refutes_one_less_as_enumeration_does():
-    """`stays._at_most` on a sum of cases (what an occupancy form is): the value enumeration gives as
+    """`peak_bound.at_most` on a sum of cases (what an occupancy form is): the value enumeration gives as
     the largest (at the end of a case's range) is shown to bound it, one less is not, in each regime
     of k; the pieces it reads the form as add up to it."""
-    from ringproof.proofs.ring import stays
+    from ringproof.proofs.ring import peak_bound
     from ringproof.proofs.ring.nests import Decider
     i, j = sympy.symbols("i j", integer=True)
     f = sympy.Piecewise((i * K + j, (i >= 2) & (j <= K - 1)), (0, True)) + sympy.Piecewise((2 * j, sympy.Eq(j, K)), (0, True))
@@ -281,32 +281,32 @@ def test_the_peaks_bound_proves_the_largest_value_and_refutes_one_less_as_enumer
     most = {k: max(int(f.subs({K: k, i: a, j: b})) for a in range(1, k + 1) for b in range(1, k + 1)) for k in range(1, 9)}
     assert most[1] == 2 and all(most[k] == k * k + k - 1 for k in range(2, 9))     # at i = k, j = k − 1: a cut
     for regime, top in ((K >= 2, K**2 + K - 1), (sympy.Eq(K, 1), sympy.Integer(2))):
-        assert stays._at_most(f - top, regime, ranges, Decider())
-        assert not stays._at_most(f - top + 1, regime, ranges, Decider())
-    pieces = stays._pieces(f)
+        assert peak_bound.at_most(f - top, regime, ranges, Decider())
+        assert not peak_bound.at_most(f - top + 1, regime, ranges, Decider())
+    pieces = peak_bound._pieces(f)
     assert all(sum(p.subs({K: 5, i: a, j: b}) for p, c in pieces if c.subs({K: 5, i: a, j: b})) == f.subs({K: 5, i: a, j: b})
                for a in range(1, 6) for b in range(1, 6))
 
 
 def test_a_joined_cell_of_the_bound_is_split_where_a_comparison_of_the_sizes_changes_inside_it():
-    """`stays._split_on_sizes`: k ≥ 2 (joined from k = 2, 3, ≥ 4) with pieces under k ≥ 3 and k ≤ 2
+    """`peak_bound._split_on_sizes`: k ≥ 2 (joined from k = 2, 3, ≥ 4) with pieces under k ≥ 3 and k ≤ 2
     is cut once between k = 2 and 3 (the other comparison is decided in both parts); one the same at every corner
     (m ≥ 1) and a cell that fixes k leave it whole."""
-    from ringproof.proofs.ring import stays
+    from ringproof.proofs.ring import peak_bound
     pieces = [(K, K >= 3), (2 * K, K <= 2), (M, M >= 1)]
-    parts = stays._split_on_sizes(K >= 2, K >= 2, pieces)
+    parts = peak_bound._split_on_sizes(K >= 2, K >= 2, pieces)
     assert parts == [sympy.And(K >= 2, K <= 2), sympy.And(K >= 2, sympy.Not(K <= 2))]
-    assert stays._split_on_sizes(sympy.true, sympy.Eq(K, 2), pieces) == [sympy.true]
+    assert peak_bound._split_on_sizes(sympy.true, sympy.Eq(K, 2), pieces) == [sympy.true]
 
 
 def test_the_largest_candidate_is_asked_of_z3_only_among_those_largest_at_a_point_of_the_regime():
-    """`stays._likely` keeps the candidates largest at the regime's least point (k = 2, m = 3: 7, 6
+    """`peak_bound._likely` keeps the candidates largest at the regime's least point (k = 2, m = 3: 7, 6
     and 3; k = 3, m = 3: a tie, both kept), all of them where no point is read off the regime."""
-    from ringproof.proofs.ring import stays
+    from ringproof.proofs.ring import peak_bound
     values = [2 * K + M, K * M, K + 1]
-    assert stays._likely(values, sympy.Eq(K, 2) & (M >= 3), {K: sympy.Integer(2)}) == [2 * K + M]
-    assert stays._likely(values, sympy.Eq(K, 3) & (M >= 3), {K: sympy.Integer(3)}) == [2 * K + M, K * M]   # 9, 9
-    assert stays._likely(values, M > K, {}) == values                    # no point read off it
+    assert peak_bound._likely(values, sympy.Eq(K, 2) & (M >= 3), {K: sympy.Integer(2)}) == [2 * K + M]
+    assert peak_bound._likely(values, sympy.Eq(K, 3) & (M >= 3), {K: sympy.Integer(3)}) == [2 * K + M, K * M]   # 9, 9
+    assert peak_bound._likely(values, M > K, {}) == values                    # no point read off it
 
 
 def test_the_peak_compared_with_the_ring_model_catches_a_form_wrong_in_one_regime():

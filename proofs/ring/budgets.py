@@ -17,7 +17,7 @@ SIDE_CONDITION = 10_000_000   # a window or range fact while normalizing (normal
 QUERY = 40_000_000            # one parametric check (smt.discharge)
 INDUCTION_TRY = 2_500_000     # one seed's try at a counting identity (induction._holds)
 COUNT_DECIDE = 300_000        # one decision of the counter (nests.Decider): a bound dominates, a case is empty
-PEAK_BOUND = 4_000_000        # one case of the memory peak's bound (stays._at_most): no PE holds more there
+PEAK_BOUND = 4_000_000        # one case of the memory peak's bound (peak_bound.at_most): no PE holds more there
 BOUND_LEMMA = 20_000_000      # one lemma of the bit-level lower bound (proofs/search/lower_bounds.py, bound.py)
 GAP = 4_000_000               # one query of a gap statement (proofs/search/gaps.py; at most 0.28 M measured)
 

@@ -1,0 +1,406 @@
+"""The largest of an occupancy over every cycle, for every size: which candidate is the most in each
+regime of the sizes (`settled`), and that a form never exceeds it there (`at_most`): a form read as
+a sum of pieces f·[condition], its comparisons decided from the index ranges where they settle them,
+Z3 (within `budgets.PEAK_BOUND`) asked where they do not, an index split where one changes
+(docs/proofs.md, "Balance and memory"). Used by `stays.peak`."""
+
+from __future__ import annotations
+
+import sympy
+
+CASES = 1000      # cases `at_most` may visit in one cell of a regime before it gives up
+
+
+def at_most(e, regime, ranges, decider) -> bool:
+    """Is e ≤ 0 wherever `regime` holds, at every point of `ranges`? Cell by cell of the regime (its
+    disjuncts, each fixing some sizes, put into e), e read as a sum of pieces f·[condition] (`_pieces`)
+    and split into cases (`Cases`). The pieces are read once and the cell's sizes put into each (into
+    the whole of e, they would rebuild every Piecewise in it, which costs more than the cases)."""
+    pieces = _pieces(e)
+    for cell in _joined(sympy.Or.make_args(regime)):
+        fixed = {a.lhs: a.rhs for a in sympy.And.make_args(cell)
+                 if isinstance(a, sympy.Eq) and a.lhs.is_Symbol and a.rhs.is_Integer}
+        rng = [(v, sympy.sympify(lo).xreplace(fixed), sympy.sympify(hi).xreplace(fixed)) for v, lo, hi in ranges]
+        here: dict = {}
+        for f, c in pieces:
+            for g, b in _pieces(f.xreplace(fixed), c.xreplace(fixed)):
+                here[b] = here.get(b, 0) + g
+        here = [(f, c) for c, f in here.items() if f != 0]
+        for part in _split_on_sizes(cell.xreplace(fixed), cell, here):
+            if not Cases(decider, part).hold(here, rng):
+                return False
+    return True
+
+
+def _split_on_sizes(cond, cell, pieces) -> list:
+    """`cond` (the joined cell `cell` with its fixed sizes put in) as the conditions of its parts where
+    a comparison of the sizes alone in the pieces' conditions takes both values at the part's corners
+    (the cell's, 4 past its lower end where it has no upper): in each part it is decided once (Z3),
+    not left open in every case of the indices (each query would carry it). The parts cover the
+    cell whatever the corners show."""
+    from ringproof.proofs.ring.nests import SYMPY_PARAMETERS
+    box = {x: (1, None) for x in SYMPY_PARAMETERS}
+    for a in sympy.And.make_args(cell):
+        if isinstance(a, sympy.Eq) and a.lhs.is_Symbol and a.rhs.is_Integer:
+            box[a.lhs] = (int(a.rhs), int(a.rhs))
+        elif isinstance(a, sympy.GreaterThan) and a.lhs.is_Symbol and a.rhs.is_Integer:
+            box[a.lhs] = (int(a.rhs), box[a.lhs][1])
+        elif isinstance(a, sympy.LessThan) and a.lhs.is_Symbol and a.rhs.is_Integer:
+            box[a.lhs] = (box[a.lhs][0], int(a.rhs))
+    corners = [{}]
+    for x, (lo, hi) in box.items():
+        corners = [{**c, x: sympy.Integer(v)} for c in corners for v in sorted({lo, hi if hi is not None else lo + 4})]
+    atoms = sorted({a for _, c in pieces for a in c.atoms(sympy.core.relational.Relational)
+                    if a.free_symbols <= set(SYMPY_PARAMETERS)}, key=str)
+    parts = [(cond, corners)]
+    for a in atoms:
+        split = []
+        for p, at in parts:
+            yes = [c for c in at if a.xreplace(c) is sympy.true]
+            no = [c for c in at if a.xreplace(c) is not sympy.true]
+            split += [(sympy.And(p, a), yes), (sympy.And(p, sympy.Not(a)), no)] if yes and no else [(p, at)]
+        parts = split
+    return [p for p, _ in parts]
+
+
+def _joined(cells) -> list:
+    """The cells of a regime (conjunctions of x = v and x ≥ v over the sizes), two that differ only
+    in adjacent values of one size joined, as conditions."""
+    boxes = []
+    for cell in cells:
+        box = {}
+        for a in sympy.And.make_args(cell):
+            if isinstance(a, sympy.Eq) and a.lhs.is_Symbol and a.rhs.is_Integer:
+                box[a.lhs] = (int(a.rhs), int(a.rhs))
+            elif isinstance(a, sympy.GreaterThan) and a.lhs.is_Symbol and a.rhs.is_Integer:
+                box[a.lhs] = (int(a.rhs), None)
+            elif a is not sympy.true:
+                return list(cells)                      # not a box: as it is
+        boxes.append(box)
+    joined = True
+    while joined:
+        joined = False
+        for i, j in ((i, j) for i in range(len(boxes)) for j in range(len(boxes)) if i != j):
+            a, b = boxes[i], boxes[j]
+            apart = [x for x in set(a) | set(b) if a.get(x, (1, None)) != b.get(x, (1, None))]
+            if len(apart) == 1 and a.get(apart[0], (1, None))[1] is not None and \
+                    a.get(apart[0], (1, None))[1] + 1 == b.get(apart[0], (1, None))[0]:
+                x = apart[0]
+                boxes[i] = {**a, x: (a.get(x, (1, None))[0], b.get(x, (1, None))[1])}
+                del boxes[j]
+                joined = True
+                break
+    return [sympy.And(*[sympy.Eq(x, lo) if lo == hi else sympy.And(x >= lo, *([x <= hi] if hi is not None else []))
+                        for x, (lo, hi) in sorted(box.items(), key=lambda t: str(t[0]))]) for box in boxes]
+
+
+def _pieces(e, cond=sympy.true) -> list:
+    """[(f, condition)] with e = Σ f·[condition], the conditions distinct (a Piecewise read as its
+    pieces, each under its condition and the negation of the earlier ones)."""
+    e = sympy.sympify(e)
+    if not e.has(sympy.Piecewise):
+        return [(e, cond)] if e != 0 and cond is not sympy.false else []
+    out: dict = {}
+    for t in sympy.Add.make_args(e):
+        pw = [x for x in sympy.Mul.make_args(t) if isinstance(x, sympy.Piecewise)]
+        if len(pw) != 1:
+            parts = [(t, cond)]
+        else:
+            factor, before, parts = sympy.Mul(*[x for x in sympy.Mul.make_args(t) if x is not pw[0]]), [], []
+            for f, c in pw[0].args:
+                parts += _pieces(factor * f, sympy.And(cond, c, *[sympy.Not(b) for b in before]))
+                before.append(c)
+        for f, c in parts:
+            out[c] = out.get(c, 0) + f
+    return [(f, c) for c, f in out.items() if f != 0 and c is not sympy.false]
+
+
+_SHIFTED = sympy.symbols("_k _m _kd", nonnegative=True, integer=True)
+
+
+def _never_positive(x) -> bool:
+    """Is the polynomial x of k, m, kd ≤ 0 for all k, m, kd ≥ 1? (Its coefficients in k − 1, m − 1,
+    kd − 1 all ≤ 0.)"""
+    from ringproof.proofs.ring.nests import SYMPY_PARAMETERS
+    if not x.free_symbols <= set(SYMPY_PARAMETERS) or not x.is_polynomial(*SYMPY_PARAMETERS):
+        return False
+    terms = sympy.expand(x.xreplace({p: s + 1 for p, s in zip(SYMPY_PARAMETERS, _SHIFTED)})).as_coefficients_dict()
+    return all(c.is_Rational and c <= 0 for c in terms.values())
+
+
+class Cases:
+    """The cases of one regime cell: the comparisons of each case's pieces decided where its ranges
+    decide them (an index's contribution read at the end of its range that makes it largest or
+    least, `_extent`; a comparison of sizes alone by Z3 under the cell's conditions); a case with no
+    comparison of an index left open, or one not read linearly (a floor), asked of Z3 (within
+    `budgets.PEAK_BOUND`); where it is not shown, an index split into cases (`_parts`)."""
+
+    def __init__(self, decider, cond):
+        self.decider, self.cond, self.known, self.visited = decider, cond, {}, 0
+
+    def hold(self, pieces, ranges) -> bool:
+        from ringproof.proofs.ring.budgets import PEAK_BOUND
+        self.visited += 1
+        if self.visited > CASES:
+            return False
+        if any(self._nonpos(hi - lo + 1) for _, lo, hi in ranges):
+            return True                              # no point at all
+        names = [v for v, _, _ in ranges]
+        one = {v: lo for v, lo, hi in ranges if sympy.expand(hi - lo) == 0}
+        sure, still = sympy.Integer(0), []
+        for f, c in pieces:
+            t = self._truth(c, ranges)
+            if t is True:
+                sure += f.xreplace(one)
+            elif t is None:
+                still.append((f.xreplace(one), c))
+        still_open = [a for _, c in still for a in self._open(c, ranges)]       # read thrice below
+        read = {x for a in still_open for x in a.free_symbols}
+        opened = [v for v in names if v in read and not sympy.expand(ranges[names.index(v)][2] - ranges[names.index(v)][1]) == 0]
+        if not still and (top := self._extent(sure, ranges)) is not None and self._nonpos(top[1]):
+            return True
+        if not opened or not all(self._linear(a, names) for a in still_open):
+            e = sympy.expand(sure) + sum((sympy.Piecewise((f, self._known(c, ranges)), (0, True)) for f, c in still),
+                                         sympy.Integer(0))
+            if e.is_Number:
+                if e <= 0:
+                    return True
+            elif self.decider.never(sympy.And(self.cond, sympy.Gt(e, 0)), ranges, rlimit=PEAK_BOUND):
+                return True
+        split = opened or [v for v in names if sympy.expand(ranges[names.index(v)][2] - ranges[names.index(v)][1]) != 0
+                           and (sure.has(v) or any(f.has(v) for f, _ in still))]
+        if not split:
+            return False
+        v = split[0]
+        at = names.index(v)
+        pieces = [(sure, sympy.true)] + still
+        for part in self._parts(v, ranges, still_open):
+            if isinstance(part, tuple):
+                got = self.hold(pieces, ranges[:at] + [(v, *part)] + ranges[at + 1:])
+            else:
+                lo, hi = ranges[at][1], ranges[at][2]
+                outer, self.cond = self.cond, sympy.And(self.cond, *[sympy.Le(a, b) for a, b in ((lo, part), (part, hi))
+                                                                     if not _never_positive(sympy.expand(a - b))])
+                got = self.hold(pieces, ranges[:at] + [(v, part, part)] + ranges[at + 1:])
+                self.cond = outer
+            if not got:
+                return False
+        return True
+
+    def _truth(self, c, ranges):
+        """True, False or None (not decided) of the condition c at every point of the ranges."""
+        if c is sympy.true or c is sympy.false:
+            return c is sympy.true
+        if isinstance(c, sympy.core.relational.Relational):
+            t = self._decided(c, ranges)
+            return None if t is None else t is sympy.true
+        if isinstance(c, (sympy.And, sympy.Or)):
+            got = [self._truth(x, ranges) for x in c.args]
+            stop = isinstance(c, sympy.Or)                  # the value that settles it
+            return stop if stop in got else (None if None in got else not stop)
+        if isinstance(c, sympy.Not):
+            t = self._truth(c.args[0], ranges)
+            return None if t is None else not t
+        return None
+
+    def _open(self, c, ranges) -> list:
+        """The comparisons of c not decided at every point of the ranges."""
+        return [a for a in c.atoms(sympy.core.relational.Relational) if self._decided(a, ranges) is None]
+
+    def _known(self, c, ranges):
+        """c with its comparisons decided on the ranges put in."""
+        return c.xreplace({a: t for a in c.atoms(sympy.core.relational.Relational)
+                           if (t := self._decided(a, ranges)) is not None})
+
+    def _parts(self, v, ranges, atoms) -> list:
+        """The cases of index v: a value (put into the pieces) or a range (lo, hi), which together
+        are its range: cut where an open comparison a·v + r ≤ 0 (a = ±1, r of the sizes and outer
+        indices) changes, where the cut is shown within the range; else its first value, its last
+        and those between."""
+        from ringproof.proofs.ring.nests import SYMPY_PARAMETERS
+        names = [x for x, _, _ in ranges]
+        at = names.index(v)
+        _, lo, hi = ranges[at]
+        outer = set(names[:at]) | set(SYMPY_PARAMETERS)
+        for a in atoms:
+            if not a.has(v) or type(a) not in (sympy.Le, sympy.Lt, sympy.Ge, sympy.Gt, sympy.Eq, sympy.Ne):
+                continue
+            q = sympy.expand(a.lhs - a.rhs if type(a) in (sympy.Le, sympy.Lt, sympy.Eq, sympy.Ne) else a.rhs - a.lhs)
+            q += 1 if type(a) in (sympy.Lt, sympy.Gt) else 0          # a: q ≤ 0 (or q = 0)
+            c, r = q.coeff(v), sympy.expand(q - q.coeff(v) * v)
+            if c not in (1, -1) or r.has(v) or not r.free_symbols <= outer:
+                continue
+            if type(a) in (sympy.Eq, sympy.Ne):
+                t = -r * c
+                if self._nonpos(lo - t) and self._nonpos(t - hi):
+                    return [(lo, t - 1), t, (t + 1, hi)]
+            else:
+                cut = -r if c == 1 else r - 1                          # true up to it, or from after it
+                if self._nonpos(lo - 1 - cut) and self._nonpos(cut - hi):
+                    return [(lo, cut), (cut + 1, hi)]
+        return [lo, hi, (lo + 1, hi - 1)]
+
+    def _linear(self, a, names) -> bool:
+        """Does the comparison a read each index of `names` linearly, with a coefficient of the sizes?"""
+        key = ("linear", a, tuple(names))
+        if key not in self.known:
+            p = sympy.expand(a.lhs - a.rhs)
+            self.known[key] = p.is_polynomial(*names) and all(
+                not p.coeff(v).has(*names) and not sympy.expand(p - p.coeff(v) * v).has(v) for v in names if p.has(v))
+        return self.known[key]
+
+    def _nonpos(self, x) -> bool:
+        """Is x, a form of the sizes, ≤ 0 wherever the cell's conditions hold?"""
+        x = sympy.expand(x)
+        if x.is_Number:
+            return bool(x <= 0)
+        if x not in self.known:                      # for every size
+            self.known[x] = _never_positive(x)
+        key = (x, self.cond)
+        if not self.known[x] and key not in self.known:
+            self.known[key] = self.decider.never(sympy.And(self.cond, sympy.Gt(x, 0)))
+        return self.known[x] or self.known[key]
+
+    def _extent(self, p, ranges):
+        """(least, largest) of p over the ranges, p linear in each index with a coefficient of the
+        sizes whose sign is shown; None otherwise."""
+        least = most = sympy.expand(p)
+        for v, lo, hi in reversed(ranges):
+            ends = []
+            for q, largest in ((least, False), (most, True)):
+                if q.has(v):
+                    c = q.coeff(v)
+                    if c.has(*[x for x, _, _ in ranges]) or sympy.expand(q - c * v).has(v):
+                        return None
+                    up = self._nonpos(-c)
+                    if not up and not self._nonpos(c):
+                        return None
+                    q = sympy.expand(q.xreplace({v: hi if up == largest else lo}))
+                ends.append(q)
+            least, most = ends
+        return least, most
+
+    def _decided(self, a, ranges):
+        """sympy.true or sympy.false where the comparison a holds at every point of the ranges or at
+        none, else None."""
+        names = a.free_symbols
+        for v, lo, hi in reversed(ranges):          # the indices a reads, and those their bounds read
+            if v in names:
+                names = names | sympy.sympify(lo).free_symbols | sympy.sympify(hi).free_symbols
+        read = [r for r in ranges if r[0] in names]
+        key = (a, self.cond, tuple(read))
+        if key not in self.known:
+            self.known[key] = self._decide(a, read)
+        return self.known[key]
+
+    def _decide(self, a, ranges):
+        if not ranges:
+            key = (a, self.cond)
+            if key not in self.known:
+                self.known[key] = sympy.false if self.decider.never(sympy.And(self.cond, a)) else \
+                    sympy.true if self.decider.never(sympy.And(self.cond, sympy.Not(a))) else None
+            return self.known[key]
+        if type(a) not in (sympy.Le, sympy.Lt, sympy.Ge, sympy.Gt, sympy.Eq, sympy.Ne):
+            return None
+        p = a.lhs - a.rhs if type(a) in (sympy.Le, sympy.Lt, sympy.Eq, sympy.Ne) else a.rhs - a.lhs
+        got = self._extent(p, ranges)
+        if got is None:
+            return None
+        least, most = got
+        if type(a) in (sympy.Eq, sympy.Ne):
+            off = self._nonpos(1 - least) or self._nonpos(most + 1)
+            on = not off and self._nonpos(most) and self._nonpos(-least)
+            yes, no = (on, off) if type(a) is sympy.Eq else (off, on)
+        else:
+            strict = type(a) in (sympy.Lt, sympy.Gt)         # p < 0, else p ≤ 0
+            yes = self._nonpos(most + 1 if strict else most)
+            no = not yes and self._nonpos(-least if strict else 1 - least)
+        return sympy.true if yes else sympy.false if no else None
+
+
+def _at_least(v, w, cond, fixed, decider) -> bool:
+    """Is v ≥ w wherever cond (which fixes the sizes `fixed`) holds?"""
+    from ringproof.proofs.ring.nests import _sign
+    gap = sympy.expand((w - v).xreplace(fixed))
+    if gap.is_Number:
+        return bool(gap <= 0)
+    return _sign(gap) is True or decider.never(sympy.And(cond, sympy.Lt(v, w)))
+
+
+def _likely(values: list, cond, fixed: dict) -> list:
+    """The values that may be the largest where `cond` holds: those largest at one point of it (its
+    fixed sizes, the others at the least value it allows); all of them where that point is not
+    found. No other can be at least every value there, so `settled` asks Z3 only about these."""
+    from ringproof.proofs.ring.nests import SYMPY_PARAMETERS
+    point = {x: fixed.get(x, sympy.Integer(1)) for x in SYMPY_PARAMETERS}
+    for a in sympy.And.make_args(cond):
+        if isinstance(a, sympy.GreaterThan) and a.lhs in point and a.rhs.is_Integer:
+            point[a.lhs] = max(point[a.lhs], a.rhs)
+    if cond.xreplace(point) is not sympy.true:
+        return values
+    at = [v.xreplace(point) for v in values]
+    if not all(x.is_Integer for x in at):
+        return values
+    top = max(at)
+    return [v for v, x in zip(values, at) if x == top]
+
+
+def settled(candidates: list, decider):
+    """The largest of `candidates` (forms of the sizes k, m, kd with cases) as [(polynomial, [the
+    regimes where it is the value])] over regimes of the sizes: each size's values below the largest constant its comparisons name, one
+    by one, and the rest together; in each regime every comparison is decided (Z3), each candidate
+    is a polynomial and one shown (Z3) at least every other is the value. A regime whose value,
+    at its fixed sizes, is another's joins it. None where a comparison or a largest is not shown."""
+    from ringproof.proofs.ring.nests import SYMPY_PARAMETERS
+    exprs = [sympy.sympify(e) for e in candidates]
+    atoms = {a for e in exprs for a in e.atoms(sympy.core.relational.Relational)}
+    if any(not a.free_symbols <= set(SYMPY_PARAMETERS) for a in atoms):
+        return None
+    cuts: dict = {}
+    for a in atoms:
+        for x in a.free_symbols:
+            consts = [abs(int(t)) for side in (a.lhs, a.rhs) for t in sympy.Add.make_args(sympy.expand(side)) if t.is_Integer]
+            cuts.setdefault(x, set()).update(c + 1 for c in consts)
+    regimes = [[]]
+    for x in sorted(cuts, key=str):
+        top = max(cuts[x] | {1})
+        options = [(sympy.Eq(x, v), {x: sympy.Integer(v)}) for v in range(1, top)] + [(x >= top, {})]
+        regimes = [r + [o] for r in regimes for o in options]
+    regimes.sort(key=lambda r: sum(len(v) for _, v in r))      # the widest first: they lead the joins
+    groups: list = []
+    todo = [(sympy.And(*[c for c, _ in r]), {k: v for _, f in r for k, v in f.items()}, 0) for r in regimes]
+    while todo:
+        cond, fixed, depth = todo.pop(0)
+        if decider.never(cond):
+            continue
+        truth = {}
+        for a in atoms:
+            known = a.xreplace(fixed)                # decided at once where the regime fixes its sizes
+            if known in (sympy.true, sympy.false):
+                truth[a] = known
+            elif decider.never(sympy.And(cond, a)):
+                truth[a] = sympy.false
+            elif decider.never(sympy.And(cond, sympy.Not(a))):
+                truth[a] = sympy.true
+            else:
+                return None
+        values = [sympy.expand(sympy.piecewise_fold(e.xreplace(truth))) for e in exprs]
+        if any(v.has(sympy.Piecewise) for v in values):
+            return None
+        best = next((v for v in _likely(values, cond, fixed) if all(_at_least(v, w, cond, fixed, decider) for w in values)),
+                    None)
+        if best is None:              # no one largest: split a size not fixed yet into 1, 2 and the rest
+            free = [x for x in SYMPY_PARAMETERS if x not in fixed and any(v.has(x) for v in values)]
+            if depth >= 2 or not free:
+                return None
+            x = free[0]
+            todo += [(sympy.And(cond, sympy.Eq(x, v)), {**fixed, x: sympy.Integer(v)}, depth + 1) for v in (1, 2)]
+            todo.append((sympy.And(cond, x >= 3), fixed, depth + 1))
+            continue
+        for g in groups:
+            if sympy.expand(g[0].xreplace(fixed) - best.xreplace(fixed)) == 0:
+                g[1].append(cond)
+                break
+        else:
+            groups.append([best, [cond]])
+    return groups
