@@ -506,24 +506,20 @@ def _least(shape: Shape):
     return out, sympy.And(*exists)
 
 
+_SHIFTED = sympy.symbols("_k _m _kd", nonnegative=True, integer=True)
+
+
 def _sign(e):
     """True if e ≤ 0 for all k, m, kd ≥ 1 (the coefficients of −e in k−1, m−1, kd−1 are ≥ 0),
-    False if e ≥ 1 for all of them likewise; None otherwise (or e is not a polynomial)."""
-    if not e.is_polynomial(K, M, KD):
+    False if e ≥ 1 for all of them likewise; None otherwise (or e is not a polynomial of them)."""
+    if not e.free_symbols <= set(SYMPY_PARAMETERS) or not e.is_polynomial(K, M, KD):
         return None
-    a, b, c = sympy.symbols("_a _b _c", nonnegative=True)
-    shifted = sympy.expand(e.subs({K: a + 1, M: b + 1, KD: c + 1}, simultaneous=True))
-    try:
-        poly = sympy.Poly(shifted, a, b, c)
-    except sympy.PolynomialError:
+    terms = sympy.expand(e.xreplace({p: s + 1 for p, s in zip(SYMPY_PARAMETERS, _SHIFTED)})).as_coefficients_dict()
+    if not all(c.is_Rational for c in terms.values()):
         return None
-    coeffs = poly.coeffs()
-    if not all(x.is_Rational for x in coeffs):
-        return None
-    if all(x <= 0 for x in coeffs):
+    if all(c <= 0 for c in terms.values()):
         return True
-    shifted1 = sympy.Poly(shifted - 1, a, b, c)
-    if all(x >= 0 for x in shifted1.coeffs()):
+    if terms.get(sympy.S.One, 0) >= 1 and all(c >= 0 for c in terms.values()):
         return False
     return None
 

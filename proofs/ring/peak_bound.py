@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import sympy
 
+from ringproof.proofs.ring.nests import _sign
+
 CASES = 1000      # cases `at_most` may visit in one cell of a regime before it gives up
 
 
@@ -115,19 +117,6 @@ def _pieces(e, cond=sympy.true) -> list:
     return [(f, c) for c, f in out.items() if f != 0 and c is not sympy.false]
 
 
-_SHIFTED = sympy.symbols("_k _m _kd", nonnegative=True, integer=True)
-
-
-def _never_positive(x) -> bool:
-    """Is the polynomial x of k, m, kd ≤ 0 for all k, m, kd ≥ 1? (Its coefficients in k − 1, m − 1,
-    kd − 1 all ≤ 0.)"""
-    from ringproof.proofs.ring.nests import SYMPY_PARAMETERS
-    if not x.free_symbols <= set(SYMPY_PARAMETERS) or not x.is_polynomial(*SYMPY_PARAMETERS):
-        return False
-    terms = sympy.expand(x.xreplace({p: s + 1 for p, s in zip(SYMPY_PARAMETERS, _SHIFTED)})).as_coefficients_dict()
-    return all(c.is_Rational and c <= 0 for c in terms.values())
-
-
 class Cases:
     """The cases of one regime cell: the comparisons of each case's pieces decided where its ranges
     decide them (an index's contribution read at the end of its range that makes it largest or
@@ -180,7 +169,7 @@ class Cases:
             else:
                 lo, hi = ranges[at][1], ranges[at][2]
                 outer, self.cond = self.cond, sympy.And(self.cond, *[sympy.Le(a, b) for a, b in ((lo, part), (part, hi))
-                                                                     if not _never_positive(sympy.expand(a - b))])
+                                                                     if _sign(sympy.expand(a - b)) is not True])
                 got = self.hold(pieces, ranges[:at] + [(v, part, part)] + ranges[at + 1:])
                 self.cond = outer
             if not got:
@@ -255,7 +244,7 @@ class Cases:
         if x.is_Number:
             return bool(x <= 0)
         if x not in self.known:                      # for every size
-            self.known[x] = _never_positive(x)
+            self.known[x] = _sign(x) is True
         key = (x, self.cond)
         if not self.known[x] and key not in self.known:
             self.known[key] = self.decider.never(sympy.And(self.cond, sympy.Gt(x, 0)))
@@ -320,7 +309,6 @@ class Cases:
 
 def _at_least(v, w, cond, fixed, decider) -> bool:
     """Is v ≥ w wherever cond (which fixes the sizes `fixed`) holds?"""
-    from ringproof.proofs.ring.nests import _sign
     gap = sympy.expand((w - v).xreplace(fixed))
     if gap.is_Number:
         return bool(gap <= 0)
