@@ -126,6 +126,16 @@ def _copy_kind(step) -> None:
         raise NotDerived(f"a send that copies only where {step.send.copy}")
 
 
+def _followed(step) -> None:
+    """NotDerived where the occupancy's counts cannot follow the step: a send that copies or moves
+    by the iteration, an op not on PE l, two slots of one array not decided one datum."""
+    _copy_kind(step)
+    pe = lift(step.pe)
+    if not (pe.op == "var" and pe.args[0] == "l"):
+        raise NotDerived("its op does not run on PE l")
+    data_of(step)
+
+
 def _mark(schedule, kind, phase, array, P, ix):
     fn = hint(schedule, kind, phase, array)
     return lift(False) if fn is None else lift(fn(P, ix))
@@ -335,10 +345,10 @@ class Counter:
         and l′, one per datum] of the events of `phase` (arrivals on the next PE)."""
         from ringproof.proofs.ring.counting import _shape
         st = _shape(phase)
-        _copy_kind(st)
-        pe = lift(st.pe)
-        if not (pe.op == "var" and pe.args[0] == "l"):
-            raise NotDerived(f"phase {phase.name}: its op does not run on PE l")
+        try:
+            _followed(st)
+        except NotDerived as e:
+            raise NotDerived(f"phase {phase.name}: {e}") from None
         loops, env = self.nest(phase, "_")
         env["l"] = sympy.Symbol("l_", integer=True)
         from ringproof.schedules.expr import var
@@ -401,8 +411,7 @@ LONG = 160       # a blocker's text longer than this is cut before its first ": 
 
 def blockers(schedule, session) -> list[str]:
     """What keeps the occupancy from being counted whatever the stays marked, read off the steps and
-    loops without counting: a send that copies or moves by the iteration (`_copy_kind`), an op not
-    on PE l, two slots of one array not decided one datum (`data_of`), the bound of a loop whose
+    loops without counting: a step the counts cannot follow (`_followed`), the bound of a loop whose
     sends arrive somewhere (counted whatever the marks) reading an outer index under mod, div or
     cases (the counter sums polynomials between affine bounds)."""
     from ringproof.proofs.ring.counting import _shape
@@ -410,11 +419,7 @@ def blockers(schedule, session) -> list[str]:
     for phase in schedule.phases:
         st = _shape(phase)
         try:
-            _copy_kind(st)
-            pe = lift(st.pe)
-            if not (pe.op == "var" and pe.args[0] == "l"):
-                raise NotDerived("its op does not run on PE l")
-            data_of(st)
+            _followed(st)
         except NotDerived as e:
             why = str(e)
             out.append(f"phase {phase.name}: {why if len(why) <= LONG else why.split(': ', 1)[0]}")
