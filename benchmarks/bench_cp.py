@@ -27,7 +27,6 @@ import io
 import os
 import resource
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -64,13 +63,10 @@ def command(*argv):
 
 def fresh(target: str, env: dict | None = None) -> tuple[float, float, int]:
     """(wall seconds, CPU seconds of the process and its workers, exit code) of `prove TARGET --quiet`
-    in a fresh process (-P: the working folder's `ringproof/` is not imported in place of the tree)."""
-    from speed import PROVE
-    t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-P", "-c", PROVE, target, "--quiet"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    _, status, usage = os.wait4(proc.pid, 0)
-    return time.perf_counter() - t0, usage.ru_utime + usage.ru_stime, os.waitstatus_to_exitcode(status)
+    in a fresh process (`speed.process`)."""
+    from speed import process
+    wall, seconds, _, code = process([target, "--quiet"], env)
+    return wall, seconds, code
 
 
 def against(rev: str, repeat: int) -> None:

@@ -15,13 +15,12 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from speed import revision  # noqa: E402
+from speed import process, revision  # noqa: E402
 
 TESTS = str(Path(__file__).resolve().parent.parent / "tests")
 CODE = f"""import sys
@@ -42,10 +41,8 @@ TARGETS = ("algo1", "ring-attention")
 
 def cpu(target: str, env: dict | None = None) -> tuple[float, int]:
     """(CPU seconds, exit code) of one fresh process deriving `target`'s exact peak."""
-    proc = subprocess.Popen([sys.executable, "-P", "-c", CODE, target], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, env=env)
-    _, status, usage = os.wait4(proc.pid, 0)
-    return usage.ru_utime + usage.ru_stime, os.waitstatus_to_exitcode(status)
+    _, seconds, _, code = process([target], env, CODE)
+    return seconds, code
 
 
 def main():

@@ -37,16 +37,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 PROVE = "import sys; from ringproof.proofs.cli.main import main; sys.exit(main(sys.argv[1:]))"
 
 
-def run(argv: list[str], env: dict | None = None, code: str = PROVE) -> tuple[float, float, int]:
-    """(wall seconds, peak resident GiB, exit code) of one `prove` process (`code`: another entry);
-    -P: the working folder is not on sys.path, so a checkout's `ringproof/` folder there is not
-    imported in place of the tree being measured."""
+def process(argv: list[str], env: dict | None = None, code: str = PROVE) -> tuple[float, float, float, int]:
+    """(wall seconds, CPU seconds of it and its workers, peak resident GiB, exit code) of one fresh
+    `prove` process (`code`: another entry); -P: the working folder is not on sys.path, so a
+    checkout's `ringproof/` folder there is not imported in place of the tree being measured."""
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-P", "-c", code, *argv],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return time.perf_counter() - t0, usage.ru_maxrss / 2**20, proc.returncode
+    return (time.perf_counter() - t0, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 2**20,
+            os.waitstatus_to_exitcode(status))
+
+
+def run(argv: list[str], env: dict | None = None, code: str = PROVE) -> tuple[float, float, int]:
+    """(wall seconds, peak resident GiB, exit code) of one fresh process (`process`)."""
+    wall, _, gib, code_ = process(argv, env, code)
+    return wall, gib, code_
 
 
 def _summary(runs, cmd: str) -> dict:
