@@ -121,6 +121,14 @@ def _times(c, unit):
     return z3.simplify(c) * unit
 
 
+# The digit arithmetic `Ctx.built` keeps: each an operation on Z3 terms (and ints in fixed places).
+_BUILDS = {
+    "add": lambda x, y: x + y, "sub": lambda x, y: x - y, "neg": lambda x: -x, "ite": z3.If,
+    "mul": lambda x, y: x * y, "scale": lambda c, x: c * x, "same": lambda x: x,
+    "uncarry": lambda x, c, unit: x - _times(c, unit),        # x − c·unit, c an If-chain
+}
+
+
 def _scaled(e, unit):
     """e·unit as a linear term when e is built of integers, +, integer multiples and If (so the
     product distributes into the branches), else None."""
@@ -280,23 +288,42 @@ class Ctx:
         to satisfy the subset (a counter-model of an earlier side condition) does not follow; the
         rest goes to one incremental Z3 solver per subset, the fact's negation pushed and popped.
         """
-        relevant = self._relevant(fact)
+        return self._proves(fact, self._relevant(fact))
+
+    def _proves(self, fact, relevant: list, partner=None) -> bool:
+        """`prove` for `fact` whose relevant assumptions (`_relevant`) are `relevant`. `partner`: a
+        fact of the same assumptions that the caller asks next if this one holds; where both need
+        Z3, one query asks for both (their conjunction proved proves each; else each is asked)."""
         group = tuple(a.get_id() for a in relevant)
-        key = (fact.get_id(), group)
-        self._asked.add(key)
-        proven = self.session.proven
-        if key in proven:
-            return proven[key][0]
-        verdict = self.session.intervals.decide(fact, relevant)
-        if verdict is None and _refuted_at_known_point(self.session.models, fact, group):
-            verdict = False
+        self._asked.add((fact.get_id(), group))
+        verdict = self._settled(fact, group, relevant)
+        if verdict is not None:
+            return verdict
+        if partner is not None and self._settled(partner, group, relevant) is None \
+                and self._z3_proves(z3.And(fact, partner), group, relevant):
+            self.session.proven[(partner.get_id(), group)] = (True, partner, relevant)
+            verdict = True
         if verdict is None:
             verdict = self._z3_proves(fact, group, relevant)
         if verdict is None:
             return False        # not shown under this budget; a larger one may: never cached
-        # Only definite answers are kept (proved, or false at a point satisfying the assumptions):
-        # no budget changes them, and the session's caches are its budget's anyway.
-        proven[key] = (verdict, fact, relevant)
+        self.session.proven[(fact.get_id(), group)] = (verdict, fact, relevant)
+        return verdict
+
+    def _settled(self, fact, group: tuple, relevant: list) -> bool | None:
+        """The answer for `fact` without Z3 (cached, by intervals, or false at a known point), kept
+        in the session; None if Z3 must decide. Only definite answers are kept (proved, or false
+        at a point satisfying the assumptions): no budget changes them, and the session's caches
+        are its budget's anyway."""
+        key = (fact.get_id(), group)
+        hit = self.session.proven.get(key)
+        if hit is not None:
+            return hit[0]
+        verdict = self.session.intervals.decide(fact, relevant)
+        if verdict is None and _refuted_at_known_point(self.session.models, fact, group):
+            verdict = False
+        if verdict is not None:
+            self.session.proven[key] = (verdict, fact, relevant)
         return verdict
 
     def _z3_proves(self, fact, group: tuple, relevant: list) -> bool | None:
@@ -320,13 +347,14 @@ class Ctx:
         s.pop()
         return True if answer == z3.unsat else (False if answer == z3.sat else None)
 
-    def _relevant(self, fact) -> list:
-        """The assumptions that share variables with `fact`, transitively (memoized per variable
-        set and number of assumptions: assumptions are only ever appended)."""
+    def _relevant(self, *terms) -> list:
+        """The assumptions that share variables with `terms` (a fact, or the terms a fact is made
+        of), transitively (memoized per variable set and number of assumptions: assumptions are
+        only ever appended)."""
         own = self._own
         for a in self.assumptions[len(own):]:
             own.append(_vars(a, self.session.variables) - _PARAM_NAMES)
-        need = frozenset(_vars(fact, self.session.variables) - _PARAM_NAMES)
+        need = frozenset().union(*[_vars(t, self.session.variables) for t in terms]) - _PARAM_NAMES
         key = (need, len(own))
         hit = self._relevance.get(key)
         if hit is None:
@@ -366,11 +394,7 @@ class Ctx:
     def _window(self, x, unit, windows, what):
         key = (x.get_id(), unit.get_id(), len(self.assumptions))
         if key not in self._windows:
-            lows = sorted({a for a, _ in windows}, reverse=True)
-            highs = sorted({b for _, b in windows})
-            a = next((a for a in lows if self.prove(a * unit <= x)), None)
-            b = next((b for b in highs if a is not None and self.prove(x < b * unit)), None)
-            self._windows[key] = (a, b, x)
+            self._windows[key] = (*self._tightest(x, unit, windows), x)
         a, b, _ = self._windows[key]
         if a is None or b is None:
             why = f"cannot bound {_short(x)} within a few multiples of {unit} ({what})"
@@ -378,6 +402,33 @@ class Ctx:
             if unit is self.m and self.m_value is None and self.min_m == 1 and 0 < abs(c) <= MAX_LITERAL:
                 raise LiteralBound(why, abs(c) + 1)
             raise NormalizationError(why)
+        return a, b
+
+    def _tightest(self, x, unit, windows) -> tuple:
+        """(a, b): the largest low a and the least high b of `windows` with a·unit ≤ x < b·unit
+        proven (None where none is). Every bound is a fact about x and unit alone, so all share
+        their relevant assumptions, by which the session keeps the answer, with the side
+        conditions it rested on (asked again on a hit); only an answer whose every side condition
+        had a definite answer is kept."""
+        lows = sorted({a for a, _ in windows}, reverse=True)
+        highs = sorted({b for _, b in windows})
+        relevant = self._relevant(x, unit)
+        group = tuple(r.get_id() for r in relevant)
+        key = (x.get_id(), unit.get_id(), tuple(lows), tuple(highs), group)
+        hit = self.session.windows.get(key)
+        if hit is not None:
+            self._asked.update(hit[1])
+            return hit[0]
+        asked = []
+
+        def holds(fact, partner=None) -> bool:
+            asked.append((fact.get_id(), group))
+            return self._proves(fact, relevant, partner)
+
+        a = next((a for a in lows if holds(a * unit <= x, x < highs[0] * unit)), None)
+        b = next((b for b in highs if a is not None and holds(x < b * unit)), None)
+        if all(k in self.session.proven for k in asked):
+            self.session.windows[key] = ((a, b), asked, x, unit, relevant)
         return a, b
 
     # ------------------------------------------------------------------ digit arithmetic
@@ -407,10 +458,10 @@ class Ctx:
         a, b = self._window(x.r, self.U, MOD_WINDOWS, "block carry")
         if (a, b) == (0, 1):
             return x
-        c = carry(x.r, self.U, a, b)
+        c = self.carry(x.r, self.U, a, b)
         self._use(f"mod-window[{a},{b}]", self._window_instance(x.r, self.U, a, b, c))
         self._use("carry")
-        return DVal(_ZERO, z3.simplify(x.r - _times(c, self.U)), p=z3.simplify(x.p + c))
+        return DVal(_ZERO, self.built("uncarry", x.r, c, self.U), p=self.built("add", x.p, c))
 
     def is_unit(self, x: DVal) -> bool:
         """Is x the block unit U itself (written U, or one block)?"""
@@ -431,15 +482,15 @@ class Ctx:
             return DVal(z3.simplify(x.q + c), z3.simplify(x.r - c * self.m_value), True)
         if (a, b) == (0, 1):
             return DVal(x.q, x.r, True)
-        c = carry(x.r, self.m, a, b)
+        c = self.carry(x.r, self.m, a, b)
         self._use(f"mod-window[{a},{b}]", self._window_instance(x.r, self.m, a, b, c))
         self._use("carry")
-        return DVal(z3.simplify(x.q + c), z3.simplify(x.r - _times(c, self.m)), True)
+        return DVal(self.built("add", x.q, c), self.built("uncarry", x.r, c, self.m), True)
 
     def _block(self, x: DVal, unit):
         x = self.canonical(x)
         a, b = self._window(x.q, unit, BLOCK_WINDOWS, f"mod {unit}·m")
-        c = carry(x.q, unit, a, b)
+        c = self.carry(x.q, unit, a, b)
         m, k = self.m, unit
         v = lambda: x.q * m + x.r     # noqa: E731 (the instance is built only when exported)
         self._use(f"block-window[{a},{b}]", lambda: z3.Implies(
@@ -448,8 +499,8 @@ class Ctx:
         return x, c
 
     def compare(self, x: DVal, y: DVal, op: str):
-        q, r = z3.simplify(x.q - y.q), z3.simplify(x.r - y.r)
-        p = z3.simplify(x.p - y.p) if x.blocks or y.blocks else _ZERO
+        q, r = self.built("sub", x.q, y.q), self.built("sub", x.r, y.r)
+        p = self.built("sub", x.p, y.p) if x.blocks or y.blocks else _ZERO
         if p is not _ZERO and not _is_const(p, 0):
             diff = DVal(q, r, p=p)
             if multiple(p, self.m) is not None:
@@ -458,15 +509,12 @@ class Ctx:
             else:
                 self._use("digit-compare")
                 d = self.in_blocks(diff)
-                return {"eq": z3.And(d.p == 0, d.r == 0), "lt": d.p < 0,
-                        "le": z3.Or(d.p < 0, z3.And(d.p == 0, d.r == 0))}[op]
+                return _digit_compare(d.p, d.r, op)
         if not _is_const(q, 0):
             self._use("digit-compare")
             d = self.canonical(DVal(q, r))
-            q, r = d.q, d.r
-            return {"eq": z3.And(q == 0, r == 0), "lt": q < 0,
-                    "le": z3.Or(q < 0, z3.And(q == 0, r == 0))}[op]
-        return {"eq": r == 0, "lt": r < 0, "le": r <= 0}[op]
+            return _digit_compare(d.q, d.r, op)
+        return r == 0 if op == "eq" else r < 0 if op == "lt" else r <= 0
 
     def is_m(self, x: DVal) -> bool:
         return _is_const(x.q, 1) and _is_const(x.r, 0) and not x.blocks
@@ -532,29 +580,30 @@ class Ctx:
 
     def _add(self, a: Term, b: Term) -> DVal:
         a, b = self.val(a), self.val(b)
-        p = z3.simplify(a.p + b.p) if a.blocks or b.blocks else _ZERO
-        return DVal(z3.simplify(a.q + b.q), z3.simplify(a.r + b.r), p=p)
+        p = self.built("add", a.p, b.p) if a.blocks or b.blocks else _ZERO
+        return DVal(self.built("add", a.q, b.q), self.built("add", a.r, b.r), p=p)
 
     def _neg(self, a: Term) -> DVal:
         a = self.val(a)
-        return DVal(z3.simplify(-a.q), z3.simplify(-a.r), p=z3.simplify(-a.p) if a.blocks else _ZERO)
+        p = self.built("neg", a.p) if a.blocks else _ZERO
+        return DVal(self.built("neg", a.q), self.built("neg", a.r), p=p)
 
     def _ite(self, c: Term, a: Term, b: Term) -> DVal:
         c, a, b = self.cond(c), self.val(a), self.val(b)
-        return DVal(z3.simplify(z3.If(c, a.q, b.q)), z3.simplify(z3.If(c, a.r, b.r)), a.canon and b.canon,
-                    z3.simplify(z3.If(c, a.p, b.p)) if a.blocks or b.blocks else _ZERO)
+        return DVal(self.built("ite", c, a.q, b.q), self.built("ite", c, a.r, b.r), a.canon and b.canon,
+                    self.built("ite", c, a.p, b.p) if a.blocks or b.blocks else _ZERO)
 
     def _mul(self, a: DVal, b: DVal) -> DVal:
         for x, y in ((a, b), (b, a)):
             if _is_const(x.q, 0) and _is_const(x.r) and not x.blocks:
-                c = z3.simplify(x.r).as_long()
-                return DVal(z3.simplify(c * y.q), z3.simplify(c * y.r), y.canon and c == 1,
-                            z3.simplify(c * y.p) if y.blocks else _ZERO)
+                c = self.built("same", x.r).as_long()
+                return DVal(self.built("scale", c, y.q), self.built("scale", c, y.r), y.canon and c == 1,
+                            self.built("scale", c, y.p) if y.blocks else _ZERO)
         if a.blocks or b.blocks:
             raise NormalizationError("product of a value in blocks with another value")
         for x, y in ((a, b), (b, a)):
             if _is_const(x.q, 0) and _is_const(y.r, 0):      # scalar · (multiple of m)
-                return DVal(z3.simplify(x.r * y.q), z3.IntVal(0), True)
+                return DVal(self.built("mul", x.r, y.q), z3.IntVal(0), True)
         if not self.nonlinear:
             for x, y in ((a, b), (b, a)):                     # value · (c·U): c·value blocks
                 c = multiple(y.r, self.U) if _is_const(y.q, 0) else None
@@ -581,29 +630,29 @@ class Ctx:
         if a.blocks and same_term(self.extent_unit(b), self.U):      # (p·U + r) mod (m·U)
             x = self.in_blocks(a)
             lo, hi = self._window(x.p, self.m, BLOCK_WINDOWS, f"mod m·{self.U}")
-            c = carry(x.p, self.m, lo, hi)
+            c = self.carry(x.p, self.m, lo, hi)
             m, u = self.m, self.U
             v = lambda: x.p * u + x.r     # noqa: E731 (the instance is built only when exported)
             self._use(f"block-window[{lo},{hi}]", lambda: z3.Implies(
                 z3.And(m > 0, u > 0, 0 <= x.r, x.r < u, lo * m <= x.p, x.p < hi * m),
                 z3.And(v() % (m * u) == (x.p - c * m) * u + x.r, v() / (m * u) == c)))
             if op == "mod":
-                return DVal(zero, x.r, p=z3.simplify(x.p - _times(c, m)))
-            return DVal(zero, z3.simplify(c))
+                return DVal(zero, x.r, p=self.built("uncarry", x.p, c, m))
+            return DVal(zero, self.built("same", c))
         unit = self.extent_unit(b)
         if unit is not None:
             x, c = self._block(a, unit)
             if op == "mod":
-                return DVal(z3.simplify(x.q - _times(c, unit)), x.r, True)
-            return DVal(zero, z3.simplify(c))
+                return DVal(self.built("uncarry", x.q, c, unit), x.r, True)
+            return DVal(zero, self.built("same", c))
         unit = self.count_unit(b)
         if unit is not None and _is_const(a.q, 0):
             lo, hi = self._window(a.r, unit, MOD_WINDOWS, f"mod {unit}")
-            c = carry(a.r, unit, lo, hi)
+            c = self.carry(a.r, unit, lo, hi)
             self._use(f"mod-window[{lo},{hi}]", self._window_instance(a.r, unit, lo, hi, c))
             if op == "mod":
-                return DVal(zero, z3.simplify(a.r - _times(c, unit)))
-            return DVal(zero, z3.simplify(c))
+                return DVal(zero, self.built("uncarry", a.r, c, unit))
+            return DVal(zero, self.built("same", c))
         if _is_const(b.r, 0) and _is_const(b.q) and z3.simplify(b.q).as_long() in BLOCK_DIVISORS:
             return self._div_block(op, a, z3.simplify(b.q).as_long())
         if self.U is not self.k and _is_const(b.q, 0) and _is_const(b.r) and not a.blocks and _is_const(a.q, 0):
@@ -665,6 +714,24 @@ class Ctx:
             raise NormalizationError(f"{t.op} is not a condition")
         return _COND[t.op](self, *t.args)
 
+    def built(self, op: str, *xs):
+        """z3.simplify of `_BUILDS[op]` on xs, kept in the session by op and the operands' ids (the
+        same operands always build the same term, and the checks of a schedule build the same
+        digits many times over)."""
+        key = (op, *[x if isinstance(x, int) else x.get_id() for x in xs])
+        hit = self.session.terms.get(key)
+        if hit is None:
+            hit = self.session.terms[key] = (z3.simplify(_BUILDS[op](*xs)), xs)
+        return hit[0]
+
+    def carry(self, x, unit, a: int, b: int):
+        """`lemmas.carry`, kept in the session like `built` (not simplified: lemma instances read it)."""
+        key = ("carry", x.get_id(), unit.get_id(), a, b)
+        hit = self.session.terms.get(key)
+        if hit is None:
+            hit = self.session.terms[key] = (carry(x, unit, a, b), (x, unit))
+        return hit[0]
+
     def int_term(self, x: DVal) -> z3.ArithRef:
         """x as one Z3 integer term q·m + p·U + r."""
         return x.q * self.m + x.r + x.p * self.U
@@ -672,6 +739,16 @@ class Ctx:
     def int_of(self, x: DVal, model) -> int:
         """The concrete value of x in a Z3 model."""
         return model.eval(self.int_term(x), model_completion=True).as_long()
+
+
+def _digit_compare(high, low, op: str):
+    """The condition `op` ("eq", "lt", "le") of the value high·B + low against 0, its low digit
+    0 ≤ low < B proven (only the condition asked is built)."""
+    if op == "eq":
+        return z3.And(high == 0, low == 0)
+    if op == "lt":
+        return high < 0
+    return z3.Or(high < 0, z3.And(high == 0, low == 0))
 
 
 def _linear(e) -> bool:

@@ -2,9 +2,10 @@
 
 Everything besides the query itself that can change a solver's answer is in the `Budget` (the seed,
 the resource limits, the wall-clock backstop, the second solver); a `Session` owns every cache of
-answers found under one budget (side conditions, their known points, the interval reader's forms,
-counts, per-PE forms, the lemma library's status), so an answer is never reused under another budget. Nothing
-is cached outside a session.
+answers found under one budget (side conditions, their known points, the carry windows proved from
+them, the normalizer's digit terms, the interval reader's forms, counts, per-PE forms, the lemma
+library's status), so an answer is never reused under another budget. Nothing is cached outside a
+session.
 
 Sharing is explicit: a caller that wants answers reused (a `prove report` over several targets)
 makes one `Session(budget)` and passes it down; a library call that is passed none works in a fresh
@@ -27,6 +28,8 @@ class Session:
         self.proven: dict = {}        # side conditions: (fact id, assumption ids) -> (proved?, the ASTs)
         self.models: dict = {}        # assumption ids -> (the ASTs, [points satisfying them])
         self.variables: dict = {}     # AST id -> (AST, names of its uninterpreted constants)
+        self.terms: dict = {}         # (operation, operand ids) -> (the digit term it built, operands)
+        self.windows: dict = {}       # (term, unit, windows, assumption ids) -> (its carry window, ...)
         self.counted: dict = {}       # id(schedule) -> (schedule, Counts)
         self.balanced: dict = {}      # id(schedule) -> (schedule, its per-PE forms: `spread.forms`)
         self.deciders: dict = {}      # id(shape) -> (shape, the counter's nests.Decider and its answers)
