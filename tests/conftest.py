@@ -38,6 +38,7 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: item.get_closest_marker("dask") is not None)    # stable: order kept
 
 
+@pytest.hookimpl(optionalhook=True)     # a hook of pytest-xdist's: unknown under -p no:xdist
 def pytest_xdist_make_scheduler(config, log):
     """`--dist loadfile` with `DASK_FILES` handed out after every other file."""
     if config.getvalue("dist") != "loadfile":
