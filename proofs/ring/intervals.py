@@ -223,6 +223,7 @@ class Intervals:
         self._linear_forms: dict = {}   # AST id -> (AST, its linear form or None)
         self._branch_forms: dict = {}   # AST id -> (AST, its branches or None)
         self._bounds: dict = {}         # AST id -> (AST, its bounds)
+        self._facts: dict = {}          # (AST id, linear only?) -> (AST, its forms ≥ 0 or None)
         self._boxes: dict = {}          # (assumption ids, strict) -> (the assumptions, their Box)
 
     def decide(self, fact, assumptions) -> bool | None:
@@ -319,7 +320,14 @@ class Intervals:
 
     def branch_nonnegatives(self, e, linear_only: bool = False) -> list | None:
         """e (a comparison, or a conjunction of them) as [(form, conditions)]: e holds iff every form
-        whose conditions hold is ≥ 0 (one per combination of If-branches; `linear_only`: If-free)."""
+        whose conditions hold is ≥ 0 (one per combination of If-branches; `linear_only`: If-free).
+        Memoized: the same fact is asked under many sets of assumptions."""
+        key = (e.get_id(), linear_only)
+        if key not in self._facts:
+            self._facts[key] = (e, self._branch_nonnegatives(e, linear_only))
+        return self._facts[key][1]
+
+    def _branch_nonnegatives(self, e, linear_only: bool) -> list | None:
         if z3.is_and(e):
             out = []
             for c in e.children():
