@@ -46,13 +46,13 @@ def _window_and_z3_calls(assume):
     """The carry window of x under `assume(m)`, and how many Z3 queries it took."""
     ctx, x, calls = Ctx(), z3.Int("x"), []
     ctx.assumptions += assume(ctx.m, x)
-    z3_proves = ctx._z3_proves
+    z3_check = ctx._z3_check
 
     def counted(*args):
         calls.append(args[0])
-        return z3_proves(*args)
+        return z3_check(*args)
 
-    ctx._z3_proves = counted
+    ctx._z3_check = counted
     return ctx._window(x, ctx.m, MOD_WINDOWS, "test"), len(calls)
 
 
@@ -62,3 +62,6 @@ def test_the_first_bounds_of_a_window_share_one_query_only_where_both_hold():
     # x ∈ {0, 1}: x < m fails at m = 1; the joint query's counter-model refutes it, 0 ≤ x and
     # x < 2m are asked alone
     assert _window_and_z3_calls(lambda m, x: [z3.Or(x == 0, x == 1)]) == ((0, 2), 3)
+    # x ∈ {−1, 0}: the joint query's counter-model refutes 0 ≤ x (not asked again); −m ≤ x and
+    # x < m share the next query
+    assert _window_and_z3_calls(lambda m, x: [z3.Or(x == -1, x == 0)]) == ((-1, 1), 2)

@@ -216,8 +216,18 @@ def _keep_point(models: dict, model, group: tuple, relevant: list) -> None:
     """Keep a model of `relevant` (completed: every variable gets a value) as a known point of the
     group in `models` (a session's), once checked to satisfy every assumption of the group."""
     kept = models.setdefault(group, (relevant, []))[1]
-    if len(kept) < MAX_MODELS and all(z3.is_true(model.eval(a, model_completion=True)) for a in relevant):
+    if len(kept) < MAX_MODELS and _satisfies(model, relevant):
         kept.append(model)
+
+
+def _satisfies(model, assumptions: list) -> bool:
+    return all(z3.is_true(model.eval(a, model_completion=True)) for a in assumptions)
+
+
+def _refuted_at(model, fact, relevant: list) -> bool:
+    """Is `fact` false at `model`, a point checked to satisfy `relevant`? (Kept or not: a group
+    keeps MAX_MODELS points.)"""
+    return z3.is_false(model.eval(fact, model_completion=True)) and _satisfies(model, relevant)
 
 
 def _refuted_at_known_point(models: dict, fact, group: tuple) -> bool:
@@ -293,16 +303,20 @@ class Ctx:
     def _proves(self, fact, relevant: list, partner=None) -> bool:
         """`prove` for `fact` whose relevant assumptions (`_relevant`) are `relevant`. `partner`: a
         fact of the same assumptions that the caller asks next if this one holds; where both need
-        Z3, one query asks for both (their conjunction proved proves each; else each is asked)."""
+        Z3, one query asks for both (their conjunction proved proves each; else `fact` is refuted
+        where the counter-model falsifies it, and asked alone where not)."""
         group = tuple(a.get_id() for a in relevant)
         self._asked.add((fact.get_id(), group))
         verdict = self._settled(fact, group, relevant)
         if verdict is not None:
             return verdict
-        if partner is not None and self._settled(partner, group, relevant) is None \
-                and self._z3_proves(z3.And(fact, partner), group, relevant):
-            self.session.proven[(partner.get_id(), group)] = (True, partner, relevant)
-            verdict = True
+        if partner is not None and self._settled(partner, group, relevant) is None:
+            both, model = self._z3_check(z3.And(fact, partner), group, relevant)
+            if both:
+                self.session.proven[(partner.get_id(), group)] = (True, partner, relevant)
+                verdict = True
+            elif model is not None and _refuted_at(model, fact, relevant):
+                verdict = False
         if verdict is None:
             verdict = self._z3_proves(fact, group, relevant)
         if verdict is None:
@@ -328,6 +342,10 @@ class Ctx:
 
     def _z3_proves(self, fact, group: tuple, relevant: list) -> bool | None:
         """True (unsat), False (a counter-model), None (Z3 gave no answer within the budget)."""
+        return self._z3_check(fact, group, relevant)[0]
+
+    def _z3_check(self, fact, group: tuple, relevant: list) -> tuple:
+        """(`_z3_proves`'s answer, the counter-model where it is False)."""
         # A Least's conditions (and the facts about them) multiply variables: only they leave QF_LIA,
         # whose digit products q·m it decides fast (the general solver took minutes on algo2's).
         nonlinear = self.nonlinear or bool(self._nonlinear & set(group)) or (bool(self._least) and not _linear(fact))
@@ -342,10 +360,11 @@ class Ctx:
         s.push()
         s.add(z3.Not(fact))
         answer = s.check()
-        if answer == z3.sat:
-            _keep_point(self.session.models, s.model(), group, relevant)
+        model = s.model() if answer == z3.sat else None
+        if model is not None:
+            _keep_point(self.session.models, model, group, relevant)
         s.pop()
-        return True if answer == z3.unsat else (False if answer == z3.sat else None)
+        return True if answer == z3.unsat else (False if answer == z3.sat else None), model
 
     def _relevant(self, *terms) -> list:
         """The assumptions that share variables with `terms` (a fact, or the terms a fact is made
