@@ -8,7 +8,7 @@ from __future__ import annotations
 import z3
 
 from ringproof.proofs.ring.budgets import Budget
-from ringproof.proofs.ring.lemmas import MOD_WINDOWS
+from ringproof.proofs.ring.lemmas import MOD_WINDOWS, carry
 from ringproof.proofs.ring.normalize import Ctx
 from ringproof.proofs.ring.session import Session
 
@@ -24,6 +24,10 @@ def test_a_built_term_is_the_one_simplify_builds_from_the_same_operands():
         assert z3.eq(got, z3.simplify(afresh)), op
         assert ctx.built(op, *args) is got, op           # kept: asked again, nothing is built
     assert not z3.eq(ctx.built("sub", x, y), ctx.built("sub", y, x))
+    for op, afresh in (("eq", z3.And(x == 0, y == 0)), ("lt", x < 0), ("le", z3.Or(x < 0, z3.And(x == 0, y == 0)))):
+        assert z3.eq(ctx.digit_compare(x, y, op), afresh) and ctx.digit_compare(x, y, op) is ctx.digit_compare(x, y, op)
+    assert z3.eq(ctx.carry(x, ctx.m, -1, 2), carry(x, ctx.m, -1, 2))
+    assert not z3.eq(ctx.carry(x, ctx.m, -1, 2), ctx.carry(x, ctx.m, 0, 2))
 
 
 def test_a_window_is_kept_by_the_assumptions_it_was_proved_under():

@@ -528,11 +528,11 @@ class Ctx:
             else:
                 self._use("digit-compare")
                 d = self.in_blocks(diff)
-                return _digit_compare(d.p, d.r, op)
+                return self.digit_compare(d.p, d.r, op)
         if not _is_const(q, 0):
             self._use("digit-compare")
             d = self.canonical(DVal(q, r))
-            return _digit_compare(d.q, d.r, op)
+            return self.digit_compare(d.q, d.r, op)
         return r == 0 if op == "eq" else r < 0 if op == "lt" else r <= 0
 
     def is_m(self, x: DVal) -> bool:
@@ -745,10 +745,18 @@ class Ctx:
 
     def carry(self, x, unit, a: int, b: int):
         """`lemmas.carry`, kept in the session like `built` (not simplified: lemma instances read it)."""
-        key = ("carry", x.get_id(), unit.get_id(), a, b)
+        return self._kept(("carry", x.get_id(), unit.get_id(), a, b), lambda: carry(x, unit, a, b), x, unit)
+
+    def digit_compare(self, high, low, op: str):
+        """`_digit_compare`, kept in the session like `built` (not simplified, as before)."""
+        return self._kept(("compare", op, high.get_id(), low.get_id()), lambda: _digit_compare(high, low, op),
+                          high, low)
+
+    def _kept(self, key: tuple, build, *operands):
+        """build(), kept in the session's terms by `key` (the operands' ids; `operands` kept alive)."""
         hit = self.session.terms.get(key)
         if hit is None:
-            hit = self.session.terms[key] = (carry(x, unit, a, b), (x, unit))
+            hit = self.session.terms[key] = (build(), operands)
         return hit[0]
 
     def int_term(self, x: DVal) -> z3.ArithRef:
