@@ -1,13 +1,16 @@
-"""Concrete points at which a question of the counter's `nests.Decider` is answered "not always"
-before Z3 is asked: a point that satisfies every fact of the question (k, m, kd ≥ 1, kd = k where d
-is n, the side condition, the loops' ranges, the further atoms) and breaks the claim is a model of
-the query Z3 would be given, so Z3 could only answer sat there (or fail to answer: "not shown"
-too). The decider's answer is "not shown" either way; only the Z3 call is saved. Nothing is ever
-shown true here.
+"""Questions of the counter's `nests.Decider` (is e ≤ 0 at every point of a nest?) settled before
+Z3 is asked, both ways only where the answer is certain:
 
-The points are a few small sizes, and at each the ends and middle of every loop's range, outer
-first; expressions are evaluated exactly (Python ints and Fractions, floor and mod as Z3 reads
-them with a positive divisor).
+- "not shown" (`Decider._refuted`, with `points`, `refuted`): a point that satisfies every fact of
+  the question (k, m, kd ≥ 1, kd = k where d is n, the side condition, the loops' ranges, the
+  further atoms) and breaks the claim is a model of the query Z3 would be given, so Z3 could only
+  answer sat (or nothing: "not shown" too). The points are a few small sizes, at each the ends and
+  middle of every loop's range, outer first.
+- "shown" (`bounded`): each index replaced by one of its bounds, innermost first, and the result
+  ≤ 0 for every size by its coefficients' signs.
+
+Expressions are evaluated exactly (`compiled`: Python ints and Fractions, floor and mod as Z3 reads
+them with a positive divisor), which `spread.collapse` uses too.
 """
 
 from __future__ import annotations
