@@ -381,19 +381,40 @@ class Counter:
         return hit[1]
 
     def _count(self, phase, cond, at, strict, sent):
-        from ringproof.proofs.ring.nests import M, Unknown, count, lifted, split_digits
+        """`count`'s: before the kept iteration (v1, ..., vr), a sum over t of the counts with
+        v′j = vj for j < t put in (those loops gone) and v′t < vt (and, not `strict`, the one with
+        every v′j = vj): conjunctions, where one count of their disjunction split into many more
+        cases (ring-attention's counts: 1.7 → 0.8 s of CPU). A v′j so fixed lies in its range: the
+        kept iteration is one of the same nest. One read under a Mod or floor stays a loop, with
+        v′j = vj a condition (`split_digits` writes both in radix, `_mirror`)."""
+        from ringproof.proofs.ring.nests import M
         loops, env = self.nest(phase, "_")
         L, L_ = sympy.Symbol("l", integer=True), sympy.Symbol("l_", integer=True)
-        cond = sympy.sympify(cond)
-        pe = [(L_, sympy.Integer(1), M)]
-        cond = sympy.And(cond, sympy.Eq(L_, L))
+        cond = sympy.And(sympy.sympify(cond), sympy.Eq(L_, L))
         kept = [(L, sympy.Integer(1), M)] + (list(at) if at is not None else [])
-        if at is not None:
-            lex = sympy.false if strict else sympy.And(*[sympy.Eq(v_, v) for (v_, _, _), (v, _, _) in zip(loops, at)])
-            for (v_, _, _), (v, _, _) in reversed(list(zip(loops, at))):
-                lex = sympy.Or(v_ < v, sympy.And(sympy.Eq(v_, v), lex))
-            cond = sympy.And(cond, lex)
-        nest, keep, back = kept + pe + loops, len(kept), {}
+        pe = [(L_, sympy.Integer(1), M)]
+        if at is None:
+            got = self._nest_count(phase, kept + pe + loops, cond, len(kept))
+        else:
+            read = {x for e in [cond] + [sympy.sympify(b) for _, lo, hi in loops for b in (lo, hi)]
+                    for a in e.atoms(sympy.Mod, sympy.floor) for x in a.free_symbols}
+            got = sympy.Integer(0)
+            for t in range(len(loops) + (0 if strict else 1)):
+                same = {v_: v for (v_, _, _), (v, _, _) in zip(loops[:t], at) if v_ not in read}
+                rest = [(v_, sympy.sympify(lo).xreplace(same), sympy.sympify(hi).xreplace(same))
+                        for v_, lo, hi in loops if v_ not in same]
+                here = sympy.And(cond.xreplace(same), *[sympy.Eq(v_, v) for (v_, _, _), (v, _, _) in zip(loops[:t], at)
+                                                        if v_ not in same],
+                                 *([loops[t][0] < at[t][0]] if t < len(loops) else []))
+                got += self._nest_count(phase, kept + pe + rest, here, len(kept))
+        return got.xreplace({L: previous(L)}) if sent else got
+
+    def _nest_count(self, phase, nest, cond, keep):
+        """`nests.count` of the nest's iterations with `cond`, its first `keep` indices kept."""
+        from ringproof.proofs.ring.nests import Unknown, count, lifted, split_digits
+        if cond is sympy.false:
+            return sympy.Integer(0)
+        back = {}
         split = split_digits(nest, cond, keep=keep)
         if split is not None:
             nest, cond, keep, back = _mirror(split[0], split[1], keep)
@@ -401,8 +422,7 @@ class Counter:
             got = count(nest, lifted(cond, nest, self.decider), self.decider, keep=keep, settle=False)
         except Unknown as e:
             raise NotDerived(f"phase {phase.name}: {e}") from None
-        got = got.xreplace(back) if back else got
-        return got.xreplace({L: previous(L)}) if sent else got
+        return got.xreplace(back) if back else got
 
 
 LONG = 160       # a blocker's text longer than this is cut before its first ": " (the data it names:
@@ -584,7 +604,7 @@ def peak(schedule, session, inputs) -> dict:
         raise NotDerived("the schedule gives no iteration at which a PE holds the most (stays['peak'])")
     forms, end = occupancy(S, session, inputs)
     c = Counter(S, session)
-    decider = c.decider
+    decider = peak_bound.Remembered(c.decider)
     L = sympy.Symbol("l", integer=True)
     candidates, where = [], []
     for phase, fn in S.stays["peak"]:
