@@ -242,16 +242,19 @@ def test_algorithm_1s_exact_peak_is_proved_and_is_the_ring_models_at_every_size(
 
 
 def _joined_apart_is_exact(S, session):
-    """The prover's pool derives the peak (`held.apart`) beside its hint checks and joins them: the
-    answer is `exact`'s, and a hint check not proved is the reason, whatever the peak."""
+    """The prover's pool derives the peak (`held.apart`) beside its hint checks and the ring model's
+    peaks (`held.measured`) and joins them: the answer is `exact`'s, a hint check not proved is the
+    reason, whatever the peak, and a measured peak that differs at one size leaves it not derived."""
     from dataclasses import replace
     from ringproof.proofs.ring.smt import Outcome
-    parts, checks = held.apart(S, session), held.hint_checks(S)
+    parts, peaks, checks = held.apart(S, session), held.measured(S), held.hint_checks(S)
     proved = [Outcome(c, Verdict.PROVED, 0.0) for c in checks]
-    assert held.join(S, Session(), parts, proved) == held.exact(S, session)
+    assert held.join(S, Session(), parts, peaks, proved) == held.exact(S, session)
     refuted = proved[:2] + [replace(proved[2], verdict=Verdict.REFUTED, n=2, m=2)] + proved[3:]
-    top, why = held.join(S, Session(), parts, refuted)
+    top, why = held.join(S, Session(), parts, peaks, refuted)
     assert top is None and why == f"{held.NOT_DERIVED}the hint check {checks[2].phase}: {checks[2].name} is refuted (n=2, m=2)"
+    top, why = held.join(S, Session(), parts, peaks[:-1] + [peaks[-1] + 1], proved)
+    assert top is None and why.startswith(held.MISMATCH) and f"measures {peaks[-1] + 1}" in why
 
 
 def test_a_memory_claim_equal_to_the_derived_peak_is_proved_where_the_sources_are():
