@@ -626,7 +626,7 @@ def peak(schedule, session, inputs) -> dict:
     if groups is None:
         raise NotDerived("the largest of the occupancy at the peak's iterations is not shown in each regime of the sizes")
     top = groups[0][0] if len(groups) == 1 else \
-        sympy.Piecewise(*[(v, sympy.Or(*cs)) for v, cs in groups[:-1]], (groups[-1][0], True))
+        sympy.Piecewise(*[(v, sympy.Or(*peak_bound._joined(cs))) for v, cs in groups[:-1]], (groups[-1][0], True))
     for value, conds in groups:
         regime = sympy.Or(*conds)
         for t, (loops, f) in list(forms.items()) + [("after the last cycle", ([], end))]:
