@@ -399,6 +399,15 @@ def test_the_memory_table_of_context_parallel_md_is_what_prove_prints():
         got = held.summary(reg[name], Session())
         assert got["at"]["per_pe"] == [int(x) for x in peaks.split("/")], name
         assert exact.startswith("—") == (got["closed_form"] is None), name     # no proved peak claimed
+        if got["closed_form"] is not None:     # "form where n/m ≥ a and m ≥ b (c cases in all)"
+            form, least_k, least_m, cases = re.fullmatch(r"(.+) where n/m ≥ (\d+) and m ≥ (\d+) \((\d+) cases in all\)",
+                                                         exact).groups()
+            derived = sympy.sympify(got["closed_form"])
+            assert len(derived.args) == int(cases), name
+            doc = sympy.sympify(re.sub(r"(\d)([a-z(])", r"\1*\2", form.replace("·", "*")))
+            for k, m, d in ((int(least_k), int(least_m), 2), (int(least_k) + 1, int(least_m) + 2, 12)):
+                at = {"n": k * m, "m": m, "d": d}
+                assert derived.subs(at) == doc.subs(at), (name, at)
         if got["inputs_on_pe"] is None:
             assert inputs.startswith("not derived"), name
         else:
@@ -496,13 +505,11 @@ def test_ring_attentions_stay_hints_are_proved_and_give_the_ring_models_occupanc
     """The machinery on a second target: copies passed on, a lock-step group of forms, a PE that
     sends to itself (m = 1). Slow: the default run keeps Algorithm 1's occupancy compared with the
     ring model (test_algorithm_1s_exact_peak_is_proved_and_is_the_ring_models_at_every_size)."""
-    from dataclasses import replace
-    from helpers.forward_stays import STAYS
     from ringproof.model.ring.memory import occupancy
     from ringproof.proofs.ring import stays
     from ringproof.proofs.ring.nests import KD
     from ringproof.proofs.ring.smt import discharge
-    S = replace(registry()["ring-attention"], stays=STAYS)
+    S = registry()["ring-attention"]
     session = Session()
     assert all(discharge(c, session).verdict is Verdict.PROVED for c in stays.checks(S))
     inputs, _ = held.inputs_on(S, session)
@@ -521,14 +528,15 @@ def test_ring_attentions_stay_hints_are_proved_and_give_the_ring_models_occupanc
 @pytest.mark.slow
 def test_ring_attentions_exact_peak_is_derived_with_its_hints_and_is_the_ring_models():
     """3k(2d + 1) for k, m ≥ 3 (its q, two K and two V blocks, its o rows, running maxima and sums
-    and one row's scores); `held.exact` compares it with the ring model at every n, d ≤ 12. Slow
-    (two derivations): the default run keeps Algorithm 1's exact peak and the bound against
-    enumeration (test_the_peaks_bound_proves_the_largest_value_and_refutes_one_less_as_enumeration_does)."""
+    and one row's scores); `held.exact` compares it with the ring model at every n, d ≤ 12, and so
+    does this test, and without one of its peak's candidate iterations it is not derived. Slow (two
+    derivations): the default run keeps the registered peak against the ring model
+    (test_cp_schedules.py, test_each_target_proves_at_tier_parametric) and a wrong hint
+    (test_ring_attention_with_a_wrong_stay_hint_has_no_exact_peak)."""
     from dataclasses import replace
-    from helpers.forward_stays import PEAK, STAYS
     from ringproof.proofs.ring.counting import check_sizes
     from ringproof.proofs.ring.nests import KD
-    S = replace(registry()["ring-attention"], stays={**STAYS, "peak": PEAK})
+    S = registry()["ring-attention"]
     top, how = held.exact(S, Session())
     assert top is not None, how
     for n, m, d in check_sizes(S.shape):
@@ -536,8 +544,21 @@ def test_ring_attentions_exact_peak_is_derived_with_its_hints_and_is_the_ring_mo
         assert got == max(peak_per_pe(build_trace(S, n, m, d))), (n, m, d)
         if n // m >= 3 and m >= 3:
             assert got == 3 * (n // m) * (2 * d + 1)
-    wrong = replace(S, stays={**STAYS, "peak": PEAK[:-1]})      # without step 2's first row's last scores
+    wrong = replace(S, stays={**S.stays, "peak": S.stays["peak"][:-1]})   # without step 2's first row's last scores
     assert held.exact(wrong, Session())[0] is None
+
+
+def test_ring_attention_with_a_wrong_stay_hint_has_no_exact_peak():
+    """The registered hints with K's last use on a PE put one query row early: the hint check that
+    no later use follows without a new arrival is refuted, and no peak is derived (the JSON's
+    closed_form is null, its reason names the check)."""
+    from dataclasses import replace
+    from ringproof.schedules.context_parallel import FORMS
+    from ringproof.schedules.expr import eq
+    S = registry()["ring-attention"]
+    last = {**S.stays["last"], (FORMS["scores"], "k"): lambda P, ix: eq(ix.i, P.k - 1)}
+    got = held.summary(replace(S, stays={**S.stays, "last": last}), Session())
+    assert got["closed_form"] is None and "end of k before ring.MAC is refuted" in got["reason"], got["reason"]
 
 
 def _marks_and_last_uses(S, n, m):
