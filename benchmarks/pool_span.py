@@ -9,8 +9,9 @@ before the pool (interpreter, imports, the steps run on ints, the checks derived
 (verdicts, table), the tasks' CPU seconds, the three longest, and the pool's span: the tasks handed
 out in list order to whichever of two workers is free first, as `pool.run_all` does. The estimate
 is before + span + after: the wall time on two idle cores, less the forks and the interpreter's
-exit. --against REV runs the same on the code of git revision REV (`speed.py --against`'s temporary
-tree), each run right after the one here; medians of --repeat runs.
+exit; the project's bytecode is cached as on a user's machine (`speed.as_users`). --against REV
+runs the same on the code of git revision REV (`speed.py --against`'s temporary tree), each run
+right after the one here; medians of --repeat runs.
 """
 
 from __future__ import annotations
@@ -59,7 +60,9 @@ print(json.dumps({"exit": code, "before": s["before"], "span": s["span"], "tasks
 
 
 def probe(target: str, env: dict | None = None) -> dict:
-    p = subprocess.run([sys.executable, "-P", "-c", PROBE, target], env=env, capture_output=True, text=True)
+    """One fresh run's figures, with the bytecode cached as a user's Python does (`speed.as_users`)."""
+    from speed import as_users
+    p = subprocess.run([sys.executable, "-P", "-c", PROBE, target], env=as_users(env), capture_output=True, text=True)
     if p.returncode != 0:
         raise SystemExit(f"{target}: {p.stderr.strip().splitlines()[-1:]}")
     out = json.loads(p.stdout.strip().splitlines()[-1])

@@ -3,8 +3,9 @@
 
 Tests that start a Dask cluster run last: its threads (not ours) live on in this process, which then
 no longer forks workers (`ringproof.proofs.threads.alone`), so tests after them would run their pools
-in-process, slower and with the parent's caches (pytest-xdist keeps that order: it hands out test
-files in it, so the file with Dask tests runs last on its worker).
+in-process, slower and with the parent's caches. Under pytest-xdist's `--dist loadfile` the files
+they live in (`DASK_FILES`, checked against the marker) are handed out after every other file, so
+each runs last on its worker (xdist itself hands files out by test count, largest first).
 
 Under pytest-xdist (README's test command: `-n auto --dist loadfile`, each file on one worker, so a
 module's fixtures are built once) the cores are shared by the test workers, so a pool started with
@@ -26,8 +27,31 @@ def pytest_configure(config):
         pool.workers = lambda jobs: jobs or share
 
 
-def pytest_collection_modifyitems(items):
+DASK_FILES = ("tests/test_bitlevel_cubes.py",)
+
+
+def pytest_collection_modifyitems(config, items):
+    stray = [item.nodeid for item in items if item.get_closest_marker("dask") is not None
+             and item.nodeid.split("::", 1)[0] not in DASK_FILES]
+    if stray:
+        raise pytest.UsageError(f"{stray[0]} is marked dask: list its file in tests/conftest.py's DASK_FILES")
     items.sort(key=lambda item: item.get_closest_marker("dask") is not None)    # stable: order kept
+
+
+@pytest.hookimpl(optionalhook=True)     # a hook of pytest-xdist's: unknown under -p no:xdist
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadfile` with `DASK_FILES` handed out after every other file."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class DaskLast(LoadFileScheduling):
+        def schedule(self):
+            super().schedule()
+            for scope in [s for s in self.workqueue if s in DASK_FILES]:
+                self.workqueue.move_to_end(scope)
+
+    return DaskLast(config, log)
 
 
 @pytest.fixture(autouse=True)

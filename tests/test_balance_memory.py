@@ -795,3 +795,18 @@ def test_a_schedule_whose_sends_the_counter_cannot_follow_fails_before_any_hint_
     top, why = held.exact(_algo3_with_hints(), Session())
     assert top is None and why.startswith(held.NOT_DERIVED + "phase phase1: ") and "not shown within" in why, why
     assert "not derived: phase phase1" in held.readable({"inputs_on_pe": "3*n**2/m", "reason": why})
+
+
+def test_a_long_per_pe_form_is_printed_by_its_length():
+    """A per-PE or per-step form longer than a printed count may be (a case analysis derived over a
+    refuted coverage) is named by its length in the table's line; --json keeps it whole."""
+    from ringproof.proofs.ring.readable import LIMIT
+
+    long_form = "Piecewise(" + ", ".join(f"(n**2*{i}*l/m, l >= {i})" for i in range(40)) + ")"
+    at = {"n": 16, "m": 4, "per_pe": {"MAC": [544, 544, 544, 576]}, "spread": 32}
+    line = spread.readable({"per_pe": {"MAC": long_form, "EAC": "n/m"}, "reason": "why", "at": at,
+                            "per_step": {"ring": long_form}})
+    assert len(long_form) > LIMIT and long_form not in line
+    assert f"MAC a closed form of {len(long_form)} characters (full form with --json); EAC n/m;" in line
+    assert f"ring a closed form of {len(spread._cases(long_form))} characters" in line
+    assert "MAC per PE 544/544/544/576 (spread 32)" in line

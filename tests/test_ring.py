@@ -60,3 +60,29 @@ def test_send_semantics_move_vs_copy():
 def test_bad_sizes(n, m):
     with pytest.raises(BadInput):
         run(ALGO1, n, m)
+
+
+def test_first_difference_names_the_first_wrong_or_missing_entry():
+    import numpy as np
+    from ringproof.model.ring.numerics import describe_difference, first_difference
+
+    ref = np.array([[1.0, 2.0], [3.0, 4.0]])
+    assert first_difference("y", ref.copy(), ref) is None
+    assert first_difference("y", ref + 1e-12, ref) is None                 # within the tolerance
+    wrong = ref.copy()
+    wrong[1, 0], wrong[1, 1] = np.nan, 9.0
+    diff = first_difference("y", wrong, ref)
+    assert diff == {"output": "y", "index": [2, 1], "got": None, "expected": 3.0}
+    assert describe_difference(diff) == "y[2, 1] never computed (numpy: 3)"
+    wrong[1, 0] = 3.0
+    assert describe_difference(first_difference("y", wrong, ref)) == "y[2, 2] = 9 (numpy: 4)"
+
+
+def test_a_wrong_run_names_its_first_wrong_entry():
+    """A schedule that never computes a row says which entry, not only an infinite error."""
+    from ringproof.schedules.algo1 import ALGO1_PRINTED
+
+    assert run(ALGO1, 4, 2).difference is None
+    r = run(ALGO1_PRINTED, 4, 2)
+    assert not r.ok and r.difference is not None and r.difference["output"] == "y"
+    assert len(r.difference["index"]) == 2 and all(1 <= i <= 4 for i in r.difference["index"])

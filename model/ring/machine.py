@@ -33,7 +33,7 @@ import numpy as np
 from ringproof.model.ring import vocabulary
 from ringproof.model.ring.holds import Holds
 from ringproof.model.ring.limits import check_simulable
-from ringproof.model.ring.numerics import Numerics, relative_error
+from ringproof.model.ring.numerics import TOLERANCE, Numerics, first_difference, relative_error
 from ringproof.model.ring.reference import empty_sums, random_inputs, reference_outputs
 from ringproof.model.ring.rules import RULES, assume
 from ringproof.model.ring.sums import RunningSums
@@ -64,10 +64,11 @@ class RunResult:
     utilization: float
     max_rel_error: float
     violations: list = field(default_factory=list)
+    difference: dict | None = None      # the first wrong output entry (`numerics.first_difference`)
 
     @property
     def ok(self) -> bool:
-        return not self.violations and self.max_rel_error <= 1e-9
+        return not self.violations and self.max_rel_error <= TOLERANCE
 
 
 def iteration(pt, pos: int) -> dict:
@@ -131,9 +132,8 @@ def simulate(schedule: Schedule, n: int, m: int, seed: int = 0, max_violations: 
         machine = _Machine(stream, inputs, scale, two_pass=True)
     arith = sum(machine.ops.get(k, 0) for k in ARITHMETIC)
     util = arith / (m * stream.cycles) if stream.cycles else 0.0
-    if machine.broken:
-        err = float("inf")
-    else:
+    err, difference = float("inf"), None
+    if not machine.broken:
         refs, err = reference_outputs(schedule.problem, inputs, scale), 0.0
         for out in schedule.problem.outputs:           # the worst of every output
             y = machine.numerics.output(schedule.problem, out)
@@ -141,7 +141,8 @@ def simulate(schedule: Schedule, n: int, m: int, seed: int = 0, max_violations: 
             if empty is not None:                      # a sum of no terms is 0, touched or not
                 y = np.where(empty & np.isnan(y), 0.0, y)
             err = max(err, relative_error(y, refs[out.name]))
-    return RunResult(n, m, stream.cycles, machine.ops, util, err, machine.violations(max_violations))
+            difference = difference or first_difference(out.name, y, refs[out.name])
+    return RunResult(n, m, stream.cycles, machine.ops, util, err, machine.violations(max_violations), difference)
 
 
 # ----------------------------------------------------------------------------- the passes

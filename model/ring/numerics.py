@@ -214,7 +214,32 @@ def execute(trace, inputs: dict, scale: float = 1.0) -> np.ndarray:
     return num.output(trace.schedule.problem)
 
 
+TOLERANCE = 1e-9     # the relative error a valid run may have (RunResult.ok)
+
+
 def relative_error(y: np.ndarray, ref: np.ndarray) -> float:
     """max |y − ref| / max |ref|; inf if not finite."""
     err = np.abs(y - ref).max() / np.abs(ref).max()
     return float(err) if np.isfinite(err) else float("inf")
+
+
+def first_difference(name: str, y: np.ndarray, ref: np.ndarray) -> dict | None:
+    """The first entry of output `name` (row-major; indices from 1, as the schedules write them)
+    that is not computed or differs from the reference by more than TOLERANCE · max |ref|:
+    {"output", "index", "got" (None: never computed), "expected"}; None if there is none."""
+    scale = np.abs(ref).max() or 1.0
+    with np.errstate(invalid="ignore"):
+        wrong = ~(np.abs(y - ref) <= TOLERANCE * scale)       # NaN (never computed) counts as wrong
+    if not wrong.any():
+        return None
+    at = np.unravel_index(int(np.argmax(wrong)), y.shape)
+    got = float(y[at])
+    return {"output": name, "index": [int(i) + 1 for i in at], "got": None if np.isnan(got) else got,
+            "expected": float(ref[at])}
+
+
+def describe_difference(diff: dict) -> str:
+    """`first_difference`'s answer for people: `w1[2, 1] never computed (numpy: 0.53)`."""
+    where = f"{diff['output']}[{', '.join(map(str, diff['index']))}]"
+    got = "never computed" if diff["got"] is None else f"= {diff['got']:.6g}"
+    return f"{where} {got} (numpy: {diff['expected']:.6g})"

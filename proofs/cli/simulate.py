@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 from ringproof.model.ring.machine import run
+from ringproof.model.ring.numerics import describe_difference
 from ringproof.proofs.cli.common import ArgumentParser, Exit, bounded_int, output_file, positive_int, write_json
 from ringproof.proofs.cli.targets import resolve
 from ringproof.errors import BadInput
@@ -82,7 +83,7 @@ def main(argv, stdout, stderr) -> int:
     data = {"target": args.target, "n": args.n, "m": args.m, "d": d, "heads": args.heads,
             "batch": args.batch, "scale": scale, "cycles": r.cycles * copies, "cycles_per_head": r.cycles,
             "ops": {k: v * copies for k, v in r.ops.items()}, "utilization": r.utilization,
-            "max_rel_error": r.max_rel_error, "memory_peak_per_pe": peaks,
+            "max_rel_error": r.max_rel_error, "first_difference": r.difference, "memory_peak_per_pe": peaks,
             "memory_at_peak": top,
             "violations": [{"rule": v.rule, "message": v.message, "iterations": list(v.iterations)}
                            for v in r.violations]}
@@ -106,7 +107,8 @@ def main(argv, stdout, stderr) -> int:
                          "busiest PE's active ops; phases without a ring step in lock step)\n")
         stdout.write("ops           " + ", ".join(f"{k} {v}" for k, v in data["ops"].items()) + "\n")
         stdout.write(f"utilization   {r.utilization:.4f}\n")
-        stdout.write(f"max rel error {r.max_rel_error:.3g} (vs numpy)\n")
+        stdout.write(f"max rel error {r.max_rel_error:.3g} (vs numpy)"
+                     + (f"; first wrong entry {describe_difference(r.difference)}" if r.difference else "") + "\n")
         held = top and ", ".join(f"{a} {c}" for a, c in top["by_array"].items())
         stdout.write("memory        " + (f"peak data held per PE {'/'.join(map(str, peaks))} (PE {top['pe']} "
                                          f"at cycle {top['cycle']}: {held})" if peaks else

@@ -210,7 +210,10 @@ def print_table(target, schedule, results, out) -> None:
             out.write(f"  ring model: {v}\n")
         err = cex.replay.get("max_rel_error")
         if err is not None:
-            out.write(f"  ring model: max relative error vs numpy = {err:.3g}\n")
+            from ringproof.model.ring.numerics import describe_difference
+            diff = cex.replay.get("first_difference")
+            out.write(f"  ring model: max relative error vs numpy = {err:.3g}"
+                      + (f"; first wrong entry {describe_difference(diff)}" if diff else "") + "\n")
         if cex.replay.get("witness_only") and r.property == "placement":
             out.write(f"  the schedule computes the right values at n={cex.n}, m={cex.m} (the ring "
                       f"model's run is valid and matches numpy), but not on the PEs `placement` declares\n")

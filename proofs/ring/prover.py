@@ -243,7 +243,7 @@ def _replay(schedule, prop, phase, o: Outcome) -> Counterexample | None:
     replay = {"confirmed": True, "finding": f"{f.check}: {f.message}", "same_check": bool(twin),
               "finding_iterations": list(f.iterations),
               "ring_violations": [str(v) for v in ring.violations],
-              "max_rel_error": ring.max_rel_error, "witness_only": ring.ok}
+              "max_rel_error": ring.max_rel_error, "first_difference": ring.difference, "witness_only": ring.ok}
     return Counterexample(o.n, o.m, o.check.name, f.message, tuple(o.iterations), replay,
                           schedule.shape.own("d", o.d))
 
@@ -254,7 +254,8 @@ def _enumerated(schedule, n, m, f) -> Counterexample:
     ring = run(schedule, n, m, d=f.d)
     return Counterexample(n, m, f.check, f.message, f.iterations,
                           {"confirmed": True, "ring_violations": [str(v) for v in ring.violations],
-                           "max_rel_error": ring.max_rel_error, "witness_only": ring.ok},
+                           "max_rel_error": ring.max_rel_error, "first_difference": ring.difference,
+                           "witness_only": ring.ok},
                           schedule.shape.own("d", f.d))
 
 

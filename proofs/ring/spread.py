@@ -720,10 +720,10 @@ def check_claim(schedule, claim: str, session=None):
 
 def readable(details: dict) -> str:
     """One line for the table's foot."""
-    per = "; ".join(f"{k} {v}" for k, v in details.get("per_pe", {}).items() if v != "0")
+    per = "; ".join(f"{k} {_brief(v)}" for k, v in details.get("per_pe", {}).items() if v != "0")
     on_l = f"active ops on PE l: {per}; " if per else ""
     if not per and details.get("per_phase"):
-        on_l = "active ops on PE l: " + "; ".join(f"{k} {v}" for k, v in details["per_phase"].items()) + "; "
+        on_l = "active ops on PE l: " + "; ".join(f"{k} {_brief(v)}" for k, v in details["per_phase"].items()) + "; "
     if details.get("on_coverage"):
         on_l += f"({', '.join(details['on_coverage'])} counted over their terms: rests on their coverage); "
     steps = _steps_line(details)
@@ -748,7 +748,15 @@ def _steps_line(details: dict) -> str:
     if not details.get("per_step"):
         return idle
     return "\n  active ops on PE l in ring step s: " + "; ".join(
-        f"{k} {_cases(v)}" for k, v in details["per_step"].items()) + idle
+        f"{k} {_brief(_cases(v))}" for k, v in details["per_step"].items()) + idle
+
+
+def _brief(form: str) -> str:
+    """`form`, or where it is longer than a printed count may be (`readable.LIMIT`) its length:
+    a case analysis of thousands of characters (a derivation over a refuted coverage, say) does
+    not bury the table; --json has it whole, and the line's sample size gives its values."""
+    from ringproof.proofs.ring.readable import LIMIT
+    return form if len(form) <= LIMIT else f"a closed form of {len(form)} characters (full form with --json)"
 
 
 def _cases(form: str) -> str:
