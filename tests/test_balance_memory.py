@@ -733,28 +733,50 @@ def test_a_causal_forwards_hint_that_frees_a_block_a_row_early_is_refuted():
 
 
 @pytest.mark.slow
-def test_the_backward_rings_hints_are_proved_but_leave_the_return_hops_arrivals_unended():
-    """tests/helpers/backward_stays.py: 15 checks proved; the stays begun on PE l outnumber those the
-    hints end by the dk and dv rows moved home at step m (2·k·d: 2·4·16 = 128 at n = d = 16, m = 4),
-    which no hint can mark kept. Slow: the default run keeps Algorithm 1's stays counted, begun
-    against ended (test_algorithm_1s_exact_peak_is_proved_and_is_the_ring_models_at_every_size)."""
+def test_the_backward_rings_hints_are_proved_and_give_the_ring_models_occupancy_at_every_cycle():
+    """tests/helpers/backward_stays.py: 19 checks proved, the dk and dv rows moved home at step m
+    kept there ("home"); the occupancy form is the ring model's at every iteration. Slow: the default
+    run keeps the home hint's checks, a wrong one refuted
+    (test_a_home_hint_on_a_sum_moved_on_is_refuted)."""
     from dataclasses import replace
     from helpers.backward_stays import STAYS
+    from ringproof.model.ring.memory import occupancy
     from ringproof.proofs.ring import stays
     from ringproof.proofs.ring.nests import KD
     from ringproof.proofs.ring.smt import discharge
     S, session = replace(registry()["ring-attention-bwd"], stays=STAYS), Session()
     todo = stays.checks(S)
-    assert len(todo) == 15 and all(discharge(c, session).verdict is Verdict.PROVED for c in todo)
+    assert len(todo) == 19 and all(discharge(c, session).verdict is Verdict.PROVED for c in todo)
     inputs, _ = held.inputs_on(S, session)
-    with pytest.raises(stays.NotDerived, match="not shown to be as many") as got:
-        stays.occupancy(S, session, inputs)
-    import re
-    sizes, msg = {"k": K, "m": M, "kd": KD}, str(got.value)
-    begun = sympy.sympify(re.search(r"PE l \((.*?)\) are not shown", msg).group(1), locals=sizes)
-    ended = sympy.sympify(re.search(r"the hints end \((.*)\): some", msg).group(1), locals=sizes)
-    assert not (begun - ended).free_symbols - {K, M, KD}                # the same on every PE
-    assert (begun - ended).subs({K: 4, M: 4, KD: 4}) == 128, begun - ended
+    forms, _ = stays.occupancy(S, session, inputs)
+    for n, m, d in ((4, 2, 4), (4, 1, 2), (6, 3, 3)):
+        tr = build_trace(S, n, m, d)
+        occ = occupancy(tr)
+        for pt, slot in zip(tr.phases, S.slots):
+            loops, form = forms[slot]
+            fn = sympy.lambdify([spread.L] + [v for v, _, _ in loops], form.subs({K: n // m, M: m, KD: d // m}), "math")
+            for x in range(pt.size):
+                args = [int(pt.pe[x])] + [int(pt.index[str(v)][x]) for v, _, _ in loops]
+                assert int(fn(*args)) == occ[args[0] - 1, int(pt.cycle[x])], (n, m, d, pt.phase.name, args)
+
+
+def test_a_home_hint_on_a_sum_moved_on_is_refuted():
+    """dk marked kept where it arrives at every ring step: at a step before the last the next PE
+    adds to it (refuted: a use after the arrival); at the last, proved. And an input marked so is
+    not taken at all."""
+    from dataclasses import replace
+    from helpers.backward_stays import STAYS
+    from ringproof.proofs.ring import stays
+    from ringproof.proofs.ring.smt import discharge
+    from ringproof.schedules.context_parallel import BACKWARD_FORMS
+    S, session = registry()["ring-attention-bwd"], Session()
+    dk = (BACKWARD_FORMS["dk"], "dk")
+    for mark, verdict in ((lambda P, ix: True, Verdict.REFUTED), (STAYS["home"][dk], Verdict.PROVED)):
+        todo = [c for c in stays.checks(replace(S, stays={"home": {dk: mark}})) if c.name.startswith("home")]
+        got = {discharge(c, session).verdict for c in todo}
+        assert todo and (got == {Verdict.PROVED} if verdict is Verdict.PROVED else verdict in got), (verdict, got)
+    with pytest.raises(stays.NotDerived, match="k marked kept where it arrives .* is not an output"):
+        stays.checks(replace(S, stays={"home": {(BACKWARD_FORMS["dq"], "k"): lambda P, ix: True}}))
 
 
 def test_a_wrong_stay_hint_of_algorithm_3_is_refuted():

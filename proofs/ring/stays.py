@@ -12,7 +12,8 @@ on a PE, at the end of the run. The occupancy of PE l at cycle t is then
 each term an exact count of the iterations of a loop nest (`nests.count`, the iteration's indices
 kept; indices read mod m or div m split in radix m on both sides). Which use is a stay's last is
 the schedule's hint (`Schedule(..., stays={"last": {(phase, array): (P, ix) -> condition},
-"alone": {(phase, array): ...}, "peak": (phase, (P) -> {index: value, "l": PE})})`), checked:
+"alone": {(phase, array): ...}, "home": {(phase, array): ...}, "peak": (phase, (P) -> {index: value,
+"l": PE})})`), checked:
 
 - *a marked end is an end* (Z3, for every n): after it, every later use of the datum on that PE
   is preceded by a new beginning after the mark — an arrival its own source or `prev` witness
@@ -20,9 +21,11 @@ the schedule's hint (`Schedule(..., stays={"last": {(phase, array): (P, ix) -> c
   arrival there at all (it is kept to the end); a departure is checked the same way;
 - *a first node begins a stay* (Z3): no use or arrival of its datum on that PE before it;
 - *a copy marked alone* is used by no one where it arrives before it arrives again (Z3);
+- *an output sent home* (marked "home") is neither used nor sent again where it arrives (Z3): its
+  last stay there, kept to the end (the dk and dv sums a backward ring's return hop moves home);
 - *every stay has its marked end* (count): on every PE the ends (marked, departures, alone copies,
-  kept outputs) are as many as the beginnings. A marked end is the end of one stay and two are
-  never of the same stay, so equal numbers leave no stay without its marked end.
+  outputs sent home, kept outputs) are as many as the beginnings. A marked end is the end of one
+  stay and two are never of the same stay, so equal numbers leave no stay without its marked end.
 
 The other uses begin nothing: an operand's source witness, a node's `prev`, a forwarded copy's
 source (proved by ring-locality and data-flow) show the datum already on the PE. The peak is the
@@ -199,6 +202,21 @@ def checks(schedule) -> list:
                         check(p.name, f"first {arr}, no copy from {q.name}",
                               pair(p, q, lambda a, b, gi=gi: _no_arrival_before(S, a, b, gi)))
         st = p.step(_vars(S), _ix(p))
+        if st.send is not None and hint(S, "home", p.name, stored(st).array.name) is not None:
+            arr = stored(st).array.name
+            if arr not in _outputs(S) or hint(S, "alone", p.name, arr) is not None:
+                raise NotDerived(f"phase {p.name}: {arr} marked kept where it arrives (stays['home']) is "
+                                 f"{'not an output' if arr not in _outputs(S) else 'also marked alone'}")
+            for q in S.phases:
+                if slot[q.name] < slot[p.name]:
+                    continue
+                for hi, h in enumerate(data_of(q.step(_vars(S), _ix(q)))):
+                    if h.ref.array.name == arr:
+                        check(p.name, f"home {arr}, no use in {q.name}",
+                              pair(p, q, lambda a, b, hi=hi: _home_unused(S, a, b, hi)))
+                sq = q.step(_vars(S), _ix(q))
+                if sq.send is not None and stored(sq).array.name == arr:
+                    check(p.name, f"home {arr}, no copy from {q.name}", pair(p, q, lambda a, b: _home_last(S, a, b)))
         if st.send is not None and hint(S, "alone", p.name, stored(st).array.name) is not None:
             arr = stored(st).array.name
             for q in S.phases:
@@ -296,6 +314,26 @@ def _no_arrival_before(S, a, b, gi):
     return {"a": a, "b": b}, hyps, not_(_same(stored(b.step), g.ref))
 
 
+def _home_unused(S, a, b, hi):
+    """A send at a marked home: its datum is not used on the next PE after it arrives (its last
+    stay there, which an output keeps to the end)."""
+    from ringproof.proofs.ring.iterations import before, next_pe, sending
+    h = data_of(b.step)[hi]
+    x = stored(a.step)
+    mark = _mark(S, "home", a.phase.name, x.array.name, _vars(S), _ixs(a))
+    hyps = [sending(a), mark, h.used, eq(next_pe(a.step.pe), b.step.pe), before(a, b)]
+    return {"a": a, "b": b}, hyps, not_(_same(x, h.ref))
+
+
+def _home_last(S, a, b):
+    """A send at a marked home: no later send brings its datum to the same PE again."""
+    from ringproof.proofs.ring.iterations import before, sending
+    x = stored(a.step)
+    mark = _mark(S, "home", a.phase.name, x.array.name, _vars(S), _ixs(a))
+    hyps = [sending(a), mark, sending(b), eq(b.step.pe, a.step.pe), before(a, b)]
+    return {"a": a, "b": b}, hyps, not_(_same(stored(b.step), x))
+
+
 def _alone(S, a, b, hi):
     """A copy sent at a marked alone: a use of it on the next PE after it arrives comes after a
     new beginning there."""
@@ -341,8 +379,9 @@ class Counter:
         return sympy.sympify(_condition(term, env, self.P))
 
     def events(self, phase):
-        """{"begin", "end", "kept", "arrive", "alone"}: [sympy condition on phase's indices (primed)
-        and l′, one per datum] of the events of `phase` (arrivals on the next PE)."""
+        """{"begin", "end", "kept", "arrive", "alone", "home"}: [sympy condition on phase's indices
+        (primed) and l′, one per datum] of the events of `phase` (arrivals on the next PE: all, those
+        marked alone, those marked kept there, "home")."""
         from ringproof.proofs.ring.counting import _shape
         st = _shape(phase)
         try:
@@ -354,7 +393,7 @@ class Counter:
         from ringproof.schedules.expr import var
         Pv = SimpleNamespace(**{name: var(name) for name in vars(self.P)})
         ix = _ix(phase)
-        out = {"begin": [], "end": [], "kept": [], "arrive": [], "alone": []}
+        out = {"begin": [], "end": [], "kept": [], "arrive": [], "alone": [], "home": []}
         for d in data_of(st):
             during, kept = ends(self.S, phase, d, Pv, ix)
             out["begin"].append(self.condition(or_(d.made, d.first), env))
@@ -365,6 +404,8 @@ class Counter:
             out["arrive"].append(self.condition(send, env))
             out["alone"].append(self.condition(and_(send, _mark(self.S, "alone", phase.name, stored(st).array.name,
                                                                   Pv, ix)), env))
+            out["home"].append(self.condition(and_(send, _mark(self.S, "home", phase.name, stored(st).array.name,
+                                                                 Pv, ix)), env))
         return loops, env, out
 
     def count(self, phase, cond, at=None, strict=True, sent=False):
@@ -507,7 +548,7 @@ def occupancy(schedule, session, inputs) -> tuple[dict, sympy.Expr]:
     total = {}
     for p in S.phases:
         ev = events[p.name]
-        total[p.name] = {kind: sum((c.count(p, cond, sent=kind in ("arrive", "alone")) for cond in conds),
+        total[p.name] = {kind: sum((c.count(p, cond, sent=kind in ("arrive", "alone", "home")) for cond in conds),
                                    sympy.Integer(0)) for kind, conds in ev.items()}
     out = {}
     before = sympy.sympify(inputs)
@@ -535,7 +576,8 @@ def occupancy(schedule, session, inputs) -> tuple[dict, sympy.Expr]:
             before = before + t["begin"] - t["end"] + t["arrive"] - t["alone"]
     begun = sympy.sympify(inputs) + sum((total[p.name]["begin"] + total[p.name]["arrive"] for p in S.phases),
                                         sympy.Integer(0))
-    ended = sum((total[p.name]["end"] + total[p.name]["kept"] + total[p.name]["alone"] for p in S.phases),
+    ended = sum((total[p.name]["end"] + total[p.name]["kept"] + total[p.name]["alone"] + total[p.name]["home"]
+                 for p in S.phases),
                 sympy.Integer(0))
     from ringproof.proofs.ring.nests import M
     pes = [(L, sympy.Integer(1), M)]
@@ -543,7 +585,7 @@ def occupancy(schedule, session, inputs) -> tuple[dict, sympy.Expr]:
         raise NotDerived(f"the stays begun on PE l ({begun}) are not shown to be as many as those the hints "
                          f"end ({ended}): some stay's last use is not marked")
     last = slots[-1]
-    end = sum((total[p.name]["kept"] for p in S.phases), sympy.Integer(0))
+    end = sum((total[p.name]["kept"] + total[p.name]["home"] for p in S.phases), sympy.Integer(0))
     for p in members[last]:
         loops, _ = c.nest(p, "_")
         point = _last_tuple(loops)
