@@ -177,10 +177,13 @@ def test_a_mutant_whose_coverage_fails_gets_no_per_pe_form_over_its_terms():
 
 
 def test_inputs_per_pe_are_a_proved_lower_bound_of_the_measured_peak():
+    """The inputs homed on PE l, which no stay hint enters (dropped here: the summary then derives
+    no exact peak, which algo1 and ring-attention would)."""
+    from dataclasses import replace
     reg = registry()
     printed = {}
     for name in ("algo1", "algo3", "algo2-general", "ring-attention", "striped", "ring-attention-causal-bwd", "zigzag"):
-        S, session = reg[name], Session()       # one session: the summary prints the form derived here
+        S, session = replace(reg[name], stays={}), Session()   # one session: the summary prints the form derived here
         form, why = held.inputs_on(S, session)
         assert why == "", name
         got = printed[name] = held.summary(S, session)["inputs_on_pe"]
