@@ -2,8 +2,8 @@
 tests: every one is proved (19 checks) and the occupancy they give is the ring model's at every
 cycle, the dk and dv rows the return hop moves home at ring step m kept there to the end ("home").
 No peak is derived: the iteration where a PE holds the most moves with d against k (the value at
-row 2 of ring step 1, which the ring model measures at every n, d ≤ 12, is exceeded at n = d = 20,
-m = 4), so the registered target carries none (docs/proofs.md, "Balance and memory")."""
+row 2 of ring step 1, the ring model's peak at every n, d ≤ 12, is exceeded at n = 20, m = 4,
+d = 16), so the registered target carries none (docs/proofs.md, "Balance and memory")."""
 
 from ringproof.schedules.context_parallel import BACKWARD_FORMS
 from ringproof.schedules.expr import and_, eq, gt, or_
