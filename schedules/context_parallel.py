@@ -30,7 +30,7 @@ from ringproof.schedules.computation import computation
 from ringproof.schedules.dsl import (EAC, HOME, MAC, MAX, NORM, At, Copy, Either, Loop, Move, Phase, Problem, Schedule,
                                      Step,
                                      params, with_derived)
-from ringproof.schedules.expr import and_, div, eq, gt, ite, le, lt, mod, or_, wrap
+from ringproof.schedules.expr import and_, div, eq, ge, gt, ite, le, lt, mod, or_, wrap
 
 
 # --------------------------------------------------------------------------- the layouts
@@ -398,6 +398,45 @@ FORWARD, CAUSAL_FORWARD = _forward("cp-forward", ""), _forward("cp-causal-forwar
 FORMS = {"scores": "ring.MAC", "o": "ring.EAC1", "max": "ring.MAX", "l": "ring.EAC2"}
 
 
+# Memory hints of the non-causal forward (`Schedule.stays`, each checked by the prover, docs/proofs.md
+# "Balance and memory"): the exact peak, 3k(2d + 1) for k, m ≥ 3, derived for every n, d, m.
+
+def _received(P, ix):
+    """The copy a PE passes on is used by the next PE in the next ring step; at the last step it is
+    the next PE's own block, home again and unused -- but for m = 1, where the one PE sends its
+    block to itself while its other rows still use it."""
+    return and_(eq(ix.s, P.m), or_(gt(P.m, 1), eq(P.k, 1)))
+
+
+def _last_row(P, ix):
+    """The last use of a key or value block on a PE: its last query row (for m = 1 also the first,
+    whose copy to itself arrives before the next row's use)."""
+    return or_(eq(ix.i, P.k), and_(eq(P.m, 1), eq(ix.i, 1)))
+
+
+STAYS = {
+    "last": {(FORMS["scores"], "q"): lambda P, ix: and_(eq(ix.s, P.m), eq(ix.b, P.k)),
+             (FORMS["scores"], "k"): _last_row,
+             (FORMS["o"], "v"): _last_row,
+             (FORMS["l"], "w1"): lambda P, ix: True,
+             (FORMS["l"], "mx"): lambda P, ix: and_(eq(ix.s, P.m), eq(ix.b, P.k)),
+             ("out", "o"): lambda P, ix: True,
+             ("out", "l"): lambda P, ix: eq(ix.c, P.d),
+             ("out", "y"): lambda P, ix: True},
+    "alone": {(FORMS["scores"], "k"): _received, (FORMS["o"], "v"): _received},
+    # where a PE holds the most: at cycle 0 (k = 1, m = 1: its inputs); in step 1 once the next
+    # blocks have arrived, before its own K and V blocks are freed (the row before the last, or the
+    # first row's last scores); in step 2 (m ≥ 2), both blocks held and every row's sums begun (the
+    # second row, or the first row's last scores)
+    "peak": [(FORMS["scores"], lambda P: {"s": 1, "i": 1, "u": 1, "b": 1, "c": 1, "l": 1}),
+             (FORMS["l"], lambda P: {"s": 1, "i": P.k - 1, "u": 2, "b": 1, "c": P.d + 1, "l": 1, "when": ge(P.k, 2)}),
+             (FORMS["l"], lambda P: {"s": 1, "i": 1, "u": 2, "b": P.k, "c": P.d + 1, "l": 1}),
+             (FORMS["o"], lambda P: {"s": 2, "i": 2, "u": 2, "b": 1, "c": 1, "l": 1,
+                                     "when": and_(ge(P.m, 2), ge(P.k, 2))}),
+             (FORMS["l"], lambda P: {"s": 2, "i": 1, "u": 2, "b": P.k, "c": P.d + 1, "l": 1, "when": ge(P.m, 2)})],
+}
+
+
 def ring_forward(cp: ContextParallel, problem: Problem | None = None) -> Schedule:
     """The forward of `cp` as the libraries run it: one ring pass, K and V travelling in the same
     ring step, each ring step folding its block into the running max and the rescaled sums. PE l at
@@ -483,7 +522,7 @@ def ring_forward(cp: ContextParallel, problem: Problem | None = None) -> Schedul
                         "online softmax folding each block",
                     notes={"claims": {"cycles": "2*n**2*(d + 1)/m + n*d/m", "MAC": f"({pairs})*d",
                                       "MAX": pairs, "EAC": f"({pairs})*(d + 1)", "NORM": "n*d"}},
-                    requires=cp.requires, derived=cp.derived)
+                    requires=cp.requires, derived=cp.derived, stays={} if cp.causal else STAYS)
 
 
 FORWARDS = {name: ring_forward(cp) for name, cp in SCHEDULES.items()}

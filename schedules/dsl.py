@@ -528,8 +528,9 @@ class Schedule:
     `stays`: hints of the memory a PE holds (`ringproof.proofs.ring.stays`, each checked):
     {"last": {(phase, array): (P, ix) -> condition}: the use of the array's datum there is the last
     of its stay on the PE; "alone": {(phase, array): (P, ix) -> condition}: the copy the iteration
-    sends is not used where it arrives; "peak": (phase, (P) -> {index: value, "l": PE}): an
-    iteration at which a PE holds the most}.
+    sends is not used where it arrives; "home": {(phase, array): (P, ix) -> condition}: the output
+    the iteration sends is kept where it arrives, its last stay there; "peak": (phase, (P) ->
+    {index: value, "l": PE}): an iteration at which a PE holds the most}.
     """
 
     name: str

@@ -177,10 +177,13 @@ def test_a_mutant_whose_coverage_fails_gets_no_per_pe_form_over_its_terms():
 
 
 def test_inputs_per_pe_are_a_proved_lower_bound_of_the_measured_peak():
+    """The inputs homed on PE l, which no stay hint enters (dropped here: the summary then derives
+    no exact peak, which algo1 and ring-attention would)."""
+    from dataclasses import replace
     reg = registry()
     printed = {}
     for name in ("algo1", "algo3", "algo2-general", "ring-attention", "striped", "ring-attention-causal-bwd", "zigzag"):
-        S, session = reg[name], Session()       # one session: the summary prints the form derived here
+        S, session = replace(reg[name], stays={}), Session()   # one session: the summary prints the form derived here
         form, why = held.inputs_on(S, session)
         assert why == "", name
         got = printed[name] = held.summary(S, session)["inputs_on_pe"]
@@ -242,16 +245,19 @@ def test_algorithm_1s_exact_peak_is_proved_and_is_the_ring_models_at_every_size(
 
 
 def _joined_apart_is_exact(S, session):
-    """The prover's pool derives the peak (`held.apart`) beside its hint checks and joins them: the
-    answer is `exact`'s, and a hint check not proved is the reason, whatever the peak."""
+    """The prover's pool derives the peak (`held.apart`) beside its hint checks and the ring model's
+    peaks (`held.measured`) and joins them: the answer is `exact`'s, a hint check not proved is the
+    reason, whatever the peak, and a measured peak that differs at one size leaves it not derived."""
     from dataclasses import replace
     from ringproof.proofs.ring.smt import Outcome
-    parts, checks = held.apart(S, session), held.hint_checks(S)
+    parts, peaks, checks = held.apart(S, session), held.measured(S), held.hint_checks(S)
     proved = [Outcome(c, Verdict.PROVED, 0.0) for c in checks]
-    assert held.join(S, Session(), parts, proved) == held.exact(S, session)
+    assert held.join(S, Session(), parts, peaks, proved) == held.exact(S, session)
     refuted = proved[:2] + [replace(proved[2], verdict=Verdict.REFUTED, n=2, m=2)] + proved[3:]
-    top, why = held.join(S, Session(), parts, refuted)
+    top, why = held.join(S, Session(), parts, peaks, refuted)
     assert top is None and why == f"{held.NOT_DERIVED}the hint check {checks[2].phase}: {checks[2].name} is refuted (n=2, m=2)"
+    top, why = held.join(S, Session(), parts, peaks[:-1] + [peaks[-1] + 1], proved)
+    assert top is None and why.startswith(held.MISMATCH) and f"measures {peaks[-1] + 1}" in why
 
 
 def test_a_memory_claim_equal_to_the_derived_peak_is_proved_where_the_sources_are():
@@ -396,6 +402,15 @@ def test_the_memory_table_of_context_parallel_md_is_what_prove_prints():
         got = held.summary(reg[name], Session())
         assert got["at"]["per_pe"] == [int(x) for x in peaks.split("/")], name
         assert exact.startswith("—") == (got["closed_form"] is None), name     # no proved peak claimed
+        if got["closed_form"] is not None:     # "form where n/m ≥ a and m ≥ b (c cases in all)"
+            form, least_k, least_m, cases = re.fullmatch(r"(.+) where n/m ≥ (\d+) and m ≥ (\d+) \((\d+) cases in all\)",
+                                                         exact).groups()
+            derived = sympy.sympify(got["closed_form"])
+            assert len(derived.args) == int(cases), name
+            doc = sympy.sympify(re.sub(r"(\d)([a-z(])", r"\1*\2", form.replace("·", "*")))
+            for k, m, d in ((int(least_k), int(least_m), 2), (int(least_k) + 1, int(least_m) + 2, 12)):
+                at = {"n": k * m, "m": m, "d": d}
+                assert derived.subs(at) == doc.subs(at), (name, at)
         if got["inputs_on_pe"] is None:
             assert inputs.startswith("not derived"), name
         else:
@@ -493,13 +508,11 @@ def test_ring_attentions_stay_hints_are_proved_and_give_the_ring_models_occupanc
     """The machinery on a second target: copies passed on, a lock-step group of forms, a PE that
     sends to itself (m = 1). Slow: the default run keeps Algorithm 1's occupancy compared with the
     ring model (test_algorithm_1s_exact_peak_is_proved_and_is_the_ring_models_at_every_size)."""
-    from dataclasses import replace
-    from helpers.forward_stays import STAYS
     from ringproof.model.ring.memory import occupancy
     from ringproof.proofs.ring import stays
     from ringproof.proofs.ring.nests import KD
     from ringproof.proofs.ring.smt import discharge
-    S = replace(registry()["ring-attention"], stays=STAYS)
+    S = registry()["ring-attention"]
     session = Session()
     assert all(discharge(c, session).verdict is Verdict.PROVED for c in stays.checks(S))
     inputs, _ = held.inputs_on(S, session)
@@ -518,14 +531,15 @@ def test_ring_attentions_stay_hints_are_proved_and_give_the_ring_models_occupanc
 @pytest.mark.slow
 def test_ring_attentions_exact_peak_is_derived_with_its_hints_and_is_the_ring_models():
     """3k(2d + 1) for k, m ≥ 3 (its q, two K and two V blocks, its o rows, running maxima and sums
-    and one row's scores); `held.exact` compares it with the ring model at every n, d ≤ 12. Slow
-    (two derivations): the default run keeps Algorithm 1's exact peak and the bound against
-    enumeration (test_the_peaks_bound_proves_the_largest_value_and_refutes_one_less_as_enumeration_does)."""
+    and one row's scores); `held.exact` compares it with the ring model at every n, d ≤ 12, and so
+    does this test, and without one of its peak's candidate iterations it is not derived. Slow (two
+    derivations): the default run keeps the registered peak against the ring model
+    (test_cp_schedules.py, test_each_target_proves_at_tier_parametric) and a wrong hint
+    (test_ring_attention_with_a_wrong_stay_hint_has_no_exact_peak)."""
     from dataclasses import replace
-    from helpers.forward_stays import PEAK, STAYS
     from ringproof.proofs.ring.counting import check_sizes
     from ringproof.proofs.ring.nests import KD
-    S = replace(registry()["ring-attention"], stays={**STAYS, "peak": PEAK})
+    S = registry()["ring-attention"]
     top, how = held.exact(S, Session())
     assert top is not None, how
     for n, m, d in check_sizes(S.shape):
@@ -533,8 +547,21 @@ def test_ring_attentions_exact_peak_is_derived_with_its_hints_and_is_the_ring_mo
         assert got == max(peak_per_pe(build_trace(S, n, m, d))), (n, m, d)
         if n // m >= 3 and m >= 3:
             assert got == 3 * (n // m) * (2 * d + 1)
-    wrong = replace(S, stays={**STAYS, "peak": PEAK[:-1]})      # without step 2's first row's last scores
+    wrong = replace(S, stays={**S.stays, "peak": S.stays["peak"][:-1]})   # without step 2's first row's last scores
     assert held.exact(wrong, Session())[0] is None
+
+
+def test_ring_attention_with_a_wrong_stay_hint_has_no_exact_peak():
+    """The registered hints with K's last use on a PE put one query row early: the hint check that
+    no later use follows without a new arrival is refuted, and no peak is derived (the JSON's
+    closed_form is null, its reason names the check)."""
+    from dataclasses import replace
+    from ringproof.schedules.context_parallel import FORMS
+    from ringproof.schedules.expr import eq
+    S = registry()["ring-attention"]
+    last = {**S.stays["last"], (FORMS["scores"], "k"): lambda P, ix: eq(ix.i, P.k - 1)}
+    got = held.summary(replace(S, stays={**S.stays, "last": last}), Session())
+    assert got["closed_form"] is None and "end of k before ring.MAC is refuted" in got["reason"], got["reason"]
 
 
 def _marks_and_last_uses(S, n, m):
@@ -709,28 +736,50 @@ def test_a_causal_forwards_hint_that_frees_a_block_a_row_early_is_refuted():
 
 
 @pytest.mark.slow
-def test_the_backward_rings_hints_are_proved_but_leave_the_return_hops_arrivals_unended():
-    """tests/helpers/backward_stays.py: 15 checks proved; the stays begun on PE l outnumber those the
-    hints end by the dk and dv rows moved home at step m (2·k·d: 2·4·16 = 128 at n = d = 16, m = 4),
-    which no hint can mark kept. Slow: the default run keeps Algorithm 1's stays counted, begun
-    against ended (test_algorithm_1s_exact_peak_is_proved_and_is_the_ring_models_at_every_size)."""
+def test_the_backward_rings_hints_are_proved_and_give_the_ring_models_occupancy_at_every_cycle():
+    """tests/helpers/backward_stays.py: 19 checks proved, the dk and dv rows moved home at step m
+    kept there ("home"); the occupancy form is the ring model's at every iteration. Slow: the default
+    run keeps the home hint's checks, a wrong one refuted
+    (test_a_home_hint_on_a_sum_moved_on_is_refuted)."""
     from dataclasses import replace
     from helpers.backward_stays import STAYS
+    from ringproof.model.ring.memory import occupancy
     from ringproof.proofs.ring import stays
     from ringproof.proofs.ring.nests import KD
     from ringproof.proofs.ring.smt import discharge
     S, session = replace(registry()["ring-attention-bwd"], stays=STAYS), Session()
     todo = stays.checks(S)
-    assert len(todo) == 15 and all(discharge(c, session).verdict is Verdict.PROVED for c in todo)
+    assert len(todo) == 19 and all(discharge(c, session).verdict is Verdict.PROVED for c in todo)
     inputs, _ = held.inputs_on(S, session)
-    with pytest.raises(stays.NotDerived, match="not shown to be as many") as got:
-        stays.occupancy(S, session, inputs)
-    import re
-    sizes, msg = {"k": K, "m": M, "kd": KD}, str(got.value)
-    begun = sympy.sympify(re.search(r"PE l \((.*?)\) are not shown", msg).group(1), locals=sizes)
-    ended = sympy.sympify(re.search(r"the hints end \((.*)\): some", msg).group(1), locals=sizes)
-    assert not (begun - ended).free_symbols - {K, M, KD}                # the same on every PE
-    assert (begun - ended).subs({K: 4, M: 4, KD: 4}) == 128, begun - ended
+    forms, _ = stays.occupancy(S, session, inputs)
+    for n, m, d in ((4, 2, 4), (4, 1, 2), (6, 3, 3)):
+        tr = build_trace(S, n, m, d)
+        occ = occupancy(tr)
+        for pt, slot in zip(tr.phases, S.slots):
+            loops, form = forms[slot]
+            fn = sympy.lambdify([spread.L] + [v for v, _, _ in loops], form.subs({K: n // m, M: m, KD: d // m}), "math")
+            for x in range(pt.size):
+                args = [int(pt.pe[x])] + [int(pt.index[str(v)][x]) for v, _, _ in loops]
+                assert int(fn(*args)) == occ[args[0] - 1, int(pt.cycle[x])], (n, m, d, pt.phase.name, args)
+
+
+def test_a_home_hint_on_a_sum_moved_on_is_refuted():
+    """dk marked kept where it arrives at every ring step: at a step before the last the next PE
+    adds to it (refuted: a use after the arrival); at the last, proved. And an input marked so is
+    not taken at all."""
+    from dataclasses import replace
+    from helpers.backward_stays import STAYS
+    from ringproof.proofs.ring import stays
+    from ringproof.proofs.ring.smt import discharge
+    from ringproof.schedules.context_parallel import BACKWARD_FORMS
+    S, session = registry()["ring-attention-bwd"], Session()
+    dk = (BACKWARD_FORMS["dk"], "dk")
+    for mark, verdict in ((lambda P, ix: True, Verdict.REFUTED), (STAYS["home"][dk], Verdict.PROVED)):
+        todo = [c for c in stays.checks(replace(S, stays={"home": {dk: mark}})) if c.name.startswith("home")]
+        got = {discharge(c, session).verdict for c in todo}
+        assert todo and (got == {Verdict.PROVED} if verdict is Verdict.PROVED else verdict in got), (verdict, got)
+    with pytest.raises(stays.NotDerived, match="k marked kept where it arrives .* is not an output"):
+        stays.checks(replace(S, stays={"home": {(BACKWARD_FORMS["dq"], "k"): lambda P, ix: True}}))
 
 
 def test_a_wrong_stay_hint_of_algorithm_3_is_refuted():

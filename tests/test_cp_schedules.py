@@ -40,9 +40,12 @@ def sessions():
 
 @pytest.mark.parametrize("name", TARGETS)
 def test_each_target_proves_at_tier_parametric(name, sessions):
-    """Every property proved; the proved cycles and ops are the ring model's at sizes beyond those
-    `counts` checks by enumeration."""
+    """Every property proved; the proved cycles and ops, and the exact memory peak where the target
+    marks its stays (ring-attention), are the ring model's at sizes beyond those `counts` and `held`
+    check by enumeration."""
     from ringproof.model.ring.machine import run
+    from ringproof.model.ring.memory import peak_per_pe
+    from ringproof.model.ring.trace import build_trace
 
     schedule = registry()[name]
     results = _verify(schedule, Options(), sessions.setdefault(name, Session()))
@@ -58,6 +61,10 @@ def test_each_target_proves_at_tier_parametric(name, sessions):
         assert sympy.sympify(c["cycles"]).subs(at) == ring.cycles, (n, m, d)
         for kind, form in c["ops"].items():
             assert sympy.sympify(form).subs(at) == ring.ops.get(kind, 0), (kind, n, m, d)
+        if c["memory"]["closed_form"] is not None:
+            peak = max(peak_per_pe(build_trace(schedule, n, m, d)))
+            assert sympy.sympify(c["memory"]["closed_form"]).subs(at) == peak, (n, m, d)
+    assert (c["memory"]["closed_form"] is not None) == (name == "ring-attention"), c["memory"]["reason"]
 
 
 # the counts are left out: the bounded tier would derive the same closed forms again (most of its

@@ -116,12 +116,13 @@ def _condition(x, env: dict, P):
     return sympy.true if x else sympy.false
 
 
-def phase_forms(phase: Phase, P, decider: Decider, hint: tuple | None = None, exact: dict | None = None
-                ) -> tuple[dict, dict]:
+def phase_forms(phase: Phase, P, decider: Decider, hint: tuple | None = None, exact: dict | None = None,
+                moves: bool = True) -> tuple[dict, dict]:
     """({"cycles" or op kind: its closed form in k, m, kd}, {kind: why it was not derived}) of one
     phase. `hint` is `prove_through(phase)`'s answer: the hint is used if proved; `exact`: {floor
     form: exact value} of chunk sizes (`exact_chunks`), put in the counts (the counter splits digits
-    of the floor form)."""
+    of the floor form). `moves=False`: the MOVEs of a phase whose op is not MOVE are not counted
+    (an earlier phase's were not derived, so the schedule's MOVE total is not either)."""
     forms, why = {}, {}
     if hint is not None and hint[0] is True:
         lp = phase.loops[0]
@@ -135,7 +136,7 @@ def phase_forms(phase: Phase, P, decider: Decider, hint: tuple | None = None, ex
     st = _shape(phase)
     loops, env = _nest(phase, P, True)
     parts = [(st.op.value, st.guard)]
-    if st.send is not None:
+    if st.send is not None and (moves or st.op is Op.MOVE):
         parts.append(("MOVE", forwards(st.guard, st.send.when)))
     for kind, cond in parts:
         if kind in why:
@@ -339,7 +340,7 @@ def _derive(schedule: Schedule, session: Session) -> Counts:
     per_phase, why, required = {}, {}, {}
     exact = exact_chunks(schedule)
     for p in schedule.phases:
-        forms, missing = phase_forms(p, P, decider, hints.get(p.name), exact)
+        forms, missing = phase_forms(p, P, decider, hints.get(p.name), exact, moves="MOVE" not in why)
         st = _shape(p)
         if (st.op.value in missing and st.op is not Op.MOVE and st.target is not None
                 and st.target.array not in schedule.problem.symmetric_pairs     # not a bijection there

@@ -58,8 +58,8 @@ def exact(schedule, session=None):
     return result
 
 
-# `exact` in parts that may run in separate processes (the prover's pool): `apart` and each of
-# `hint_checks` discharged, then `join`ed in the caller's session.
+# `exact` in parts that may run in separate processes (the prover's pool): `apart`, `measured` and
+# each of `hint_checks` discharged, then `join`ed in the caller's session.
 
 def hint_checks(schedule) -> list:
     """The checks of the stays' hints that `exact` may ask Z3 (none where it asks none)."""
@@ -74,20 +74,35 @@ def hint_checks(schedule) -> list:
 
 def apart(schedule, session) -> tuple:
     """(`inputs_on`'s answer, `exact`'s answer where it asks no hint check or else the peak derived
-    with them assumed proved, whether it was the former): `exact` but its hint checks."""
+    with them assumed proved but not compared with the ring model, whether it was the former):
+    `exact` but its hint checks and `measured`."""
     early = _early(schedule, session)
-    return inputs_on(schedule, session), early is not None, early or _peak(schedule, session)
+    return inputs_on(schedule, session), early is not None, early or _peak(schedule, session, compare=False)
 
 
-def join(schedule, session, part: tuple, outcomes: list):
-    """`exact`'s answer from `apart`'s `part` and the `outcomes` (`smt.Outcome`) of `hint_checks`,
-    in its order, kept in `session` as if `exact` had run there."""
+def measured(schedule) -> list | None:
+    """The ring model's peak at every size of `_check_peak` where the schedule marks where its peak
+    is (`exact` may compare a derived one with it), else None: independent of the derivation, a
+    task of its own beside `apart`."""
+    from ringproof.proofs.ring.counting import check_sizes
+    return list(_measured_at(schedule, check_sizes(schedule.shape))) if schedule.stays.get("peak") else None
+
+
+def _measured_at(schedule, sizes):
+    """The ring model's peak (the largest over PEs) at each (n, m, d) of `sizes`, one by one."""
+    return (max(peak_per_pe(build_trace(schedule, n, m, d))) for n, m, d in sizes)
+
+
+def join(schedule, session, part: tuple, peaks: list | None, outcomes: list):
+    """`exact`'s answer from `apart`'s `part`, `measured`'s `peaks` and the `outcomes`
+    (`smt.Outcome`) of `hint_checks`, in its order, kept in `session` as if `exact` had run there."""
     from ringproof.proofs.ring import stays
     inputs, early, got = part
     if inputs[0] is not None:
         session.balanced[("inputs", id(schedule))] = (schedule, inputs)
     answers = iter(outcomes)
-    result = got if early else _checked(schedule, stays.checks(schedule), lambda c: next(answers), lambda: got)
+    result = got if early else _checked(schedule, stays.checks(schedule), lambda c: next(answers),
+                                        lambda: _compared(schedule, got, peaks))
     session.balanced[("peak", id(schedule))] = (schedule, result)
     return result
 
@@ -123,29 +138,40 @@ def _checked(schedule, todo: list, outcome, peak):
     return (None, how) if top is None else (top, {"at": how, "checks": len(todo)})
 
 
-def _peak(schedule, session):
-    """The peak derived from the stays with their hint checks assumed proved: (form, the hint's
-    iterations) or (None, why not)."""
+def _peak(schedule, session, compare=True):
+    """The peak derived from the stays with their hint checks assumed proved, compared with the
+    ring model unless not `compare` (`_compared` does it then): (form, the hint's iterations) or
+    (None, why not)."""
     from ringproof.proofs.ring import stays
     try:
         top = stays.peak(schedule, session, inputs_on(schedule, session)[0])
     except stays.NotDerived as e:
         return None, f"{NOT_DERIVED}{e}"
-    off = _check_peak(schedule, top["form"])
-    return (None, off) if off else (top["form"], top["at"])
+    got = top["form"], top["at"]
+    return _compared(schedule, got) if compare else got
 
 
-def _check_peak(schedule, form) -> str:
-    """The derived peak against the ring model's measured one at every size n, d ≤ 12: "" where they
-    agree, else the first disagreement (MISMATCH ...). The derivation counts no stay begun by a use,
-    which holds where ring-locality and data-flow do: a schedule that fails them (a mutant) may
-    disagree; one that satisfies them may not (`prover._counts` raises an internal error then)."""
+def _compared(schedule, got: tuple, peaks: list | None = None) -> tuple:
+    """`_peak`'s answer `got` where its form agrees with the ring model (`_check_peak`, with the
+    measured `peaks` where given), else (None, the disagreement)."""
+    if got[0] is None:
+        return got
+    off = _check_peak(schedule, got[0], peaks)
+    return (None, off) if off else got
+
+
+def _check_peak(schedule, form, peaks: list | None = None) -> str:
+    """The derived peak against the ring model's measured one at every size n, d ≤ 12 (`peaks`:
+    `measured`'s, else measured here): "" where they agree, else the first disagreement (MISMATCH
+    ...). The derivation counts no stay begun by a use, which holds where ring-locality and
+    data-flow do: a schedule that fails them (a mutant) may disagree; one that satisfies them may
+    not (`prover._counts` raises an internal error then)."""
     from ringproof.proofs.ring.counting import check_sizes, in_n_m_d, least_at
     from ringproof.proofs.ring.spread import _compile, _on_pes
     names = tuple(least_at(schedule.shape, *check_sizes(schedule.shape)[0]))
     fn = _compile(form, names)                   # once: a sympy form put in at 219 sizes costs more than the traces
-    for n, m, d in check_sizes(schedule.shape):
-        want = max(peak_per_pe(build_trace(schedule, n, m, d)))
+    sizes = check_sizes(schedule.shape)
+    for (n, m, d), want in zip(sizes, peaks if peaks is not None else _measured_at(schedule, sizes), strict=True):
         got = _on_pes(fn, n, m, d, [int(v) for v in least_at(schedule.shape, n, m, d).values()])[0]   # no l in it
         if got != want:
             return (f"{MISMATCH} {in_n_m_d(form)} is {got} at n={n}, m={m}, d={d}, the ring model measures {want} "

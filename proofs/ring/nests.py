@@ -33,6 +33,7 @@ from functools import lru_cache
 import sympy
 import z3
 
+from ringproof.proofs.ring import witness
 from ringproof.proofs.ring.budgets import Budget
 from ringproof.schedules.expr import evaluate, lift, var
 from ringproof.schedules.shape import D_IS_N, Shape
@@ -394,6 +395,7 @@ class Decider:
         self.requires = _requires(shape)
         self.least, self._exists = _least(shape)
         self._known: dict = {}
+        self._points: dict = {}       # (ctx, side condition) -> `witness.points` of it
 
     def _env(self) -> tuple[dict, list]:
         """The Z3 parameters and what holds of them: k, m, kd ≥ 1, the side condition, and each
@@ -432,6 +434,10 @@ class Decider:
         if key in self._known:
             return self._known[key]
         answer = _sign(e) if free <= set(SYMPY_PARAMETERS) else None
+        if answer is None and self._refuted(e, ctx, facts):
+            answer = False
+        if answer is None and ctx and witness.bounded(e, ctx, facts, _sign):
+            answer = True
         if answer is None:
             answer = self._z3(e, ctx, facts)
         if answer is not None:
@@ -442,6 +448,8 @@ class Decider:
         """Is `cond` (of the parameters, and of the indices of `ctx`) false for every k, m, kd ≥ 1
         (and every point of ctx's ranges)? (A case that vanishes.) `rlimit`: Z3's, where not the
         counter's."""
+        if self._refuted(cond, ctx, (), condition=True):
+            return False
         try:
             env, facts = self._env()
             for v, lo, hi in ctx:
@@ -455,6 +463,24 @@ class Decider:
             s.set("rlimit", rlimit)
         s.add(query, *facts)
         return s.check() == z3.unsat
+
+    def _refuted(self, e, ctx, facts, condition: bool = False) -> bool:
+        """Is there a point of ctx where the facts hold and e > 0 (`condition`: e holds)? Tried on the
+        small points of `witness` before Z3 (a model of Z3's query: its answer could only be "not
+        shown"); False where none is found or the shape has a `Least` parameter."""
+        if self.least:
+            return False
+        ctx = tuple(ctx)
+        key = (ctx, self.requires)
+        pts = self._points.get(key)
+        if pts is None:
+            pts = self._points[key] = witness.points(SYMPY_PARAMETERS, ctx, self.requires, self.d_is_n)
+        names = (*SYMPY_PARAMETERS, *[v for v, _, _ in ctx])
+        fn = witness.compiled(e, names) if pts else None
+        checks = [witness.compiled(f, names) for f in facts] if fn is not None else [None]
+        if fn is None or None in checks:
+            return False
+        return witness.refuted(fn, checks, pts, strict_above=not condition)
 
     def _solver(self):
         s = z3.Solver()

@@ -13,6 +13,20 @@ from ringproof.proofs.ring.nests import _sign
 CASES = 1000      # cases `at_most` may visit in one cell of a regime before it gives up
 
 
+class Remembered:
+    """A decider (`nests.Decider`) whose `never` answers are kept: `settled` and the cells of every
+    regime `at_most` reads ask many of the same (a third of ring-attention's queries)."""
+
+    def __init__(self, decider):
+        self.decider, self.known = decider, {}
+
+    def never(self, cond, ctx=(), rlimit: int | None = None) -> bool:
+        key = (cond, tuple(ctx), rlimit)
+        if key not in self.known:
+            self.known[key] = self.decider.never(cond, ctx, rlimit=rlimit)
+        return self.known[key]
+
+
 def at_most(e, regime, ranges, decider) -> bool:
     """Is e ≤ 0 wherever `regime` holds, at every point of `ranges`? Cell by cell of the regime (its
     disjuncts, each fixing some sizes, put into e), e read as a sum of pieces f·[condition] (`_pieces`)

@@ -122,15 +122,16 @@ def _solve(schedule: Schedule, checks: list[Check], opts: Options, session: Sess
         from ringproof.proofs.ring import held    # and sympy, before the workers fork: the tasks
         #                                              need it, and the parent prints their lines with it
         hints = held.hint_checks(schedule)
-        tasks[:0] = [partial(_count_and_balance, schedule, opts, session),
+        tasks[:0] = [partial(held.apart, schedule, session),
+                     partial(_count_and_balance, schedule, opts, session),
+                     partial(held.measured, schedule),
                      partial(_step_task, schedule, opts, session),
-                     partial(held.apart, schedule, session),
                      *[partial(_discharged, c, None, session, None) for c in hints]]
     raw = run_all(tasks, opts.jobs)
     if with_counts:
-        (counted, balance), steps, parts = raw[:3]
-        held.join(schedule, session, parts, raw[3:3 + len(hints)])
-        del raw[:3 + len(hints)]
+        parts, (counted, balance), peaks, steps = raw[:4]
+        held.join(schedule, session, parts, peaks, raw[4:4 + len(hints)])
+        del raw[:4 + len(hints)]
     derived = _with_load(schedule, opts, counted, _memory_part(schedule, session, balance), steps) \
         if with_counts else None
     outcomes: dict = {}

@@ -507,13 +507,16 @@ def _same(a: list, b: list) -> bool:
 
 def _values(form, keep, points) -> list:
     """`form`'s values at every point of `points` and every 1 ≤ l ≤ m (the `keep` indices),
-    compiled (floats: at these sizes the values are integers or rationals with small denominators,
-    so different values differ by far more than 1e-6)."""
+    compiled: exactly (`witness.compiled`, a tenth of lambdify's cost), else by lambdify in floats
+    (at these sizes the values are integers or rationals with small denominators, so different
+    values differ by far more than 1e-6)."""
     import itertools
 
+    from ringproof.proofs.ring import witness
     from ringproof.proofs.ring.nests import M
     names = tuple(points[0])
-    f = sympy.lambdify((*names, *keep), form.doit(), modules=["math"])
+    done = form.doit()
+    f = witness.compiled(done, (*names, *keep)) or sympy.lambdify((*names, *keep), done, modules=["math"])
     out = []
     for p in points:
         args = tuple(int(p[x]) for x in names)

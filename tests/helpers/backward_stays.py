@@ -1,8 +1,9 @@
 """Stay hints of the non-causal backward ring `ring-attention-bwd` (`Schedule.stays`), kept for the
-tests: every one is proved (15 checks), but the stays they end are fewer than those begun on PE l
-by 2·k·d: the dk and dv rows the return hop moves home at ring step m are kept there to the end
-(an output's last stay), and a hint marks a use, which an arrival home is followed by none of. So
-no peak is derived and the registered target carries none (docs/proofs.md, "Balance and memory")."""
+tests: every one is proved (19 checks) and the occupancy they give is the ring model's at every
+cycle, the dk and dv rows the return hop moves home at ring step m kept there to the end ("home").
+No peak is derived: the iteration where a PE holds the most moves with d against k (the value at
+row 2 of ring step 1, the ring model's peak at every n, d ≤ 12, is exceeded at n = 20, m = 4,
+d = 16), so the registered target carries none (docs/proofs.md, "Balance and memory")."""
 
 from ringproof.schedules.context_parallel import BACKWARD_FORMS
 from ringproof.schedules.expr import and_, eq, gt, or_
@@ -28,4 +29,7 @@ STAYS = {
              (BACKWARD_FORMS["dk"], "ds"): _last_column, (BACKWARD_FORMS["dk"], "q"): _last_key,
              (BACKWARD_FORMS["dv"], "p"): _last_column, (BACKWARD_FORMS["dv"], "g"): _last_key},
     "alone": {(BACKWARD_FORMS["dq"], "k"): lambda P, ix: and_(eq(ix.s, P.m), or_(gt(P.m, 1), eq(P.k, 1)))},
+    # the sums the last ring step moves on arrive home
+    "home": {(BACKWARD_FORMS["dk"], "dk"): lambda P, ix: eq(ix.s, P.m),
+             (BACKWARD_FORMS["dv"], "dv"): lambda P, ix: eq(ix.s, P.m)},
 }
