@@ -326,6 +326,15 @@ def test_a_peak_that_is_the_most_of_several_candidates_is_cut_where_each_is_the_
     assert sympy.expand(cut.lhs - cut.rhs - (d - 2 * K)) == 0 and isinstance(cut, sympy.GreaterThan)
 
 
+def test_a_cell_that_names_a_size_twice_is_read_as_both():
+    """`peak_bound._joined`: m = 2 and m ≥ 2 is m = 2 (it was read as m ≥ 2, a wider cell), one that
+    no size satisfies is left out, and cells that differ in adjacent values of one size are joined."""
+    from ringproof.proofs.ring import peak_bound
+    assert peak_bound._joined([sympy.Eq(M, 2) & (M >= 2) & (K >= 3)]) == [sympy.Eq(M, 2) & (K >= 3)]
+    assert peak_bound._joined([sympy.Eq(M, 2) & (M >= 3), sympy.Eq(K, 1)]) == [sympy.Eq(K, 1)]
+    assert peak_bound._joined([sympy.Eq(K, 2) & (K >= 2), K >= 3]) == [K >= 2]
+
+
 def test_a_joined_cell_of_the_bound_is_split_where_a_comparison_of_the_sizes_changes_inside_it():
     """`peak_bound._split_on_sizes`: k ≥ 2 (joined from k = 2, 3, ≥ 4) with pieces under k ≥ 3 and k ≤ 2
     is cut once between k = 2 and 3 (the other comparison is decided in both parts); one the same at every corner
