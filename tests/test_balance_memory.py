@@ -294,6 +294,47 @@ def test_the_peaks_bound_proves_the_largest_value_and_refutes_one_less_as_enumer
                for a in range(1, 6) for b in range(1, 6))
 
 
+def test_a_peak_that_is_the_most_of_several_candidates_is_cut_where_each_is_the_most():
+    """`peak_bound.settled` where no candidate is the largest in a regime (2k at i = k, or d at c = d,
+    as d exceeds 2k): the Max of them, proved part by part (`parts`: each where it is at least the
+    other) and equal to enumeration; without the candidate at c = d the bound is not shown. A cut's
+    factor of shown sign is dropped: (k − 3)(d − 2k) ≥ 0 is d ≥ 2k for k ≥ 4."""
+    from ringproof.proofs.ring import peak_bound
+    from ringproof.proofs.ring.nests import KD, Decider
+    from ringproof.schedules.shape import ANY_D
+    i, c = sympy.symbols("i c", integer=True)
+    d = KD * M
+    f = sympy.Piecewise((2 * i, sympy.Eq(c, 1)), (c, True))
+    ranges = [(i, sympy.Integer(1), K), (c, sympy.Integer(1), d)]
+    decider = peak_bound.Remembered(Decider(ANY_D))
+
+    def derived(points):
+        candidates = [f.xreplace(p) for p in points]
+        groups = peak_bound.settled(candidates, decider)
+        shown = all(peak_bound.at_most(f - v, regime, ranges, decider)
+                    for most, conds in groups for v, regime in peak_bound.parts(most, sympy.Or(*conds), decider))
+        return groups, shown
+
+    groups, shown = derived([{i: K, c: 1}, {i: 1, c: d}])
+    assert shown and any(isinstance(v, sympy.Max) for v, _ in groups)
+    top = sympy.Piecewise(*[(v, sympy.Or(*cs)) for v, cs in groups[:-1]], (groups[-1][0], True))
+    for k, m, kd in itertools.product(range(1, 6), range(1, 4), range(1, 5)):
+        most = max(int(f.subs({i: a, c: b})) for a in range(1, k + 1) for b in range(1, kd * m + 1))
+        assert top.subs({K: k, M: m, KD: kd}) == most, (k, m, kd)
+    assert not derived([{i: K, c: 1}])[1]
+    cut = peak_bound._without_signed(sympy.expand((K - 3) * (d - 2 * K)), K >= 4, decider)
+    assert sympy.expand(cut.lhs - cut.rhs - (d - 2 * K)) == 0 and isinstance(cut, sympy.GreaterThan)
+
+
+def test_a_cell_that_names_a_size_twice_is_read_as_both():
+    """`peak_bound._joined`: m = 2 and m ≥ 2 is m = 2 (it was read as m ≥ 2, a wider cell), one that
+    no size satisfies is left out, and cells that differ in adjacent values of one size are joined."""
+    from ringproof.proofs.ring import peak_bound
+    assert peak_bound._joined([sympy.Eq(M, 2) & (M >= 2) & (K >= 3)]) == [sympy.Eq(M, 2) & (K >= 3)]
+    assert peak_bound._joined([sympy.Eq(M, 2) & (M >= 3), sympy.Eq(K, 1)]) == [sympy.Eq(K, 1)]
+    assert peak_bound._joined([sympy.Eq(K, 2) & (K >= 2), K >= 3]) == [K >= 2]
+
+
 def test_a_joined_cell_of_the_bound_is_split_where_a_comparison_of_the_sizes_changes_inside_it():
     """`peak_bound._split_on_sizes`: k ≥ 2 (joined from k = 2, 3, ≥ 4) with pieces under k ≥ 3 and k ≤ 2
     is cut once between k = 2 and 3 (the other comparison is decided in both parts); one the same at every corner
@@ -761,6 +802,40 @@ def test_the_backward_rings_hints_are_proved_and_give_the_ring_models_occupancy_
             for x in range(pt.size):
                 args = [int(pt.pe[x])] + [int(pt.index[str(v)][x]) for v, _, _ in loops]
                 assert int(fn(*args)) == occ[args[0] - 1, int(pt.cycle[x])], (n, m, d, pt.phase.name, args)
+
+
+@pytest.mark.slow
+def test_the_backward_rings_peak_is_the_most_of_three_candidates_as_the_ring_model_measures():
+    """With tests/helpers/backward_stays.py's six candidates the peak is derived (about 25 s of CPU,
+    so the registered target carries none): for k ≥ 5, m ≥ 3 the Max of step 1's second row, its row
+    k − 1 (more where d > 2k) and step 2's first row (more where d > 6k − 2), equal to the ring model's
+    at every n, d ≤ 12 and where the boundary shows (n = 20, m = 4, d = 16, 20, 32; n = 16, d = 32),
+    where the second row alone is less."""
+    from dataclasses import replace
+    from helpers.backward_stays import STAYS
+    from ringproof.proofs.ring import stays
+    from ringproof.proofs.ring.nests import KD
+    S, session = replace(registry()["ring-attention-bwd"], stays=STAYS), Session()
+    top = stays.peak(S, session, held.inputs_on(S, session)[0])
+    assert held._compared(S, (top["form"], top["at"]))[0] is not None        # every n, d ≤ 12
+    row2 = 2 * K**2 * M + 6 * K * KD * M - 2 * K + 2 * KD * M
+    for n, m, d in ((20, 4, 16), (20, 4, 20), (20, 4, 32), (16, 4, 32)):
+        at = {K: n // m, M: m, KD: d // m}
+        measured = max(peak_per_pe(build_trace(S, n, m, d)))
+        assert top["form"].subs(at) == measured > row2.subs(at), (n, m, d)
+
+
+@pytest.mark.slow
+def test_a_backward_peak_without_its_step_2_candidate_is_not_derived():
+    """The candidates but step 2's first row: where d > 6k − 2 a PE holds more than the largest of
+    the others, so the bound is not shown and the peak is not derived."""
+    from dataclasses import replace
+    from helpers.backward_stays import STAYS
+    from ringproof.proofs.ring import stays
+    S = replace(registry()["ring-attention-bwd"], stays={**STAYS, "peak": STAYS["peak"][:-1]})
+    session = Session()
+    with pytest.raises(stays.NotDerived, match="Z3 does not show that no PE holds more"):
+        stays.peak(S, session, held.inputs_on(S, session)[0])
 
 
 def test_a_home_hint_on_a_sum_moved_on_is_refuted():

@@ -85,14 +85,16 @@ def _joined(cells) -> list:
     boxes = []
     for cell in cells:
         box = {}
-        for a in sympy.And.make_args(cell):
-            if isinstance(a, sympy.Eq) and a.lhs.is_Symbol and a.rhs.is_Integer:
-                box[a.lhs] = (int(a.rhs), int(a.rhs))
-            elif isinstance(a, sympy.GreaterThan) and a.lhs.is_Symbol and a.rhs.is_Integer:
-                box[a.lhs] = (int(a.rhs), None)
+        for a in sympy.And.make_args(cell):            # each atom narrows its size's range (m = 2 and m ≥ 2: m = 2)
+            if isinstance(a, (sympy.Eq, sympy.GreaterThan)) and a.lhs.is_Symbol and a.rhs.is_Integer:
+                lo, hi = box.get(a.lhs, (1, None))
+                v = int(a.rhs)
+                box[a.lhs] = (max(lo, v), hi) if isinstance(a, sympy.GreaterThan) else \
+                    (max(lo, v), v if hi is None else min(hi, v))
             elif a is not sympy.true:
                 return list(cells)                      # not a box: as it is
-        boxes.append(box)
+        if all(hi is None or lo <= hi for lo, hi in box.values()):
+            boxes.append(box)
     joined = True
     while joined:
         joined = False
@@ -347,12 +349,63 @@ def _likely(values: list, cond, fixed: dict) -> list:
     return [v for v, x in zip(values, at) if x == top]
 
 
+def _undominated(values: list, cond, fixed: dict, decider) -> list:
+    """The values, distinct at the fixed sizes, of which none is shown at most another where `cond`
+    holds (none where each is: `settled` gives up)."""
+    at = [sympy.expand(v.xreplace(fixed)) for v in values]
+    out: list = []
+    for v, x in zip(values, at):
+        if x in [sympy.expand(w.xreplace(fixed)) for w in out]:
+            continue
+        if not any(_at_least(w, v, cond, fixed, decider) for w, y in zip(values, at) if sympy.expand(x - y) != 0):
+            out.append(v)
+    return out
+
+
+def parts(value, regime, decider) -> list:
+    """[(v, the part of `regime` where v is the value)]: `value` itself, or for a Max(v1, ..., vr)
+    each vj where it is at least every other: in each cell of the regime, each comparison vj − vi ≥ 0
+    written without the factors whose sign Z3 shows there (`_without_signed`: (k − 3)(d − 2k) ≥ 0
+    as d ≥ 2k for k ≥ 4), the cells Z3 shows empty left out. The parts cover the regime: at each
+    size, the largest vj is the value of its part."""
+    if not isinstance(value, sympy.Max):
+        return [(value, regime)]
+    out = []
+    for v in value.args:
+        cells = []
+        for c in sympy.Or.make_args(regime):
+            cell = sympy.And(c, *[_without_signed(sympy.expand(v - w), c, decider) for w in value.args if w is not v])
+            if cell is not sympy.false and not decider.never(cell):
+                cells.append(cell)
+        if cells:
+            out.append((v, sympy.Or(*cells)))
+    return out
+
+
+def _without_signed(p, cond, decider):
+    """p ≥ 0 where `cond` holds, written without the factors of p whose sign Z3 shows there."""
+    coeff, factors = sympy.factor_list(p)
+    sign, kept = 1 if coeff > 0 else -1, sympy.Integer(1)
+    for f, times in factors:
+        if times % 2 == 0 and decider.never(sympy.And(cond, sympy.Eq(f, 0))):
+            continue
+        if times % 2 == 1 and decider.never(sympy.And(cond, f <= 0)):
+            continue
+        if times % 2 == 1 and decider.never(sympy.And(cond, f >= 0)):
+            sign = -sign
+            continue
+        kept *= f ** times
+    return sympy.Ge(sign * sympy.expand(kept), 0) if kept != 1 else sympy.true if sign > 0 else sympy.false
+
+
 def settled(candidates: list, decider):
     """The largest of `candidates` (forms of the sizes k, m, kd with cases) as [(polynomial, [the
     regimes where it is the value])] over regimes of the sizes: each size's values below the largest constant its comparisons name, one
     by one, and the rest together; in each regime every comparison is decided (Z3), each candidate
-    is a polynomial and one shown (Z3) at least every other is the value. A regime whose value,
-    at its fixed sizes, is another's joins it. None where a comparison or a largest is not shown."""
+    is a polynomial and one shown (Z3) at least every other is the value; where none is, a size
+    that may be 1 or 2 is split so (twice at most), and else the value is the Max of those no other
+    is shown to exceed (`parts` cuts it where each is the most). A regime whose value, at its fixed
+    sizes, is another's joins it. None where a comparison is not decided."""
     from ringproof.proofs.ring.nests import SYMPY_PARAMETERS
     exprs = [sympy.sympify(e) for e in candidates]
     atoms = {a for e in exprs for a in e.atoms(sympy.core.relational.Relational)}
@@ -391,14 +444,18 @@ def settled(candidates: list, decider):
             return None
         best = next((v for v in _likely(values, cond, fixed) if all(_at_least(v, w, cond, fixed, decider) for w in values)),
                     None)
-        if best is None:              # no one largest: split a size not fixed yet into 1, 2 and the rest
-            free = [x for x in SYMPY_PARAMETERS if x not in fixed and any(v.has(x) for v in values)]
-            if depth >= 2 or not free:
+        if best is None:              # no one largest: split a size that may be 1 or 2 into 1, 2 and the rest
+            free = [x for x in SYMPY_PARAMETERS if x not in fixed and any(v.has(x) for v in values)
+                    and not decider.never(sympy.And(cond, x <= 2))]
+            if depth < 2 and free:
+                x = free[0]
+                todo += [(sympy.And(cond, sympy.Eq(x, v)), {**fixed, x: sympy.Integer(v)}, depth + 1) for v in (1, 2)]
+                todo.append((sympy.And(cond, x >= 3), fixed, depth + 1))
+                continue
+            top = _undominated(values, cond, fixed, decider)
+            if not top:
                 return None
-            x = free[0]
-            todo += [(sympy.And(cond, sympy.Eq(x, v)), {**fixed, x: sympy.Integer(v)}, depth + 1) for v in (1, 2)]
-            todo.append((sympy.And(cond, x >= 3), fixed, depth + 1))
-            continue
+            best = sympy.Max(*top)                                              # the most of several
         for g in groups:
             if sympy.expand(g[0].xreplace(fixed) - best.xreplace(fixed)) == 0:
                 g[1].append(cond)

@@ -1,12 +1,13 @@
 """Stay hints of the non-causal backward ring `ring-attention-bwd` (`Schedule.stays`), kept for the
 tests: every one is proved (19 checks) and the occupancy they give is the ring model's at every
 cycle, the dk and dv rows the return hop moves home at ring step m kept there to the end ("home").
-No peak is derived: the iteration where a PE holds the most moves with d against k (the value at
-row 2 of ring step 1, the ring model's peak at every n, d ≤ 12, is exceeded at n = 20, m = 4,
-d = 16), so the registered target carries none (docs/proofs.md, "Balance and memory")."""
+With its six candidate iterations the peak is derived, for k ≥ 5, m ≥ 3 the Max of three (step 1's
+second row, its row k − 1 where d > 2k, step 2's first row where d > 6k − 2), equal to the ring
+model's at every n, d ≤ 12 and beyond; but in about 25 s of CPU, so the registered target carries
+none (docs/proofs.md, "Balance and memory")."""
 
 from ringproof.schedules.context_parallel import BACKWARD_FORMS
-from ringproof.schedules.expr import and_, eq, gt, or_
+from ringproof.schedules.expr import and_, eq, ge, gt, or_
 
 
 def _last_row(P, ix):
@@ -32,4 +33,15 @@ STAYS = {
     # the sums the last ring step moves on arrive home
     "home": {(BACKWARD_FORMS["dk"], "dk"): lambda P, ix: eq(ix.s, P.m),
              (BACKWARD_FORMS["dv"], "dv"): lambda P, ix: eq(ix.s, P.m)},
+    # where a PE holds the most: the first scores (k = 1, m = 1); step 1's dv sums of the last
+    # columns, at the last key block or the one before (m = 1); step 1's second row or the one before
+    # the last (which is more as d exceeds 2k); step 2's first row at the last key (d ≥ 6k − 2)
+    "peak": [(BACKWARD_FORMS["dk"], lambda P: {"s": 1, "i": 1, "b": 1, "u": 2, "c": 1, "l": 1}),
+             (BACKWARD_FORMS["dv"], lambda P: {"s": 1, "i": 1, "b": P.k, "u": 3, "c": P.d, "l": 1}),
+             (BACKWARD_FORMS["dv"], lambda P: {"s": 1, "i": 1, "b": P.k - 1, "u": 3, "c": P.d, "l": 1,
+                                               "when": ge(P.k, 2)}),
+             (BACKWARD_FORMS["dk"], lambda P: {"s": 1, "i": 2, "b": 1, "u": 2, "c": 1, "l": 1, "when": ge(P.k, 2)}),
+             (BACKWARD_FORMS["dk"], lambda P: {"s": 1, "i": P.k - 1, "b": 1, "u": 2, "c": 1, "l": 1,
+                                               "when": ge(P.k, 2)}),
+             (BACKWARD_FORMS["dk"], lambda P: {"s": 2, "i": 1, "b": P.k, "u": 2, "c": 1, "l": 1, "when": ge(P.m, 2)})],
 }
