@@ -469,8 +469,10 @@ def residue_cases(e: sympy.Expr) -> list[dict]:
     return cases
 
 
-def per_residue(e: sympy.Expr) -> list[tuple[str, sympy.Expr]]:
-    """e in each residue class of n and m (label, closed form in n, m), or [("", e)]."""
+def per_residue(e: sympy.Expr, tidy: bool = True) -> list[tuple[str, sympy.Expr]]:
+    """e in each residue class of n and m (label, closed form in n, m), or [("", e)]. `tidy`: each
+    form factored and simplified for people; else expanded (a caller that compares polynomials:
+    sympy's `simplify` imports `sympy.physics` on its first call, 0.2 s of a worker's CPU)."""
     out = []
     for case in residue_cases(e):
         if not case:
@@ -481,7 +483,8 @@ def per_residue(e: sympy.Expr) -> list[tuple[str, sympy.Expr]]:
             c, s = int(form.coeff(nu)), int(form.subs(nu, 0))
             label.append(f"{x} ≡ {s} (mod {c})")
             back[nu] = (x - s) / c
-        out.append((", ".join(label), sympy.simplify(sympy.factor(e.subs(case).subs(back)))))
+        form = e.subs(case).subs(back)
+        out.append((", ".join(label), sympy.simplify(sympy.factor(form)) if tidy else sympy.expand(form)))
     return out
 
 

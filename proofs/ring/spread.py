@@ -491,8 +491,8 @@ def plain(form):
     from ringproof.proofs.ring.nests import KD, K, M
     if form.has(sympy.Piecewise) or not form.has(sympy.floor, sympy.ceiling):
         return form
-    classes = per_residue(in_n_m_d(form))
-    polys = {sympy.expand(e) for _, e in classes}
+    classes = per_residue(in_n_m_d(form), tidy=False)
+    polys = {e for _, e in classes}
     if len(classes) < 2 or len(polys) != 1:
         return form
     poly = polys.pop()
