@@ -273,6 +273,12 @@ def test_a_memory_claim_equal_to_the_derived_peak_is_proved_where_the_sources_ar
     memory = alone.details["memory"]                              # printed as derived, not proved
     assert memory["closed_form"] is None and memory["derived"] and "not proved in this run" in memory["reason"]
     assert "not proved" in held.readable(memory)
+    bounded = Options(properties=("counts", "ring-locality", "data-flow"), tier="bounded", max_n=4)
+    (counts,) = [r for r in verify(S, bounded, session) if r.property == "counts"]
+    memory = counts.details["memory"]          # its sources proved for n ≤ 4 only: not for every n
+    assert memory["closed_form"] is None and memory["derived"] == "n*(3*n + 1)/m"
+    assert "proved only for n ≤ 4 in this run (tier bounded)" in memory["reason"]
+    assert "proved for every n" not in held.readable(memory) and "tier bounded" in held.readable(memory)
 
 
 def test_the_peaks_bound_proves_the_largest_value_and_refutes_one_less_as_enumeration_does():
@@ -384,7 +390,9 @@ def test_the_peak_of_a_schedule_failing_ring_locality_is_not_derived_nor_an_inte
     done = [Result(p, "phase1", Verdict.PROVED, "parametric", 0.0) for p in held.RESTS_ON]
     counts = Result("counts", "all", Verdict.PROVED, "parametric", 0.0, details={"memory": memory})
     with pytest.raises(InternalError):
-        _memory_rests(registry()["algo1"], counts, memory, done)
+        _memory_rests(registry()["algo1"], counts, memory, done, Options())
+    bounded = [replace(r, tier="bounded") for r in done]      # proved for small n only: no verdict on it
+    assert _memory_rests(registry()["algo1"], counts, memory, bounded, Options(tier="bounded")) is counts
 
 
 @pytest.mark.parametrize("change, why", [

@@ -293,8 +293,10 @@ def readable(details: dict) -> str:
     if details.get("closed_form"):
         return f"memory: peak {details['closed_form']} on the busiest PE (proved for every n); {low.rstrip('; ')}{fig}"
     if details.get("derived"):
-        return (f"memory: peak {details['derived']} on the busiest PE derived for every n, not proved: it rests on "
-                f"{' and '.join(RESTS_ON)}, not proved in this run; {low.rstrip('; ')}{fig}")
+        why = details.get("reason", "").removeprefix("exact peak not proved: it ") or \
+            f"rests on {' and '.join(RESTS_ON)}, not proved in this run"
+        return f"memory: peak {details['derived']} on the busiest PE derived for every n, not proved: it {why}; " \
+               f"{low.rstrip('; ')}{fig}"
     why = details.get("reason", "")
     if why.startswith(NOT_DERIVED):                # the stays marked, the peak not derived from them
         short = why[len("exact peak "):]

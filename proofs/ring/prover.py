@@ -306,26 +306,29 @@ def _counts(schedule: Schedule, opts: Options, session: Session, done: list, cou
             result = replace(result, verdict=Verdict.UNKNOWN,
                              reason=f"op counts of {', '.join(unproved)} rest on coverage, which is not proved")
     memory = (result.details or {}).get("memory") or {}
-    if opts.tier != "bounded" and memory:
-        result = _memory_rests(schedule, result, memory, done)
+    if memory:
+        result = _memory_rests(schedule, result, memory, done, opts)
     if opts.tier == "bounded" and result.verdict is not Verdict.REFUTED:
         result = _enumerate_counts(schedule, opts, result, c, enumerated)
     return replace(result, seconds=result.seconds + time.perf_counter() - t_end)
 
 
-def _memory_rests(schedule: Schedule, result: Result, memory: dict, done: list) -> Result:
-    """The exact peak counts no stay begun by a use: it stands only with the properties that show
-    each use's source (`held.RESTS_ON`) proved in this run. Without them it is printed as derived,
-    not proved, and a claim of it is unknown; a peak that disagrees with the ring model while they
-    are proved is the prover's error."""
+def _memory_rests(schedule: Schedule, result: Result, memory: dict, done: list, opts: Options) -> Result:
+    """The exact peak counts no stay begun by a use: it stands (for every n) only with the
+    properties that show each use's source (`held.RESTS_ON`) proved for every n in this run.
+    Without them (not proved, or proved at tier bounded only) it is printed as derived, not proved,
+    and a claim of it is unknown; a peak that disagrees with the ring model while they are proved
+    is the prover's error."""
     from ringproof.proofs.ring import held
     rests = [r for r in done if r.property in held.RESTS_ON]
     proved = bool(rests) and all(r.verdict is Verdict.PROVED for r in rests)
-    if proved and memory.get("reason", "").startswith(held.MISMATCH):
+    everywhere = proved and all(r.tier != "bounded" for r in rests)
+    if everywhere and memory.get("reason", "").startswith(held.MISMATCH):
         raise InternalError(f"memory: {memory['reason']}, and both are proved")
-    if proved or not memory.get("closed_form"):
+    if everywhere or not memory.get("closed_form"):
         return result
-    why = f"rests on {' and '.join(held.RESTS_ON)}, not proved in this run"
+    why = f"rests on {' and '.join(held.RESTS_ON)}, " + (
+        f"proved only for n ≤ {opts.max_n} in this run (tier bounded)" if proved else "not proved in this run")
     if result.verdict is Verdict.PROVED and "memory" in schedule.notes.get("claims", {}):
         result = replace(result, verdict=Verdict.UNKNOWN, reason=f"claim memory {why}")
     memory = dict(memory, closed_form=None, derived=memory["closed_form"], reason=f"exact peak not proved: it {why}")
