@@ -166,13 +166,25 @@ def _leaves(trace, k, pos) -> int:
     return pe % trace.m + 1 if bool(pt.moves[pos]) else pe
 
 
+def _declared(trace, array, data: list) -> np.ndarray:
+    """The PE `placement` declares for each datum id of `array` in `data`, in one call on index
+    arrays (as the trace reads `home`: one Python call per element was half a bounded sweep)."""
+    ext = trace.layout.extents[array.name]
+    idx = np.unravel_index(np.asarray(data, dtype=np.int64) - trace.layout.offset[array.name], ext)
+    ref = array[tuple(i + 1 for i in idx)]
+    return np.broadcast_to(np.asarray(trace.schedule.placement(trace.P, ref), dtype=np.int64), (len(data),))
+
+
 def ends_concrete(trace, limit):
     S, out = trace.schedule, []
     for array in outputs(S):
-        for datum, (k, pos) in sorted(_last_nodes(trace, array).items()):
-            ref = _element(trace, array, datum)
-            want, got = int(S.placement(trace.P, ref)), _leaves(trace, k, pos)
-            if got != want:
+        lasts = sorted(_last_nodes(trace, array).items())
+        if not lasts:
+            continue
+        declared = _declared(trace, array, [datum for datum, _ in lasts])
+        for (datum, (k, pos)), want in zip(lasts, declared):
+            got = _leaves(trace, k, pos)
+            if got != int(want):
                 out.append(ENDS.finding(array.name, f"{trace.layout.name(datum)} ends on PE {got}, not on PE {want}",
                                         [describe(trace, k, pos)], array=array.name))
                 if len(out) >= limit:
