@@ -280,7 +280,39 @@ process; exit is the command's exit code (0 proved, 1 refuted, 2 unknown).
   on two idle cores estimated from CPU seconds, medians of 3, at a load of 1.7-2.5: upper
   bounds): algo1 3.30 → 2.41 (its longest task was the balance with the peak, 2.6 s), algo3-fast 5.77 →
   5.26, zigzag 5.01 → 5.01: zigzag's 7.7 s of tasks already fill both workers evenly, so under 5 s
-  it needs less work, not another split.
+  it needs less work, not another split.- **The loop counter asks Z3 less** (issues 26 and 28, outputs unchanged): a question of
+  `nests.Decider` is settled at a small refuting point or by bounding each index
+  (`proofs/ring/witness.py`, docs/proofs.md "Counts") before Z3 is asked; a third of the counts
+  task's CPU had been the counter's Z3 calls (algo3-fast: 297 through `holds`, 175 of them sat; now
+  104). Both targets' tasks already filled the two workers evenly (span = half the tasks' CPU), so
+  less work, not another split, was the lever. `benchmarks/pool_span.py algo3-fast zigzag algo1
+  algo2 algo3 --against main` (8bad202; medians of 3 at a load of 7: upper bounds): algo3-fast
+  4.44 → 3.87 (`_count_and_balance` 3.86 → 3.10 s), zigzag 4.13 → 3.65 (`_count_and_balance` 2.39
+  → 2.02 s, `_step_task` 1.96 → 1.20 s), algo1 1.87 → 1.60 (`held.apart` 1.30 → 0.76 s), algo2
+  2.51 → 2.50, algo3 2.58 → 2.44. Against main with the stays' changes merged (medians of 3 at a
+  load of 3.4): algo3-fast 4.51 → 4.07, zigzag 4.33 → 3.76.
+- **The normalizer's translation reused** (docs/proofs.md, after f59a71e, outputs unchanged but
+  for which witness a refuted check names): a profile of `prove algo3-fast --jobs 1` put 7.1 of the
+  7.7 profiled seconds of its 53 checks in translating conditions, mostly building digit terms
+  only to `z3.simplify` them and proving each carry window anew, one bound a query (no sympy runs
+  in a check: the sympy under `normalize.cond` in a whole-run profile is the counter's). Now a
+  window is kept by its term and relevant assumptions, digit terms are built once per session (and
+  a fact's interval forms), and a window's first two bounds share one Z3 query where both need one,
+  its counter-model refuting the low bound where it can (Z3 side-condition queries of algo2 and
+  algo3-fast 1,076 → 875). CPU seconds discharging every parametric check of a target (one
+  process, fresh session, f59a71e / here, interleaved, two runs): algo1 0.60 / 0.47, algo2 2.45 /
+  1.98, algo3 2.78 / 2.14, algo3-fast 3.37 / 2.50, zigzag 2.07 / 1.48 (all five 11.3 / 8.6).
+  `benchmarks/pool_span.py --against f59a71e` (medians of 3, load 5.8 → 3.8): algo1 1.98 → 1.98
+  (tasks 2.86 → 2.56 s; its span is the peak's derivation, `apart`, 1.5 s), algo2 2.57 → 2.34,
+  algo3 2.53 → 2.37, algo3-fast 4.23 → 4.29 (tasks 7.02 → 6.33 s; the span is the counts' task,
+  3.7 s), zigzag 4.15 → 3.87. On top of the loop counter's change (`--against main` at de61b1e,
+  medians of 3, load 1.5-2.3): algo1 1.54 → 1.34, algo2 2.57 → 2.30, algo3 2.38 → 2.19, algo3-fast
+  3.87 → 3.48, zigzag 3.48 → 3.23. Algorithms 1–3 together 6.49 → 5.83 s: what is left of issue 25's
+  5 s is mostly in the counts, the peak and the sampling before the pool (0.5 s a target).
+- **Measured as a user runs it** (after f59a71e): a fresh `prove` in these benchmarks caches the
+  project's bytecode, as Python does on a user's machine (`speed.as_users`). This machine sets
+  PYTHONDONTWRITEBYTECODE, so each measured run had recompiled every module of the project, about
+  0.15-0.2 s of CPU before the pool, which a user pays once after installing.
 """
 
 if __name__ == "__main__":
