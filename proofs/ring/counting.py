@@ -18,7 +18,8 @@ symbolically, case by case over residues of n, or refuted at a size.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from functools import lru_cache
 from types import SimpleNamespace
 
 import sympy
@@ -206,8 +207,23 @@ class Counts:
         """The counts at one size; `shape`: the schedule's, whose derived parameters defined by a
         condition (`Least`) stay symbols in the forms."""
         sub = {N: n, M: m, D: n if d is None else d, **least_at(shape, n, m, d)}
-        value = (lambda e: int(e.subs(sub).doit()) if e is not None else None)
+        value = (lambda e: value_at(e, sub) if e is not None else None)
         return {"cycles": value(self.cycles), "ops": {k: value(v) for k, v in self.ops.items()}}
+
+
+def value_at(e: sympy.Expr, sub: dict) -> int:
+    """int(e) at the integer values `sub` ({symbol: int}), e compiled once for every size asked
+    (`witness.compiled`: exact, floor and mod as sympy reads them for a positive divisor; a bounded
+    run asks every form at hundreds of sizes), else by sympy's subs (a Sum, a node not compiled,
+    no case of a Piecewise holding, a divisor not positive)."""
+    from ringproof.proofs.ring import witness
+    names = tuple(sorted(sub, key=str))
+    fn = witness.compiled(e, names)
+    try:
+        v = fn(*(sub[x] for x in names)) if fn is not None else None
+    except (ArithmeticError, TypeError, ValueError):
+        v = None
+    return int(v) if v is not None and not isinstance(v, bool) else int(e.subs(sub).doit())
 
 
 def required_count(eqn, P, decider: Decider | None = None) -> sympy.Expr | None:
@@ -395,10 +411,17 @@ def claim_at(claim: str, n: int, m: int, d: int | None = None, shape: Shape = AN
     """The value of a claimed closed form at (n, m, d); d = n where not given. `shape`: the
     schedule's, whose derived parameters a claim may name (each takes its value at the size)."""
     d = n if d is None else d
-    names = {name: sympy.Symbol(name, integer=True) for name, _ in shape.derived}
+    form, names = _claim_form(claim, tuple(name for name, _ in shape.derived))
     values = {names[k]: v for k, v in derived_values(shape, n, m, d).items()}
-    return int(parse_claim(claim, replace(shape, extents=ANY_D.extents, same=()), names)
-               .subs({N: n, M: m, D: d, **values}))
+    return value_at(form, {N: n, M: m, D: d, **values})
+
+
+@lru_cache(maxsize=256)
+def _claim_form(claim: str, derived: tuple) -> tuple:
+    """(a claim's closed form in n, m, d, {derived parameter: its symbol}), parsed once per claim
+    and names of the derived parameters (all the form depends on)."""
+    names = {name: sympy.Symbol(name, integer=True) for name in derived}
+    return parse_claim(claim, ANY_D, names), names
 
 
 def _divisors(e: sympy.Expr, x: sympy.Symbol) -> set[int]:
