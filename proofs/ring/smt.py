@@ -2,7 +2,9 @@
 
 `proved` means assumptions ∧ hypotheses ∧ ¬goal is unsatisfiable *and* the assumptions alone (the
 iteration space) are satisfiable; an empty space proves nothing and is reported as `unknown`.
-A satisfiable query yields the smallest counterexample found by trying n = 1, 2, ... first.
+A satisfiable query yields the smallest counterexample found by trying n = 1, 2, ... first, its
+iteration indices then each made least in turn, so that a refutation names the same iterations
+whatever Z3's search took before (a pool worker's earlier queries change the model Z3 returns).
 """
 
 from __future__ import annotations
@@ -83,6 +85,7 @@ def discharge(check: Check, session: Session | None = None, m_value: int | None 
     if model is None:
         return Outcome(check, Verdict.UNKNOWN, time.perf_counter() - t0,
                        f"z3 found a counterexample but not again: {s.reason_unknown()}")
+    model = _least(s, ctx, its, model)
     n, m, d = (model.eval(x, model_completion=True).as_long()
                for x in (ctx.k * ctx.m, ctx.m, ctx.kd * ctx.m))
     return Outcome(check, Verdict.REFUTED, time.perf_counter() - t0, n=n, m=m, d=d,
@@ -167,6 +170,33 @@ def _smallest(s: z3.Solver, ctx: Ctx, m_value):
             return None
         lo, hi = (lo, mid) if r == z3.sat else (mid + 1, hi)
     return _sat(s, ctx.k == lo)[1]
+
+
+def _index_terms(ctx: Ctx, its: dict) -> list:
+    """The Z3 terms of the counterexample's indices, in the order `_decode` prints them."""
+    out = []
+    for it in its.values():
+        if isinstance(it, It):
+            out += [ctx.int_term(ctx.val(it.idx[name])) for name in it.phase.index_names]
+        elif isinstance(it, list):
+            out += [ctx.int_term(ctx.val(t)) for t in it if isinstance(t, Term)]
+    return out
+
+
+def _least(s: z3.Solver, ctx: Ctx, its: dict, model):
+    """`model` with its sizes kept and each index, in `_decode`'s order, the least the query allows
+    once the ones before are fixed (descending until unsat): the lexicographically least failing
+    iterations at that size. An index whose descent Z3 cannot decide stays where it is."""
+    fixed = [x == model.eval(x, model_completion=True) for x in (ctx.k, ctx.m, ctx.kd)]
+    for term in _index_terms(ctx, its):
+        value = model.eval(term, model_completion=True)
+        while True:
+            r, lower = _sat(s, *fixed, term < value)
+            if r != z3.sat:
+                break
+            model, value = lower, lower.eval(term, model_completion=True)
+        fixed.append(term == value)
+    return model
 
 
 def _decode(ctx: Ctx, its: dict, model) -> list:
