@@ -74,8 +74,7 @@ def forms(schedule, session=None):
         st = _shape(phase)
         if st.op.value == "MOVE":
             continue
-        pe = lift(st.pe)
-        if not (pe.op == "var" and pe.args[0] == "l"):
+        if not _on_l(st):
             why = f"phase {phase.name}: its op does not run on PE l"
             break
         loops, env = _nest(phase, P, True)
@@ -130,8 +129,7 @@ def step_forms(schedule, session=None):
         st = _shape(phase)
         if st.op.value == "MOVE" or not (phase.loops and phase.loops[0].ring_step):
             continue
-        pe = lift(st.pe)
-        if not (pe.op == "var" and pe.args[0] == "l"):
+        if not _on_l(st):
             why = why or f"phase {phase.name}: its op does not run on PE l"
             continue
         loops, env = _nest(phase, P, True)
@@ -625,6 +623,12 @@ def derived(schedule, session=None, found=None):
         cases.append(sympy.expand(got.xreplace({M: (M + p) / 2})))
     got = cases[0] if cases[0] == cases[1] else sympy.Piecewise((cases[0], sympy.Eq(sympy.Mod(M, 2), 0)), (cases[1], True))
     return tidy(in_n_m_d(got)), ""
+
+
+def _on_l(st) -> bool:
+    """Whether a phase's op runs on PE l (its pe formula is the index l itself)."""
+    pe = lift(st.pe)
+    return pe.op == "var" and pe.args[0] == "l"
 
 
 _NOT_MONOTONE = "the active ops on PE l are not shown constant or monotone in l (Z3)"
