@@ -34,7 +34,7 @@ WHY = ("the exact peak is a maximum over cycles of the data a PE holds, and a da
        "its last use, a maximum over the iterations that read it: derived only where the schedule marks "
        "its stays' last uses (Schedule.stays), and this one does not")
 
-SHORT_WHY = "a datum's stay ends at its last use, a maximum over iterations, not derived"
+SHORT_WHY = "a datum's stay ends at its last use, a maximum over iterations: derived where Schedule.stays marks those uses, none marked here"
 BLOCKED = "marked, its occupancy would still not be counted: "     # `stays.blockers` follow
 NOT_DERIVED = "exact peak not derived: "
 RESTS_ON = ("ring-locality", "data-flow")     # the sources and `prev` witnesses: uses that begin no stay
