@@ -330,11 +330,10 @@ process; exit is the command's exit code (0 proved, 1 refuted, 2 unknown).
   0.4 → 2.2, upper bounds): algo1 2.57 → 2.09 s, algo2 4.04 → 3.30, algo3 3.76 → 3.64, the three
   10.37 → 9.03 s (ratio 1.15); again with `--repeat 3` at a load of 2.0-2.5: algo1 2.12 → 2.14,
   algo2 3.53 → 3.06, algo3 4.50 → 3.77 (10.15 → 8.97, ratio 1.13); its probe run five times each,
-  interleaved, at a load of 2.5-2.9,
-  least of five: algo1 2.11 → 2.04 (tasks' CPU 2.72 → 2.54), algo2 3.66 → 3.46 (5.59 → 4.96),
-  algo3 3.33 → 3.08 (5.04 → 4.38), the three 9.10 → 8.58 (ratio 1.06). Applied to the last idle
-  figure (5.6 s), 4.9-5.3 s: issue 25's 5 s is not met with margin (the lead's idle measurement decides), and
-  likely more cut from the Z3 queries.
+  interleaved, at a load of 2.5-2.9, least of five: algo1 2.11 → 2.04 (tasks' CPU 2.72 → 2.54),
+  algo2 3.66 → 3.46 (5.59 → 4.96), algo3 3.33 → 3.08 (5.04 → 4.38), the three 9.10 → 8.58 (ratio
+  1.06). Applied to the last idle figure (5.6 s): 4.9-5.3 s, so issue 25's 5 s is not met with
+  margin (the idle measurement decides); what is left to cut is mostly in the Z3 queries.
 """
 
 if __name__ == "__main__":
