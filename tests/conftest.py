@@ -11,7 +11,9 @@ Under pytest-xdist (README's test command: `-n auto --dist loadfile`, each file 
 module's fixtures are built once) the cores are shared by the test workers, so a pool started with
 the default `jobs=0` (one worker per core) gets only this worker's share of them: with two test
 workers on two cores it runs its tasks in this process. A test that asks for workers (`jobs=2`)
-still gets them, so the forked path keeps its own tests."""
+still gets them, so the forked path keeps its own tests.
+
+A test process collects cyclic garbage as seldom as `prove` does (`heap.collect_less`)."""
 
 import os
 
@@ -19,6 +21,9 @@ import pytest
 
 
 def pytest_configure(config):
+    from ringproof.proofs.ring.heap import collect_less
+
+    collect_less()      # as `prove` does: the collector's share of a test's CPU as of a command's
     test_workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     if test_workers > 1:
         from ringproof.proofs.ring import pool

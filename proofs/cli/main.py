@@ -47,10 +47,11 @@ def main(argv: list[str] | None = None, stdout=None, stderr=None) -> int:
     debug = "--debug" in argv
     argv = [a for a in argv if a != "--debug"]
     from ringproof.proofs import interrupts
-    from ringproof.proofs.ring.heap import keep_freed_memory
+    from ringproof.proofs.ring.heap import collect_less, keep_freed_memory
 
     interrupts.install()
-    keep_freed_memory()        # the `prove` process's own allocator setting, never a library call's
+    keep_freed_memory()        # the `prove` process's own allocator and collector settings,
+    collect_less()             # never a library call's
     if argv and argv[0] in SUBCOMMANDS:
         module, rest = SUBCOMMANDS[argv[0]], argv[1:]
     else:

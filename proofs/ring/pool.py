@@ -12,6 +12,7 @@ exception (Ctrl-C included) the workers are terminated, so none outlives the cal
 
 from __future__ import annotations
 
+import gc
 import multiprocessing as mp
 import os
 import pickle
@@ -68,6 +69,7 @@ def run_all(tasks: list, jobs: int = 0) -> list:
 
 def _work(tasks, todo, done):
     die_with_parent()
+    gc.freeze()    # what the parent left is not this worker's garbage: its collections skip it
     while (i := todo.get()) is not None:
         try:
             value = tasks[i]()

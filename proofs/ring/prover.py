@@ -119,8 +119,14 @@ def _solve(schedule: Schedule, checks: list[Check], opts: Options, session: Sess
     keys = [(i, mv) for i in range(len(checks)) for mv in ms]
     tasks = [partial(_discharged, checks[i], mv, session, opts.smt2_dir) for i, mv in keys]
     if with_counts:
-        from ringproof.proofs.ring import held    # and sympy, before the workers fork: the tasks
-        #                                              need it, and the parent prints their lines with it
+        # Imported before the workers fork, once: what the counts tasks import and the parent imports
+        # again to print their lines (sympy, the counter's modules; sympy.tensor, which sympy's Add
+        # imports on its first call, and sympy.codegen, which lambdify's printer does: each worker
+        # imported them, some 0.05 s of CPU).
+        import sympy.codegen.ast    # noqa: F401
+        import sympy.tensor.tensor    # noqa: F401
+
+        from ringproof.proofs.ring import counting, held, readable    # noqa: F401
         hints = held.hint_checks(schedule)
         tasks[:0] = [partial(held.apart, schedule, session),
                      partial(_count_and_balance, schedule, opts, session),
