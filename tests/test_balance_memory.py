@@ -300,6 +300,22 @@ def test_the_peaks_bound_proves_the_largest_value_and_refutes_one_less_as_enumer
                for a in range(1, 6) for b in range(1, 6))
 
 
+def test_the_bound_cuts_an_inner_index_at_an_outer_one_where_the_outer_is_not_cut():
+    """`peak_bound.Cases._split`: with pieces under b − i ≥ 2 (the causal forwards' diagonal), i is
+    not cut by any comparison (its first value, last and those between, again and again, up to the
+    cases' limit); b is cut at i + 1 once i's range keeps the cut within b's. The largest value, as
+    enumeration gives it, is shown; one less is not."""
+    from ringproof.proofs.ring import peak_bound
+    from ringproof.proofs.ring.nests import Decider
+    i, b = sympy.symbols("i b", integer=True)
+    f = sympy.Piecewise((K, b - i >= 2), (0, True)) + sympy.Piecewise((2 * b - i, b - i <= 1), (0, True))
+    ranges = [(i, sympy.Integer(1), K), (b, sympy.Integer(1), K)]
+    most = {k: max(int(f.subs({K: k, i: x, b: y})) for x in range(1, k + 1) for y in range(1, k + 1)) for k in range(1, 9)}
+    assert all(most[k] == k + 1 for k in range(2, 9))          # 2b − i at b = k, i = k − 1
+    assert peak_bound.at_most(f - (K + 1), K >= 2, ranges, Decider())
+    assert not peak_bound.at_most(f - K, K >= 2, ranges, Decider())
+
+
 def test_a_peak_that_is_the_most_of_several_candidates_is_cut_where_each_is_the_most():
     """`peak_bound.settled` where no candidate is the largest in a regime (2k at i = k, or d at c = d,
     as d exceeds 2k): the Max of them, proved part by part (`parts`: each where it is at least the
