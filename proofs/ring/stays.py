@@ -641,9 +641,28 @@ def _as_many(begun, ended, decider, pes) -> bool:
     if decider.holds(diff, pes) and decider.holds(-diff, pes):
         return True
     try:
-        return diff.has(sympy.Piecewise) and sympy.expand(cells(diff, pes, decider)) == 0
+        got = cells(diff, pes, decider) if diff.has(sympy.Piecewise) else diff
     except Unknown:
         return False
+    pieces = got.args if isinstance(got, sympy.Piecewise) else [(got, sympy.true)]
+    return all(sympy.expand(v) == 0 or _zero_at_one_pe(v, c, pes[0]) for v, c in pieces)
+
+
+def _zero_at_one_pe(value, cond, pe) -> bool:
+    """Is `value` 0 where `cond` holds, `cond` (a conjunction of comparisons of l) with l's range
+    leaving one PE (l − m ≥ 0 is l = m): that PE put in, exactly (sympy)."""
+    L, lo, hi = pe
+    lows, highs = [lo], [hi]
+    for a in sympy.And.make_args(cond):
+        if not isinstance(a, (sympy.LessThan, sympy.GreaterThan)):
+            continue
+        e = sympy.expand(a.lhs - a.rhs)                           # e ≤ 0 or e ≥ 0
+        c = e.coeff(L)
+        if c not in (1, -1) or sympy.expand(e - c * L).has(L):
+            continue
+        bound = sympy.expand(-(e - c * L) / c)                    # L against it
+        (highs if (c == 1) == isinstance(a, sympy.LessThan) else lows).append(bound)
+    return any(sympy.expand(x - y) == 0 and sympy.expand(value.xreplace({L: x})) == 0 for x in lows for y in highs)
 
 
 def _last_tuple(loops) -> dict:
