@@ -529,8 +529,10 @@ class Schedule:
     {"last": {(phase, array): (P, ix) -> condition}: the use of the array's datum there is the last
     of its stay on the PE; "alone": {(phase, array): (P, ix) -> condition}: the copy the iteration
     sends is not used where it arrives; "home": {(phase, array): (P, ix) -> condition}: the output
-    the iteration sends is kept where it arrives, its last stay there; "peak": (phase, (P) ->
-    {index: value, "l": PE}): an iteration at which a PE holds the most}.
+    the iteration sends is kept where it arrives, its last stay there; "guard": {phase: (P, ix) ->
+    condition}: the step's guard as the occupancy's counts read it (checked equal at every
+    iteration); "peak": (phase, (P) -> {index: value, "l": PE}): an iteration at which a PE holds
+    the most}.
     """
 
     name: str

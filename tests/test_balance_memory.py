@@ -300,6 +300,22 @@ def test_the_peaks_bound_proves_the_largest_value_and_refutes_one_less_as_enumer
                for a in range(1, 6) for b in range(1, 6))
 
 
+def test_the_bound_cuts_an_inner_index_at_an_outer_one_where_the_outer_is_not_cut():
+    """`peak_bound.Cases._split`: with pieces under b − i ≥ 2 (the causal forwards' diagonal), i is
+    not cut by any comparison (its first value, last and those between, again and again, up to the
+    cases' limit); b is cut at i + 1 once i's range keeps the cut within b's. The largest value, as
+    enumeration gives it, is shown; one less is not."""
+    from ringproof.proofs.ring import peak_bound
+    from ringproof.proofs.ring.nests import Decider
+    i, b = sympy.symbols("i b", integer=True)
+    f = sympy.Piecewise((K, b - i >= 2), (0, True)) + sympy.Piecewise((2 * b - i, b - i <= 1), (0, True))
+    ranges = [(i, sympy.Integer(1), K), (b, sympy.Integer(1), K)]
+    most = {k: max(int(f.subs({K: k, i: x, b: y})) for x in range(1, k + 1) for y in range(1, k + 1)) for k in range(1, 9)}
+    assert all(most[k] == k + 1 for k in range(2, 9))          # 2b − i at b = k, i = k − 1
+    assert peak_bound.at_most(f - (K + 1), K >= 2, ranges, Decider())
+    assert not peak_bound.at_most(f - K, K >= 2, ranges, Decider())
+
+
 def test_a_peak_that_is_the_most_of_several_candidates_is_cut_where_each_is_the_most():
     """`peak_bound.settled` where no candidate is the largest in a regime (2k at i = k, or d at c = d,
     as d exceeds 2k): the Max of them, proved part by part (`parts`: each where it is at least the
@@ -737,7 +753,8 @@ def _causal_with_hints(name, last=None):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", CAUSAL)
 def test_the_causal_forwards_stay_hints_are_proved_and_are_the_ring_models_last_uses(name):
-    """tests/helpers/causal_stays.py: 24 hint checks proved, and a use marked last exactly where the
+    """tests/helpers/causal_stays.py: 28 hint checks proved (4 of them each form's guard read in the
+    cells of (l, s)), and a use marked last exactly where the
     ring model's stay of its datum has no later use, a copy marked alone exactly where no one uses
     it, at every size n ≤ 12 (d = n). Slow: the default run keeps a wrong one refuted
     (test_a_causal_forwards_hint_that_frees_a_block_a_row_early_is_refuted)."""
@@ -746,7 +763,7 @@ def test_the_causal_forwards_stay_hints_are_proved_and_are_the_ring_models_last_
     from ringproof.proofs.ring.smt import discharge
     S, session = _causal_with_hints(name), Session()
     todo = stays.checks(S)
-    assert len(todo) == 24 and all(discharge(c, session).verdict is Verdict.PROVED for c in todo)
+    assert len(todo) == 28 and all(discharge(c, session).verdict is Verdict.PROVED for c in todo)
     for n, m, d in check_sizes(S.shape):
         if d != n:
             continue
@@ -758,19 +775,96 @@ def test_the_causal_forwards_stay_hints_are_proved_and_are_the_ring_models_last_
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name, why", [("ring-attention-causal", "more than 256 cases of digits"),
-                                       ("striped", "cannot count under the condition"),
-                                       ("zigzag", "splits into more than 256 cases")])
-def test_the_causal_forwards_occupancy_is_not_counted_from_their_hints(name, why):
-    """The mask compares the key of the block a PE holds (its owner (l − s) mod m) with the row, with
-    the iteration kept: the counter does not count it within its cases, so no peak is derived and
-    the targets carry no hints; where the counter learns these counts, this test fails and the
-    hints can be given a peak and registered."""
+def test_zigzags_occupancy_is_counted_from_its_hints_and_is_the_ring_models():
+    """Zigzag's guard and marks read in the cells of (l, s) compare the slots with its chunk h = k/2
+    (counted with k written 2·k′, as the per-step balance does): the occupancy is counted (about
+    5 minutes of CPU), its stays shown to end as often as they begin (cell by cell of l, the cell
+    l = m put in), and it is the ring model's at every iteration at n = d = 4, m = 2. Its peak is not
+    derived (no candidate iterations are given). Slow: the default run keeps the comparison's cell
+    that leaves one PE (test_a_difference_of_stays_left_at_one_pe_is_put_in_there)."""
+    from ringproof.model.ring.memory import occupancy
     from ringproof.proofs.ring import stays
-    S, session = _causal_with_hints(name), Session()
+    from ringproof.proofs.ring.nests import KD
+    import sys
+    S, session = _causal_with_hints("zigzag"), Session()
     inputs, _ = held.inputs_on(S, session)
-    with pytest.raises(stays.NotDerived, match=f"phase ring.MAC: .*{why}"):
-        stays.occupancy(S, session, inputs)
+    forms, _ = stays.occupancy(S, session, inputs)
+    depth = sys.getrecursionlimit()
+    for n, m, d in ((4, 2, 4),):              # the forms' evaluation, not the count, grows with the size
+        tr = build_trace(S, n, m, d)
+        occ = occupancy(tr)
+        for pt, slot in zip(tr.phases, S.slots):
+            loops, form = forms[slot]
+            sys.setrecursionlimit(100_000)            # the form's cases nest deeper than Python compiles
+            try:
+                fn = sympy.lambdify([spread.L] + [v for v, _, _ in loops], form.subs({K: n // m, M: m, KD: d // m}),
+                                    "math")
+            finally:
+                sys.setrecursionlimit(depth)
+            for x in range(pt.size):
+                args = [int(pt.pe[x])] + [int(pt.index[str(v)][x]) for v, _, _ in loops]
+                assert int(fn(*args)) == occ[args[0] - 1, int(pt.cycle[x])], (n, m, d, pt.phase.name, args)
+
+
+def test_a_difference_of_stays_left_at_one_pe_is_put_in_there():
+    """`stays._zero_at_one_pe`: a cell l − m ≥ 0 of 1 ≤ l ≤ m is the PE l = m, where zigzag's
+    difference of stays begun and ended, −5k·kd·l·m + 5k·kd·m² − k·l + k·m, is 0 (Z3 does not settle
+    it: the terms are not linear); the same value on l ≥ 2, or one more on l = m, is not shown 0."""
+    from ringproof.proofs.ring import stays
+    from ringproof.proofs.ring.nests import KD
+    L = spread.L
+    v = -5 * K * KD * L * M + 5 * K * KD * M**2 - K * L + K * M
+    assert stays._zero_at_one_pe(v, L - M >= 0, (L, 1, M))
+    assert not stays._zero_at_one_pe(v, L >= 2, (L, 1, M)) and not stays._zero_at_one_pe(v + 1, L - M >= 0, (L, 1, M))
+    assert stays._zero_at_one_pe(L - 1, L <= 1, (L, 1, M))
+
+
+@pytest.mark.slow
+def test_the_contiguous_causal_forwards_peak_is_derived_from_its_guard_read_in_cells():
+    """With each form's guard read in the cells of (l, s) (s = 1: b ≤ i; 1 < s ≤ l: every key; s > l:
+    none) and the marks written there, ring-attention-causal's occupancy is counted and is the
+    ring model's at every iteration, and its peak is derived: 3k(2d + 1) for k, m ≥ 3 (the
+    non-causal one's: in step 2 a PE l ≥ 3 holds what it would without the mask), equal to the
+    ring model's at every n, d ≤ 12. About a minute of CPU, so the registered target carries no
+    hints. Slow: the default run keeps a wrong reading refuted
+    (test_a_guard_reading_that_is_not_the_guard_is_refuted)."""
+    from ringproof.model.ring.memory import occupancy
+    from ringproof.proofs.ring import stays
+    from ringproof.proofs.ring.nests import KD
+    S, session = _causal_with_hints("ring-attention-causal"), Session()
+    inputs, _ = held.inputs_on(S, session)
+    top = stays.peak(S, session, inputs)
+    for n, m, d in ((4, 2, 4), (3, 1, 3), (6, 3, 3), (8, 4, 4)):
+        tr = build_trace(S, n, m, d)
+        occ = occupancy(tr)
+        for pt, slot in zip(tr.phases, S.slots):
+            loops, form = top["occupancy"][slot]
+            fn = sympy.lambdify([spread.L] + [v for v, _, _ in loops], form.subs({K: n // m, M: m, KD: d // m}), "math")
+            for x in range(pt.size):
+                args = [int(pt.pe[x])] + [int(pt.index[str(v)][x]) for v, _, _ in loops]
+                assert int(fn(*args)) == occ[args[0] - 1, int(pt.cycle[x])], (n, m, d, pt.phase.name, args)
+    assert held._check_peak(S, top["form"]) == ""
+    assert top["form"].subs({K: 5, M: 4, KD: 3}) == 3 * 5 * (2 * 12 + 1)      # n = 20, d = 12
+
+
+def test_a_guard_reading_that_is_not_the_guard_is_refuted():
+    """stays["guard"]: a reading of the causal mask that leaves out the PE's own row (s ≤ l written
+    s < l) is refuted (the check that it is the step's guard at every iteration), and a reading of
+    the key's owner that is the guard is proved."""
+    from ringproof.proofs.ring import stays
+    from ringproof.proofs.ring.smt import discharge
+    from ringproof.schedules.context_parallel import FORMS
+    from ringproof.schedules.expr import and_, gt, le, lt, or_
+    S = _causal_with_hints("ring-attention-causal")
+    (check,) = [c for c in stays.checks(S) if c.phase == FORMS["scores"] and c.name == "guard as its reading"]
+    assert discharge(check, Session()).verdict is Verdict.PROVED
+    wrong = dict(S.stays["guard"])
+    wrong[FORMS["scores"]] = lambda P, ix: and_(le(ix.u, 1), lt(ix.c, P.d + 1),
+                                                or_(and_(eq(ix.s, 1), le(ix.b, ix.i)), and_(gt(ix.s, 1), lt(ix.s, ix.l))))
+    from dataclasses import replace
+    W = replace(S, stays={**S.stays, "guard": wrong})
+    (check,) = [c for c in stays.checks(W) if c.phase == FORMS["scores"] and c.name == "guard as its reading"]
+    assert discharge(check, Session()).verdict is Verdict.REFUTED
 
 
 def test_a_causal_forwards_hint_that_frees_a_block_a_row_early_is_refuted():

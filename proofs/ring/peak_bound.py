@@ -133,6 +133,12 @@ def _pieces(e, cond=sympy.true) -> list:
     return [(f, c) for c, f in out.items() if f != 0 and c is not sympy.false]
 
 
+def _uncut(parts, ranges, v) -> bool:
+    """Are `parts` of index v its first value, its last and those between (no comparison cut it)?"""
+    _, lo, hi = next(r for r in ranges if r[0] == v)
+    return parts == [lo, hi, (lo + 1, hi - 1)]
+
+
 class Cases:
     """The cases of one regime cell: the comparisons of each case's pieces decided where its ranges
     decide them (an index's contribution read at the end of its range that makes it largest or
@@ -176,10 +182,10 @@ class Cases:
                            and (sure.has(v) or any(f.has(v) for f, _ in still))]
         if not split:
             return False
-        v = split[0]
+        v, parts = self._split(split, ranges, still_open)
         at = names.index(v)
         pieces = [(sure, sympy.true)] + still
-        for part in self._parts(v, ranges, still_open):
+        for part in parts:
             if isinstance(part, tuple):
                 got = self.hold(pieces, ranges[:at] + [(v, *part)] + ranges[at + 1:])
             else:
@@ -217,6 +223,19 @@ class Cases:
         return c.xreplace({a: t for a in c.atoms(sympy.core.relational.Relational)
                            if (t := self._decided(a, ranges)) is not None})
 
+    def _split(self, split, ranges, atoms) -> tuple:
+        """(the index to split, its parts): the first of `split`, or where its range is not cut by an
+        open comparison (only its first value, its last and those between), the first that is (the
+        causal forwards' b − i ≥ 2: b cut at i + 2, where i would be split value by value)."""
+        first = self._parts(split[0], ranges, atoms)
+        if not _uncut(first, ranges, split[0]):
+            return split[0], first
+        for v in split[1:]:
+            parts = self._parts(v, ranges, atoms)
+            if not _uncut(parts, ranges, v):
+                return v, parts
+        return split[0], first
+
     def _parts(self, v, ranges, atoms) -> list:
         """The cases of index v: a value (put into the pieces) or a range (lo, hi), which together
         are its range: cut where an open comparison a·v + r ≤ 0 (a = ±1, r of the sizes and outer
@@ -235,13 +254,14 @@ class Cases:
             c, r = q.coeff(v), sympy.expand(q - q.coeff(v) * v)
             if c not in (1, -1) or r.has(v) or not r.free_symbols <= outer:
                 continue
+            within = ranges[:at]                    # a cut at an outer index: shown over its range
             if type(a) in (sympy.Eq, sympy.Ne):
                 t = -r * c
-                if self._nonpos(lo - t) and self._nonpos(t - hi):
+                if self._nonpos(lo - t, within) and self._nonpos(t - hi, within):
                     return [(lo, t - 1), t, (t + 1, hi)]
             else:
                 cut = -r if c == 1 else r - 1                          # true up to it, or from after it
-                if self._nonpos(lo - 1 - cut) and self._nonpos(cut - hi):
+                if self._nonpos(lo - 1 - cut, within) and self._nonpos(cut - hi, within):
                     return [(lo, cut), (cut + 1, hi)]
         return [lo, hi, (lo + 1, hi - 1)]
 
@@ -254,16 +274,20 @@ class Cases:
                 not p.coeff(v).has(*names) and not sympy.expand(p - p.coeff(v) * v).has(v) for v in names if p.has(v))
         return self.known[key]
 
-    def _nonpos(self, x) -> bool:
-        """Is x, a form of the sizes, ≤ 0 wherever the cell's conditions hold?"""
+    def _nonpos(self, x, within=()) -> bool:
+        """Is x, a form of the sizes (and of the indices of `within`, over their ranges there), ≤ 0
+        wherever the cell's conditions hold?"""
         x = sympy.expand(x)
         if x.is_Number:
             return bool(x <= 0)
         if x not in self.known:                      # for every size
             self.known[x] = _sign(x) is True
-        key = (x, self.cond)
+        ctx = tuple(r for r in within if x.has(r[0]))
+        if ctx:
+            ctx = tuple(within)
+        key = (x, self.cond) + ((ctx,) if ctx else ())
         if not self.known[x] and key not in self.known:
-            self.known[key] = self.decider.never(sympy.And(self.cond, sympy.Gt(x, 0)))
+            self.known[key] = self.decider.never(sympy.And(self.cond, sympy.Gt(x, 0)), ctx)
         return self.known[x] or self.known[key]
 
     def _extent(self, p, ranges):

@@ -12,9 +12,11 @@ on a PE, at the end of the run. The occupancy of PE l at cycle t is then
 each term an exact count of the iterations of a loop nest (`nests.count`, the iteration's indices
 kept; indices read mod m or div m split in radix m on both sides). Which use is a stay's last is
 the schedule's hint (`Schedule(..., stays={"last": {(phase, array): (P, ix) -> condition},
-"alone": {(phase, array): ...}, "home": {(phase, array): ...}, "peak": (phase, (P) -> {index: value,
-"l": PE})})`), checked:
+"alone": {(phase, array): ...}, "home": {(phase, array): ...}, "guard": {phase: (P, ix) -> condition},
+"peak": (phase, (P) -> {index: value, "l": PE})})`), checked:
 
+- *a guard's reading is the guard* (Z3): where a schedule gives one ("guard"), the counts read the
+  step's guard as it (a causal mask in the cells of (l, s), free of the key's owner mod m);
 - *a marked end is an end* (Z3, for every n): after it, every later use of the datum on that PE
   is preceded by a new beginning after the mark — an arrival its own source or `prev` witness
   names, a first node, a made result; an output's marked last stay is followed by no use and no
@@ -35,7 +37,7 @@ closed forms, and it is compared with the ring model's measured peak at every si
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import SimpleNamespace
 
 import sympy
@@ -113,9 +115,9 @@ def data_of(step) -> list[Datum]:
     return list(slots.values())
 
 
-def hint(schedule, kind: str, phase: str, array: str):
-    """The schedule's hint function of `kind` for (phase, array), or None."""
-    return schedule.stays.get(kind, {}).get((phase, array))
+def hint(schedule, kind: str, phase: str, array: str | None = None):
+    """The schedule's hint function of `kind` for (phase, array) (for `phase` alone: "guard"), or None."""
+    return schedule.stays.get(kind, {}).get(phase if array is None else (phase, array))
 
 
 def stored(step):
@@ -179,6 +181,8 @@ def checks(schedule) -> list:
 
     for p in S.phases:
         _copy_kind(p.step(_vars(S), _ix(p)))
+        if hint(S, "guard", p.name) is not None:
+            check(p.name, "guard as its reading", lambda ctx, p=p: _guard_read(S, fresh(ctx, S, p, "a")))
         gen = data_of(p.step(_vars(S), _ix(p)))
         for gi, g in enumerate(gen):
             arr = g.ref.array.name
@@ -334,6 +338,12 @@ def _home_last(S, a, b):
     return {"a": a, "b": b}, hyps, not_(_same(stored(b.step), x))
 
 
+def _guard_read(S, a):
+    """The guard's reading (stays["guard"]) is the step's guard at every iteration."""
+    g, r = lift(a.step.guard), lift(hint(S, "guard", a.phase.name)(_vars(S), _ixs(a)))
+    return {"a": a}, [], and_(or_(not_(g), r), or_(g, not_(r)))
+
+
 def _alone(S, a, b, hi):
     """A copy sent at a marked alone: a use of it on the next PE after it arrives comes after a
     new beginning there."""
@@ -356,6 +366,17 @@ class Counter:
         self.S = schedule
         self.P = with_parameters(schedule, parameters(schedule.shape))
         self.decider = session.decider(schedule.shape)
+        self.scale, self.back = {}, {}
+        hit = session.balanced.get(("stays-chunk", id(schedule)))
+        if hit is None or hit[0] is not schedule:
+            from ringproof.proofs.ring.spread import _chunked
+            hit = (schedule, _chunked(schedule, session))
+            session.balanced[("stays-chunk", id(schedule))] = hit
+        scale, decider = hit[1]
+        if scale:                        # an exact chunk k/c: k counted as c·k′, no floor to split
+            self.scale, self.decider = scale, decider
+            self.back = {x: x / (v / x) for x, v in scale.items()}
+            self.P = SimpleNamespace(**{x: sympy.sympify(v).xreplace(scale) for x, v in vars(self.P).items()})
         self.session = session
         self.slot = dict(zip([p.name for p in schedule.phases], schedule.slots))
 
@@ -393,6 +414,9 @@ class Counter:
         from ringproof.schedules.expr import var
         Pv = SimpleNamespace(**{name: var(name) for name in vars(self.P)})
         ix = _ix(phase)
+        reading = hint(self.S, "guard", phase.name)
+        if reading is not None:          # the guard as the schedule reads it (checked: `_guard_read`)
+            st = replace(st, guard=reading(Pv, ix))
         out = {"begin": [], "end": [], "kept": [], "arrive": [], "alone": [], "home": []}
         for d in data_of(st):
             during, kept = ends(self.S, phase, d, Pv, ix)
@@ -546,6 +570,7 @@ def occupancy(schedule, session, inputs) -> tuple[dict, sympy.Expr]:
     c = Counter(schedule, session)
     S = schedule
     L = sympy.Symbol("l", integer=True)
+    inputs = sympy.sympify(inputs).xreplace(c.scale)
     events = {p.name: c.events(p)[2] for p in S.phases}
     slots = sorted(set(S.slots))
     members = {s: [p for p, x in zip(S.phases, S.slots) if x == s] for s in slots}
@@ -585,7 +610,7 @@ def occupancy(schedule, session, inputs) -> tuple[dict, sympy.Expr]:
                 sympy.Integer(0))
     from ringproof.proofs.ring.nests import M
     pes = [(L, sympy.Integer(1), M)]
-    if not (c.decider.holds(begun - ended, pes) and c.decider.holds(ended - begun, pes)):
+    if not _as_many(begun, ended, c.decider, pes):
         raise NotDerived(f"the stays begun on PE l ({begun}) are not shown to be as many as those the hints "
                          f"end ({ended}): some stay's last use is not marked")
     last = slots[-1]
@@ -595,7 +620,49 @@ def occupancy(schedule, session, inputs) -> tuple[dict, sympy.Expr]:
         point = _last_tuple(loops)
         for cond in events[p.name]["alone"]:
             end += _at(cond, point, L)
-    return out, end
+    return _scaled(out, c.back), end.xreplace(c.back)
+
+
+def _scaled(forms: dict, scale: dict) -> dict:
+    """The occupancy's forms (and their loops' bounds) with `scale` put in (k′ back to k/c, or k to c·k′)."""
+    if not scale:
+        return forms
+    return {s: ([(v, sympy.sympify(lo).xreplace(scale), sympy.sympify(hi).xreplace(scale)) for v, lo, hi in at],
+                sympy.sympify(f).xreplace(scale)) for s, (at, f) in forms.items()}
+
+
+def _as_many(begun, ended, decider, pes) -> bool:
+    """Are the forms equal at every PE? Z3 on the difference, else (a difference with cases of l:
+    the causal forwards' counts, which Z3 does not settle in one query) cell by cell of l
+    (`spread.cells`: its value 0 in every cell its comparisons cut out)."""
+    from ringproof.proofs.ring.nests import Unknown
+    from ringproof.proofs.ring.spread import cells
+    diff = sympy.expand(begun - ended)
+    if decider.holds(diff, pes) and decider.holds(-diff, pes):
+        return True
+    try:
+        got = cells(diff, pes, decider) if diff.has(sympy.Piecewise) else diff
+    except Unknown:
+        return False
+    pieces = got.args if isinstance(got, sympy.Piecewise) else [(got, sympy.true)]
+    return all(sympy.expand(v) == 0 or _zero_at_one_pe(v, c, pes[0]) for v, c in pieces)
+
+
+def _zero_at_one_pe(value, cond, pe) -> bool:
+    """Is `value` 0 where `cond` holds, `cond` (a conjunction of comparisons of l) with l's range
+    leaving one PE (l − m ≥ 0 is l = m): that PE put in, exactly (sympy)."""
+    L, lo, hi = pe
+    lows, highs = [lo], [hi]
+    for a in sympy.And.make_args(cond):
+        if not isinstance(a, (sympy.LessThan, sympy.GreaterThan)):
+            continue
+        e = sympy.expand(a.lhs - a.rhs)                           # e ≤ 0 or e ≥ 0
+        c = e.coeff(L)
+        if c not in (1, -1) or sympy.expand(e - c * L).has(L):
+            continue
+        bound = sympy.expand(-(e - c * L) / c)                    # L against it
+        (highs if (c == 1) == isinstance(a, sympy.LessThan) else lows).append(bound)
+    return any(sympy.expand(x - y) == 0 and sympy.expand(value.xreplace({L: x})) == 0 for x in lows for y in highs)
 
 
 def _last_tuple(loops) -> dict:
@@ -651,6 +718,7 @@ def peak(schedule, session, inputs) -> dict:
         raise NotDerived("the schedule gives no iteration at which a PE holds the most (stays['peak'])")
     forms, end = occupancy(S, session, inputs)
     c = Counter(S, session)
+    forms, end = _scaled(forms, c.scale), end.xreplace(c.scale)     # the chunk's k′ again (zigzag's h)
     decider = peak_bound.Remembered(c.decider)
     L = sympy.Symbol("l", integer=True)
     candidates, where = [], []
@@ -667,8 +735,8 @@ def peak(schedule, session, inputs) -> dict:
                 raise NotDerived(f"the peak's iteration in {phase}: {v} = {x} is not shown within {lo} .. {hi}")
         value = form.xreplace(values)
         candidates.append(value if when is sympy.true else sympy.Piecewise((value, when), (0, True)))
-        where.append({"phase": phase, **{str(k): str(v) for k, v in values.items()},
-                      **({} if when is sympy.true else {"when": str(when)})})
+        where.append({"phase": phase, **{str(k): str(v.xreplace(c.back)) for k, v in values.items()},
+                      **({} if when is sympy.true else {"when": str(when.xreplace(c.back))})})
     groups = peak_bound.settled(candidates, decider)
     if groups is None:
         raise NotDerived("the largest of the occupancy at the peak's iterations is not shown in each regime of the sizes")
@@ -680,4 +748,4 @@ def peak(schedule, session, inputs) -> dict:
                 if not peak_bound.at_most(f - value, regime, [(L, sympy.Integer(1), M)] + loops, decider):
                     raise NotDerived(f"Z3 does not show that no PE holds more than {value} where {regime}, in the "
                                      f"cycles of slot {t}")
-    return {"form": top, "at": where, "occupancy": forms}
+    return {"form": top.xreplace(c.back), "at": where, "occupancy": _scaled(forms, c.back)}

@@ -1,41 +1,107 @@
 """Stay hints of the causal forwards (`ring-attention-causal`, `striped`, `zigzag`; `Schedule.stays`),
-kept for the tests: every one is proved (24 checks each), but the occupancy they give is not
-counted (the mask compares the key ((l − s) mod m)·k + b, or its striped or zigzag reading, with
-the row, and the counter splits that, with the iteration kept, into more than its cases), so no
-peak is derived and the registered targets carry none (docs/proofs.md, "Balance and memory")."""
+kept for the tests: every one is proved (28 checks each). The mask compares the key
+((l − s) mod m)·k + b, or its striped or zigzag reading, with the row; the counter splits that,
+with the iteration kept, into more than its cases, so each guard is given as its reading in the
+cells of (l, s) where the mask is the diagonal (s = 1), every key of a lower rank's block
+(2 ≤ s ≤ l) or of a higher one's (s > l) (stays["guard"], checked equal to the guard at every
+iteration), and the marks are written in the same cells, free of the owner's mod m."""
 
-from types import SimpleNamespace
+from ringproof.schedules.context_parallel import FORMS, SCHEDULES
+from ringproof.schedules.expr import and_, div, eq, ge, gt, ite, le, lt, or_
 
-from ringproof.schedules.context_parallel import FORMS, SCHEDULES, _key, _keys_at, _last_step, _row
-from ringproof.schedules.expr import and_, div, eq, gt, or_
+# The mask key ≤ row in the cells of (l, s): own block (s = 1), a lower rank's (1 < s ≤ l), a
+# higher rank's (s > l). h = k/2 (zigzag's chunk).
+MASKS = {
+    "contiguous": lambda P, h, ix: or_(and_(eq(ix.s, 1), le(ix.b, ix.i)), and_(gt(ix.s, 1), le(ix.s, ix.l))),
+    "striped": lambda P, h, ix: or_(lt(ix.b, ix.i), and_(eq(ix.b, ix.i), le(ix.s, ix.l))),
+    "zigzag": lambda P, h, ix: or_(and_(eq(ix.s, 1), le(ix.b, ix.i)),
+                                   and_(gt(ix.s, 1), le(ix.s, ix.l), le(ix.b, h)),
+                                   and_(gt(ix.s, ix.l), gt(ix.i, h))),
+}
+
+# Where no row of PE l takes key slot b of the block it holds (the key after its last row): the
+# block's last use there is the copy passed on at the first row, else its last row. Zigzag's as the
+# row of cases of single comparisons (its untaken keys, b > h for 1 < s ≤ l, in a conjunction
+# split the block's ends past the counter's cases).
+BLOCK_END = {
+    "contiguous": lambda P, h, ix: or_(eq(ix.i, P.k), and_(eq(ix.i, 1), gt(ix.s, ix.l))),
+    "striped": lambda P, h, ix: or_(eq(ix.i, P.k), and_(eq(ix.i, 1), eq(ix.b, P.k), gt(ix.s, ix.l))),
+    "zigzag": lambda P, h, ix: eq(ix.i, ite(gt(ix.s, 1), ite(le(ix.s, ix.l), ite(gt(ix.b, h), 1, P.k), P.k), P.k)),
+}
+
+# The query's last key: the last ring step with one and its last key slot there.
+LAST_KEY = {
+    "contiguous": lambda P, h, ix: and_(eq(ix.s, ix.l), or_(and_(eq(ix.l, 1), eq(ix.b, ix.i)),
+                                                            and_(gt(ix.l, 1), eq(ix.b, P.k)))),
+    "striped": lambda P, h, ix: or_(and_(eq(ix.i, 1), eq(ix.s, ix.l), eq(ix.b, 1)),
+                                    and_(gt(ix.i, 1), eq(ix.s, P.m),
+                                         or_(and_(lt(ix.l, P.m), eq(ix.b, ix.i - 1)),
+                                             and_(eq(ix.l, P.m), eq(ix.b, ix.i))))),
+    # the key slot chosen by cases of single comparisons (`ite`), which the counter splits apart
+    # cheaply, where a disjunction of conjunctions would be written disjoint by their negations
+    "zigzag": lambda P, h, ix: or_(and_(le(ix.i, h), eq(ix.s, ix.l), eq(ix.b, ite(eq(ix.l, 1), ix.i, h))),
+                                   and_(gt(ix.i, h), eq(ix.s, P.m),
+                                        eq(ix.b, ite(lt(ix.l, P.m), P.k, ite(eq(P.m, 1), ix.i, h))))),
+}
+
+# Where each form of the forward's ring step is chosen (u = 1: keys; c = d + 1: the max and l).
+BRANCHES = {
+    FORMS["scores"]: lambda P, ix: and_(le(ix.u, 1), lt(ix.c, P.d + 1)),
+    FORMS["o"]: lambda P, ix: and_(gt(ix.u, 1), lt(ix.c, P.d + 1)),
+    FORMS["max"]: lambda P, ix: and_(le(ix.u, 1), ge(ix.c, P.d + 1)),
+    FORMS["l"]: lambda P, ix: and_(gt(ix.u, 1), ge(ix.c, P.d + 1)),
+}
 
 
-def _sized(fn):
-    """fn with the sizes the prover passes completed by zigzag's h = n/(2m)."""
-    return lambda P, ix: fn(P if hasattr(P, "h") else SimpleNamespace(**vars(P), h=div(P.n, 2 * P.m)), ix)
+def _h(P):
+    return div(P.k, 2)
 
 
 def stays(name: str) -> dict:
     """The hints of the causal forward `name`: a K or V block's last use on a PE is its last row, or,
     where no row of the PE takes it (its keys all after the rows), the copy passed on at the first
-    row; q's and the running max's at the query's last key (the last step with one, its last key
-    there); the copies sent at the last step arrive home unused (but for m = 1, k ≥ 2)."""
-    cp = SCHEDULES[name]
+    row; q's and the running max's at the query's last key; the copies sent at the last step
+    arrive home unused (but for m = 1, k ≥ 2); each form's guard read in the cells of (l, s)."""
+    lay = SCHEDULES[name].layout.name
+    mask, block_end, last_key = MASKS[lay], BLOCK_END[lay], LAST_KEY[lay]
 
     def block(P, ix):
-        untaken = gt(_key(cp, P, ix), _row(cp, P, ix.l, P.k))
-        return or_(eq(ix.i, P.k), and_(eq(ix.i, 1), untaken), and_(eq(P.m, 1), eq(ix.i, 1)))
+        return or_(block_end(P, _h(P), ix), and_(eq(P.m, 1), eq(ix.i, 1)))
 
     def query(P, ix):
-        A = _row(cp, P, ix.l, ix.i)
-        S = _last_step(cp, P, A)
-        return and_(eq(ix.s, S), eq(ix.b, _keys_at(cp, P, ix.l, S, A)))
+        return last_key(P, _h(P), ix)
 
     def received(P, ix):
         return and_(eq(ix.s, P.m), or_(gt(P.m, 1), eq(P.k, 1)))
 
-    return {"last": {(FORMS["scores"], "q"): _sized(query), (FORMS["scores"], "k"): _sized(block),
-                     (FORMS["o"], "v"): _sized(block), (FORMS["l"], "w1"): lambda P, ix: True,
-                     (FORMS["l"], "mx"): _sized(query), ("out", "o"): lambda P, ix: True,
+    def guard(form):
+        return lambda P, ix: and_(BRANCHES[form](P, ix), mask(P, _h(P), ix))
+
+    return {"last": {(FORMS["scores"], "q"): query, (FORMS["scores"], "k"): block,
+                     (FORMS["o"], "v"): block, (FORMS["l"], "w1"): lambda P, ix: True,
+                     (FORMS["l"], "mx"): query, ("out", "o"): lambda P, ix: True,
                      ("out", "l"): lambda P, ix: eq(ix.c, P.d), ("out", "y"): lambda P, ix: True},
-            "alone": {(FORMS["scores"], "k"): received, (FORMS["o"], "v"): received}}
+            "alone": {(FORMS["scores"], "k"): received, (FORMS["o"], "v"): received},
+            "guard": {form: guard(form) for form in BRANCHES},
+            "peak": PEAKS + EXTRA_PEAKS.get(lay, [])}
+
+
+# Where a PE may hold the most (the largest is derived and proved): at cycle 0; in step 1 on PE m
+# (a PE l ≥ 2 keeps its queries through step 1) with the next blocks arrived, its own not yet
+# freed (the row before the last; k = 1: the first; or the last row's first score); in step 2 on PE 3 (m ≥ 3: the blocks it
+# receives there are used), every row's sums begun (the second row's scores, or the first row's
+# last term).
+PEAKS = [(FORMS["scores"], lambda P: {"s": 1, "i": 1, "u": 1, "b": 1, "c": 1, "l": 1}),
+         (FORMS["l"], lambda P: {"s": 1, "i": P.k - 1, "u": 2, "b": 1, "c": P.d + 1, "l": P.m, "when": ge(P.k, 2)}),
+         (FORMS["l"], lambda P: {"s": 1, "i": 1, "u": 2, "b": 1, "c": P.d + 1, "l": P.m}),
+         (FORMS["scores"], lambda P: {"s": 1, "i": P.k, "u": 1, "b": 1, "c": 1, "l": P.m}),
+         (FORMS["scores"], lambda P: {"s": 2, "i": 2, "u": 1, "b": P.k, "c": 1, "l": 3,
+                                      "when": and_(ge(P.m, 3), ge(P.k, 2))}),
+         (FORMS["l"], lambda P: {"s": 2, "i": 1, "u": 2, "b": P.k, "c": P.d + 1, "l": 3, "when": ge(P.m, 3)})]
+
+# Striped: a row takes the keys of the slots before it (and its own where s ≤ l), so in step 2 the
+# scores held peak at the row before the last, its own key (k = 2: the last row's first key).
+EXTRA_PEAKS = {"striped": [
+    (FORMS["scores"], lambda P: {"s": 2, "i": P.k - 1, "u": 1, "b": P.k - 1, "c": 1, "l": 3,
+                                 "when": and_(ge(P.m, 3), ge(P.k, 2))}),
+    (FORMS["scores"], lambda P: {"s": 2, "i": P.k, "u": 1, "b": 1, "c": 1, "l": 3, "when": ge(P.m, 3)})]}
