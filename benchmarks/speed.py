@@ -333,7 +333,11 @@ process; exit is the command's exit code (0 proved, 1 refuted, 2 unknown).
   interleaved, at a load of 2.5-2.9, least of five: algo1 2.11 → 2.04 (tasks' CPU 2.72 → 2.54),
   algo2 3.66 → 3.46 (5.59 → 4.96), algo3 3.33 → 3.08 (5.04 → 4.38), the three 9.10 → 8.58 (ratio
   1.06). Applied to the last idle figure (5.6 s): 4.9-5.3 s, so issue 25's 5 s is not met with
-  margin (the idle measurement decides); what is left to cut is mostly in the Z3 queries.
+  margin (the idle measurement decides); what is left to cut is mostly in the Z3 queries. On
+  two idle cores after the merge (load 1.4, the same command, medians of 3): algo1 3.02 → 2.85 s,
+  algo2 4.67 → 4.15, algo3 4.58 → 3.77 (12.27 → 10.77, ratio 1.14); this VM ran 6cff967's algo1
+  at 1.36 s on 2026-11-27 and at 3.02 s that day (2.2 times slower, the same code), so the
+  figures of the two days compare only as ratios: 5.6 s / 1.14 is 4.9 s on the earlier day's VM.
 """
 
 if __name__ == "__main__":
