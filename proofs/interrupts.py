@@ -61,9 +61,13 @@ def _on_sigint(signum, frame):
 
 def _unraisable(info) -> None:
     """A Ctrl-C that lands in a finalizer cannot be raised there: remember it, print nothing (the
-    command says `interrupted`); anything else as Python would say it."""
+    command says `interrupted`). After a Ctrl-C, a finalizer's error is the interrupt's too (a Z3
+    object it cut off halfway through its constructor has no context when it is freed): nothing
+    either. Anything else as Python would say it."""
     if issubclass(info.exc_type, KeyboardInterrupt):
         _REQUESTED.set()
+        return
+    if _REQUESTED.is_set():
         return
     sys.__unraisablehook__(info)
 
