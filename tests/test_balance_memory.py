@@ -230,18 +230,33 @@ def test_algorithm_1s_exact_peak_is_proved_and_is_the_ring_models_at_every_size(
     for n, m, d in check_sizes(S.shape):
         assert max(peak_per_pe(build_trace(S, n, m, d))) == n * (3 * n + 1) // m, (n, m)
     # the occupancy of PE l at every iteration is the ring model's, cycle by cycle
-    from ringproof.model.ring.memory import occupancy
     inputs, _ = held.inputs_on(S, Session())
     forms, _ = stays.occupancy(S, Session(), inputs)
-    for n, m in ((4, 2), (6, 3), (3, 1)):
-        tr, k = build_trace(S, n, m, n), n // m
+    _occupancy_is_the_ring_models(S, forms, ((4, 2, 4), (6, 3, 6), (3, 1, 3)))
+
+
+def _occupancy_is_the_ring_models(S, forms, sizes):
+    """Each slot's occupancy form ({slot: (loops, form)}) equals the ring model's occupancy of the
+    PE at the cycle of every iteration, at each (n, m, d) of `sizes`. The recursion limit is raised
+    while a form compiles: zigzag's cases nest deeper than Python compiles by default."""
+    import sys
+    from ringproof.model.ring.memory import occupancy
+    from ringproof.proofs.ring.nests import KD
+    depth = sys.getrecursionlimit()
+    for n, m, d in sizes:
+        tr = build_trace(S, n, m, d)
         occ = occupancy(tr)
         for pt, slot in zip(tr.phases, S.slots):
             loops, form = forms[slot]
-            fn = sympy.lambdify([spread.L] + [v for v, _, _ in loops], form.subs({K: k, M: m}), "math")
+            sys.setrecursionlimit(100_000)
+            try:
+                fn = sympy.lambdify([spread.L] + [v for v, _, _ in loops],
+                                    form.subs({K: n // m, M: m, KD: d // m}), "math")
+            finally:
+                sys.setrecursionlimit(depth)
             for x in range(pt.size):
                 args = [int(pt.pe[x])] + [int(pt.index[str(v)][x]) for v, _, _ in loops]
-                assert int(fn(*args)) == occ[args[0] - 1, int(pt.cycle[x])], (pt.phase.name, args)
+                assert int(fn(*args)) == occ[args[0] - 1, int(pt.cycle[x])], (n, m, d, pt.phase.name, args)
 
 
 def _joined_apart_is_exact(S, session):
@@ -573,24 +588,14 @@ def test_ring_attentions_stay_hints_are_proved_and_give_the_ring_models_occupanc
     """The machinery on a second target: copies passed on, a lock-step group of forms, a PE that
     sends to itself (m = 1). Slow: the default run keeps Algorithm 1's occupancy compared with the
     ring model (test_algorithm_1s_exact_peak_is_proved_and_is_the_ring_models_at_every_size)."""
-    from ringproof.model.ring.memory import occupancy
     from ringproof.proofs.ring import stays
-    from ringproof.proofs.ring.nests import KD
     from ringproof.proofs.ring.smt import discharge
     S = registry()["ring-attention"]
     session = Session()
     assert all(discharge(c, session).verdict is Verdict.PROVED for c in stays.checks(S))
     inputs, _ = held.inputs_on(S, session)
     forms, _ = stays.occupancy(S, session, inputs)
-    for n, m, d in ((4, 2, 4), (4, 1, 2), (6, 3, 3)):
-        tr = build_trace(S, n, m, d)
-        occ = occupancy(tr)
-        for pt, slot in zip(tr.phases, S.slots):
-            loops, form = forms[slot]
-            fn = sympy.lambdify([spread.L] + [v for v, _, _ in loops], form.subs({K: n // m, M: m, KD: d // m}), "math")
-            for x in range(pt.size):
-                args = [int(pt.pe[x])] + [int(pt.index[str(v)][x]) for v, _, _ in loops]
-                assert int(fn(*args)) == occ[args[0] - 1, int(pt.cycle[x])], (n, m, d, pt.phase.name, args)
+    _occupancy_is_the_ring_models(S, forms, ((4, 2, 4), (4, 1, 2), (6, 3, 3)))
 
 
 @pytest.mark.slow
@@ -782,28 +787,11 @@ def test_zigzags_occupancy_is_counted_from_its_hints_and_is_the_ring_models():
     l = m put in), and it is the ring model's at every iteration at n = d = 4, m = 2. Its peak is not
     derived (no candidate iterations are given). Slow: the default run keeps the comparison's cell
     that leaves one PE (test_a_difference_of_stays_left_at_one_pe_is_put_in_there)."""
-    from ringproof.model.ring.memory import occupancy
     from ringproof.proofs.ring import stays
-    from ringproof.proofs.ring.nests import KD
-    import sys
     S, session = _causal_with_hints("zigzag"), Session()
     inputs, _ = held.inputs_on(S, session)
     forms, _ = stays.occupancy(S, session, inputs)
-    depth = sys.getrecursionlimit()
-    for n, m, d in ((4, 2, 4),):              # the forms' evaluation, not the count, grows with the size
-        tr = build_trace(S, n, m, d)
-        occ = occupancy(tr)
-        for pt, slot in zip(tr.phases, S.slots):
-            loops, form = forms[slot]
-            sys.setrecursionlimit(100_000)            # the form's cases nest deeper than Python compiles
-            try:
-                fn = sympy.lambdify([spread.L] + [v for v, _, _ in loops], form.subs({K: n // m, M: m, KD: d // m}),
-                                    "math")
-            finally:
-                sys.setrecursionlimit(depth)
-            for x in range(pt.size):
-                args = [int(pt.pe[x])] + [int(pt.index[str(v)][x]) for v, _, _ in loops]
-                assert int(fn(*args)) == occ[args[0] - 1, int(pt.cycle[x])], (n, m, d, pt.phase.name, args)
+    _occupancy_is_the_ring_models(S, forms, ((4, 2, 4),))     # the forms' evaluation, not the count, grows with the size
 
 
 def test_a_difference_of_stays_left_at_one_pe_is_put_in_there():
@@ -828,21 +816,12 @@ def test_the_contiguous_causal_forwards_peak_is_derived_from_its_guard_read_in_c
     ring model's at every n, d ≤ 12. About a minute of CPU, so the registered target carries no
     hints. Slow: the default run keeps a wrong reading refuted
     (test_a_guard_reading_that_is_not_the_guard_is_refuted)."""
-    from ringproof.model.ring.memory import occupancy
     from ringproof.proofs.ring import stays
     from ringproof.proofs.ring.nests import KD
     S, session = _causal_with_hints("ring-attention-causal"), Session()
     inputs, _ = held.inputs_on(S, session)
     top = stays.peak(S, session, inputs)
-    for n, m, d in ((4, 2, 4), (3, 1, 3), (6, 3, 3), (8, 4, 4)):
-        tr = build_trace(S, n, m, d)
-        occ = occupancy(tr)
-        for pt, slot in zip(tr.phases, S.slots):
-            loops, form = top["occupancy"][slot]
-            fn = sympy.lambdify([spread.L] + [v for v, _, _ in loops], form.subs({K: n // m, M: m, KD: d // m}), "math")
-            for x in range(pt.size):
-                args = [int(pt.pe[x])] + [int(pt.index[str(v)][x]) for v, _, _ in loops]
-                assert int(fn(*args)) == occ[args[0] - 1, int(pt.cycle[x])], (n, m, d, pt.phase.name, args)
+    _occupancy_is_the_ring_models(S, top["occupancy"], ((4, 2, 4), (3, 1, 3), (6, 3, 3), (8, 4, 4)))
     assert held._check_peak(S, top["form"]) == ""
     assert top["form"].subs({K: 5, M: 4, KD: 3}) == 3 * 5 * (2 * 12 + 1)      # n = 20, d = 12
 
@@ -886,24 +865,14 @@ def test_the_backward_rings_hints_are_proved_and_give_the_ring_models_occupancy_
     (test_a_home_hint_on_a_sum_moved_on_is_refuted)."""
     from dataclasses import replace
     from helpers.backward_stays import STAYS
-    from ringproof.model.ring.memory import occupancy
     from ringproof.proofs.ring import stays
-    from ringproof.proofs.ring.nests import KD
     from ringproof.proofs.ring.smt import discharge
     S, session = replace(registry()["ring-attention-bwd"], stays=STAYS), Session()
     todo = stays.checks(S)
     assert len(todo) == 19 and all(discharge(c, session).verdict is Verdict.PROVED for c in todo)
     inputs, _ = held.inputs_on(S, session)
     forms, _ = stays.occupancy(S, session, inputs)
-    for n, m, d in ((4, 2, 4), (4, 1, 2), (6, 3, 3)):
-        tr = build_trace(S, n, m, d)
-        occ = occupancy(tr)
-        for pt, slot in zip(tr.phases, S.slots):
-            loops, form = forms[slot]
-            fn = sympy.lambdify([spread.L] + [v for v, _, _ in loops], form.subs({K: n // m, M: m, KD: d // m}), "math")
-            for x in range(pt.size):
-                args = [int(pt.pe[x])] + [int(pt.index[str(v)][x]) for v, _, _ in loops]
-                assert int(fn(*args)) == occ[args[0] - 1, int(pt.cycle[x])], (n, m, d, pt.phase.name, args)
+    _occupancy_is_the_ring_models(S, forms, ((4, 2, 4), (4, 1, 2), (6, 3, 3)))
 
 
 @pytest.mark.slow
