@@ -494,8 +494,10 @@ def residue_cases(e: sympy.Expr) -> list[dict]:
 
 def per_residue(e: sympy.Expr, tidy: bool = True) -> list[tuple[str, sympy.Expr]]:
     """e in each residue class of n and m (label, closed form in n, m), or [("", e)]. `tidy`: each
-    form factored and simplified for people; else expanded (a caller that compares polynomials:
-    sympy's `simplify` imports `sympy.physics` on its first call, 0.2 s of a worker's CPU)."""
+    form factored and, where that leaves no floor, mod or cases, simplified for people (sympy's
+    `simplify` of a form with them took seconds and left them: Algorithm 2's cycles, 4 s); else
+    expanded (a caller that compares polynomials: sympy's `simplify` imports `sympy.physics` on
+    its first call, 0.2 s of a worker's CPU)."""
     out = []
     for case in residue_cases(e):
         if not case:
@@ -507,8 +509,13 @@ def per_residue(e: sympy.Expr, tidy: bool = True) -> list[tuple[str, sympy.Expr]
             label.append(f"{x} ≡ {s} (mod {c})")
             back[nu] = (x - s) / c
         form = e.subs(case).subs(back)
-        out.append((", ".join(label), sympy.simplify(sympy.factor(form)) if tidy else sympy.expand(form)))
+        out.append((", ".join(label), _tidy(form) if tidy else sympy.expand(form)))
     return out
+
+
+def _tidy(form: sympy.Expr) -> sympy.Expr:
+    f = sympy.factor(form)
+    return f if f.has(sympy.floor, sympy.ceiling, sympy.Mod, sympy.Piecewise) else sympy.simplify(f)
 
 
 def claim_bound(shape: Shape) -> tuple[int, int]:
