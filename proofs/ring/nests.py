@@ -396,11 +396,26 @@ class Decider:
         self.least, self._exists = _least(shape)
         self._known: dict = {}
         self._points: dict = {}       # (ctx, side condition) -> `witness.points` of it
+        self._base = None             # (side condition, `_env`'s answer) once built
+        self._z3_terms: dict = {}     # symbols named -> {sympy formula: its Z3 term} (`_translated`)
 
     def _env(self) -> tuple[dict, list]:
         """The Z3 parameters and what holds of them: k, m, kd ≥ 1, the side condition, and each
         derived parameter defined by a condition (a `Least`) pinned by it once shown to exist (else
-        it is any integer: what is shown holds for its value too)."""
+        it is any integer: what is shown holds for its value too). Built once per side condition
+        (a caller may set `requires` before asking); each caller gets its own copies."""
+        if self._base is None or self._base[0] is not self.requires:
+            self._base = (self.requires, self._built_env())
+        env, facts = self._base[1]
+        return dict(env), list(facts)
+
+    def _translated(self, e, env: dict):
+        """`to_z3(e, env)`, kept per set of symbols named in env: every env this decider builds names
+        a symbol x by z3.Int(str(x)) (kd by k where d is n), so a formula's term depends on nothing
+        else; the loop bounds and facts of a nest are asked about in many queries."""
+        return to_z3(e, env, self._z3_terms.setdefault(frozenset(env), {}))
+
+    def _built_env(self) -> tuple[dict, list]:
         env = {K: z3.Int("k"), M: z3.Int("m")}
         env[KD] = env[K] if self.d_is_n else z3.Int("kd")
         facts = [env[K] >= 1, env[M] >= 1, env[KD] >= 1]
@@ -454,8 +469,8 @@ class Decider:
             env, facts = self._env()
             for v, lo, hi in ctx:
                 env[v] = z3.Int(str(v))
-                facts += [to_z3(lo, env) <= env[v], env[v] <= to_z3(hi, env)]
-            query = to_z3(cond, env)
+                facts += [self._translated(lo, env) <= env[v], env[v] <= self._translated(hi, env)]
+            query = self._translated(cond, env)
         except NoZ3:
             return False
         s = self._solver()
@@ -494,9 +509,9 @@ class Decider:
             env, facts = self._env()
             for v, lo, hi in ctx:
                 env[v] = z3.Int(str(v))
-                facts += [to_z3(lo, env) <= env[v], env[v] <= to_z3(hi, env)]
-            facts += [to_z3(f, env) <= 0 for f in more]
-            claim = to_z3(e, env) <= 0
+                facts += [self._translated(lo, env) <= env[v], env[v] <= self._translated(hi, env)]
+            facts += [self._translated(f, env) <= 0 for f in more]
+            claim = self._translated(e, env) <= 0
         except NoZ3:
             return None
         s = self._solver()
