@@ -52,8 +52,24 @@ def count(loops, cond=True, decider: "Decider | None" = None, keep: int = 0, set
     form in the parameters (k, m, kd); raises Unknown (module doc). `cond` may be a list of
     disjoint conditions (`lifted`): their counts add. The `keep` outermost indices
     are not summed: the form is then one of them too, valid at every point of their ranges.
-    `settle=False`: a case's condition is kept even where it always holds (the caller settles it)."""
+    `settle=False`: a case's condition is kept even where it always holds (the caller settles it).
+    Kept in the decider (a definite answer, or the Unknown): the counts and the per-PE forms count
+    some nests twice (algo3-fast's phases 1 and 3 are one nest)."""
     decider = decider or Decider()
+    key = (tuple(loops), tuple(cond) if isinstance(cond, list) else cond, keep, settle)
+    hit = decider.counted.get(key)
+    if hit is None:
+        try:
+            hit = (_count(loops, cond, decider, keep, settle), None)
+        except Unknown as e:
+            hit = (None, str(e))
+        decider.counted[key] = hit
+    if hit[1] is not None:
+        raise Unknown(hit[1])
+    return hit[0]
+
+
+def _count(loops, cond, decider: "Decider", keep: int, settle: bool) -> sympy.Expr:
     names = [v for v, _, _ in loops]
     base = []
     for v, lo, hi in loops[keep:]:
@@ -398,6 +414,7 @@ class Decider:
         self._points: dict = {}       # (ctx, side condition) -> `witness.points` of it
         self._base = None             # (side condition, `_env`'s answer) once built
         self._z3_terms: dict = {}     # symbols named -> {sympy formula: its Z3 term} (`_translated`)
+        self.counted: dict = {}       # `count`'s arguments -> (its form, None) or (None, why Unknown)
 
     def _env(self) -> tuple[dict, list]:
         """The Z3 parameters and what holds of them: k, m, kd ≥ 1, the side condition, and each

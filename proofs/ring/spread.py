@@ -92,8 +92,12 @@ def forms(schedule, session=None):
         phases[phase.name] = (st.op.value, got)
     exact = exact_chunks(schedule)
     points = _points(schedule)
-    phases = {name: (kind, plain(collapse(sympy.expand(v.xreplace(exact)), decider, points=points)))
-              for name, (kind, v) in phases.items()}
+    settled: dict = {}              # form -> its collapsed form (algo3-fast's phases 1 and 3 have one)
+    for name, (kind, v) in phases.items():
+        v = sympy.expand(v.xreplace(exact))
+        if v not in settled:
+            settled[v] = plain(collapse(v, decider, points=points))
+        phases[name] = (kind, settled[v])
     bad = _check(schedule, phases, on_terms, session) if phases else ""
     why = "; ".join(x for x in (bad, why) if x)
     if why:                                     # the phases derived, each checked, beside why not all
