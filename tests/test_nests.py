@@ -119,6 +119,21 @@ def test_what_the_counter_cannot_fold_is_unknown():
             count(loops, guard)
 
 
+def test_a_guard_beside_its_negation_counts_zero_even_where_the_guard_is_not_folded():
+    """A MOVE of a phase that sends only when it computes has the guard g ∧ ¬g: no point, 0, though
+    g alone (a mod of an index) is not counted; asked again of one decider, the same answers."""
+    g = sympy.Or(sympy.Le(sympy.Mod(V[1], M), V[0]), 2 * V[0] < K * M)      # sympy keeps g ∧ ¬g as it is
+    loops = [(V[0], 1, K * M), (V[1], 1, K * M)]
+    decider, why = Decider(ANY_D), []
+    for _ in range(2):
+        assert count(loops, sympy.And(g, sympy.Not(g)), decider) == 0
+        with pytest.raises(Unknown, match="not affine in b") as e:
+            count(loops, g, decider)
+        why.append(str(e.value))
+    assert why[0] == why[1]
+    assert all(brute(loops, sympy.And(g, sympy.Not(g)), k, m, kd) == 0 for k, m, kd in SIZES)
+
+
 def test_sizes_cover_parameters_apart():
     assert len({(k * m, m, kd * m) for k, m, kd in SIZES}) == len(SIZES)
     assert any(k != kd for k, _, kd in SIZES) and list(itertools.islice(SIZES, 1))

@@ -6,7 +6,8 @@ parameters and the outer indices), the guard any and/or/not of comparisons. Soun
 
 - the guard becomes disjoint conjunctions of atoms `e ≤ 0` (a disjunction p ∨ q is p, then ¬p ∧ q;
   a negated comparison its integer complement, a ≠ b is a < b, then a > b; a strict or negated
-  comparison with rational coefficients is first scaled to integer ones);
+  comparison with rational coefficients is first scaled to integer ones); a conjunction holding
+  both e ≤ 0 and 1 − e ≤ 0 has no point and counts 0;
 - the innermost index v is eliminated first: every atom with v must read ±v + r ≤ 0 (r free of v,
   else `Unknown`), i.e. a lower or an upper bound of v; with several lowers (uppers) the count splits
   into the cases where each one is the largest (smallest), ties going to the first, and each case
@@ -77,7 +78,8 @@ def _count(loops, cond, decider: "Decider", keep: int, settle: bool) -> sympy.Ex
     total = sympy.Integer(0)
     disjoint = cond if isinstance(cond, list) else [cond]
     loop_names = set(names)
-    for conj in [r for part in disjoint for c in cases(sympy.sympify(part)) for r in _radix(c, loops, loop_names, decider)]:
+    for conj in [r for part in disjoint for c in cases(sympy.sympify(part)) if not _contradictory(c)
+                 for r in _radix(c, loops, loop_names, decider)]:
         pieces = [(sympy.Integer(1), base + conj)]
         for i in reversed(range(keep, len(names))):
             outer = loops[:i]
@@ -89,6 +91,13 @@ def _count(loops, cond, decider: "Decider", keep: int, settle: bool) -> sympy.Ex
             total += f if not cons or settle and decider.never(sympy.And(sympy.Not(cond), sympy.Ne(f, 0)), loops[:keep]) \
                 else sympy.Piecewise((f, cond), (0, True))
     return total
+
+
+def _contradictory(conj: list) -> bool:
+    """Does the conjunction (atoms e ≤ 0, expanded) hold both e ≤ 0 and 1 − e ≤ 0? It has no point
+    then, and counts 0 (a MOVE where a phase sends only when it computes: its guard and its negation)."""
+    atoms = set(conj)
+    return any(sympy.expand(1 - e) in atoms for e in conj)
 
 
 def lifted(cond, loops, decider: "Decider") -> list:
