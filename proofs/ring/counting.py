@@ -54,7 +54,7 @@ def parameters(shape: Shape) -> SimpleNamespace:
 
 def in_n_m_d(e: sympy.Expr) -> sympy.Expr:
     """A form in k, m, kd written in n, m, d (as claims are)."""
-    return e.subs({K: N / M, KD: D / M}, simultaneous=True)
+    return e.xreplace({K: N / M, KD: D / M})
 
 
 def _shape(phase: Phase) -> Step:
@@ -508,7 +508,7 @@ def per_residue(e: sympy.Expr, tidy: bool = True) -> list[tuple[str, sympy.Expr]
             c, s = int(form.coeff(nu)), int(form.subs(nu, 0))
             label.append(f"{x} ≡ {s} (mod {c})")
             back[nu] = (x - s) / c
-        form = e.subs(case).subs(back)
+        form = e.xreplace(case).xreplace(back)
         out.append((", ".join(label), _tidy(form) if tidy else sympy.expand(form)))
     return out
 

@@ -42,7 +42,7 @@ def _by_residue(e) -> list[str]:
     nu = sympy.Symbol("_nu", integer=True, nonnegative=True)
     out = []
     for s in range(c):
-        form = e.subs(N, c * nu + s).subs(nu, (N - s) / c)      # floor and mod of n by c fold away
+        form = e.xreplace({N: c * nu + s}).xreplace({nu: (N - s) / c})      # floor and mod of n by c fold away
         if form.has(nu):
             return []
         out.append(f"{_label(c, s)}: {form}")

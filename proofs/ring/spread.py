@@ -500,7 +500,7 @@ def plain(form):
     poly = polys.pop()
     if poly.has(sympy.floor, sympy.ceiling, sympy.Mod, sympy.Piecewise):
         return form
-    return sympy.expand(poly.subs({N: K * M, D: KD * M}, simultaneous=True))
+    return sympy.expand(poly.xreplace({N: K * M, D: KD * M}))
 
 
 def _same(a: list, b: list) -> bool:
