@@ -128,9 +128,11 @@ def lifted(cond, loops, decider: "Decider") -> list:
     return out
 
 
+@lru_cache(maxsize=4096)
 def _first(atom):
     """The order in which `lifted` splits atoms: the longest first, the same in every process (a
-    set's order is not; algo3-fast's per-PE counts took 3x longer in some orders)."""
+    set's order is not; algo3-fast's per-PE counts took 3x longer in some orders). Kept: printing
+    a long atom is slow, and a case split meets most atoms again."""
     text = str(atom)
     return -len(text), text
 
