@@ -105,7 +105,9 @@ def lifted(cond, loops, decider: "Decider") -> list:
     every point of the nest `loops`: Mod(x, m) is x − q·m in the case q·m ≤ x ≤ q·m + m − 1, for
     each q in the range of x ÷ m, which must be proved (Z3, over the loops' ranges) to lie within
     −2 .. 2; a Piecewise is each of its pieces under that piece's condition and the negation of
-    the earlier ones. Raises Unknown where a range is not proved."""
+    the earlier ones. Raises Unknown where a range is not proved. The cases are taken up depth
+    first in their order (q ascending, pieces as written), so a failing split is met as soon as its
+    first failing case is (algo3-fast's MOVEs of phase 2a: last, after 0.5 s, in the reverse order)."""
     todo, out = [sympy.sympify(cond)], []
     while todo:
         f = todo.pop()
@@ -115,16 +117,18 @@ def lifted(cond, loops, decider: "Decider") -> list:
         pieces = sorted((p for p in f.atoms(sympy.Piecewise) if not any(a.has(sympy.Piecewise) for a in p.args)),
                         key=_first)
         if mods:
-            todo += _mod_cases(f, mods[0], loops, decider)
+            split = _mod_cases(f, mods[0], loops, decider)
         elif pieces:
-            before = []
+            split, before = [], []
             for e, c in pieces[0].args:
-                todo.append(sympy.And(*before, c, f.xreplace({pieces[0]: e})))
+                split.append(sympy.And(*before, c, f.xreplace({pieces[0]: e})))
                 before.append(sympy.Not(c))
         elif f.has(sympy.Mod, sympy.Piecewise):
             raise Unknown(f"cannot split {f}")
         else:
             out.append(f)
+            continue
+        todo += reversed(split)
     return out
 
 
