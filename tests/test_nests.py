@@ -119,14 +119,15 @@ def test_what_the_counter_cannot_fold_is_unknown():
             count(loops, guard)
 
 
-def test_a_guard_beside_its_negation_counts_zero_even_where_the_guard_is_not_folded():
-    """A MOVE of a phase that sends only when it computes has the guard g ∧ ¬g: no point, 0, though
-    g alone (a mod of an index) is not counted; asked again of one decider, the same answers."""
+def test_a_split_case_with_a_guard_beside_its_negation_counts_zero_even_where_the_guard_is_not_folded():
+    """A MOVE of a phase that sends only when it computes has the guard g ∧ ¬g: a case of its split
+    (`lifted`'s list) holding both counts 0, though g alone (a mod of an index) is not counted;
+    asked again of one decider, the same answers."""
     g = sympy.Or(sympy.Le(sympy.Mod(V[1], M), V[0]), 2 * V[0] < K * M)      # sympy keeps g ∧ ¬g as it is
     loops = [(V[0], 1, K * M), (V[1], 1, K * M)]
     decider, why = Decider(ANY_D), []
     for _ in range(2):
-        assert count(loops, sympy.And(g, sympy.Not(g)), decider) == 0
+        assert count(loops, [sympy.And(g, sympy.Not(g))], decider) == 0
         with pytest.raises(Unknown, match="not affine in b") as e:
             count(loops, g, decider)
         why.append(str(e.value))
