@@ -48,6 +48,12 @@ def test_cases_of_one_value_collapse_and_different_ones_stay():
     assert spread.collapse(same, Decider()) == K * l
     other = sympy.Piecewise((K * l, l <= M - 1), (K * M + 1, True))
     assert spread.collapse(other, Decider()) == other
+    # a case under an earlier one's condition never applies; rational coefficients (Z3 reads cases as nested If)
+    tri = l * (l + 1) / 2
+    hidden = sympy.Piecewise((tri, l <= M - 1), (tri + 7, l <= M - 2), (M * (M + 1) / 2, True))
+    assert spread.collapse(hidden, Decider()) == sympy.expand(tri)
+    shown = sympy.Piecewise((tri, l <= M - 2), (tri + 7, l <= M - 1), (M * (M + 1) / 2, True))
+    assert spread.collapse(shown, Decider()) == shown
 
 
 _CELLS = """

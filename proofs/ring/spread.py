@@ -461,27 +461,41 @@ def collapse(form, decider, keep=(L,), points=()):
     if not isinstance(folded, sympy.Piecewise) or len(folded.args) > 32:
         return form
     ctx = tuple((v, 1, M) for v in keep)
-    cases, before = [], []
-    for e, c in folded.args:                    # each case where it applies: its condition, no earlier one's
-        cases.append((sympy.expand(e), sympy.And(c, *[sympy.Not(b) for b in before])))
-        before.append(c)
+    values = [sympy.expand(e) for e, _ in folded.args]
+    cases = None
     try:
         at = _values(folded, keep, points) if points else None
     except (ArithmeticError, TypeError, ValueError):      # not a number at some point: no filter
         at = None
     tried = []
-    for value, _ in reversed(cases):
+    for value in reversed(values):
         if value.has(sympy.Piecewise) or value in tried:
             continue
         tried.append(value)
         if at is not None and not _same(_values(value, keep, points), at):
             continue                            # not the form's value at some point: it could not be proved
-        others = [(e, c) for e, c in cases if e != value]
-        if decider.never(sympy.Or(*[sympy.And(c, sympy.Ne(e - value, 0, evaluate=False)) for e, c in others]), ctx):
+        if decider.never(_differs(folded, values, value), ctx):
             return value
+        if cases is None:                       # each case where it applies: its condition, no earlier one's
+            cases = [(e, sympy.And(c, *[sympy.Not(b) for _, b in folded.args[:i]]))
+                     for i, (e, (_, c)) in enumerate(zip(values, folded.args))]
+        others = [(e, c) for e, c in cases if e != value]
         if all(decider.never(sympy.And(c, _nonzero(e - value)), ctx) for e, c in others):
             return value
     return form
+
+
+def _differs(folded, values: list, value):
+    """`folded` ≠ value where it applies, as one condition: the first case whose condition holds has
+    another value (a Piecewise of comparisons, which Z3 reads as nested If, so no case's condition
+    is repeated under the later ones' negations: algo3-fast's form of 32 cases was asked as 31
+    conjunctions of up to 32 conditions). Where the last case's condition is not True, each case's
+    condition with the earlier ones' negations (the form is not defined elsewhere)."""
+    if folded.args[-1][1] is not sympy.true:
+        return sympy.Or(*[sympy.And(c, *[sympy.Not(b) for _, b in folded.args[:i]], sympy.Ne(e - value, 0, evaluate=False))
+                          for i, (e, (_, c)) in enumerate(zip(values, folded.args)) if e != value])
+    return sympy.Piecewise(*[(sympy.false if e == value else sympy.Ne(e - value, 0, evaluate=False), c)
+                             for e, (_, c) in zip(values, folded.args)], evaluate=False)
 
 
 def plain(form):
