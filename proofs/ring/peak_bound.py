@@ -59,9 +59,8 @@ class Remembered:
 
 def at_most(e, regime, ranges, decider, values=(0,)) -> bool:
     """Is e ≤ 0 (e ≤ the largest of `values`, forms of the sizes) wherever `regime` holds, at every
-    point of `ranges`? Cell by cell of the regime (its
-    disjuncts, each fixing some sizes, put into e), e read as a sum of pieces f·[condition] (`_pieces`)
-    and split into cases (`Cases`). The pieces are read once and the cell's sizes put into each (into
+    point of `ranges`? Cell by cell of the regime (its disjuncts, each fixing some sizes, put into e),
+    e read as a sum of pieces f·[condition] (`_pieces`) and split into cases (`Cases`). The pieces are read once and the cell's sizes put into each (into
     the whole of e, they would rebuild every Piecewise in it, which costs more than the cases)."""
     pieces = _pieces(e)
     for cell in _joined(sympy.Or.make_args(regime)):
