@@ -4,9 +4,10 @@ largest shown by the case-by-case bound, the comparison with the ring model): it
     python benchmarks/bench_peak.py [--repeat 3] [--against REV]
 
 Figures, each a fresh process, the median of --repeat runs of its CPU seconds (user + system):
-Algorithm 1 (n(3n + 1)/m) as the peer, and the non-causal `ring-attention` forward (3k(2d + 1) for
+Algorithm 1 (n(3n + 1)/m) as the peer, the non-causal `ring-attention` forward (3k(2d + 1) for
 k, m ≥ 3), both with their registered hints (at a revision before ring-attention's were registered,
-those of its tests/helpers/forward_stays.py).
+those of its tests/helpers/forward_stays.py), and the non-causal backward `ring-attention-bwd`
+with the hints of tests/helpers/backward_stays.py (not registered: a Max of three for k ≥ 5, m ≥ 3).
 --against REV also runs each on the code of git revision REV (speed.py's temporary tree), each run
 right after the same run here, and prints REV's seconds over these.
 """
@@ -30,15 +31,19 @@ import ringproof.schedules
 from ringproof.proofs.cli.targets import registry
 from ringproof.proofs.ring import held
 S = registry()[sys.argv[1]]
-if not S.stays.get("peak"):     # a revision before its hints were registered: its tests' copy
+if not S.stays.get("peak"):     # hints not registered (ring-attention before they were): its tests' copy
     sys.path.insert(0, str(Path(ringproof.schedules.__path__[0]).resolve().parent / "tests"))
-    from helpers.forward_stays import PEAK, STAYS
-    S = replace(S, stays={**STAYS, "peak": PEAK})
+    if sys.argv[1] == "ring-attention-bwd":
+        from helpers.backward_stays import STAYS
+        S = replace(S, stays=STAYS)
+    else:
+        from helpers.forward_stays import PEAK, STAYS
+        S = replace(S, stays={**STAYS, "peak": PEAK})
 top, why = held.exact(S)
 print(top if top is not None else why)
 sys.exit(0 if top is not None else 1)
 """
-TARGETS = ("algo1", "ring-attention")
+TARGETS = ("algo1", "ring-attention", "ring-attention-bwd")
 
 
 def cpu(target: str, env: dict | None = None) -> tuple[float, int]:

@@ -2,14 +2,22 @@
 regime of the sizes (`settled`), and that a form never exceeds it there (`at_most`): a form read as
 a sum of pieces f·[condition], its comparisons decided from the index ranges where they settle them,
 Z3 (within `budgets.PEAK_BOUND`) asked where they do not, an index split where one changes
-(docs/proofs.md, "Balance and memory"). Used by `stays.peak`."""
+(docs/proofs.md, "Balance and memory"). Where the most is a Max of candidates, the form is bounded
+by the largest of them in one pass over the cases (a case's value at the ends of its ranges at most
+one of them, or Z3 shown that it exceeds none). A form of the sizes is signed from the least sizes
+a cell allows before Z3 is asked (`_sign_in`), and a query of the sizes that holds at a point near
+them is answered "not shown" without Z3 (`Remembered`). Used by `stays.peak`."""
 
 from __future__ import annotations
 
+import itertools
+import math
+from fractions import Fraction
+
 import sympy
 
-from ringproof.proofs.ring.nests import _sign
-
+SPREAD = (0, 1, 2, 4, 8, 16)     # past the least value of each size, where `Remembered` looks for a model
+TOPS = 16         # the values at the ends of the ranges `Cases._tops` may ask about in one case
 CASES = 1000      # cases `at_most` may visit in one cell of a regime before it gives up
 
 
@@ -23,14 +31,36 @@ class Remembered:
     def never(self, cond, ctx=(), rlimit: int | None = None) -> bool:
         key = (cond, tuple(ctx), rlimit)
         if key not in self.known:
-            self.known[key] = self.decider.never(cond, ctx, rlimit=rlimit)
+            self.known[key] = not (not ctx and self._somewhere(cond)) and self.decider.never(cond, ctx, rlimit=rlimit)
         return self.known[key]
 
+    def _somewhere(self, cond) -> bool:
+        """Does `cond`, of the sizes alone, hold at a point near the least sizes it allows (`SPREAD`
+        past each, the side condition met)? A model of Z3's query, found without it: the answer
+        could only be "not shown"."""
+        from ringproof.proofs.ring import witness
+        from ringproof.proofs.ring.nests import SYMPY_PARAMETERS
+        d = self.decider
+        if d.least or not cond.free_symbols <= set(SYMPY_PARAMETERS):
+            return False
+        fn = witness.compiled(cond, SYMPY_PARAMETERS)
+        req = witness.compiled(d.requires, SYMPY_PARAMETERS) if d.requires is not None else None
+        if fn is None or (d.requires is not None and req is None):
+            return False
+        least = _least_of(cond)
+        k, m, kd = ([least.get(x, 1) + s for s in SPREAD] for x in SYMPY_PARAMETERS)
+        for p in itertools.product(k, m, k if d.d_is_n else kd):
+            if d.d_is_n and p[2] != p[0]:
+                continue
+            if witness._at(fn, p) is True and (req is None or witness._at(req, p) is True):
+                return True
+        return False
 
-def at_most(e, regime, ranges, decider) -> bool:
-    """Is e ≤ 0 wherever `regime` holds, at every point of `ranges`? Cell by cell of the regime (its
-    disjuncts, each fixing some sizes, put into e), e read as a sum of pieces f·[condition] (`_pieces`)
-    and split into cases (`Cases`). The pieces are read once and the cell's sizes put into each (into
+
+def at_most(e, regime, ranges, decider, values=(0,)) -> bool:
+    """Is e ≤ 0 (e ≤ the largest of `values`, forms of the sizes) wherever `regime` holds, at every
+    point of `ranges`? Cell by cell of the regime (its disjuncts, each fixing some sizes, put into e),
+    e read as a sum of pieces f·[condition] (`_pieces`) and split into cases (`Cases`). The pieces are read once and the cell's sizes put into each (into
     the whole of e, they would rebuild every Piecewise in it, which costs more than the cases)."""
     pieces = _pieces(e)
     for cell in _joined(sympy.Or.make_args(regime)):
@@ -42,8 +72,9 @@ def at_most(e, regime, ranges, decider) -> bool:
             for g, b in _pieces(f.xreplace(fixed), c.xreplace(fixed)):
                 here[b] = here.get(b, 0) + g
         here = [(f, c) for c, f in here.items() if f != 0]
+        most = [sympy.sympify(v).xreplace(fixed) for v in values]
         for part in _split_on_sizes(cell.xreplace(fixed), cell, here):
-            if not Cases(decider, part).hold(here, rng):
+            if not Cases(decider, part, most).hold(here, rng):
                 return False
     return True
 
@@ -146,8 +177,9 @@ class Cases:
     comparison of an index left open, or one not read linearly (a floor), asked of Z3 (within
     `budgets.PEAK_BOUND`); where it is not shown, an index split into cases (`_parts`)."""
 
-    def __init__(self, decider, cond):
+    def __init__(self, decider, cond, values=(0,)):
         self.decider, self.cond, self.known, self.visited = decider, cond, {}, 0
+        self.values = [sympy.expand(v) for v in values]
 
     def hold(self, pieces, ranges) -> bool:
         from ringproof.proofs.ring.budgets import PEAK_BOUND
@@ -168,15 +200,16 @@ class Cases:
         still_open = [a for _, c in still for a in self._open(c, ranges)]       # read thrice below
         read = {x for a in still_open for x in a.free_symbols}
         opened = [v for v in names if v in read and not sympy.expand(ranges[names.index(v)][2] - ranges[names.index(v)][1]) == 0]
-        if not still and (top := self._extent(sure, ranges)) is not None and self._nonpos(top[1]):
+        if not still and (tops := self._tops(sure, ranges)) is not None and all(self._under(t) for t in tops):
             return True
         if not opened or not all(self._linear(a, names) for a in still_open):
             e = sympy.expand(sure) + sum((sympy.Piecewise((f, self._known(c, ranges)), (0, True)) for f, c in still),
                                          sympy.Integer(0))
-            if e.is_Number:
-                if e <= 0:
-                    return True
-            elif self.decider.never(sympy.And(self.cond, sympy.Gt(e, 0)), ranges, rlimit=PEAK_BOUND):
+            over = [sympy.expand(e - v) for v in self.values]
+            if any(x.is_Number and x <= 0 for x in over):
+                return True
+            if not all(x.is_Number for x in over) and \
+                    self.decider.never(sympy.And(self.cond, *[sympy.Gt(x, 0, evaluate=False) for x in over]), ranges, rlimit=PEAK_BOUND):
                 return True
         split = opened or [v for v in names if sympy.expand(ranges[names.index(v)][2] - ranges[names.index(v)][1]) != 0
                            and (sure.has(v) or any(f.has(v) for f, _ in still))]
@@ -191,7 +224,7 @@ class Cases:
             else:
                 lo, hi = ranges[at][1], ranges[at][2]
                 outer, self.cond = self.cond, sympy.And(self.cond, *[sympy.Le(a, b) for a, b in ((lo, part), (part, hi))
-                                                                     if _sign(sympy.expand(a - b)) is not True])
+                                                                     if _signed(sympy.expand(a - b)) is not True])
                 got = self.hold(pieces, ranges[:at] + [(v, part, part)] + ranges[at + 1:])
                 self.cond = outer
             if not got:
@@ -274,6 +307,18 @@ class Cases:
                 not p.coeff(v).has(*names) and not sympy.expand(p - p.coeff(v) * v).has(v) for v in names if p.has(v))
         return self.known[key]
 
+    def _under(self, x) -> bool:
+        """Is x, a form of the sizes, at most the largest of the values wherever the cell's conditions
+        hold? One value: `_nonpos`; several: at most one of them shown from the signs of the
+        differences (`_signed`, `_sign_in`), else Z3 asked that x exceeds none of them (one query)."""
+        from ringproof.proofs.ring.budgets import PEAK_BOUND
+        if len(self.values) == 1:
+            return self._nonpos(x - self.values[0])
+        over = [sympy.expand(x - v) for v in self.values]
+        if any(o.is_Number and o <= 0 or _signed(o) is True or _sign_in(o, self.cond) for o in over):
+            return True
+        return self.decider.never(sympy.And(self.cond, *[sympy.Gt(o, 0, evaluate=False) for o in over]), rlimit=PEAK_BOUND)
+
     def _nonpos(self, x, within=()) -> bool:
         """Is x, a form of the sizes (and of the indices of `within`, over their ranges there), ≤ 0
         wherever the cell's conditions hold?"""
@@ -281,14 +326,38 @@ class Cases:
         if x.is_Number:
             return bool(x <= 0)
         if x not in self.known:                      # for every size
-            self.known[x] = _sign(x) is True
+            self.known[x] = _signed(x) is True
         ctx = tuple(r for r in within if x.has(r[0]))
         if ctx:
             ctx = tuple(within)
         key = (x, self.cond) + ((ctx,) if ctx else ())
         if not self.known[x] and key not in self.known:
-            self.known[key] = self.decider.never(sympy.And(self.cond, sympy.Gt(x, 0)), ctx)
+            self.known[key] = (not ctx and _sign_in(x, self.cond)) or \
+                self.decider.never(sympy.And(self.cond, sympy.Gt(x, 0, evaluate=False)), ctx)
         return self.known[x] or self.known[key]
+
+    def _tops(self, p, ranges):
+        """The values of p, a form linear in each index with a coefficient of the sizes, at the ends
+        of the indices' ranges (inner first) where it may be largest: the end the coefficient's sign
+        gives where it is shown, both where it is not (a linear form is largest at an end of its
+        range); None where p is not so or the values are more than TOPS."""
+        names = [x for x, _, _ in ranges]
+        tops = [sympy.expand(p)]
+        for v, lo, hi in reversed(ranges):
+            out = []
+            for q in tops:
+                if not q.has(v):
+                    out.append(q)
+                    continue
+                c = q.coeff(v)
+                if c.has(*names) or sympy.expand(q - c * v).has(v):
+                    return None
+                ends = [hi] if self._nonpos(-c) else [lo] if self._nonpos(c) else [lo, hi]
+                out += [sympy.expand(q.xreplace({v: x})) for x in ends]
+            tops = out
+            if len(tops) > TOPS:
+                return None
+        return tops
 
     def _extent(self, p, ranges):
         """(least, largest) of p over the ranges, p linear in each index with a coefficient of the
@@ -347,12 +416,67 @@ class Cases:
         return sympy.true if yes else sympy.false if no else None
 
 
+def _least_of(cond) -> dict:
+    """{size: the least value the atoms x = v and x ≥ v of the conjunction `cond` leave it}."""
+    from ringproof.proofs.ring.nests import SYMPY_PARAMETERS
+    least = {}
+    for a in sympy.And.make_args(cond):
+        if isinstance(a, (sympy.Eq, sympy.GreaterThan)) and a.lhs in SYMPY_PARAMETERS and a.rhs.is_Integer:
+            least[a.lhs] = max(least.get(a.lhs, 1), int(a.rhs))
+    return least
+
+
+def _sign_in(x, cond) -> bool:
+    """Is x, a polynomial of the sizes, ≤ 0 wherever `cond` holds, shown from the least value of each
+    size in it (`_signed`)? Sound for any cond of which these atoms are conjuncts; False where not shown."""
+    least = _least_of(cond)
+    return any(v > 1 for v in least.values()) and _signed(x, tuple(sorted(least.items(), key=str))) is True
+
+
+_SIGNED: dict = {}
+
+
+def _signed(x, least=()):
+    """`nests._sign` of x at sizes at least `least` ((size, value) pairs; 1 for the others): True
+    if x ≤ 0 there (the coefficients of −x in each size less its least value are ≥ 0), False if
+    x ≥ 1 there likewise, None otherwise or where x is not a polynomial of the sizes. Each term
+    shifted with the binomial theorem (sympy's expand of the shifted form costs a millisecond);
+    kept for the process."""
+    from ringproof.proofs.ring.nests import SYMPY_PARAMETERS
+    key = (x, least)
+    if key not in _SIGNED:
+        _SIGNED[key] = _shifted_sign(x, [dict(least).get(p, 1) for p in SYMPY_PARAMETERS], SYMPY_PARAMETERS)
+    return _SIGNED[key]
+
+
+def _shifted_sign(x, lows, names):
+    out: dict = {}
+    for term, c in sympy.expand(x).as_coefficients_dict().items():
+        exps = [0] * len(names)
+        for base, e in ([] if term == 1 else term.as_powers_dict().items()):
+            if base not in names or not e.is_Integer or e < 0:
+                return None                                  # not a polynomial of the sizes
+            exps[names.index(base)] = int(e)
+        if not c.is_Rational:
+            return None
+        c = Fraction(int(c.p), int(c.q))
+        for combo in itertools.product(*[[(j, math.comb(e, j) * lo ** (e - j)) for j in range(e + 1)]
+                                         for e, lo in zip(exps, lows)]):
+            mono = tuple(j for j, _ in combo)
+            out[mono] = out.get(mono, 0) + c * math.prod(w for _, w in combo)
+    if all(c <= 0 for c in out.values()):
+        return True
+    if out.get((0,) * len(names), 0) >= 1 and all(c >= 0 for c in out.values()):
+        return False
+    return None
+
+
 def _at_least(v, w, cond, fixed, decider) -> bool:
     """Is v ≥ w wherever cond (which fixes the sizes `fixed`) holds?"""
     gap = sympy.expand((w - v).xreplace(fixed))
     if gap.is_Number:
         return bool(gap <= 0)
-    return _sign(gap) is True or decider.never(sympy.And(cond, sympy.Lt(v, w)))
+    return _signed(gap) is True or _sign_in(gap, cond) or decider.never(sympy.And(cond, sympy.Lt(v, w, evaluate=False)))
 
 
 def _likely(values: list, cond, fixed: dict) -> list:

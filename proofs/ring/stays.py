@@ -711,7 +711,8 @@ def peak(schedule, session, inputs) -> dict:
     NotDerived: the most of the occupancy at the hint's iterations (`stays["peak"]`: [(phase,
     (P) -> {index: value, "l": PE, and optionally "when": the sizes where the iteration is one})]),
     shown by Z3 to be the most any PE holds in any cycle (where no one candidate is the most in a
-    regime of the sizes, their Max, proved in each part where one of them is: `peak_bound.parts`)."""
+    regime of the sizes, their Max: the occupancy shown at most the largest of them, else, where
+    that is not shown, proved in each part where one of them is: `peak_bound.parts`)."""
     from ringproof.proofs.ring.nests import M
     S = schedule
     if not S.stays.get("peak"):
@@ -742,9 +743,14 @@ def peak(schedule, session, inputs) -> dict:
         raise NotDerived("the largest of the occupancy at the peak's iterations is not shown in each regime of the sizes")
     top = groups[0][0] if len(groups) == 1 else \
         sympy.Piecewise(*[(v, sympy.Or(*peak_bound._joined(cs))) for v, cs in groups[:-1]], (groups[-1][0], True))
+    slots = list(forms.items()) + [("after the last cycle", ([], end))]
     for most, conds in groups:
+        if isinstance(most, sympy.Max) and all(
+                peak_bound.at_most(f, sympy.Or(*conds), [(L, sympy.Integer(1), M)] + loops, decider, most.args)
+                for _, (loops, f) in slots):
+            continue
         for value, regime in peak_bound.parts(most, sympy.Or(*conds), decider):
-            for t, (loops, f) in list(forms.items()) + [("after the last cycle", ([], end))]:
+            for t, (loops, f) in slots:
                 if not peak_bound.at_most(f - value, regime, [(L, sympy.Integer(1), M)] + loops, decider):
                     raise NotDerived(f"Z3 does not show that no PE holds more than {value} where {regime}, in the "
                                      f"cycles of slot {t}")
