@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import math
 from fractions import Fraction
+from functools import lru_cache
 
 import sympy
 
@@ -433,20 +434,15 @@ def _sign_in(x, cond) -> bool:
     return any(v > 1 for v in least.values()) and _signed(x, tuple(sorted(least.items(), key=str))) is True
 
 
-_SIGNED: dict = {}
-
-
+@lru_cache(maxsize=8192)
 def _signed(x, least=()):
     """`nests._sign` of x at sizes at least `least` ((size, value) pairs; 1 for the others): True
     if x ≤ 0 there (the coefficients of −x in each size less its least value are ≥ 0), False if
     x ≥ 1 there likewise, None otherwise or where x is not a polynomial of the sizes. Each term
     shifted with the binomial theorem (sympy's expand of the shifted form costs a millisecond);
-    kept for the process."""
+    a pure function of its arguments, memoized (no budget or session enters it)."""
     from ringproof.proofs.ring.nests import SYMPY_PARAMETERS
-    key = (x, least)
-    if key not in _SIGNED:
-        _SIGNED[key] = _shifted_sign(x, [dict(least).get(p, 1) for p in SYMPY_PARAMETERS], SYMPY_PARAMETERS)
-    return _SIGNED[key]
+    return _shifted_sign(x, [dict(least).get(p, 1) for p in SYMPY_PARAMETERS], SYMPY_PARAMETERS)
 
 
 def _shifted_sign(x, lows, names):
