@@ -391,10 +391,26 @@ def test_a_max_of_candidates_bounds_a_form_in_one_pass_where_neither_alone_does(
     assert len(cases._tops(g, [(i, sympy.Integer(1), K)])) == 2
 
 
+def _sign_by_expanding(e):
+    """The sizes' sign read as sympy reads it: e with each size s written s' + 1 (s' ≥ 0), expanded;
+    ≤ 0 where every coefficient is, ≥ 1 where the constant is and every coefficient ≥ 0."""
+    from ringproof.proofs.ring.nests import KD
+    if not e.free_symbols <= {K, M, KD} or not e.is_polynomial(K, M, KD):
+        return None
+    shifted = sympy.symbols("_k _m _kd", nonnegative=True, integer=True)
+    terms = sympy.expand(e.xreplace({p: s + 1 for p, s in zip((K, M, KD), shifted)})).as_coefficients_dict()
+    if not all(c.is_Rational for c in terms.values()):
+        return None
+    if all(c <= 0 for c in terms.values()):
+        return True
+    return False if terms.get(sympy.S.One, 0) >= 1 and all(c >= 0 for c in terms.values()) else None
+
+
 def test_a_sizes_sign_from_the_cells_least_sizes_is_nests_sign_and_sound():
-    """`peak_bound._signed` is `nests._sign` (random polynomials of k, m, kd, some with a floor or an
-    index: None); from the least sizes a cell allows (`_sign_in`) it shows only what holds at every
-    point of the cell (checked on a grid), e.g. −2k²m + 5k² − 1 ≤ 0 for m ≥ 3, not for m ≥ 2 (k² − 1 at m = 2)."""
+    """`nests._sign` (its binomial shifts) is the sign read by expanding the shifted form (random
+    polynomials of k, m, kd, some with a floor or an index: None); from the least sizes a cell allows
+    (`peak_bound._sign_in`) it shows only what holds at every point of the cell (checked on a grid),
+    e.g. −2k²m + 5k² − 1 ≤ 0 for m ≥ 3, not for m ≥ 2 (k² − 1 at m = 2)."""
     import random
     from ringproof.proofs.ring import peak_bound, witness
     from ringproof.proofs.ring.nests import KD, _sign
@@ -407,12 +423,12 @@ def test_a_sizes_sign_from_the_cells_least_sizes_is_nests_sign_and_sound():
         e = sympy.expand(e + rng.choice([0, 1, -1, sympy.floor(K / 2), i]))
         if e.is_Number:
             continue
-        assert peak_bound._signed(e) == _sign(e), e
+        assert _sign(e) == _sign_by_expanding(e), e
         cell = sympy.And(K >= rng.randint(1, 4), M >= rng.randint(1, 4), sympy.Eq(KD, rng.randint(1, 3)))
         if peak_bound._sign_in(e, cell):
             at, inside = witness.compiled(e, (K, M, KD)), witness.compiled(cell, (K, M, KD))
             assert all(at(*p) <= 0 for p in grid if inside(*p)), (e, cell)
-            shown += peak_bound._signed(e) is not True          # shown only from the cell's least sizes
+            shown += _sign(e) is not True          # shown only from the cell's least sizes
     assert shown >= 10, shown
     assert peak_bound._sign_in(-2 * K**2 * M + 5 * K**2 - 1, M >= 3)
     assert not peak_bound._sign_in(-2 * K**2 * M + 5 * K**2 - 1, M >= 2)

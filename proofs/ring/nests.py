@@ -28,7 +28,9 @@ answer Z3 does not give leaves the case split (never a guess).
 
 from __future__ import annotations
 
+import itertools
 import math
+from fractions import Fraction
 from functools import lru_cache
 
 import sympy
@@ -583,20 +585,31 @@ def _least(shape: Shape):
     return out, sympy.And(*exists)
 
 
-_SHIFTED = sympy.symbols("_k _m _kd", nonnegative=True, integer=True)
-
-
-def _sign(e):
-    """True if e ≤ 0 for all k, m, kd ≥ 1 (the coefficients of −e in k−1, m−1, kd−1 are ≥ 0),
-    False if e ≥ 1 for all of them likewise; None otherwise (or e is not a polynomial of them)."""
-    if not e.free_symbols <= set(SYMPY_PARAMETERS) or not e.is_polynomial(K, M, KD):
-        return None
-    terms = sympy.expand(e.xreplace({p: s + 1 for p, s in zip(SYMPY_PARAMETERS, _SHIFTED)})).as_coefficients_dict()
-    if not all(c.is_Rational for c in terms.values()):
-        return None
-    if all(c <= 0 for c in terms.values()):
+@lru_cache(maxsize=8192)
+def _sign(e, least=()):
+    """True if e ≤ 0 for all k, m, kd ≥ 1 (at least the values `least` gives, (size, value) pairs),
+    False if e ≥ 1 for all of them; None otherwise, or where e is not a polynomial of them. Read
+    from the coefficients of e in each size less its least value: each term shifted with the
+    binomial theorem (sympy's expand of the shifted form cost a millisecond a call). A pure
+    function of its arguments, memoized."""
+    lows = [dict(least).get(p, 1) for p in SYMPY_PARAMETERS]
+    out: dict = {}
+    for term, c in sympy.expand(e).as_coefficients_dict().items():
+        exps = [0] * len(SYMPY_PARAMETERS)
+        for base, x in ([] if term == 1 else term.as_powers_dict().items()):
+            if base not in SYMPY_PARAMETERS or not x.is_Integer or x < 0:
+                return None                                  # not a polynomial of the sizes
+            exps[SYMPY_PARAMETERS.index(base)] = int(x)
+        if not c.is_Rational:
+            return None
+        c = Fraction(int(c.p), int(c.q))
+        for combo in itertools.product(*[[(j, math.comb(x, j) * lo ** (x - j)) for j in range(x + 1)]
+                                         for x, lo in zip(exps, lows)]):
+            mono = tuple(j for j, _ in combo)
+            out[mono] = out.get(mono, 0) + c * math.prod(w for _, w in combo)
+    if all(c <= 0 for c in out.values()):
         return True
-    if terms.get(sympy.S.One, 0) >= 1 and all(c >= 0 for c in terms.values()):
+    if out.get((0,) * len(SYMPY_PARAMETERS), 0) >= 1 and all(c >= 0 for c in out.values()):
         return False
     return None
 

@@ -11,11 +11,10 @@ them is answered "not shown" without Z3 (`Remembered`). Used by `stays.peak`."""
 from __future__ import annotations
 
 import itertools
-import math
-from fractions import Fraction
-from functools import lru_cache
 
 import sympy
+
+from ringproof.proofs.ring.nests import _sign
 
 SPREAD = (0, 1, 2, 4, 8, 16)     # past the least value of each size, where `Remembered` looks for a model
 TOPS = 16         # the values at the ends of the ranges `Cases._tops` may ask about in one case
@@ -225,7 +224,7 @@ class Cases:
             else:
                 lo, hi = ranges[at][1], ranges[at][2]
                 outer, self.cond = self.cond, sympy.And(self.cond, *[sympy.Le(a, b) for a, b in ((lo, part), (part, hi))
-                                                                     if _signed(sympy.expand(a - b)) is not True])
+                                                                     if _sign(sympy.expand(a - b)) is not True])
                 got = self.hold(pieces, ranges[:at] + [(v, part, part)] + ranges[at + 1:])
                 self.cond = outer
             if not got:
@@ -311,12 +310,12 @@ class Cases:
     def _under(self, x) -> bool:
         """Is x, a form of the sizes, at most the largest of the values wherever the cell's conditions
         hold? One value: `_nonpos`; several: at most one of them shown from the signs of the
-        differences (`_signed`, `_sign_in`), else Z3 asked that x exceeds none of them (one query)."""
+        differences (`nests._sign`, `_sign_in`), else Z3 asked that x exceeds none of them (one query)."""
         from ringproof.proofs.ring.budgets import PEAK_BOUND
         if len(self.values) == 1:
             return self._nonpos(x - self.values[0])
         over = [sympy.expand(x - v) for v in self.values]
-        if any(o.is_Number and o <= 0 or _signed(o) is True or _sign_in(o, self.cond) for o in over):
+        if any(o.is_Number and o <= 0 or _sign(o) is True or _sign_in(o, self.cond) for o in over):
             return True
         return self.decider.never(sympy.And(self.cond, *[sympy.Gt(o, 0, evaluate=False) for o in over]), rlimit=PEAK_BOUND)
 
@@ -327,7 +326,7 @@ class Cases:
         if x.is_Number:
             return bool(x <= 0)
         if x not in self.known:                      # for every size
-            self.known[x] = _signed(x) is True
+            self.known[x] = _sign(x) is True
         ctx = tuple(r for r in within if x.has(r[0]))
         if ctx:
             ctx = tuple(within)
@@ -429,42 +428,9 @@ def _least_of(cond) -> dict:
 
 def _sign_in(x, cond) -> bool:
     """Is x, a polynomial of the sizes, ≤ 0 wherever `cond` holds, shown from the least value of each
-    size in it (`_signed`)? Sound for any cond of which these atoms are conjuncts; False where not shown."""
+    size in it (`nests._sign`)? Sound for any cond of which these atoms are conjuncts; False where not shown."""
     least = _least_of(cond)
-    return any(v > 1 for v in least.values()) and _signed(x, tuple(sorted(least.items(), key=str))) is True
-
-
-@lru_cache(maxsize=8192)
-def _signed(x, least=()):
-    """`nests._sign` of x at sizes at least `least` ((size, value) pairs; 1 for the others): True
-    if x ≤ 0 there (the coefficients of −x in each size less its least value are ≥ 0), False if
-    x ≥ 1 there likewise, None otherwise or where x is not a polynomial of the sizes. Each term
-    shifted with the binomial theorem (sympy's expand of the shifted form costs a millisecond);
-    a pure function of its arguments, memoized (no budget or session enters it)."""
-    from ringproof.proofs.ring.nests import SYMPY_PARAMETERS
-    return _shifted_sign(x, [dict(least).get(p, 1) for p in SYMPY_PARAMETERS], SYMPY_PARAMETERS)
-
-
-def _shifted_sign(x, lows, names):
-    out: dict = {}
-    for term, c in sympy.expand(x).as_coefficients_dict().items():
-        exps = [0] * len(names)
-        for base, e in ([] if term == 1 else term.as_powers_dict().items()):
-            if base not in names or not e.is_Integer or e < 0:
-                return None                                  # not a polynomial of the sizes
-            exps[names.index(base)] = int(e)
-        if not c.is_Rational:
-            return None
-        c = Fraction(int(c.p), int(c.q))
-        for combo in itertools.product(*[[(j, math.comb(e, j) * lo ** (e - j)) for j in range(e + 1)]
-                                         for e, lo in zip(exps, lows)]):
-            mono = tuple(j for j, _ in combo)
-            out[mono] = out.get(mono, 0) + c * math.prod(w for _, w in combo)
-    if all(c <= 0 for c in out.values()):
-        return True
-    if out.get((0,) * len(names), 0) >= 1 and all(c >= 0 for c in out.values()):
-        return False
-    return None
+    return any(v > 1 for v in least.values()) and _sign(x, tuple(sorted(least.items(), key=str))) is True
 
 
 def _at_least(v, w, cond, fixed, decider) -> bool:
@@ -472,7 +438,7 @@ def _at_least(v, w, cond, fixed, decider) -> bool:
     gap = sympy.expand((w - v).xreplace(fixed))
     if gap.is_Number:
         return bool(gap <= 0)
-    return _signed(gap) is True or _sign_in(gap, cond) or decider.never(sympy.And(cond, sympy.Lt(v, w, evaluate=False)))
+    return _sign(gap) is True or _sign_in(gap, cond) or decider.never(sympy.And(cond, sympy.Lt(v, w, evaluate=False)))
 
 
 def _likely(values: list, cond, fixed: dict) -> list:
