@@ -113,3 +113,19 @@ def test_each_divisibility_condition_is_shown_necessary():
     assert n_cex.n % n_cex.m != 0 and n_cex.d % n_cex.m == 0
     assert d_cex.d % d_cex.m != 0 and d_cex.n % d_cex.m == 0
     assert [c["condition"] for c in conditions(ALGO1)] == ["m | n"]
+
+
+@pytest.mark.parametrize("tier,jobs", [("parametric", 2), ("parametric", 1), ("bounded", 2)])
+def test_the_conditions_computed_beside_the_proofs_are_the_ones_computed_alone(tier, jobs):
+    """`verify_with_conditions` runs them as a task of the checks' pool (or after the bounded tier):
+    the same conditions and failures as `conditions` alone, and `verify` computes none."""
+    from ringproof.proofs.ring.conditions import conditions
+    from ringproof.proofs.ring.prover import verify_with_conditions
+
+    opts = Options(properties=("no-conflict",), tier=tier, jobs=jobs, max_n=4)
+    results, needed = verify_with_conditions(ALGO1_GENERAL, opts)
+    assert results and all(r.verdict is Verdict.PROVED for r in results)
+    alone = conditions(ALGO1_GENERAL)
+    assert [(c["condition"], c["counterexample"].to_json()) for c in needed] \
+        == [(c["condition"], c["counterexample"].to_json()) for c in alone] and len(alone) == 2
+    assert verify_with_conditions(ALGO1_GENERAL, opts, conditions=False)[1] is None

@@ -61,7 +61,7 @@ def main(argv, stdout, stderr) -> int:
         raise BadInput("several targets need --out DIR (one report of all of them)")
     schedules = [(name, resolve(name)) for name in names]
     outputs = _outputs(args)             # checked (and --out created) before any proof runs
-    from ringproof.proofs.ring.prover import verify   # heavy (z3, sympy): not for --help
+    from ringproof.proofs.ring.prover import verify_with_conditions   # heavy (z3, sympy): not for --help
     from ringproof.proofs.ring.session import Session
 
     sections = []
@@ -72,9 +72,9 @@ def main(argv, stdout, stderr) -> int:
             step = f"[{i}/{len(schedules)}] {name} ..."
             progress(step)
             t1 = time.perf_counter()
-            results = verify(schedule, replace(opts, smt2_dir=str(Path(args.smt2) / schedule.name))
-                             if args.smt2 else opts, session)
-            sections.append(collect.target(name, schedule, results, opts, (args.n, args.m), args.cycles,
+            results, needed = verify_with_conditions(
+                schedule, replace(opts, smt2_dir=str(Path(args.smt2) / schedule.name)) if args.smt2 else opts, session)
+            sections.append(collect.target(name, schedule, results, needed, opts, (args.n, args.m), args.cycles,
                                            printed_defects(name)))
             progress.line(f"{step} {sections[-1]['verdict']} ({time.perf_counter() - t1:.1f} s, "
                           f"{time.perf_counter() - t0:.0f} s in all)")

@@ -103,15 +103,14 @@ def main(argv, stdout, stderr) -> int:
     if look and not args.json:      # a derived schedule: where else to look, before any proof
         stdout.write("derived schedule; witnesses that rest on what changed:\n"
                      + "".join(f"  {line}\n" for line in look) + "\n")
-    from ringproof.proofs.ring.conditions import conditions   # heavy (z3, sympy): not for --help
-    from ringproof.proofs.ring.prover import verify
+    from ringproof.proofs.ring.prover import verify_with_conditions   # heavy (z3, sympy): not for --help
     from ringproof.proofs.ring.session import Session
 
     with Progress(stderr, not (args.json or args.quiet)) as progress:   # this process's one session
-        results = verify(schedule, replace(opts, size=size, progress=progress), Session(opts.budget))
+        results, needed = verify_with_conditions(schedule, replace(opts, size=size, progress=progress),
+                                                 Session(opts.budget))
     warn_disagreements(args.target, results, stderr)
     verdict = Verdict.combine(r.verdict for r in results)
-    needed = conditions(schedule)
     if args.json:
         write_json("prove", {"target": args.target, "schedule": schedule.name,
                                 "verdict": verdict.value, "look": look,

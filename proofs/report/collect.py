@@ -56,14 +56,12 @@ def picture_size(schedule, size: tuple[int, int]) -> tuple[int, int]:
     return size          # none nearby: build_trace says which condition fails
 
 
-def target(name: str, schedule, results, opts, size=(4, 2), per_phase: int = 6, defects=None) -> dict:
-    """The report's section for one target; `defects` = (variant, names) for a printed variant."""
-    from ringproof.proofs.ring.conditions import conditions
-
+def target(name: str, schedule, results, needed: list, opts, size=(4, 2), per_phase: int = 6, defects=None) -> dict:
+    """The report's section for one target: its results and size conditions
+    (`prover.verify_with_conditions`); `defects` = (variant, names) for a printed variant."""
     size = picture_size(schedule, size)
     trace = build_trace(schedule, *size)
     cycles = svg.default_cycles(trace, per_phase)
-    needed = conditions(schedule)
     out = {"target": name, "schedule": schedule.name, "doc": schedule.doc,
            "verdict": Verdict.combine(r.verdict for r in results).value, "command": command(name, opts),
            "expected": "refuted" if defects else "proved",

@@ -16,6 +16,7 @@ from ringproof.errors import BadInput, InternalError
 from ringproof.model.ring.machine import run
 from ringproof.model.ring.trace import build_trace
 from ringproof.proofs.ring.bounded import check_sizes, shapes, sweep
+from ringproof.proofs.ring.conditions import conditions as size_conditions
 from ringproof.proofs.ring.formulas import check_formulas
 from ringproof.proofs.ring.pool import run_all
 from ringproof.proofs.ring.properties import Check, check_trace, derive
@@ -44,6 +45,14 @@ if undecided():
 def verify(schedule: Schedule, opts: Options = Options(), session: Session | None = None) -> list[Result]:
     """Every property of `opts` for `schedule`, at its tier. `session` (its budget must be the
     options') holds what the solvers found, reused across calls; None: a fresh session of its own."""
+    return verify_with_conditions(schedule, opts, session, conditions=False)[0]
+
+
+def verify_with_conditions(schedule: Schedule, opts: Options = Options(), session: Session | None = None,
+                           conditions: bool = True) -> tuple[list[Result], list[dict] | None]:
+    """`verify`'s results and, if asked, the size conditions with a failure without each
+    (`conditions.conditions`), computed as one more task of the checks' pool, where its bounded
+    runs overlap the longer tasks instead of following them."""
     if session is None:
         session = Session(opts.budget)
     elif session.budget != opts.budget:
@@ -58,7 +67,7 @@ def verify(schedule: Schedule, opts: Options = Options(), session: Session | Non
         check_formulas(schedule)
     results: list[Result] = []
     solver_props = [p for p in opts.properties if p in SOLVER_PROPERTIES]
-    derived, enumerated = None, None
+    derived, enumerated, needed = None, None, None
     if solver_props and opts.tier == "bounded":
         opts.progress(f"{schedule.name}: enumerating " + (f"n={opts.size[0]}, m={opts.size[1]}" if opts.size
                       else f"{len(shapes(schedule, opts.max_n))} sizes with n ≤ {opts.max_n}"))
@@ -67,7 +76,8 @@ def verify(schedule: Schedule, opts: Options = Options(), session: Session | Non
     elif solver_props:
         checks = [c for c in derive(schedule) if c.property in solver_props]
         opts.progress(f"{schedule.name}: {len(checks)} checks at tier {opts.tier}")
-        solved, derived = _solve(schedule, checks, opts, session, with_counts="counts" in opts.properties)
+        solved, derived, needed = _solve(schedule, checks, opts, session, with_counts="counts" in opts.properties,
+                                         conditions=conditions)
         results += solved
     if "counts" in opts.properties:
         opts.progress(f"{schedule.name}: counting cycles and ops")
@@ -75,7 +85,9 @@ def verify(schedule: Schedule, opts: Options = Options(), session: Session | Non
     results = _cite_online_softmax(schedule, results, session)
     order = {p: i for i, p in enumerate(PROPERTIES)}
     phases = {p.name: i for i, p in enumerate(schedule.phases)}
-    return sorted(results, key=lambda r: (phases.get(r.phase, len(phases)), order[r.property]))
+    if conditions and needed is None:    # no pool above computed them
+        needed = size_conditions(schedule)
+    return sorted(results, key=lambda r: (phases.get(r.phase, len(phases)), order[r.property])), needed
 
 
 def _cite_online_softmax(schedule: Schedule, results: list[Result], session: Session) -> list[Result]:
@@ -111,10 +123,12 @@ def _discharged(check: Check, m_value, session: Session, smt2_dir: str | None):
     return replace(discharge(check, session, m_value, smt2_dir=smt2_dir), check=None)
 
 
-def _solve(schedule: Schedule, checks: list[Check], opts: Options, session: Session, with_counts: bool = False):
+def _solve(schedule: Schedule, checks: list[Check], opts: Options, session: Session, with_counts: bool = False,
+           conditions: bool = False):
     """Results of the checks, and the schedule's counts if asked (computed in the same pool, first,
     since they are the longest tasks): the counts, and beside them their load part (balance,
-    per ring step too) and the exact memory peak's derivation and hint checks, joined here."""
+    per ring step too) and the exact memory peak's derivation and hint checks, joined here; and
+    the size conditions if asked (the pool's last task), else None."""
     ms = [None] if opts.tier == "parametric" else list(range(1, opts.max_m + 1))
     keys = [(i, mv) for i in range(len(checks)) for mv in ms]
     tasks = [partial(_discharged, checks[i], mv, session, opts.smt2_dir) for i, mv in keys]
@@ -133,7 +147,10 @@ def _solve(schedule: Schedule, checks: list[Check], opts: Options, session: Sess
                      partial(held.measured, schedule),
                      partial(_step_task, schedule, opts, session),
                      *[partial(_discharged, c, None, session, None) for c in hints]]
+    if conditions:
+        tasks.append(partial(size_conditions, schedule))
     raw = run_all(tasks, opts.jobs)
+    needed = raw.pop() if conditions else None
     if with_counts:
         parts, (counted, balance), peaks, steps = raw[:4]
         held.join(schedule, session, parts, peaks, raw[4:4 + len(hints)])
@@ -147,7 +164,7 @@ def _solve(schedule: Schedule, checks: list[Check], opts: Options, session: Sess
     for i, c in enumerate(checks):
         groups.setdefault((c.property, c.phase), []).extend(outcomes[i])
     sweep = _sweep_unproved(schedule, groups, opts)
-    return [_result(schedule, prop, phase, outs, opts, sweep) for (prop, phase), outs in groups.items()], derived
+    return [_result(schedule, prop, phase, outs, opts, sweep) for (prop, phase), outs in groups.items()], derived, needed
 
 
 def _sweep_unproved(schedule, groups: dict, opts: Options) -> tuple:
