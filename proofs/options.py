@@ -27,6 +27,7 @@ class Options:
     size: tuple | None = None  # bounded tier: this one (n, m) only
     progress: Callable = silent  # told what runs now (the CLI's stderr line)
     idle_pes: bool = False     # also the cycles of the machine where idle PEs do not wait (ring steps)
+    exact_peak: bool = False   # also the exact memory peaks a schedule marks long to derive (stays["on_request"])
 
     def __post_init__(self):
         if self.tier not in TIERS:
@@ -36,7 +37,7 @@ class Options:
     def budget(self) -> Budget:
         """The solvers' budget these options set."""
         return Budget(int(self.timeout * 1000), self.seed, second_solver=self.cross_check,
-                      second_timeout_ms=int(self.cross_timeout * 1000))
+                      second_timeout_ms=int(self.cross_timeout * 1000), long_peaks=self.exact_peak)
 
 
 DEFAULTS = Options()

@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+from ringproof.schedules.causal_stays import causal_stays
 from ringproof.schedules.computation import computation
 from ringproof.schedules.dsl import (EAC, HOME, MAC, MAX, NORM, At, Copy, Either, Loop, Move, Phase, Problem, Schedule,
                                      Step,
@@ -522,7 +523,16 @@ def ring_forward(cp: ContextParallel, problem: Problem | None = None) -> Schedul
                         "online softmax folding each block",
                     notes={"claims": {"cycles": "2*n**2*(d + 1)/m + n*d/m", "MAC": f"({pairs})*d",
                                       "MAX": pairs, "EAC": f"({pairs})*(d + 1)", "NORM": "n*d"}},
-                    requires=cp.requires, derived=cp.derived, stays={} if cp.causal else STAYS)
+                    requires=cp.requires, derived=cp.derived, stays=_forward_stays(cp))
+
+
+def _forward_stays(cp: ContextParallel) -> dict:
+    """The forward's stay hints: the non-causal one's (STAYS); the contiguous causal one's, whose
+    peak is derived in about a minute, on request (`prove --exact-peak`); none for striped and
+    zigzag, whose peak is not derived (schedules/causal_stays.py)."""
+    if not cp.causal:
+        return STAYS
+    return {**causal_stays(cp.layout.name, FORMS), "on_request": True} if cp.layout is CONTIGUOUS else {}
 
 
 FORWARDS = {name: ring_forward(cp) for name, cp in SCHEDULES.items()}

@@ -532,7 +532,8 @@ class Schedule:
     the iteration sends is kept where it arrives, its last stay there; "guard": {phase: (P, ix) ->
     condition}: the step's guard as the occupancy's counts read it (checked equal at every
     iteration); "peak": (phase, (P) -> {index: value, "l": PE}): an iteration at which a PE holds
-    the most}.
+    the most; "on_request": True: the exact peak is long to derive, so only `prove --exact-peak`
+    derives it (`Options.exact_peak`)}.
     """
 
     name: str

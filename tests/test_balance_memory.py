@@ -271,7 +271,7 @@ def _joined_apart_is_exact(S, session):
     reason, whatever the peak, and a measured peak that differs at one size leaves it not derived."""
     from dataclasses import replace
     from ringproof.proofs.ring.smt import Outcome
-    parts, peaks, checks = held.apart(S, session), held.measured(S), held.hint_checks(S)
+    parts, peaks, checks = held.apart(S, session), held.measured(S, session), held.hint_checks(S, session)
     proved = [Outcome(c, Verdict.PROVED, 0.0) for c in checks]
     assert held.join(S, Session(), parts, peaks, proved) == held.exact(S, session)
     refuted = proved[:2] + [replace(proved[2], verdict=Verdict.REFUTED, n=2, m=2)] + proved[3:]
@@ -910,6 +910,42 @@ def test_the_contiguous_causal_forwards_peak_is_derived_from_its_guard_read_in_c
     _occupancy_is_the_ring_models(S, top["occupancy"], ((4, 2, 4), (3, 1, 3), (6, 3, 3), (8, 4, 4)))
     assert held._check_peak(S, top["form"]) == ""
     assert top["form"].subs({K: 5, M: 4, KD: 3}) == 3 * 5 * (2 * 12 + 1)      # n = 20, d = 12
+
+
+def test_a_peak_marked_on_request_is_derived_only_when_asked():
+    """ring-attention-causal registers its stay hints "on_request": without `Budget.long_peaks`
+    (`prove --exact-peak`) no hint is checked, nothing measured and the reason says how to ask; with
+    it, the same hints are checked as for a schedule that does not mark them so."""
+    from dataclasses import replace
+    from ringproof.proofs.ring.budgets import Budget
+    S = registry()["ring-attention-causal"]
+    assert S.stays["on_request"] is True and S.stays["peak"]
+    plain = Session()
+    assert held.hint_checks(S, plain) == [] and held.measured(S, plain) is None
+    assert held.exact(S, plain) == (None, held.ON_REQUEST)
+    assert "exact peak unknown (derived on request (prove --exact-peak)" in held.readable(held.summary(S, plain))
+    asked = Session(Budget(long_peaks=True))
+    unmarked = replace(S, stays={k: v for k, v in S.stays.items() if k != "on_request"})
+    assert [c.name for c in held.hint_checks(S, asked)] == [c.name for c in held.hint_checks(unmarked, plain)]
+    assert len(held.hint_checks(S, asked)) == 28
+    assert Options(exact_peak=True).budget.long_peaks and not Options().budget.long_peaks
+
+
+@pytest.mark.slow
+def test_prove_exact_peak_derives_and_proves_the_causal_forwards_peak():
+    """`prove ring-attention-causal --exact-peak`: the peak the registered hints give is proved for
+    every n (its 28 hint checks, ring-locality and data-flow proved in the same run), 3n(2d + 1)/m
+    for k, m ≥ 3, and its form is the ring model's at every n, d ≤ 12 (`held._check_peak` inside).
+    About a minute of CPU. Slow: the default run keeps the request's gate
+    (test_a_peak_marked_on_request_is_derived_only_when_asked)."""
+    import json
+    from helpers.cli import call
+    code, out, _ = call("ring-attention-causal", "--exact-peak", "--json", "--quiet")
+    assert code == 0
+    (counts,) = [r for r in json.loads(out)["results"] if r["property"] == "counts"]
+    memory = counts["details"]["memory"]
+    assert memory["reason"] == "" and memory["hint_checks"] == 28
+    assert memory["closed_form"].startswith("Piecewise((3*n*(2*d + 1)/m, (m >= 3) & (n/m >= 3))")
 
 
 def test_a_guard_reading_that_is_not_the_guard_is_refuted():

@@ -62,6 +62,9 @@ def add_solver_options(p: ArgumentParser) -> None:
     p.add_argument("--idle-pes", action="store_true",
                    help="also derive the cycles of the machine in which a PE with nothing to do in a ring step "
                         "does not hold the others back (each ring step lasts as its busiest PE's active ops)")
+    p.add_argument("--exact-peak", action="store_true",
+                   help="also derive the exact memory peak where the schedule marks it long to derive "
+                        "(ring-attention-causal: about a minute of CPU); other schedules derive theirs anyway")
 
 
 def solver_options(args) -> Options:
@@ -80,7 +83,8 @@ def solver_options(args) -> Options:
         output_dir(args.smt2, "--smt2")
     props = tuple(p for arg in (args.property or list(DEFAULTS.properties)) for p in arg.split(","))
     return Options(props, args.tier, args.max_n, args.max_m, args.timeout, args.seed, args.jobs,
-                   args.cross_check, args.cross_timeout, args.smt2, idle_pes=args.idle_pes)
+                   args.cross_check, args.cross_timeout, args.smt2, idle_pes=args.idle_pes,
+                   exact_peak=args.exact_peak)
 
 
 def main(argv, stdout, stderr) -> int:

@@ -26,7 +26,8 @@ GAP = 4_000_000               # one query of a gap statement (proofs/search/gaps
 class Budget:
     """What a solver may spend, and with which seed: `timeout_ms` is a wall-clock backstop per
     query, the rlimits (deterministic resource units, the constants above) decide when it gives
-    up; `second_solver` ('cvc5' or None) re-checks every unsat within `second_timeout_ms`."""
+    up; `second_solver` ('cvc5' or None) re-checks every unsat within `second_timeout_ms`;
+    `long_peaks`: the exact memory peaks marked long are derived too (`prove --exact-peak`)."""
 
     timeout_ms: int = 10_000
     seed: int = 0
@@ -36,3 +37,4 @@ class Budget:
     count_rlimit: int = COUNT_DECIDE
     second_solver: str | None = None
     second_timeout_ms: int = 60_000
+    long_peaks: bool = False      # also derive the exact peaks a schedule's hints mark long (stays["on_request"])

@@ -36,6 +36,8 @@ WHY = ("the exact peak is a maximum over cycles of the data a PE holds, and a da
 
 SHORT_WHY = "a datum's stay ends at its last use, a maximum over iterations: derived where Schedule.stays marks those uses, none marked here"
 BLOCKED = "marked, its occupancy would still not be counted: "     # `stays.blockers` follow
+ON_REQUEST = ("exact peak derived on request (prove --exact-peak): the schedule marks its stays' count long "
+              "(Schedule.stays['on_request'])")
 NOT_DERIVED = "exact peak not derived: "
 RESTS_ON = ("ring-locality", "data-flow")     # the sources and `prev` witnesses: uses that begin no stay
 MISMATCH = f"{NOT_DERIVED}the peak derived from the stays"
@@ -61,10 +63,16 @@ def exact(schedule, session=None):
 # `exact` in parts that may run in separate processes (the prover's pool): `apart`, `measured` and
 # each of `hint_checks` discharged, then `join`ed in the caller's session.
 
-def hint_checks(schedule) -> list:
+def asked(schedule, session) -> bool:
+    """Is the exact peak derived in this session: the schedule marks where its peak is, and not
+    on request only, or the session's budget asks for those too (`Budget.long_peaks`)?"""
+    return bool(schedule.stays.get("peak")) and (not schedule.stays.get("on_request") or session.budget.long_peaks)
+
+
+def hint_checks(schedule, session) -> list:
     """The checks of the stays' hints that `exact` may ask Z3 (none where it asks none)."""
     from ringproof.proofs.ring import stays
-    if not schedule.stays.get("peak"):
+    if not asked(schedule, session):
         return []
     try:
         return stays.checks(schedule)
@@ -80,12 +88,12 @@ def apart(schedule, session) -> tuple:
     return inputs_on(schedule, session), early is not None, early or _peak(schedule, session, compare=False)
 
 
-def measured(schedule) -> list | None:
-    """The ring model's peak at every size of `_check_peak` where the schedule marks where its peak
-    is (`exact` may compare a derived one with it), else None: independent of the derivation, a
-    task of its own beside `apart`."""
+def measured(schedule, session) -> list | None:
+    """The ring model's peak at every size of `_check_peak` where the peak is derived (`asked`;
+    `exact` may compare it with this), else None: independent of the derivation, a task of its
+    own beside `apart`."""
     from ringproof.proofs.ring.counting import check_sizes
-    return list(_measured_at(schedule, check_sizes(schedule.shape))) if schedule.stays.get("peak") else None
+    return list(_measured_at(schedule, check_sizes(schedule.shape))) if asked(schedule, session) else None
 
 
 def _measured_at(schedule, sizes):
@@ -108,13 +116,15 @@ def join(schedule, session, part: tuple, peaks: list | None, outcomes: list):
 
 
 def _early(schedule, session):
-    """`exact`'s answer where it asks no hint check: no hints, the inputs on PE l not counted, a
-    count the occupancy needs whatever the hints mark failing (`stays.probe`), the hints' checks
-    not derived; else None."""
+    """`exact`'s answer where it asks no hint check: no hints, hints on request not asked for, the
+    inputs on PE l not counted, a count the occupancy needs whatever the hints mark failing
+    (`stays.probe`), the hints' checks not derived; else None."""
     from ringproof.proofs.ring import stays
     if not schedule.stays.get("peak"):
         blocked = stays.blockers(schedule, session)
         return None, WHY + (f"; {BLOCKED}{'; '.join(blocked)}" if blocked else "")
+    if not asked(schedule, session):
+        return None, ON_REQUEST
     inputs, why = inputs_on(schedule, session)
     if inputs is None:
         return None, why
@@ -298,7 +308,7 @@ def readable(details: dict) -> str:
         return f"memory: peak {details['derived']} on the busiest PE derived for every n, not proved: it {why}; " \
                f"{low.rstrip('; ')}{fig}"
     why = details.get("reason", "")
-    if why.startswith(NOT_DERIVED):                # the stays marked, the peak not derived from them
+    if why.startswith(NOT_DERIVED) or why == ON_REQUEST:     # the stays marked, the peak not derived from them
         short = why[len("exact peak "):]
     else:
         short = SHORT_WHY + (f"; {BLOCKED}{why.split(BLOCKED, 1)[1]}" if BLOCKED in why else "")

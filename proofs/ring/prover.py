@@ -141,10 +141,10 @@ def _solve(schedule: Schedule, checks: list[Check], opts: Options, session: Sess
         import sympy.tensor.tensor    # noqa: F401
 
         from ringproof.proofs.ring import counting, held, readable    # noqa: F401
-        hints = held.hint_checks(schedule)
+        hints = held.hint_checks(schedule, session)
         tasks[:0] = [partial(held.apart, schedule, session),
                      partial(_count_and_balance, schedule, opts, session),
-                     partial(held.measured, schedule),
+                     partial(held.measured, schedule, session),
                      partial(_step_task, schedule, opts, session),
                      *[partial(_discharged, c, None, session, None) for c in hints]]
     if conditions:

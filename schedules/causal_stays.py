@@ -1,0 +1,109 @@
+"""Stay hints of the causal forwards of context parallelism (`Schedule.stays`, each checked by the
+prover; docs/proofs.md "Balance and memory"), for the contiguous, striped and zigzag layouts. The
+mask compares the key ((l − s) mod m)·k + b, or its striped or zigzag reading, with the row; the
+counter splits that, with the iteration kept, into more than its cases, so each guard is given as
+its reading in the cells of (l, s) where the mask is the diagonal (s = 1), every key of a lower
+rank's block (2 ≤ s ≤ l) or of a higher one's (s > l) (stays["guard"], checked equal to the guard
+at every iteration), and the marks are written in the same cells, free of the owner's mod m. With
+them, ring-attention-causal's exact peak is derived (about a minute of CPU, so on request:
+`prove ring-attention-causal --exact-peak`); striped's and zigzag's occupancy is counted but their
+peak is not derived (tests/test_balance_memory.py), so their registered targets carry none."""
+
+from ringproof.schedules.expr import and_, div, eq, ge, gt, ite, le, lt, or_
+
+# The mask key ≤ row in the cells of (l, s): own block (s = 1), a lower rank's (1 < s ≤ l), a
+# higher rank's (s > l). h = k/2 (zigzag's chunk).
+MASKS = {
+    "contiguous": lambda P, h, ix: or_(and_(eq(ix.s, 1), le(ix.b, ix.i)), and_(gt(ix.s, 1), le(ix.s, ix.l))),
+    "striped": lambda P, h, ix: or_(lt(ix.b, ix.i), and_(eq(ix.b, ix.i), le(ix.s, ix.l))),
+    "zigzag": lambda P, h, ix: or_(and_(eq(ix.s, 1), le(ix.b, ix.i)),
+                                   and_(gt(ix.s, 1), le(ix.s, ix.l), le(ix.b, h)),
+                                   and_(gt(ix.s, ix.l), gt(ix.i, h))),
+}
+
+# Where no row of PE l takes key slot b of the block it holds (the key after its last row): the
+# block's last use there is the copy passed on at the first row, else its last row. Zigzag's as the
+# row of cases of single comparisons (its untaken keys, b > h for 1 < s ≤ l, in a conjunction
+# split the block's ends past the counter's cases).
+BLOCK_END = {
+    "contiguous": lambda P, h, ix: or_(eq(ix.i, P.k), and_(eq(ix.i, 1), gt(ix.s, ix.l))),
+    "striped": lambda P, h, ix: or_(eq(ix.i, P.k), and_(eq(ix.i, 1), eq(ix.b, P.k), gt(ix.s, ix.l))),
+    "zigzag": lambda P, h, ix: eq(ix.i, ite(gt(ix.s, 1), ite(le(ix.s, ix.l), ite(gt(ix.b, h), 1, P.k), P.k), P.k)),
+}
+
+# The query's last key: the last ring step with one and its last key slot there.
+LAST_KEY = {
+    "contiguous": lambda P, h, ix: and_(eq(ix.s, ix.l), or_(and_(eq(ix.l, 1), eq(ix.b, ix.i)),
+                                                            and_(gt(ix.l, 1), eq(ix.b, P.k)))),
+    "striped": lambda P, h, ix: or_(and_(eq(ix.i, 1), eq(ix.s, ix.l), eq(ix.b, 1)),
+                                    and_(gt(ix.i, 1), eq(ix.s, P.m),
+                                         or_(and_(lt(ix.l, P.m), eq(ix.b, ix.i - 1)),
+                                             and_(eq(ix.l, P.m), eq(ix.b, ix.i))))),
+    # the key slot chosen by cases of single comparisons (`ite`), which the counter splits apart
+    # cheaply, where a disjunction of conjunctions would be written disjoint by their negations
+    "zigzag": lambda P, h, ix: or_(and_(le(ix.i, h), eq(ix.s, ix.l), eq(ix.b, ite(eq(ix.l, 1), ix.i, h))),
+                                   and_(gt(ix.i, h), eq(ix.s, P.m),
+                                        eq(ix.b, ite(lt(ix.l, P.m), P.k, ite(eq(P.m, 1), ix.i, h))))),
+}
+
+# Where each form of the forward's ring step is chosen (u = 1: keys; c = d + 1: the max and l).
+BRANCHES = {
+    "scores": lambda P, ix: and_(le(ix.u, 1), lt(ix.c, P.d + 1)),
+    "o": lambda P, ix: and_(gt(ix.u, 1), lt(ix.c, P.d + 1)),
+    "max": lambda P, ix: and_(le(ix.u, 1), ge(ix.c, P.d + 1)),
+    "l": lambda P, ix: and_(gt(ix.u, 1), ge(ix.c, P.d + 1)),
+}
+
+
+def _h(P):
+    return div(P.k, 2)
+
+
+def causal_stays(lay: str, forms: dict) -> dict:
+    """The hints of the causal forward of layout `lay` whose ring step's forms are named `forms`
+    (`context_parallel.FORMS`): a K or V block's last use on a PE is its last row, or,
+    where no row of the PE takes it (its keys all after the rows), the copy passed on at the first
+    row; q's and the running max's at the query's last key; the copies sent at the last step
+    arrive home unused (but for m = 1, k ≥ 2); each form's guard read in the cells of (l, s)."""
+    mask, block_end, last_key = MASKS[lay], BLOCK_END[lay], LAST_KEY[lay]
+
+    def block(P, ix):
+        return or_(block_end(P, _h(P), ix), and_(eq(P.m, 1), eq(ix.i, 1)))
+
+    def query(P, ix):
+        return last_key(P, _h(P), ix)
+
+    def received(P, ix):
+        return and_(eq(ix.s, P.m), or_(gt(P.m, 1), eq(P.k, 1)))
+
+    def guard(form):
+        return lambda P, ix: and_(BRANCHES[form](P, ix), mask(P, _h(P), ix))
+
+    return {"last": {(forms["scores"], "q"): query, (forms["scores"], "k"): block,
+                     (forms["o"], "v"): block, (forms["l"], "w1"): lambda P, ix: True,
+                     (forms["l"], "mx"): query, ("out", "o"): lambda P, ix: True,
+                     ("out", "l"): lambda P, ix: eq(ix.c, P.d), ("out", "y"): lambda P, ix: True},
+            "alone": {(forms["scores"], "k"): received, (forms["o"], "v"): received},
+            "guard": {forms[form]: guard(form) for form in BRANCHES},
+            "peak": [(forms[form], at) for form, at in PEAKS + EXTRA_PEAKS.get(lay, [])]}
+
+
+# Where a PE may hold the most (the largest is derived and proved): at cycle 0; in step 1 on PE m
+# (a PE l ≥ 2 keeps its queries through step 1) with the next blocks arrived, its own not yet
+# freed (the row before the last; k = 1: the first; or the last row's first score); in step 2 on PE 3 (m ≥ 3: the blocks it
+# receives there are used), every row's sums begun (the second row's scores, or the first row's
+# last term).
+PEAKS = [("scores", lambda P: {"s": 1, "i": 1, "u": 1, "b": 1, "c": 1, "l": 1}),
+         ("l", lambda P: {"s": 1, "i": P.k - 1, "u": 2, "b": 1, "c": P.d + 1, "l": P.m, "when": ge(P.k, 2)}),
+         ("l", lambda P: {"s": 1, "i": 1, "u": 2, "b": 1, "c": P.d + 1, "l": P.m}),
+         ("scores", lambda P: {"s": 1, "i": P.k, "u": 1, "b": 1, "c": 1, "l": P.m}),
+         ("scores", lambda P: {"s": 2, "i": 2, "u": 1, "b": P.k, "c": 1, "l": 3,
+                               "when": and_(ge(P.m, 3), ge(P.k, 2))}),
+         ("l", lambda P: {"s": 2, "i": 1, "u": 2, "b": P.k, "c": P.d + 1, "l": 3, "when": ge(P.m, 3)})]
+
+# Striped: a row takes the keys of the slots before it (and its own where s ≤ l), so in step 2 the
+# scores held peak at the row before the last, its own key (k = 2: the last row's first key).
+EXTRA_PEAKS = {"striped": [
+    ("scores", lambda P: {"s": 2, "i": P.k - 1, "u": 1, "b": P.k - 1, "c": 1, "l": 3,
+                          "when": and_(ge(P.m, 3), ge(P.k, 2))}),
+    ("scores", lambda P: {"s": 2, "i": P.k, "u": 1, "b": 1, "c": 1, "l": 3, "when": ge(P.m, 3)})]}
