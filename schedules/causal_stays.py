@@ -101,9 +101,13 @@ PEAKS = [("scores", lambda P: {"s": 1, "i": 1, "u": 1, "b": 1, "c": 1, "l": 1}),
                                "when": and_(ge(P.m, 3), ge(P.k, 2))}),
          ("l", lambda P: {"s": 2, "i": 1, "u": 2, "b": P.k, "c": P.d + 1, "l": 3, "when": ge(P.m, 3)})]
 
+# Zigzag: for k = 2, m ≥ 3 PE 1 holds the most in step 2 at the last row's first score (a higher
+# rank's block in, its own queries' sums begun). With it the largest candidate is the ring model's
+# peak at every size tried, but its bound is not shown (docs/proofs.md, "Balance and memory").
 # Striped: a row takes the keys of the slots before it (and its own where s ≤ l), so in step 2 the
 # scores held peak at the row before the last, its own key (k = 2: the last row's first key).
 EXTRA_PEAKS = {"striped": [
     ("scores", lambda P: {"s": 2, "i": P.k - 1, "u": 1, "b": P.k - 1, "c": 1, "l": 3,
                           "when": and_(ge(P.m, 3), ge(P.k, 2))}),
-    ("scores", lambda P: {"s": 2, "i": P.k, "u": 1, "b": 1, "c": 1, "l": 3, "when": ge(P.m, 3)})]}
+    ("scores", lambda P: {"s": 2, "i": P.k, "u": 1, "b": 1, "c": 1, "l": 3, "when": ge(P.m, 3)})],
+    "zigzag": [("scores", lambda P: {"s": 2, "i": P.k, "u": 1, "b": 1, "c": 1, "l": 1, "when": ge(P.m, 3)})]}

@@ -869,15 +869,26 @@ def test_the_causal_forwards_stay_hints_are_proved_and_are_the_ring_models_last_
 def test_zigzags_occupancy_is_counted_from_its_hints_and_is_the_ring_models():
     """Zigzag's guard and marks read in the cells of (l, s) compare the slots with its chunk h = k/2
     (counted with k written 2·k′, as the per-step balance does): the occupancy is counted (about
-    5 minutes of CPU), its stays shown to end as often as they begin (cell by cell of l, the cell
+    2 minutes of CPU), its stays shown to end as often as they begin (cell by cell of l, the cell
     l = m put in), and it is the ring model's at every iteration at n = d = 4, m = 2. Its peak is not
-    derived (no candidate iterations are given). Slow: the default run keeps the comparison's cell
+    derived (the bound over its candidates is not shown, docs/proofs.md). Slow: the default run keeps the comparison's cell
     that leaves one PE (test_a_difference_of_stays_left_at_one_pe_is_put_in_there)."""
     from ringproof.proofs.ring import stays
     S, session = _causal_with_hints("zigzag"), Session()
     inputs, _ = held.inputs_on(S, session)
     forms, _ = stays.occupancy(S, session, inputs)
     _occupancy_is_the_ring_models(S, forms, ((4, 2, 4),))     # the forms' evaluation, not the count, grows with the size
+
+
+def test_zigzags_measured_peak_is_the_form_its_bound_is_asked_about():
+    """docs/proofs.md: zigzag's peak (not derived: its bound is not shown) is 6kd + 3k − d − 3 on the
+    ring model for m ≥ 2 but k = 2, m ≥ 3 (there PE 1 in step 2 holds one more), and 3kd + 2k − 1
+    for m = 1, at every size n, d ≤ 12 (docs: n, d ≤ 24)."""
+    S = registry()["zigzag"]
+    for n, m, d in S.shape.sizes(12):
+        k, got = n // m, max(peak_per_pe(build_trace(S, n, m, d)))
+        want = 3 * k * d + 2 * k - 1 if m == 1 else 6 * k * d + 3 * k - d - 3 + (k == 2 and m >= 3)
+        assert got == want, (n, m, d)
 
 
 def test_a_difference_of_stays_left_at_one_pe_is_put_in_there():
