@@ -469,6 +469,27 @@ def test_a_joined_cell_of_the_bound_is_split_where_a_comparison_of_the_sizes_cha
     assert peak_bound._split_on_sizes(sympy.true, sympy.Eq(K, 2), pieces) == [sympy.true]
 
 
+def test_a_part_that_leaves_a_size_few_values_is_bounded_value_by_value():
+    """`peak_bound._few`: k ≥ 2 ∧ k ≤ 2 (a part `_split_on_sizes` cuts) is k = 2 put in; k < 3 beside
+    m ≥ 2 is k = 1 and k = 2; more than FEW values, or none bounded, leave the part whole. At every
+    point of a grid the part holds exactly where one case does, and there the case's values are the
+    point's."""
+    import itertools
+    from ringproof.proofs.ring import peak_bound
+    from ringproof.proofs.ring.nests import KD
+    for part in (sympy.And(K >= 2, K <= 2, M >= 2), sympy.And(K < 3, M >= 2), sympy.And(M <= 3, K <= 2, KD >= 2),
+                 sympy.And(K <= peak_bound.FEW + 1, M >= 2), M >= 2):
+        cases = peak_bound._few(part)
+        for k, m, kd in itertools.product(range(1, 9), repeat=3):
+            at = {K: k, M: m, KD: kd}
+            hold = [put for c, put in cases if c.xreplace(at) is sympy.true]
+            assert len(hold) == (part.xreplace(at) is sympy.true), (part, at)
+            assert all(at[x] == v for put in hold for x, v in put.items())
+    assert [put for _, put in peak_bound._few(sympy.And(K < 3, M >= 2))] == [{K: 1}, {K: 2}]
+    assert len(peak_bound._few(sympy.And(M <= 3, K <= 2, KD >= 2))) == 6
+    assert peak_bound._few(sympy.And(K <= peak_bound.FEW + 1, M >= 2)) == [(sympy.And(K <= peak_bound.FEW + 1, M >= 2), {})]
+
+
 def test_the_largest_candidate_is_asked_of_z3_only_among_those_largest_at_a_point_of_the_regime():
     """`peak_bound._likely` keeps the candidates largest at the regime's least point (k = 2, m = 3: 7, 6
     and 3; k = 3, m = 3: a tie, both kept), all of them where no point is read off the regime."""
@@ -924,13 +945,14 @@ def test_the_contiguous_causal_forwards_peak_is_derived_from_its_guard_read_in_c
 
 
 def test_a_peak_marked_on_request_is_derived_only_when_asked():
-    """ring-attention-causal registers its stay hints "on_request": without `Budget.long_peaks`
+    """ring-attention-causal and zigzag register their stay hints "on_request": without `Budget.long_peaks`
     (`prove --exact-peak`) no hint is checked, nothing measured and the reason says how to ask; with
     it, the same hints are checked as for a schedule that does not mark them so."""
     from dataclasses import replace
     from ringproof.proofs.ring.budgets import Budget
+    assert all(registry()[name].stays.get("on_request") is True for name in ("ring-attention-causal", "zigzag"))
+    assert not registry()["striped"].stays and not registry()["ring-attention"].stays.get("on_request")
     S = registry()["ring-attention-causal"]
-    assert S.stays["on_request"] is True and S.stays["peak"]
     plain = Session()
     assert held.hint_checks(S, plain) == [] and held.measured(S, plain) is None
     assert held.exact(S, plain) == (None, held.ON_REQUEST)
@@ -940,23 +962,28 @@ def test_a_peak_marked_on_request_is_derived_only_when_asked():
     assert [c.name for c in held.hint_checks(S, asked)] == [c.name for c in held.hint_checks(unmarked, plain)]
     assert len(held.hint_checks(S, asked)) == 28
     assert Options(exact_peak=True).budget.long_peaks and not Options().budget.long_peaks
+    assert Budget().peak_cases == 1_000 and Budget(long_peaks=True).peak_cases == 20_000
 
 
 @pytest.mark.slow
-def test_prove_exact_peak_derives_and_proves_the_causal_forwards_peak():
-    """`prove ring-attention-causal --exact-peak`: the peak the registered hints give is proved for
-    every n (its 28 hint checks, ring-locality and data-flow proved in the same run), 3n(2d + 1)/m
-    for k, m ≥ 3, and its form is the ring model's at every n, d ≤ 12 (`held._check_peak` inside).
-    About a minute of CPU. Slow: the default run keeps the request's gate
-    (test_a_peak_marked_on_request_is_derived_only_when_asked)."""
+@pytest.mark.parametrize("name,form", [
+    ("ring-attention-causal", "Piecewise((3*n*(2*d + 1)/m, (m >= 3) & (n/m >= 3))"),
+    ("zigzag", "Piecewise((-(d*m - 6*d*n + 3*m - 3*n)/m, ")])
+def test_prove_exact_peak_derives_and_proves_the_causal_forwards_peak(name, form):
+    """`prove NAME --exact-peak`: the peak the registered hints give is proved for every n (its 28
+    hint checks, ring-locality and data-flow proved in the same run): 3n(2d + 1)/m for k, m ≥ 3;
+    zigzag's 6kd + 3k − d − 3 for m ≥ 2 but k = 2, m ≥ 3 (k = n/m); each form the ring model's at
+    every n, d ≤ 12 (`held._check_peak` inside). About one and five minutes of CPU. Slow: the
+    default run keeps the request's gate (test_a_peak_marked_on_request_is_derived_only_when_asked)
+    and the bound's value-by-value sizes (test_a_part_that_leaves_a_size_few_values_is_bounded_value_by_value)."""
     import json
     from helpers.cli import call
-    code, out, _ = call("ring-attention-causal", "--exact-peak", "--json", "--quiet")
+    code, out, _ = call(name, "--exact-peak", "--json", "--quiet")
     assert code == 0
     (counts,) = [r for r in json.loads(out)["results"] if r["property"] == "counts"]
     memory = counts["details"]["memory"]
     assert memory["reason"] == "" and memory["hint_checks"] == 28
-    assert memory["closed_form"].startswith("Piecewise((3*n*(2*d + 1)/m, (m >= 3) & (n/m >= 3))")
+    assert memory["closed_form"].startswith(form)
 
 
 def test_a_guard_reading_that_is_not_the_guard_is_refuted():

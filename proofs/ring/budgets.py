@@ -18,6 +18,8 @@ QUERY = 40_000_000            # one parametric check (smt.discharge)
 INDUCTION_TRY = 2_500_000     # one seed's try at a counting identity (induction._holds)
 COUNT_DECIDE = 300_000        # one decision of the counter (nests.Decider): a bound dominates, a case is empty
 PEAK_BOUND = 4_000_000        # one case of the memory peak's bound (peak_bound.at_most): no PE holds more there
+PEAK_CASES = 1_000            # cases the peak's bound may visit in one cell of a regime before it gives up
+LONG_PEAK_CASES = 20_000      # the same where the peak was asked for (`long_peaks`): zigzag's needs more than 1,000
 BOUND_LEMMA = 20_000_000      # one lemma of the bit-level lower bound (proofs/search/lower_bounds.py, bound.py)
 GAP = 4_000_000               # one query of a gap statement (proofs/search/gaps.py; at most 0.28 M measured)
 
@@ -38,3 +40,8 @@ class Budget:
     second_solver: str | None = None
     second_timeout_ms: int = 60_000
     long_peaks: bool = False      # also derive the exact peaks a schedule's hints mark long (stays["on_request"])
+
+    @property
+    def peak_cases(self) -> int:
+        """Cases the memory peak's bound may visit in one cell (`peak_bound.Cases`)."""
+        return LONG_PEAK_CASES if self.long_peaks else PEAK_CASES

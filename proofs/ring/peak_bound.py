@@ -18,7 +18,7 @@ from ringproof.proofs.ring.nests import _sign
 
 SPREAD = (0, 1, 2, 4, 8, 16)     # past the least value of each size, where `Remembered` looks for a model
 TOPS = 16         # the values at the ends of the ranges `Cases._tops` may ask about in one case
-CASES = 1000      # cases `at_most` may visit in one cell of a regime before it gives up
+FEW = 4           # values of a size that `at_most` takes one by one where a cell's part leaves no more
 
 
 class Remembered:
@@ -27,6 +27,10 @@ class Remembered:
 
     def __init__(self, decider):
         self.decider, self.known = decider, {}
+
+    @property
+    def budget(self):
+        return self.decider.budget
 
     def never(self, cond, ctx=(), rlimit: int | None = None) -> bool:
         key = (cond, tuple(ctx), rlimit)
@@ -74,9 +78,38 @@ def at_most(e, regime, ranges, decider, values=(0,)) -> bool:
         here = [(f, c) for c, f in here.items() if f != 0]
         most = [sympy.sympify(v).xreplace(fixed) for v in values]
         for part in _split_on_sizes(cell.xreplace(fixed), cell, here):
-            if not Cases(decider, part, most).hold(here, rng):
-                return False
+            for cond, put in _few(part):
+                if not Cases(decider, cond, [v.xreplace(put) for v in most]).hold(
+                        [(f.xreplace(put), c.xreplace(put)) for f, c in here],
+                        [(v, lo.xreplace(put), hi.xreplace(put)) for v, lo, hi in rng]):
+                    return False
     return True
+
+
+def _few(part) -> list:
+    """[(condition, {size: value})]: `part` as it is, or, where its comparisons of a size alone
+    leave that size FEW values or fewer (k ≤ 2 beside k ≥ 1), one case per value, the value put
+    in and its equation kept in the condition. The cases cover the part; a fixed size turns the
+    pieces' products of sizes into numbers that Z3 compares without nonlinear arithmetic."""
+    from ringproof.proofs.ring.nests import SYMPY_PARAMETERS
+    box = {x: [1, None] for x in SYMPY_PARAMETERS}
+    for a in sympy.And.make_args(part):
+        if not (isinstance(a, sympy.core.relational.Relational) and a.lhs in box and a.rhs.is_Integer):
+            continue
+        v = int(a.rhs)
+        lo, hi = box[a.lhs]
+        if isinstance(a, (sympy.Eq, sympy.GreaterThan, sympy.StrictGreaterThan)):
+            lo = max(lo, v + isinstance(a, sympy.StrictGreaterThan))
+        if isinstance(a, (sympy.Eq, sympy.LessThan, sympy.StrictLessThan)):
+            w = v - isinstance(a, sympy.StrictLessThan)
+            hi = w if hi is None else min(hi, w)
+        box[a.lhs] = [lo, hi]
+    out = [(part, {})]
+    for x, (lo, hi) in box.items():
+        if hi is not None and hi - lo + 1 <= FEW and any(c.has(x) for c, _ in out):
+            out = [(sympy.And(c.xreplace({x: v}), sympy.Eq(x, v)), {**put, x: sympy.Integer(v)})
+                   for c, put in out for v in range(lo, hi + 1)]
+    return out
 
 
 def _split_on_sizes(cond, cell, pieces) -> list:
@@ -184,7 +217,7 @@ class Cases:
     def hold(self, pieces, ranges) -> bool:
         from ringproof.proofs.ring.budgets import PEAK_BOUND
         self.visited += 1
-        if self.visited > CASES:
+        if self.visited > self.decider.budget.peak_cases:
             return False
         if any(self._nonpos(hi - lo + 1) for _, lo, hi in ranges):
             return True                              # no point at all
