@@ -11,6 +11,7 @@ them is answered "not shown" without Z3 (`Remembered`). Used by `stays.peak`."""
 from __future__ import annotations
 
 import itertools
+from functools import lru_cache
 
 import sympy
 
@@ -61,22 +62,36 @@ def at_most(e, regime, ranges, decider, values=(0,)) -> bool:
     """Is e ≤ 0 (e ≤ the largest of `values`, forms of the sizes) wherever `regime` holds, at every
     point of `ranges`? Cell by cell of the regime (its disjuncts, each fixing some sizes, put into e),
     e read as a sum of pieces f·[condition] (`_pieces`) and split into cases (`Cases`). The pieces are read once and the cell's sizes put into each (into
-    the whole of e, they would rebuild every Piecewise in it, which costs more than the cases)."""
-    pieces = _pieces(e)
+    the whole of e, they would rebuild every Piecewise in it, which costs more than the cases), kept
+    for the next call (`_fixed_pieces`: `stays.peak` asks of one form with each group's values)."""
     for cell in _joined(sympy.Or.make_args(regime)):
         fixed = {a.lhs: a.rhs for a in sympy.And.make_args(cell)
                  if isinstance(a, sympy.Eq) and a.lhs.is_Symbol and a.rhs.is_Integer}
         rng = [(v, sympy.sympify(lo).xreplace(fixed), sympy.sympify(hi).xreplace(fixed)) for v, lo, hi in ranges]
-        here: dict = {}
-        for f, c in pieces:
-            for g, b in _pieces(f.xreplace(fixed), c.xreplace(fixed)):
-                here[b] = here.get(b, 0) + g
-        here = [(f, c) for c, f in here.items() if f != 0]
+        here = list(_fixed_pieces(sympy.sympify(e), tuple(sorted(fixed.items(), key=str))))
         most = [sympy.sympify(v).xreplace(fixed) for v in values]
         for part in _split_on_sizes(cell.xreplace(fixed), cell, here):
             if not Cases(decider, part, most).hold(here, rng):
                 return False
     return True
+
+
+@lru_cache(maxsize=64)
+def _fixed_pieces(e, fixed: tuple) -> tuple:
+    """The pieces of e (`_pieces`) with the sizes `fixed` ((size, value), ...) put into each, those of
+    one condition added up: a pure function, kept (`stays.peak` bounds each slot's one form in the
+    cells of every group, some cells fixing the same sizes)."""
+    here: dict = {}
+    for f, c in _pieces_of(e):
+        for g, b in _pieces(f.xreplace(dict(fixed)), c.xreplace(dict(fixed))):
+            here[b] = here.get(b, 0) + g
+    return tuple((f, c) for c, f in here.items() if f != 0)
+
+
+@lru_cache(maxsize=16)
+def _pieces_of(e) -> tuple:
+    """`_pieces(e)`, kept: a pure function, asked of each slot's form once per group."""
+    return tuple(_pieces(e))
 
 
 def _split_on_sizes(cond, cell, pieces) -> list:

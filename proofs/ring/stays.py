@@ -751,7 +751,7 @@ def peak(schedule, session, inputs) -> dict:
             continue
         for value, regime in peak_bound.parts(most, sympy.Or(*conds), decider):
             for t, (loops, f) in slots:
-                if not peak_bound.at_most(f - value, regime, [(L, sympy.Integer(1), M)] + loops, decider):
+                if not peak_bound.at_most(f, regime, [(L, sympy.Integer(1), M)] + loops, decider, (value,)):
                     raise NotDerived(f"Z3 does not show that no PE holds more than {value} where {regime}, in the "
                                      f"cycles of slot {t}")
     return {"form": top.xreplace(c.back), "at": where, "occupancy": _scaled(forms, c.back)}
