@@ -1022,7 +1022,7 @@ def test_the_backward_rings_hints_are_proved_and_give_the_ring_models_occupancy_
 
 @pytest.mark.slow
 def test_the_backward_rings_peak_is_the_most_of_three_candidates_as_the_ring_model_measures():
-    """With tests/helpers/backward_stays.py's six candidates the peak is derived (about 10 s of CPU,
+    """With tests/helpers/backward_stays.py's six candidates the peak is derived (about 9 s of CPU,
     so the registered target carries none): for k ≥ 5, m ≥ 3 the Max of step 1's second row, its row
     k − 1 (more where d > 2k) and step 2's first row (more where d > 6k − 2), equal to the ring model's
     at every n, d ≤ 12 and where the boundary shows (n = 20, m = 4, d = 16, 20, 32; n = 16, d = 32),
