@@ -449,6 +449,65 @@ def test_a_query_of_the_sizes_with_a_model_near_its_least_sizes_is_not_asked_of_
     assert decider.never(sympy.And(K >= 5, M >= 3, K * M < 0)) and len(asked) == 1
 
 
+def test_settled_reads_a_regimes_cases_and_joins_its_values_as_sympy_does():
+    """`peak_bound.settled`'s shortcuts give what sympy gives: `_read` (each Piecewise read by the
+    comparisons' values) is piecewise_fold of the xreplace at assignments of random nested cases;
+    `_apart` (a point where two Max forms differ) never holds of forms sympy finds equal once the
+    regime's sizes are put in, `_alike` (the same arguments) only of such forms."""
+    import random
+    from ringproof.proofs.ring import peak_bound
+    from ringproof.proofs.ring.nests import KD
+    rng = random.Random(11)
+    atoms = [K >= 2, M <= 1, sympy.Eq(K, 1), KD * M >= 2, M > 1, K <= 2]
+    poly = lambda: sum(rng.randint(-3, 3) * K**rng.randint(0, 2) * M**rng.randint(0, 1) * KD**rng.randint(0, 1)  # noqa: E731
+                       for _ in range(rng.randint(1, 3)))
+    cond = lambda: rng.choice([rng.choice(atoms), sympy.And(*rng.sample(atoms, 2)), sympy.Or(*rng.sample(atoms, 2))])  # noqa: E731
+    for _ in range(12):
+        inner = sympy.Piecewise((poly(), cond()), (poly(), True))
+        e = poly() + rng.randint(1, 3) * sympy.Piecewise((poly() + inner, cond()), (0, True)) + \
+            sympy.Piecewise((poly(), cond()), (poly(), cond()), (0, True))
+        for values in rng.sample(list(itertools.product((sympy.true, sympy.false), repeat=len(atoms))), 12):
+            truth = dict(zip(atoms, values))
+            want = sympy.expand(sympy.piecewise_fold(e.xreplace(truth)))
+            assert sympy.expand(peak_bound._read(e, truth)) == want, (e, truth)
+        assert peak_bound._read(e, {}) is None
+    forms = [sympy.Max(*[poly() + 20 * K * M * KD for _ in range(rng.randint(2, 3))]) for _ in range(5)]
+    forms += [sympy.Max(f.args[0], f.args[1] - 1) for f in forms[:2]] + [f.args[0] for f in forms[:2]]
+    for fixed in ({}, {K: sympy.Integer(3)}, {M: sympy.Integer(1), KD: sympy.Integer(2)}):
+        at = {f: f.xreplace(fixed) for f in forms}
+        for v, w in itertools.product(forms, repeat=2):
+            same = sympy.expand(at[v] - at[w]) == 0
+            assert not (same and peak_bound._apart(v, w, fixed)), (v, w, fixed)
+            assert not peak_bound._alike(v, w, fixed) or same, (v, w, fixed)
+    joined = next(f for f in forms if isinstance(f, sympy.Max))
+    assert peak_bound._alike(joined, sympy.Max(*reversed(joined.args)), {})
+    assert peak_bound._apart(joined, joined.args[0] - 1, {})
+
+
+def test_a_comparison_of_the_sizes_is_decided_in_a_regime_from_its_least_sizes_as_z3_decides_it():
+    """`peak_bound._signed_in`: where it decides a comparison of the sizes in a regime (k = v or
+    k ≥ v for each size, as `settled` writes them), Z3 decides it alike, and every point of the
+    regime on a grid agrees; it decides many of them."""
+    from ringproof.proofs.ring import peak_bound, witness
+    from ringproof.proofs.ring.nests import KD, Decider
+    from ringproof.schedules.shape import ANY_D
+    decider, decided = Decider(ANY_D), 0
+    grid = list(itertools.product(range(1, 9), repeat=3))
+    atoms = [K >= 2, M <= 1, KD * M >= 2, M > 1, K <= 2, K * M - 2 * KD > 0, KD * M < K + 1, K >= 4]
+    regimes = [sympy.And(K >= 3, M >= 2), sympy.And(sympy.Eq(K, 1), M >= 3), sympy.And(M >= 2, KD >= 3, K >= 5),
+               sympy.And(sympy.Eq(M, 1), K >= 2, KD >= 1), sympy.And(K >= 1, M >= 1)]
+    for a, regime in itertools.product(atoms, regimes):
+        got = peak_bound._signed_in(a, regime)
+        if got is None:
+            continue
+        decided += 1
+        assert decider.never(sympy.And(regime, sympy.Not(a) if got is sympy.true else a)), (a, regime)
+        at, inside = witness.compiled(a, (K, M, KD)), witness.compiled(regime, (K, M, KD))
+        assert all(at(*p) is (got is sympy.true) for p in grid if inside(*p)), (a, regime)
+    assert decided >= 12, decided
+    assert peak_bound._signed_in(sympy.Eq(K, 3), K >= 1) is None
+
+
 def test_a_cell_that_names_a_size_twice_is_read_as_both():
     """`peak_bound._joined`: m = 2 and m ≥ 2 is m = 2 (it was read as m ≥ 2, a wider cell), one that
     no size satisfies is left out, and cells that differ in adjacent values of one size are joined."""
@@ -588,6 +647,9 @@ def test_the_memory_table_of_context_parallel_md_is_what_prove_prints():
     for name, inputs, exact, peaks in rows:
         got = held.summary(reg[name], Session())
         assert got["at"]["per_pe"] == [int(x) for x in peaks.split("/")], name
+        if exact.startswith("on request"):      # its form: test_prove_exact_peak_derives_... (slow)
+            assert got["reason"] == held.ON_REQUEST, name
+            continue
         assert exact.startswith("—") == (got["closed_form"] is None), name     # no proved peak claimed
         if got["closed_form"] is not None:     # "form where n/m ≥ a and m ≥ b (c cases in all)"
             form, least_k, least_m, cases = re.fullmatch(r"(.+) where n/m ≥ (\d+) and m ≥ (\d+) \((\d+) cases in all\)",
@@ -1037,7 +1099,7 @@ def test_the_backward_rings_hints_are_proved_and_give_the_ring_models_occupancy_
 
 @pytest.mark.slow
 def test_the_backward_rings_peak_is_the_most_of_three_candidates_as_the_ring_model_measures():
-    """With tests/helpers/backward_stays.py's six candidates the peak is derived (about 10 s of CPU,
+    """With tests/helpers/backward_stays.py's six candidates the peak is derived (about 9 s of CPU,
     so the registered target carries none): for k ≥ 5, m ≥ 3 the Max of step 1's second row, its row
     k − 1 (more where d > 2k) and step 2's first row (more where d > 6k − 2), equal to the ring model's
     at every n, d ≤ 12 and where the boundary shows (n = 20, m = 4, d = 16, 20, 32; n = 16, d = 32),

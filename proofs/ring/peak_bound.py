@@ -11,6 +11,7 @@ them is answered "not shown" without Z3 (`Remembered`). Used by `stays.peak`."""
 from __future__ import annotations
 
 import itertools
+from functools import lru_cache
 
 import sympy
 
@@ -65,17 +66,13 @@ def at_most(e, regime, ranges, decider, values=(0,)) -> bool:
     """Is e ≤ 0 (e ≤ the largest of `values`, forms of the sizes) wherever `regime` holds, at every
     point of `ranges`? Cell by cell of the regime (its disjuncts, each fixing some sizes, put into e),
     e read as a sum of pieces f·[condition] (`_pieces`) and split into cases (`Cases`). The pieces are read once and the cell's sizes put into each (into
-    the whole of e, they would rebuild every Piecewise in it, which costs more than the cases)."""
-    pieces = _pieces(e)
+    the whole of e, they would rebuild every Piecewise in it, which costs more than the cases), kept
+    for the next call (`_fixed_pieces`: `stays.peak` asks of one form with each group's values)."""
     for cell in _joined(sympy.Or.make_args(regime)):
         fixed = {a.lhs: a.rhs for a in sympy.And.make_args(cell)
                  if isinstance(a, sympy.Eq) and a.lhs.is_Symbol and a.rhs.is_Integer}
         rng = [(v, sympy.sympify(lo).xreplace(fixed), sympy.sympify(hi).xreplace(fixed)) for v, lo, hi in ranges]
-        here: dict = {}
-        for f, c in pieces:
-            for g, b in _pieces(f.xreplace(fixed), c.xreplace(fixed)):
-                here[b] = here.get(b, 0) + g
-        here = [(f, c) for c, f in here.items() if f != 0]
+        here = list(_fixed_pieces(sympy.sympify(e), tuple(sorted(fixed.items(), key=str))))
         most = [sympy.sympify(v).xreplace(fixed) for v in values]
         for part in _split_on_sizes(cell.xreplace(fixed), cell, here):
             for cond, put in _few(part):
@@ -110,6 +107,24 @@ def _few(part) -> list:
             out = [(sympy.And(c.xreplace({x: v}), sympy.Eq(x, v)), {**put, x: sympy.Integer(v)})
                    for c, put in out for v in range(lo, hi + 1)]
     return out
+
+
+@lru_cache(maxsize=64)
+def _fixed_pieces(e, fixed: tuple) -> tuple:
+    """The pieces of e (`_pieces`) with the sizes `fixed` ((size, value), ...) put into each, those of
+    one condition added up: a pure function, kept (`stays.peak` bounds each slot's one form in the
+    cells of every group, some cells fixing the same sizes)."""
+    here: dict = {}
+    for f, c in _pieces_of(e):
+        for g, b in _pieces(f.xreplace(dict(fixed)), c.xreplace(dict(fixed))):
+            here[b] = here.get(b, 0) + g
+    return tuple((f, c) for c, f in here.items() if f != 0)
+
+
+@lru_cache(maxsize=16)
+def _pieces_of(e) -> tuple:
+    """`_pieces(e)`, kept: a pure function, asked of each slot's form once per group."""
+    return tuple(_pieces(e))
 
 
 def _split_on_sizes(cond, cell, pieces) -> list:
@@ -212,6 +227,7 @@ class Cases:
 
     def __init__(self, decider, cond, values=(0,)):
         self.decider, self.cond, self.known, self.visited = decider, cond, {}, 0
+        self.syms, self.here = {}, (None, None, {})
         self.values = [sympy.expand(v) for v in values]
 
     def hold(self, pieces, ranges) -> bool:
@@ -222,17 +238,19 @@ class Cases:
         if any(self._nonpos(hi - lo + 1) for _, lo, hi in ranges):
             return True                              # no point at all
         names = [v for v, _, _ in ranges]
-        one = {v: lo for v, lo, hi in ranges if sympy.expand(hi - lo) == 0}
-        sure, still = sympy.Integer(0), []
+        wide = [v for v, lo, hi in ranges if sympy.expand(hi - lo) != 0]
+        one = {v: lo for v, lo, _ in ranges if v not in wide}
+        sure, still = [], []
         for f, c in pieces:
             t = self._truth(c, ranges)
             if t is True:
-                sure += f.xreplace(one)
+                sure.append(f.xreplace(one))
             elif t is None:
                 still.append((f.xreplace(one), c))
+        sure = sympy.Add(*sure)                     # one sum, not one rebuilt per piece
         still_open = [a for _, c in still for a in self._open(c, ranges)]       # read thrice below
         read = {x for a in still_open for x in a.free_symbols}
-        opened = [v for v in names if v in read and not sympy.expand(ranges[names.index(v)][2] - ranges[names.index(v)][1]) == 0]
+        opened = [v for v in wide if v in read]
         if not still and (tops := self._tops(sure, ranges)) is not None and all(self._under(t) for t in tops):
             return True
         if not opened or not all(self._linear(a, names) for a in still_open):
@@ -244,8 +262,7 @@ class Cases:
             if not all(x.is_Number for x in over) and \
                     self.decider.never(sympy.And(self.cond, *[sympy.Gt(x, 0, evaluate=False) for x in over]), ranges, rlimit=PEAK_BOUND):
                 return True
-        split = opened or [v for v in names if sympy.expand(ranges[names.index(v)][2] - ranges[names.index(v)][1]) != 0
-                           and (sure.has(v) or any(f.has(v) for f, _ in still))]
+        split = opened or [v for v in wide if sure.has(v) or any(f.has(v) for f, _ in still)]
         if not split:
             return False
         v, parts = self._split(split, ranges, still_open)
@@ -413,22 +430,38 @@ class Cases:
 
     def _decided(self, a, ranges):
         """sympy.true or sympy.false where the comparison a holds at every point of the ranges or at
-        none, else None."""
-        names = a.free_symbols
+        none, else None. Kept per comparison while the ranges (the same list) and the cell's conditions
+        are (`hold` asks of each comparison thrice), and per comparison, conditions and the ranges it reads."""
+        if self.here[0] is not ranges or self.here[1] is not self.cond:
+            self.here = (ranges, self.cond, {})
+        got = self.here[2].get(a, self)
+        if got is not self:
+            return got
+        names = self._symbols(a)
         for v, lo, hi in reversed(ranges):          # the indices a reads, and those their bounds read
             if v in names:
-                names = names | sympy.sympify(lo).free_symbols | sympy.sympify(hi).free_symbols
-        read = [r for r in ranges if r[0] in names]
-        key = (a, self.cond, tuple(read))
+                names = names | self._symbols(lo) | self._symbols(hi)
+        read = tuple(r for r in ranges if r[0] in names)
+        key = (a, self.cond, read)
         if key not in self.known:
-            self.known[key] = self._decide(a, read)
+            self.known[key] = self._decide(a, list(read))
+        self.here[2][a] = self.known[key]
         return self.known[key]
+
+    def _symbols(self, e) -> frozenset:
+        """The free symbols of e (a comparison or a bound), kept."""
+        got = self.syms.get(e)
+        if got is None:
+            got = self.syms[e] = frozenset(sympy.sympify(e).free_symbols)
+        return got
 
     def _decide(self, a, ranges):
         if not ranges:
             key = (a, self.cond)
             if key not in self.known:
-                self.known[key] = sympy.false if self.decider.never(sympy.And(self.cond, a)) else \
+                signed = _signed_in(a, self.cond)
+                self.known[key] = signed if signed is not None else \
+                    sympy.false if self.decider.never(sympy.And(self.cond, a)) else \
                     sympy.true if self.decider.never(sympy.And(self.cond, sympy.Not(a))) else None
             return self.known[key]
         if type(a) not in (sympy.Le, sympy.Lt, sympy.Ge, sympy.Gt, sympy.Eq, sympy.Ne):
@@ -464,6 +497,21 @@ def _sign_in(x, cond) -> bool:
     size in it (`nests._sign`)? Sound for any cond of which these atoms are conjuncts; False where not shown."""
     least = _least_of(cond)
     return any(v > 1 for v in least.values()) and _sign(x, tuple(sorted(least.items(), key=str))) is True
+
+
+def _signed_in(a, cond):
+    """sympy.true or sympy.false where the comparison a (≤, <, ≥ or > of the sizes) holds wherever
+    `cond` does or nowhere there, shown from the signs of its sides' difference (`_sign`, `_sign_in`:
+    p ≤ 0 holds where p ≤ 0 is shown, fails where 1 − p ≤ 0 is), else None (Z3 is asked then). In a
+    regime with a point, what Z3 would answer."""
+    if type(a) not in (sympy.Le, sympy.Lt, sympy.Ge, sympy.Gt):
+        return None
+    p = sympy.expand(a.lhs - a.rhs if type(a) in (sympy.Le, sympy.Lt) else a.rhs - a.lhs)
+    p += 1 if type(a) in (sympy.Lt, sympy.Gt) else 0            # a: p ≤ 0 (integers)
+    for q, answer in ((p, sympy.true), (1 - p, sympy.false)):
+        if _sign(q) is True or _sign_in(q, cond):
+            return answer
+    return None
 
 
 def _at_least(v, w, cond, fixed, decider) -> bool:
@@ -576,13 +624,16 @@ def settled(candidates: list, decider):
             known = a.xreplace(fixed)                # decided at once where the regime fixes its sizes
             if known in (sympy.true, sympy.false):
                 truth[a] = known
+            elif (signed := _signed_in(known, cond)) is not None:
+                truth[a] = signed
             elif decider.never(sympy.And(cond, a)):
                 truth[a] = sympy.false
             elif decider.never(sympy.And(cond, sympy.Not(a))):
                 truth[a] = sympy.true
             else:
                 return None
-        values = [sympy.expand(sympy.piecewise_fold(e.xreplace(truth))) for e in exprs]
+        values = [sympy.expand(v if (v := _read(e, truth)) is not None else sympy.piecewise_fold(e.xreplace(truth)))
+                  for e in exprs]
         if any(v.has(sympy.Piecewise) for v in values):
             return None
         best = next((v for v in _likely(values, cond, fixed) if all(_at_least(v, w, cond, fixed, decider) for w in values)),
@@ -600,9 +651,73 @@ def settled(candidates: list, decider):
                 return None
             best = sympy.Max(*top)                                              # the most of several
         for g in groups:
-            if sympy.expand(g[0].xreplace(fixed) - best.xreplace(fixed)) == 0:
+            either = isinstance(g[0], sympy.Max) or isinstance(best, sympy.Max)
+            if not (either and _apart(g[0], best, fixed)) and (_alike(g[0], best, fixed) or
+                                                               sympy.expand(g[0].xreplace(fixed) - best.xreplace(fixed)) == 0):
                 g[1].append(cond)
                 break
         else:
             groups.append([best, [cond]])
     return groups
+
+
+def _read(e, truth: dict):
+    """e with its comparisons put to their values in `truth` (sympy.true or sympy.false) and each
+    case read so, without rebuilding its Piecewise (what xreplace and piecewise_fold give, as cheaply
+    as the sums and products are added up); None where a comparison is not in `truth`, no case
+    holds, or a node holding cases is not a sum, product or power."""
+    if not e.has(sympy.Piecewise):
+        return e
+    if isinstance(e, sympy.Piecewise):
+        for value, cond in e.args:
+            t = _holds(cond, truth)
+            if t is None:
+                return None
+            if t:
+                return _read(value, truth)
+        return None
+    if not isinstance(e, (sympy.Add, sympy.Mul, sympy.Pow)):
+        return None
+    args = [_read(a, truth) for a in e.args]
+    return None if any(a is None for a in args) else e.func(*args)
+
+
+def _holds(c, truth: dict):
+    """True, False, or None where a comparison of the condition c is not in `truth`."""
+    if c is sympy.true or c is sympy.false:
+        return c is sympy.true
+    if isinstance(c, sympy.core.relational.Relational):
+        t = truth.get(c)
+        return None if t is None else t is sympy.true
+    if isinstance(c, (sympy.And, sympy.Or, sympy.Not)):
+        got = [_holds(a, truth) for a in c.args]
+        if None in got:
+            return None
+        return all(got) if isinstance(c, sympy.And) else any(got) if isinstance(c, sympy.Or) else not got[0]
+    return None
+
+
+def _alike(v, w, fixed: dict) -> bool:
+    """Are v and w, both Max, of the same arguments with the `fixed` sizes put in? Then they are one
+    form there (a Max is built from the set of its arguments), shown without building either."""
+    return isinstance(v, sympy.Max) and isinstance(w, sympy.Max) and \
+        {a.xreplace(fixed) for a in v.args} == {a.xreplace(fixed) for a in w.args}
+
+
+SPOTS = (1, 2, 3, 5, 8, 20, 64)    # the values of each size `_apart` puts in where a regime does not fix it
+
+
+def _apart(v, w, fixed: dict) -> bool:
+    """Do v and w (polynomials or Max of them, of the sizes) differ at a point of positive sizes with
+    the `fixed` ones put in? Then they are not one form there, which `settled` would otherwise learn
+    by rebuilding each Max with those sizes (sympy's Max compares its arguments as it is built)."""
+    from ringproof.proofs.ring import witness
+    from ringproof.proofs.ring.nests import SYMPY_PARAMETERS
+    f, g = witness.compiled(v, SYMPY_PARAMETERS), witness.compiled(w, SYMPY_PARAMETERS)
+    if f is None or g is None:
+        return False
+    for p in itertools.product(*[[int(fixed[x])] if x in fixed else SPOTS for x in SYMPY_PARAMETERS]):
+        a, b = witness._at(f, p), witness._at(g, p)
+        if a is not None and b is not None and a != b:
+            return True
+    return False

@@ -3,7 +3,7 @@ tests: every one is proved (19 checks) and the occupancy they give is the ring m
 cycle, the dk and dv rows the return hop moves home at ring step m kept there to the end ("home").
 With its six candidate iterations the peak is derived, for k ≥ 5, m ≥ 3 the Max of three (step 1's
 second row, its row k − 1 where d > 2k, step 2's first row where d > 6k − 2), equal to the ring
-model's at every n, d ≤ 12 and beyond; but in about 10 s of CPU, so the registered target carries
+model's at every n, d ≤ 12 and beyond; but in about 9 s of CPU, so the registered target carries
 none (docs/proofs.md, "Balance and memory")."""
 
 from ringproof.schedules.context_parallel import BACKWARD_FORMS
