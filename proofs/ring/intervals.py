@@ -226,11 +226,12 @@ class Intervals:
         self._facts: dict = {}          # (AST id, linear only?) -> (AST, its forms ≥ 0 or None)
         self._boxes: dict = {}          # (assumption ids, strict) -> (the assumptions, their Box)
 
-    def decide(self, fact, assumptions) -> bool | None:
+    def decide(self, fact, assumptions, ids: tuple | None = None) -> bool | None:
         """True: `fact` follows from `assumptions`; False: it does not (a concrete witness exists);
-        None: not settled by intervals."""
+        None: not settled by intervals. `ids`: the assumptions' AST ids, where the caller has them."""
+        ids = tuple(a.get_id() for a in assumptions) if ids is None else ids
         forms = self.nonnegatives(fact)
-        box = self.box(assumptions) if forms is not None else None
+        box = self.box(assumptions, ids=ids) if forms is not None else None
         ranges = [_param_range(box, p) for p in BOX_PARAMETERS] if box is not None else [None]
         if None not in ranges:
             if all(_proves(g, box, ranges) for g in forms):
@@ -238,15 +239,15 @@ class Intervals:
             if _witness(forms, box, ranges):
                 return False
             return None
-        return True if self._proves_by_branches(fact, assumptions) else None
+        return True if self._proves_by_branches(fact, assumptions, ids) else None
 
-    def _proves_by_branches(self, fact, assumptions) -> bool:
+    def _proves_by_branches(self, fact, assumptions, ids: tuple) -> bool:
         """A proof on the weaker reading (module docstring): every If-branch of the fact is ≥ 0 under
         the assumptions that are bounds and that branch's conditions that are bounds."""
         alts = self.branch_nonnegatives(fact)
         if alts is None:
             return False
-        base = self.box(assumptions, strict=False)
+        base = self.box(assumptions, strict=False, ids=ids)
         for g, conds in alts:
             box = base
             if conds:
@@ -369,10 +370,10 @@ class Intervals:
         a, b = self.linear(c.arg(0)), self.linear(c.arg(1))
         return [] if a is None or b is None else _compare(kind, a, b)
 
-    def box(self, assumptions, strict: bool = True) -> Box | None:
-        """The box of `assumptions`; None if one is not a bound (`strict=False`: leave it out).
-        Memoized: a Box is not changed once made (`copy` before adding)."""
-        key = (tuple(a.get_id() for a in assumptions), strict)
+    def box(self, assumptions, strict: bool = True, ids: tuple | None = None) -> Box | None:
+        """The box of `assumptions` (of AST ids `ids`, where known); None if one is not a bound
+        (`strict=False`: leave it out). Memoized: a Box is not changed once made (`copy` before adding)."""
+        key = (tuple(a.get_id() for a in assumptions) if ids is None else ids, strict)
         if key not in self._boxes:
             self._boxes[key] = (list(assumptions), self._box(assumptions, strict))
         return self._boxes[key][1]
