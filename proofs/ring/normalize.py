@@ -36,25 +36,36 @@ MAX_MODELS = 8       # points kept per set of assumptions
 
 def _vars(e, memo: dict) -> frozenset:
     """Names of the uninterpreted constants in e (memoized in `memo`, a session's, on every
-    sub-term: AST id -> (AST, names))."""
-    todo = [e]
+    sub-term: AST id -> (e, names), e keeping the sub-term alive). Walked through Z3's C API on
+    raw ASTs: a Python wrapper per child (`children()`) made this walk a seventh of the Z3 API
+    calls of algo2's checks."""
+    c = e.ctx_ref()
+    root = e.as_ast()
+    top = z3.Z3_get_ast_id(c, root)
+    todo = [(root, top)]
     while todo:
-        x = todo[-1]
-        if x.get_id() in memo:
+        a, i = todo[-1]
+        if i in memo:
             todo.pop()
             continue
-        kids = x.children()
-        missing = [c for c in kids if c.get_id() not in memo]
+        kind = z3.Z3_get_ast_kind(c, a)
+        kids = ([z3.Z3_get_app_arg(c, a, j) for j in range(z3.Z3_get_app_num_args(c, a))]
+                if kind in (z3.Z3_APP_AST, z3.Z3_NUMERAL_AST) else
+                [z3.Z3_get_quantifier_body(c, a)] if kind == z3.Z3_QUANTIFIER_AST else [])   # else a bound variable
+        ids = [z3.Z3_get_ast_id(c, k) for k in kids]
+        missing = [(k, j) for k, j in zip(kids, ids) if j not in memo]
         if missing:
             todo.extend(missing)
             continue
         todo.pop()
-        if z3.is_const(x) and x.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            names = frozenset((x.decl().name(),))
+        if kids or kind not in (z3.Z3_APP_AST, z3.Z3_NUMERAL_AST):
+            names = frozenset().union(*[memo[j][1] for j in ids])
         else:
-            names = frozenset().union(*[memo[c.get_id()][1] for c in kids])
-        memo[x.get_id()] = (x, names)
-    return memo[e.get_id()][1]
+            decl = z3.Z3_get_app_decl(c, a)
+            names = (frozenset((z3.z3._symbol2py(e.ctx, z3.Z3_get_decl_name(c, decl)),))
+                     if z3.Z3_get_decl_kind(c, decl) == z3.Z3_OP_UNINTERPRETED else frozenset())
+        memo[i] = (e, names)
+    return memo[top][1]
 
 
 def new_solver(budget: Budget) -> z3.Solver:
