@@ -17,6 +17,7 @@ normalized raises `NormalizationError`, which the prover reports as `unknown`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from types import SimpleNamespace
 
 import z3
@@ -123,6 +124,13 @@ class DVal:
     def blocks(self) -> bool:
         p = self.p        # built simplified: a zero is a numeral (no simplify call here: this is hot)
         return p is not _ZERO and not (_numeral(p) and p.as_long() == 0)
+
+
+@lru_cache(maxsize=None)
+def _literal_value(v: int) -> DVal:
+    """The digit form of the integer literal v (a pure function, memoized: literals recur in every
+    formula, and each `z3.IntVal` is several Z3 API calls)."""
+    return DVal(_ZERO, z3.IntVal(v))
 
 
 def _times(c, unit):
@@ -471,7 +479,8 @@ class Ctx:
             asked.append((fact.get_id(), group))
             return self._proves(fact, relevant, group, partner)
 
-        a = next((a for a in lows if holds(a * unit <= x, x < highs[0] * unit)), None)
+        top = x < highs[0] * unit
+        a = next((a for a in lows if holds(a * unit <= x, top)), None)
         b = next((b for b in highs if a is not None and holds(x < b * unit)), None)
         if all(k in self.session.proven for k in asked):
             self.session.windows[key] = ((a, b), asked, x, unit, relevant)
@@ -597,7 +606,7 @@ class Ctx:
                 raise NormalizationError(f"unknown variable {args[0]}")
             return self.env[args[0]]
         if op == "const":
-            return DVal(z3.IntVal(0), z3.IntVal(args[0]))
+            return _literal_value(args[0])
         if op not in _VAL:
             raise NormalizationError(f"{op} is not an integer expression")
         return _VAL[op](self, *args)
@@ -664,7 +673,7 @@ class Ctx:
         raise NormalizationError("product of two values that both involve m")
 
     def _moddiv(self, op, a: DVal, b: DVal) -> DVal:
-        zero = z3.IntVal(0)
+        zero = _ZERO
         if b.blocks:
             raise NormalizationError(f"{op} by a divisor written in blocks of {self.U}")
         if self.is_m(b):
