@@ -145,6 +145,7 @@ _BUILDS = {
     "add": lambda x, y: x + y, "sub": lambda x, y: x - y, "neg": lambda x: -x, "ite": z3.If,
     "mul": lambda x, y: x * y, "scale": lambda c, x: c * x, "same": lambda x: x,
     "uncarry": lambda x, c, unit: x - _times(c, unit),        # x − c·unit, c an If-chain
+    "length": lambda hi, lo: hi - lo + 1,                      # the count of [lo, hi]
 }
 
 
