@@ -97,6 +97,24 @@ _NEGATED = {z3.Z3_OP_LE: z3.Z3_OP_GT, z3.Z3_OP_GE: z3.Z3_OP_LT, z3.Z3_OP_LT: z3.
             z3.Z3_OP_GT: z3.Z3_OP_LE}
 
 
+def _head(e) -> tuple:
+    """(declaration kind, number of arguments, sort kind) of the Z3 term e, the first two None and 0
+    where e is not an application: read through Z3's C API, without the wrappers of `decl()` and
+    the kind tests (`is_app`, `is_int`, `is_and`), which were most of this reader's Z3 API calls."""
+    c, a = e.ctx_ref(), e.as_ast()
+    sort = z3.Z3_get_sort_kind(c, z3.Z3_get_sort(c, a))
+    if z3.Z3_get_ast_kind(c, a) not in (z3.Z3_APP_AST, z3.Z3_NUMERAL_AST):
+        return None, 0, sort
+    return z3.Z3_get_decl_kind(c, z3.Z3_get_app_decl(c, a)), z3.Z3_get_app_num_args(c, a), sort
+
+
+def _args(e, arity: int) -> list:
+    """The `arity` arguments of the application e (`_head`'s count), wrapped as `children()` does
+    but without z3's debug checks of e (about half of the API calls of a child)."""
+    c, a = e.ctx_ref(), e.as_ast()
+    return [z3.z3._to_expr_ref(z3.Z3_get_app_arg(c, a, i), e.ctx) for i in range(arity)]
+
+
 class Box:
     """Relevant assumptions read as bounds: per variable, lower and upper linear forms in m, k;
     the parameters' own constraints kept as forms ≥ 0 over m, k."""
@@ -226,11 +244,12 @@ class Intervals:
         self._facts: dict = {}          # (AST id, linear only?) -> (AST, its forms ≥ 0 or None)
         self._boxes: dict = {}          # (assumption ids, strict) -> (the assumptions, their Box)
 
-    def decide(self, fact, assumptions) -> bool | None:
+    def decide(self, fact, assumptions, ids: tuple | None = None) -> bool | None:
         """True: `fact` follows from `assumptions`; False: it does not (a concrete witness exists);
-        None: not settled by intervals."""
+        None: not settled by intervals. `ids`: the assumptions' AST ids, where the caller has them."""
+        ids = tuple(a.get_id() for a in assumptions) if ids is None else ids
         forms = self.nonnegatives(fact)
-        box = self.box(assumptions) if forms is not None else None
+        box = self.box(assumptions, ids=ids) if forms is not None else None
         ranges = [_param_range(box, p) for p in BOX_PARAMETERS] if box is not None else [None]
         if None not in ranges:
             if all(_proves(g, box, ranges) for g in forms):
@@ -238,15 +257,15 @@ class Intervals:
             if _witness(forms, box, ranges):
                 return False
             return None
-        return True if self._proves_by_branches(fact, assumptions) else None
+        return True if self._proves_by_branches(fact, assumptions, ids) else None
 
-    def _proves_by_branches(self, fact, assumptions) -> bool:
+    def _proves_by_branches(self, fact, assumptions, ids: tuple) -> bool:
         """A proof on the weaker reading (module docstring): every If-branch of the fact is ≥ 0 under
         the assumptions that are bounds and that branch's conditions that are bounds."""
         alts = self.branch_nonnegatives(fact)
         if alts is None:
             return False
-        base = self.box(assumptions, strict=False)
+        base = self.box(assumptions, strict=False, ids=ids)
         for g, conds in alts:
             box = base
             if conds:
@@ -267,16 +286,16 @@ class Intervals:
         return self._linear_forms[i][1]
 
     def _linear(self, e) -> dict | None:
-        if z3.is_int_value(e):
-            return {"": e.as_long()}
-        if not z3.is_int(e):
+        kind, arity, sort = _head(e)
+        if sort != z3.Z3_INT_SORT:
             return None
-        if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+        if kind == z3.Z3_OP_ANUM:
+            return {"": e.as_long()}
+        if kind == z3.Z3_OP_UNINTERPRETED and arity == 0:
             return {e.decl().name(): 1}
-        kind = e.decl().kind() if z3.is_app(e) else None
         if kind not in _OPS:
             return None
-        parts = [self.linear(c) for c in e.children()]
+        parts = [self.linear(c) for c in _args(e, arity)]
         if any(p is None for p in parts):
             return None
         return _combine(kind, parts)
@@ -294,15 +313,16 @@ class Intervals:
         lin = self.linear(e)
         if lin is not None:
             return [(lin, ())]
-        if z3.is_app_of(e, z3.Z3_OP_ITE):
-            c, yes, no = e.arg(0), self.branches(e.arg(1)), self.branches(e.arg(2))
+        kind, arity, sort = _head(e)
+        if kind == z3.Z3_OP_ITE:
+            c, yes, no = _args(e, 3)
+            yes, no = self.branches(yes), self.branches(no)
             if yes is None or no is None or len(yes) + len(no) > MAX_BRANCHES:
                 return None
             return [(f, (c,) + cs) for f, cs in yes] + [(f, (z3.Not(c),) + cs) for f, cs in no]
-        kind = e.decl().kind() if z3.is_app(e) and z3.is_int(e) else None
-        if kind not in _OPS:
+        if sort != z3.Z3_INT_SORT or kind not in _OPS:
             return None
-        parts = [self.branches(c) for c in e.children()]
+        parts = [self.branches(c) for c in _args(e, arity)]
         if any(p is None for p in parts) or _count(parts) > MAX_BRANCHES:
             return None
         out = []
@@ -328,25 +348,25 @@ class Intervals:
         return self._facts[key][1]
 
     def _branch_nonnegatives(self, e, linear_only: bool) -> list | None:
-        if z3.is_and(e):
+        kind, arity, _ = _head(e)
+        if kind == z3.Z3_OP_AND:
             out = []
-            for c in e.children():
+            for c in _args(e, arity):
                 part = self.branch_nonnegatives(c, linear_only)
                 if part is None:
                     return None
                 out += part
             return out
-        if not z3.is_app(e) or e.num_args() != 2 or e.decl().kind() not in _COMPARE:
+        if arity != 2 or kind not in _COMPARE:
             return None
         if linear_only:
-            a, b = self.linear(e.arg(0)), self.linear(e.arg(1))
+            a, b = (self.linear(x) for x in _args(e, 2))
             sides = None if a is None or b is None else ([(a, ())], [(b, ())])
         else:
-            sides = self.branches(e.arg(0)), self.branches(e.arg(1))
+            sides = tuple(self.branches(x) for x in _args(e, 2))
         if sides is None or None in sides or len(sides[0]) * len(sides[1]) > MAX_BRANCHES:
             return None
-        return [(f, ca + cb) for a, ca in sides[0] for b, cb in sides[1]
-                for f in _compare(e.decl().kind(), a, b)]
+        return [(f, ca + cb) for a, ca in sides[0] for b, cb in sides[1] for f in _compare(kind, a, b)]
 
     def bounds_of(self, c) -> list:
         """Forms ≥ 0 that a condition (a comparison, its negation, or a conjunction) implies; what is
@@ -357,22 +377,26 @@ class Intervals:
         return self._bounds[i][1]
 
     def _bounds_of(self, c) -> list:
-        if z3.is_and(c):
-            return [f for x in c.children() for f in self.bounds_of(x)]
+        head, arity, _ = _head(c)
+        if head == z3.Z3_OP_AND:
+            return [f for x in _args(c, arity) for f in self.bounds_of(x)]
         kind = None
-        if z3.is_not(c) and z3.is_app(c.arg(0)) and c.arg(0).num_args() == 2:
-            kind, c = _NEGATED.get(c.arg(0).decl().kind()), c.arg(0)
-        elif z3.is_app(c) and c.num_args() == 2 and c.decl().kind() in _COMPARE:
-            kind = c.decl().kind()
+        if head == z3.Z3_OP_NOT:
+            inner, = _args(c, 1)
+            inner_kind, inner_arity, _ = _head(inner)
+            if inner_arity == 2:
+                kind, c = _NEGATED.get(inner_kind), inner
+        elif arity == 2 and head in _COMPARE:
+            kind = head
         if kind is None:
             return []
-        a, b = self.linear(c.arg(0)), self.linear(c.arg(1))
+        a, b = (self.linear(x) for x in _args(c, 2))
         return [] if a is None or b is None else _compare(kind, a, b)
 
-    def box(self, assumptions, strict: bool = True) -> Box | None:
-        """The box of `assumptions`; None if one is not a bound (`strict=False`: leave it out).
-        Memoized: a Box is not changed once made (`copy` before adding)."""
-        key = (tuple(a.get_id() for a in assumptions), strict)
+    def box(self, assumptions, strict: bool = True, ids: tuple | None = None) -> Box | None:
+        """The box of `assumptions` (of AST ids `ids`, where known); None if one is not a bound
+        (`strict=False`: leave it out). Memoized: a Box is not changed once made (`copy` before adding)."""
+        key = (tuple(a.get_id() for a in assumptions) if ids is None else ids, strict)
         if key not in self._boxes:
             self._boxes[key] = (list(assumptions), self._box(assumptions, strict))
         return self._boxes[key][1]

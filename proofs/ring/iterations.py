@@ -46,28 +46,28 @@ class It:
 def new_var(ctx: Ctx, name: str, lo, hi) -> DVal:
     """A fresh integer variable ranging over [lo, hi], in the digit form that keeps queries linear."""
     lo_v, hi_v = ctx.val(lift(lo)), ctx.val(lift(hi))
-    length = DVal(z3.simplify(hi_v.q - lo_v.q), z3.simplify(hi_v.r - lo_v.r + 1))
+    length = DVal(ctx.built("sub", hi_v.q, lo_v.q), ctx.built("length", hi_v.r, lo_v.r))
     vq, vr = z3.Int(f"{name}.q"), z3.Int(f"{name}.r")
     unit = next((u for u in ctx.units if ctx.prove(z3.And(length.q == u, length.r == 0))), None)
     if ctx.block_split and unit is not None and multiple(unit, ctx.U) and not lo_v.blocks:  # blocks of U
         blocks = ctx.to_blocks(DVal(length.q, z3.IntVal(0))).p
         ctx.assumptions += [0 <= vq, vq < blocks, 0 <= vr, vr < ctx.U]
         ctx._use("digit-split-box")
-        value = DVal(lo_v.q, z3.simplify(lo_v.r + vr), p=vq)
+        value = DVal(lo_v.q, ctx.built("add", lo_v.r, vr), p=vq)
     elif unit is not None:                                              # ranges over n (or d) values
         ctx.assumptions += [0 <= vq, vq < unit, 0 <= vr, vr < ctx.m]
         ctx._use("digit-split-box")
-        value = DVal(z3.simplify(lo_v.q + vq), z3.simplify(lo_v.r + vr))
+        value = DVal(ctx.built("add", lo_v.q, vq), ctx.built("add", lo_v.r, vr))
     elif ctx.prove(z3.And(length.q == 1, length.r == 0)):            # ranges over m values
         ctx.assumptions += [0 <= vr, vr < ctx.m]
-        value = DVal(lo_v.q, z3.simplify(lo_v.r + vr))
+        value = DVal(lo_v.q, ctx.built("add", lo_v.r, vr))
     elif ctx.prove(length.q == 0) and ctx.prove(lo_v.q == 0):        # a count of blocks
         v = z3.Int(name)
         ctx.assumptions += [lo_v.r <= v, v <= hi_v.r]
         value = DVal(z3.IntVal(0), v)
     else:                                                             # general: digits, bounded
         ctx.assumptions += [0 <= vq, 0 <= vr, vr < ctx.m]
-        value = DVal(z3.simplify(lo_v.q + vq), z3.simplify(lo_v.r + vr))
+        value = DVal(ctx.built("add", lo_v.q, vq), ctx.built("add", lo_v.r, vr))
         ctx.env[name] = value
         ctx.assumptions.append(ctx.cond(le(var(name), hi)))
     ctx.env[name] = value

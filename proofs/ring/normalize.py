@@ -17,6 +17,7 @@ normalized raises `NormalizationError`, which the prover reports as `unknown`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from types import SimpleNamespace
 
 import z3
@@ -36,25 +37,36 @@ MAX_MODELS = 8       # points kept per set of assumptions
 
 def _vars(e, memo: dict) -> frozenset:
     """Names of the uninterpreted constants in e (memoized in `memo`, a session's, on every
-    sub-term: AST id -> (AST, names))."""
-    todo = [e]
+    sub-term: AST id -> (e, names), e keeping the sub-term alive). Walked through Z3's C API on
+    raw ASTs: a Python wrapper per child (`children()`) made this walk a seventh of the Z3 API
+    calls of algo2's checks."""
+    c = e.ctx_ref()
+    root = e.as_ast()
+    top = z3.Z3_get_ast_id(c, root)
+    todo = [(root, top)]
     while todo:
-        x = todo[-1]
-        if x.get_id() in memo:
+        a, i = todo[-1]
+        if i in memo:
             todo.pop()
             continue
-        kids = x.children()
-        missing = [c for c in kids if c.get_id() not in memo]
+        kind = z3.Z3_get_ast_kind(c, a)
+        kids = ([z3.Z3_get_app_arg(c, a, j) for j in range(z3.Z3_get_app_num_args(c, a))]
+                if kind in (z3.Z3_APP_AST, z3.Z3_NUMERAL_AST) else
+                [z3.Z3_get_quantifier_body(c, a)] if kind == z3.Z3_QUANTIFIER_AST else [])   # else a bound variable
+        ids = [z3.Z3_get_ast_id(c, k) for k in kids]
+        missing = [(k, j) for k, j in zip(kids, ids) if j not in memo]
         if missing:
             todo.extend(missing)
             continue
         todo.pop()
-        if z3.is_const(x) and x.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            names = frozenset((x.decl().name(),))
+        if kids or kind not in (z3.Z3_APP_AST, z3.Z3_NUMERAL_AST):
+            names = frozenset().union(*[memo[j][1] for j in ids])
         else:
-            names = frozenset().union(*[memo[c.get_id()][1] for c in kids])
-        memo[x.get_id()] = (x, names)
-    return memo[e.get_id()][1]
+            decl = z3.Z3_get_app_decl(c, a)
+            names = (frozenset((z3.z3._symbol2py(e.ctx, z3.Z3_get_decl_name(c, decl)),))
+                     if z3.Z3_get_decl_kind(c, decl) == z3.Z3_OP_UNINTERPRETED else frozenset())
+        memo[i] = (e, names)
+    return memo[top][1]
 
 
 def new_solver(budget: Budget) -> z3.Solver:
@@ -114,6 +126,13 @@ class DVal:
         return p is not _ZERO and not (_numeral(p) and p.as_long() == 0)
 
 
+@lru_cache(maxsize=None)
+def _literal_value(v: int) -> DVal:
+    """The digit form of the integer literal v (a pure function, memoized: literals recur in every
+    formula, and each `z3.IntVal` is several Z3 API calls)."""
+    return DVal(_ZERO, z3.IntVal(v))
+
+
 def _times(c, unit):
     """c·unit with the product pushed into c's If-branches, so the result stays linear."""
     if z3.is_app_of(c, z3.Z3_OP_ITE):
@@ -126,6 +145,7 @@ _BUILDS = {
     "add": lambda x, y: x + y, "sub": lambda x, y: x - y, "neg": lambda x: -x, "ite": z3.If,
     "mul": lambda x, y: x * y, "scale": lambda c, x: c * x, "same": lambda x: x,
     "uncarry": lambda x, c, unit: x - _times(c, unit),        # x − c·unit, c an If-chain
+    "length": lambda hi, lo: hi - lo + 1,                      # the count of [lo, hi]
 }
 
 
@@ -220,19 +240,29 @@ def _keep_point(models: dict, model, group: tuple, relevant: list) -> None:
         kept.append(model)
 
 
+def _truth(model, e) -> int:
+    """Z3's truth value of the condition e at `model` completed (Z3_L_TRUE, Z3_L_FALSE, or
+    Z3_L_UNDEF where it is neither): `model.eval` read through Z3's C API, without the wrapper
+    and the kind tests around its answer (a tenth of the Z3 API calls of algo2's checks)."""
+    c, out = model.ctx.ref(), (z3.Ast * 1)()
+    if not z3.Z3_model_eval(c, model.model, e.as_ast(), True, out):
+        return z3.Z3_L_UNDEF
+    return z3.Z3_get_bool_value(c, out[0])
+
+
 def _satisfies(model, assumptions: list) -> bool:
-    return all(z3.is_true(model.eval(a, model_completion=True)) for a in assumptions)
+    return all(_truth(model, a) == z3.Z3_L_TRUE for a in assumptions)
 
 
 def _refuted_at(model, fact, relevant: list) -> bool:
     """Is `fact` false at `model`, a point checked to satisfy `relevant`? (Kept or not: a group
     keeps MAX_MODELS points.)"""
-    return z3.is_false(model.eval(fact, model_completion=True)) and _satisfies(model, relevant)
+    return _truth(model, fact) == z3.Z3_L_FALSE and _satisfies(model, relevant)
 
 
 def _refuted_at_known_point(models: dict, fact, group: tuple) -> bool:
     """Is `fact` false at a known point of the group's assumptions? Then it does not follow."""
-    return any(z3.is_false(p.eval(fact, model_completion=True)) for p in models.get(group, ((), ()))[1])
+    return any(_truth(p, fact) == z3.Z3_L_FALSE for p in models.get(group, ((), ()))[1])
 
 
 class Ctx:
@@ -280,7 +310,7 @@ class Ctx:
         self._solvers: dict = {}     # ids of a subset of the assumptions -> [its incremental solver, facts asked]
         self._memo: dict = {}    # ("v"|"c", id(Term)) -> (Term, result); the Term is kept alive
         self._own: list = []         # variables of each assumption (parameters left out)
-        self._relevance: dict = {}   # (variables of a fact, number of assumptions) -> assumptions
+        self._relevance: dict = {}   # (variables of a fact, number of assumptions) -> (assumptions, ids)
 
     # ------------------------------------------------------------------ side conditions
     @property
@@ -298,14 +328,13 @@ class Ctx:
         to satisfy the subset (a counter-model of an earlier side condition) does not follow; the
         rest goes to one incremental Z3 solver per subset, the fact's negation assumed for one check.
         """
-        return self._proves(fact, self._relevant(fact))
+        return self._proves(fact, *self._relevant(fact))
 
-    def _proves(self, fact, relevant: list, partner=None) -> bool:
-        """`prove` for `fact` whose relevant assumptions (`_relevant`) are `relevant`. `partner`: a
-        fact of the same assumptions that the caller asks next if this one holds; where both need
-        Z3, one query asks for both (their conjunction proved proves each; else `fact` is refuted
-        where the counter-model falsifies it, and asked alone where not)."""
-        group = tuple(a.get_id() for a in relevant)
+    def _proves(self, fact, relevant: list, group: tuple, partner=None) -> bool:
+        """`prove` for `fact` whose relevant assumptions and their ids (`_relevant`) are `relevant`, `group`.
+        `partner`: a fact of the same assumptions that the caller asks next if this one holds; where
+        both need Z3, one query asks for both (their conjunction proved proves each; else `fact` is
+        refuted where the counter-model falsifies it, and asked alone where not)."""
         self._asked.add((fact.get_id(), group))
         verdict = self._settled(fact, group, relevant)
         if verdict is not None:
@@ -333,7 +362,7 @@ class Ctx:
         hit = self.session.proven.get(key)
         if hit is not None:
             return hit[0]
-        verdict = self.session.intervals.decide(fact, relevant)
+        verdict = self.session.intervals.decide(fact, relevant, group)
         if verdict is None and _refuted_at_known_point(self.session.models, fact, group):
             verdict = False
         if verdict is not None:
@@ -372,10 +401,11 @@ class Ctx:
             _keep_point(self.session.models, model, group, relevant)
         return True if answer == z3.unsat else (False if answer == z3.sat else None), model
 
-    def _relevant(self, *terms) -> list:
-        """The assumptions that share variables with `terms` (a fact, or the terms a fact is made
-        of), transitively (memoized per variable set and number of assumptions: assumptions are
-        only ever appended)."""
+    def _relevant(self, *terms) -> tuple:
+        """(the assumptions that share variables with `terms` (a fact, or the terms a fact is made
+        of), transitively; their AST ids, which key the session's answers), memoized per variable
+        set and number of assumptions (assumptions are only ever appended): the ids read once per
+        set, not per fact, where they had been a fifth of the Z3 API calls of algo2's checks."""
         own = self._own
         for a in self.assumptions[len(own):]:
             own.append(_vars(a, self.session.variables) - _PARAM_NAMES)
@@ -393,7 +423,8 @@ class Ctx:
                         chosen[i] = True
                         need |= v
                         grew = True
-            hit = self._relevance[key] = [a for a, c in zip(self.assumptions, chosen) if c]
+            relevant = [a for a, c in zip(self.assumptions, chosen) if c]
+            hit = self._relevance[key] = (relevant, tuple(a.get_id() for a in relevant))
         return hit
 
     def _use(self, lemma: str, instance=None):
@@ -437,8 +468,7 @@ class Ctx:
         had a definite answer is kept."""
         lows = sorted({a for a, _ in windows}, reverse=True)
         highs = sorted({b for _, b in windows})
-        relevant = self._relevant(x, unit)
-        group = tuple(r.get_id() for r in relevant)
+        relevant, group = self._relevant(x, unit)
         key = (x.get_id(), unit.get_id(), tuple(lows), tuple(highs), group)
         hit = self.session.windows.get(key)
         if hit is not None:
@@ -448,9 +478,10 @@ class Ctx:
 
         def holds(fact, partner=None) -> bool:
             asked.append((fact.get_id(), group))
-            return self._proves(fact, relevant, partner)
+            return self._proves(fact, relevant, group, partner)
 
-        a = next((a for a in lows if holds(a * unit <= x, x < highs[0] * unit)), None)
+        top = x < highs[0] * unit
+        a = next((a for a in lows if holds(a * unit <= x, top)), None)
         b = next((b for b in highs if a is not None and holds(x < b * unit)), None)
         if all(k in self.session.proven for k in asked):
             self.session.windows[key] = ((a, b), asked, x, unit, relevant)
@@ -576,7 +607,7 @@ class Ctx:
                 raise NormalizationError(f"unknown variable {args[0]}")
             return self.env[args[0]]
         if op == "const":
-            return DVal(z3.IntVal(0), z3.IntVal(args[0]))
+            return _literal_value(args[0])
         if op not in _VAL:
             raise NormalizationError(f"{op} is not an integer expression")
         return _VAL[op](self, *args)
@@ -643,7 +674,7 @@ class Ctx:
         raise NormalizationError("product of two values that both involve m")
 
     def _moddiv(self, op, a: DVal, b: DVal) -> DVal:
-        zero = z3.IntVal(0)
+        zero = _ZERO
         if b.blocks:
             raise NormalizationError(f"{op} by a divisor written in blocks of {self.U}")
         if self.is_m(b):

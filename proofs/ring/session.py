@@ -27,7 +27,7 @@ class Session:
         self.intervals = Intervals()  # linear forms, branches, bounds and boxes of Z3 terms
         self.proven: dict = {}        # side conditions: (fact id, assumption ids) -> (proved?, the ASTs)
         self.models: dict = {}        # assumption ids -> (the ASTs, [points satisfying them])
-        self.variables: dict = {}     # AST id -> (AST, names of its uninterpreted constants)
+        self.variables: dict = {}     # AST id -> (a term holding it, names of its uninterpreted constants)
         self.terms: dict = {}         # (operation, operand ids) -> (the digit term it built, operands)
         self.windows: dict = {}       # (term, unit, windows, assumption ids) -> (its carry window, ...)
         self.counted: dict = {}       # id(schedule) -> (schedule, Counts)
