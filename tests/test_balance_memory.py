@@ -1050,13 +1050,14 @@ def test_the_contiguous_causal_forwards_peak_is_derived_from_its_guard_read_in_c
 
 
 def test_a_peak_marked_on_request_is_derived_only_when_asked():
-    """ring-attention-causal and zigzag register their stay hints "on_request": without `Budget.long_peaks`
-    (`prove --exact-peak`) no hint is checked, nothing measured and the reason says how to ask; with
-    it, the same hints are checked as for a schedule that does not mark them so."""
+    """The causal forwards (ring-attention-causal, striped, zigzag) register their stay hints
+    "on_request": without `Budget.long_peaks` (`prove --exact-peak`) no hint is checked, nothing
+    measured and the reason says how to ask; with it, the same hints are checked as for a schedule
+    that does not mark them so."""
     from dataclasses import replace
     from ringproof.proofs.ring.budgets import Budget
-    assert all(registry()[name].stays.get("on_request") is True for name in ("ring-attention-causal", "zigzag"))
-    assert not registry()["striped"].stays and not registry()["ring-attention"].stays.get("on_request")
+    assert all(registry()[name].stays.get("on_request") is True for name in CAUSAL)
+    assert not registry()["ring-attention"].stays.get("on_request")
     S = registry()["ring-attention-causal"]
     plain = Session()
     assert held.hint_checks(S, plain) == [] and held.measured(S, plain) is None
@@ -1073,14 +1074,17 @@ def test_a_peak_marked_on_request_is_derived_only_when_asked():
 @pytest.mark.slow
 @pytest.mark.parametrize("name,form", [
     ("ring-attention-causal", "Piecewise((3*n*(2*d + 1)/m, (m >= 3) & (n/m >= 3))"),
-    ("zigzag", "Piecewise((-(d*m - 6*d*n + 3*m - 3*n)/m, ")])
+    ("zigzag", "Piecewise((-(d*m - 6*d*n + 3*m - 3*n)/m, "),
+    ("striped", "Piecewise(((6*d*n - m + 3*n)/m, (m >= 3) & (n/m >= 2))")])
 def test_prove_exact_peak_derives_and_proves_the_causal_forwards_peak(name, form):
     """`prove NAME --exact-peak`: the peak the registered hints give is proved for every n (its 28
     hint checks, ring-locality and data-flow proved in the same run): 3n(2d + 1)/m for k, m ≥ 3;
-    zigzag's 6kd + 3k − d − 3 for m ≥ 2 but k = 2, m ≥ 3 (k = n/m); each form the ring model's at
-    every n, d ≤ 12 (`held._check_peak` inside). About one and five minutes of CPU. Slow: the
-    default run keeps the request's gate (test_a_peak_marked_on_request_is_derived_only_when_asked)
-    and the bound's value-by-value sizes (test_a_part_that_leaves_a_size_few_values_is_bounded_value_by_value)."""
+    zigzag's 6kd + 3k − d − 3 for m ≥ 2 but k = 2, m ≥ 3 (k = n/m); striped's 3k(2d + 1) − 1 for
+    k ≥ 2, m ≥ 3; each form the ring model's at every n, d ≤ 12 (`held._check_peak` inside). About
+    one, five and one and a half minutes of CPU. Slow: the default run keeps the request's gate
+    (test_a_peak_marked_on_request_is_derived_only_when_asked), the bound's value-by-value sizes
+    (test_a_part_that_leaves_a_size_few_values_is_bounded_value_by_value) and its cut on the sizes
+    (test_a_case_left_with_comparisons_of_the_sizes_is_cut_on_them)."""
     import json
     from helpers.cli import call
     code, out, _ = call(name, "--exact-peak", "--json", "--quiet")
