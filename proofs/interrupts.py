@@ -8,15 +8,14 @@ call returns at once and the main thread raises KeyboardInterrupt as for any Pyt
 watcher is a `proofs/threads.Background`: paused around every fork, so workers fork from one thread.)
 
 The handler also remembers that an interrupt came (`requested`): a KeyboardInterrupt raised inside
-a finalizer is swallowed by Python (so it is delivered again, `_unraisable`), ctypes wraps one
-raised while it converts an argument, and Z3 then fails with its own "canceled" error, so the
-command asks, whatever it ended with, whether the user interrupted it. (A Ctrl-C while the interpreter itself starts, before `prove` runs any code,
+a finalizer is swallowed by Python, ctypes wraps one raised while it converts an argument, and Z3
+then fails with its own "canceled" error, so the command asks, whatever it ended with, whether the
+user interrupted it. (A Ctrl-C while the interpreter itself starts, before `prove` runs any code,
 still gets Python's own traceback.)
 """
 
 from __future__ import annotations
 
-import _thread
 import importlib.abc
 import importlib.util
 import os
@@ -28,8 +27,6 @@ from ringproof.proofs.threads import Background
 
 _INSTALLED = False
 _REQUESTED = threading.Event()
-_AGAIN = 255           # a byte no signal writes to the wakeup pipe: deliver a swallowed Ctrl-C again
-_WAKE: list = []       # the wakeup pipe's write end, once installed
 
 
 def requested() -> bool:
@@ -52,7 +49,6 @@ def install() -> None:
     read, write = os.pipe()
     os.set_blocking(write, False)
     signal.set_wakeup_fd(write, warn_on_full_buffer=False)
-    _WAKE.append(write)
     Background("z3-interrupt", lambda stopping: _watch(read, stopping), lambda: _poke(write)).start()
     _INSTALLED = True
 
@@ -65,14 +61,11 @@ def _on_sigint(signum, frame):
 
 def _unraisable(info) -> None:
     """A Ctrl-C that lands in a finalizer cannot be raised there: remember it, print nothing (the
-    command says `interrupted`), and have the watcher deliver it again to the main thread, which
-    raises it once it is out of the finalizer (a per-m run went on for minutes after a swallowed
-    one; delivered from here, the handler would run inside this hook and be swallowed too). After a Ctrl-C, a finalizer's error is the interrupt's too (a Z3
+    command says `interrupted`). After a Ctrl-C, a finalizer's error is the interrupt's too (a Z3
     object it cut off halfway through its constructor has no context when it is freed): nothing
     either. Anything else as Python would say it."""
     if issubclass(info.exc_type, KeyboardInterrupt):
         _REQUESTED.set()
-        _again()
         return
     if _REQUESTED.is_set():
         return
@@ -111,17 +104,6 @@ def _watch(fd: int, stopping: threading.Event) -> None:
         z3 = sys.modules.get("z3")
         if signal.SIGINT in data and z3 is not None:
             z3.main_ctx().interrupt()
-        if _AGAIN in data:
-            _thread.interrupt_main()
-
-
-def _again() -> None:
-    """Ask the watcher to deliver a Ctrl-C again (`_unraisable`)."""
-    for fd in _WAKE:
-        try:
-            os.write(fd, bytes([_AGAIN]))
-        except BlockingIOError:     # the pipe is full: the watcher is behind; the command's end still asks
-            pass
 
 
 def _poke(fd: int) -> None:
