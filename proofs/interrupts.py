@@ -8,9 +8,10 @@ call returns at once and the main thread raises KeyboardInterrupt as for any Pyt
 watcher is a `proofs/threads.Background`: paused around every fork, so workers fork from one thread.)
 
 The handler also remembers that an interrupt came (`requested`): a KeyboardInterrupt raised inside
-a finalizer is swallowed by Python, ctypes wraps one raised while it converts an argument, and Z3
-then fails with its own "canceled" error, so the command asks, whatever it ended with, whether the
-user interrupted it. (A Ctrl-C while the interpreter itself starts, before `prove` runs any code,
+a finalizer is swallowed by Python (the solvers then stop at their next query,
+`stop_if_requested`), ctypes wraps one raised while it converts an argument, and Z3 then fails with
+its own "canceled" error, so the command asks, whatever it ended with, whether the user
+interrupted it. (A Ctrl-C while the interpreter itself starts, before `prove` runs any code,
 still gets Python's own traceback.)
 """
 
@@ -32,6 +33,19 @@ _REQUESTED = threading.Event()
 def requested() -> bool:
     """Did a Ctrl-C come since `install()`?"""
     return _REQUESTED.is_set()
+
+
+def forget() -> None:
+    """The command has answered: an interrupt it had does not stop what the process does next."""
+    _REQUESTED.clear()
+
+
+def stop_if_requested() -> None:
+    """Raise KeyboardInterrupt if a Ctrl-C came that nothing raised (a finalizer swallowed it): the
+    solvers ask before each query, so such a run stops at its next one, not at its end (a per-m
+    run went on for over a minute). Outside `prove` (no `install()`), nothing is ever requested."""
+    if _REQUESTED.is_set():
+        raise KeyboardInterrupt
 
 
 def install() -> None:

@@ -286,6 +286,51 @@ def _last_step(cp, P, A):
 BACKWARD_FORMS = {"dq": "ring.MAC1", "dk": "ring.MAC2", "dv": "ring.MAC3"}
 
 
+# Memory hints of the non-causal backward (`Schedule.stays`, each checked: 19 checks), registered on
+# request (`prove ring-attention-bwd --exact-peak`: its derivation takes about 9 s of CPU, more than
+# the target may add): the dk and dv rows the return hop moves home at ring step m kept there to the
+# end ("home"). With its six candidate iterations the peak is derived, for k ≥ 5, m ≥ 3 the Max of
+# three (step 1's second row, its row k − 1 where d > 2k, step 2's first row where d > 6k − 2),
+# equal to the ring model's at every n, d ≤ 12 (docs/proofs.md, "Balance and memory").
+
+
+def _last_row(P, ix):
+    """The last use of a key or value block on a PE (forward and backward): its last query row (for
+    m = 1 also the first, whose copy to itself arrives before the next row's use)."""
+    return or_(eq(ix.i, P.k), and_(eq(P.m, 1), eq(ix.i, 1)))
+
+
+def _last_key(P, ix):
+    """A row's last use (q, dO) and dq's last term: the last key of the last ring step."""
+    return and_(eq(ix.s, P.m), eq(ix.b, P.k))
+
+
+def _last_column(P, ix):
+    return eq(ix.c, P.d)
+
+
+BACKWARD_STAYS = {
+    "last": {(BACKWARD_FORMS["dq"], "k"): _last_row, (BACKWARD_FORMS["dq"], "dq"): _last_key,
+             (BACKWARD_FORMS["dk"], "ds"): _last_column, (BACKWARD_FORMS["dk"], "q"): _last_key,
+             (BACKWARD_FORMS["dv"], "p"): _last_column, (BACKWARD_FORMS["dv"], "g"): _last_key},
+    "alone": {(BACKWARD_FORMS["dq"], "k"): lambda P, ix: and_(eq(ix.s, P.m), or_(gt(P.m, 1), eq(P.k, 1)))},
+    # the sums the last ring step moves on arrive home
+    "home": {(BACKWARD_FORMS["dk"], "dk"): lambda P, ix: eq(ix.s, P.m),
+             (BACKWARD_FORMS["dv"], "dv"): lambda P, ix: eq(ix.s, P.m)},
+    # where a PE holds the most: the first scores (k = 1, m = 1); step 1's dv sums of the last
+    # columns, at the last key block or the one before (m = 1); step 1's second row or the one before
+    # the last (which is more as d exceeds 2k); step 2's first row at the last key (d ≥ 6k − 2)
+    "peak": [(BACKWARD_FORMS["dk"], lambda P: {"s": 1, "i": 1, "b": 1, "u": 2, "c": 1, "l": 1}),
+             (BACKWARD_FORMS["dv"], lambda P: {"s": 1, "i": 1, "b": P.k, "u": 3, "c": P.d, "l": 1}),
+             (BACKWARD_FORMS["dv"], lambda P: {"s": 1, "i": 1, "b": P.k - 1, "u": 3, "c": P.d, "l": 1,
+                                               "when": ge(P.k, 2)}),
+             (BACKWARD_FORMS["dk"], lambda P: {"s": 1, "i": 2, "b": 1, "u": 2, "c": 1, "l": 1, "when": ge(P.k, 2)}),
+             (BACKWARD_FORMS["dk"], lambda P: {"s": 1, "i": P.k - 1, "b": 1, "u": 2, "c": 1, "l": 1,
+                                               "when": ge(P.k, 2)}),
+             (BACKWARD_FORMS["dk"], lambda P: {"s": 2, "i": 1, "b": P.k, "u": 2, "c": 1, "l": 1, "when": ge(P.m, 2)})],
+}
+
+
 def ring_backward(cp: ContextParallel) -> Schedule:
     """The backward ring of `cp` in one ring pass, as the libraries run it: with dS = P∘(dP − D) and
     P on the queries' ranks, PE l at ring step s, for its query slot i and each key slot b of the
@@ -369,7 +414,8 @@ def ring_backward(cp: ContextParallel) -> Schedule:
                     doc=f"{cp.doc}; the backward in one ring pass: dq on the queries' PEs, dk and dv "
                         "travelling with their key block and brought home by the return hop",
                     notes={"claims": {"cycles": "3*n**2*d/m", "MAC": macs}},
-                    requires=cp.requires, derived=cp.derived)
+                    requires=cp.requires, derived=cp.derived,
+                    stays={} if cp.causal else {**BACKWARD_STAYS, "on_request": True})
 
 
 BACKWARDS = {f"{name}-bwd": ring_backward(cp) for name, cp in SCHEDULES.items()}
@@ -407,12 +453,6 @@ def _received(P, ix):
     the next PE's own block, home again and unused -- but for m = 1, where the one PE sends its
     block to itself while its other rows still use it."""
     return and_(eq(ix.s, P.m), or_(gt(P.m, 1), eq(P.k, 1)))
-
-
-def _last_row(P, ix):
-    """The last use of a key or value block on a PE: its last query row (for m = 1 also the first,
-    whose copy to itself arrives before the next row's use)."""
-    return or_(eq(ix.i, P.k), and_(eq(P.m, 1), eq(ix.i, 1)))
 
 
 STAYS = {

@@ -66,6 +66,34 @@ def test_a_ctrl_c_swallowed_by_a_finalizer_still_ends_in_130(monkeypatch):
     assert code == 130 and err.strip() == "prove: interrupted", err
 
 
+def test_a_ctrl_c_swallowed_by_a_finalizer_stops_the_proofs_at_their_next_query(monkeypatch):
+    """The solvers ask before each query whether a Ctrl-C came that nothing raised: the proofs after
+    it do not run to their end (a per-m run went on for over a minute in CI)."""
+    from ringproof.proofs.ring.properties import derive
+    from ringproof.proofs.ring.smt import discharge
+    from ringproof.schedules.algo1 import ALGO1
+    done = []
+
+    class Finalized:
+        def __del__(self):
+            _ctrl_c()
+
+    checks = derive(ALGO1)
+
+    def body():
+        Finalized()
+        for c in checks:      # the rest of a long run
+            discharge(c)
+        done.append(True)
+        return 0
+
+    _interrupting_command(monkeypatch, body)
+    code, _, err = call("algo1")
+    assert code == 130 and err.strip() == "prove: interrupted", err
+    assert done == []
+    assert discharge(checks[0]).verdict.value == "proved"      # after the command, a library call is not stopped
+
+
 def test_an_error_after_a_ctrl_c_is_an_interrupt_not_an_internal_error(monkeypatch):
     """Z3 answers an interrupted call with its own error ("push canceled"), ctypes wraps a
     KeyboardInterrupt in ArgumentError: after a Ctrl-C, either is exit 130."""

@@ -69,6 +69,8 @@ def main(argv: list[str] | None = None, stdout=None, stderr=None) -> int:
             print("prove: interrupted", file=stderr)
             return Exit.INTERRUPTED
         return _failure(err, debug, stderr)
+    finally:
+        interrupts.forget()                 # a library call after the command is not interrupted
 
 
 def _failure(err: Exception, debug: bool, stderr) -> int:

@@ -23,6 +23,7 @@ from types import SimpleNamespace
 import z3
 
 from ringproof.errors import OutsideFragment
+from ringproof.proofs.interrupts import stop_if_requested
 from ringproof.proofs.ring.lemmas import (BLOCK_DIVISORS, BLOCK_WINDOWS, CONST_DIVISORS, MOD_WINDOWS, carry,
                                           div_const_cases)
 from ringproof.proofs.ring.budgets import Budget
@@ -328,6 +329,7 @@ class Ctx:
         to satisfy the subset (a counter-model of an earlier side condition) does not follow; the
         rest goes to one incremental Z3 solver per subset, the fact's negation assumed for one check.
         """
+        stop_if_requested()
         return self._proves(fact, *self._relevant(fact))
 
     def _proves(self, fact, relevant: list, group: tuple, partner=None) -> bool:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 
 import z3
 
+from ringproof.proofs.interrupts import stop_if_requested
 from ringproof.proofs.ring import smtlib
 from ringproof.proofs.ring.iterations import It
 from ringproof.proofs.ring.normalize import Ctx, LiteralBound, NormalizationError, new_solver
@@ -48,6 +49,7 @@ def discharge(check: Check, session: Session | None = None, m_value: int | None 
     """Decide one check under the session's budget (None: a fresh session under the default
     budget), for m = `m_value` if given, else for every m ≥ `min_m`. `smt2_dir` also writes the
     query as SMT-LIB 2; the budget's second solver ('cvc5') is asked about every unsat."""
+    stop_if_requested()
     t0 = time.perf_counter()
     session = session if session is not None else Session()
     budget = session.budget
