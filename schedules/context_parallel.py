@@ -567,12 +567,12 @@ def ring_forward(cp: ContextParallel, problem: Problem | None = None) -> Schedul
 
 
 def _forward_stays(cp: ContextParallel) -> dict:
-    """The forward's stay hints: the non-causal one's (STAYS); the contiguous and zigzag causal
-    ones', whose peaks take minutes to derive, on request (`prove --exact-peak`); none for
-    striped, whose peak is not derived (schedules/causal_stays.py)."""
+    """The forward's stay hints: the non-causal one's (STAYS); the causal ones' (contiguous, striped,
+    zigzag), whose peaks take minutes to derive, on request (`prove --exact-peak`;
+    schedules/causal_stays.py)."""
     if not cp.causal:
         return STAYS
-    return {**causal_stays(cp.layout.name, FORMS), "on_request": True} if cp.layout in (CONTIGUOUS, ZIGZAG) else {}
+    return {**causal_stays(cp.layout.name, FORMS), "on_request": True}
 
 
 FORWARDS = {name: ring_forward(cp) for name, cp in SCHEDULES.items()}

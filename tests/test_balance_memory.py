@@ -549,6 +549,49 @@ def test_a_part_that_leaves_a_size_few_values_is_bounded_value_by_value():
     assert peak_bound._few(sympy.And(K <= peak_bound.FEW + 1, M >= 2)) == [(sympy.And(K <= peak_bound.FEW + 1, M >= 2), {})]
 
 
+def test_a_conjunctions_box_of_the_sizes_holds_every_point_it_allows():
+    """`peak_bound._box`: the least and largest value each size's one-size comparisons leave it (4 ≤ k,
+    k < 5, 2·kd ≤ 7, 3·kd ≥ 4; others ignored) contain every point of a grid where the conjunction
+    holds, and where it has only such comparisons, exactly those points."""
+    from ringproof.proofs.ring import peak_bound
+    from ringproof.proofs.ring.nests import KD
+    exact = [sympy.And(sympy.Le(4, K), K < 5, M >= 3), sympy.And(2 * KD <= 7, 3 * KD >= 4, sympy.Le(1, M - 1)),
+             sympy.And(sympy.Eq(K, 3), -K <= -2, M > 2, M <= 6), sympy.And(K >= 2, K <= 1)]
+    loose = [sympy.And(K * M <= 6, K >= 2), sympy.And(K - M >= 0, M <= 3)]
+    for cond in exact + loose:
+        box = peak_bound._box(cond)
+        for k, m, kd in itertools.product(range(1, 9), repeat=3):
+            at = {K: k, M: m, KD: kd}
+            inside = all(lo <= at[x] and (hi is None or at[x] <= hi) for x, (lo, hi) in box.items())
+            assert inside or cond.xreplace(at) is not sympy.true, (cond, at)
+            assert cond in loose or inside == (cond.xreplace(at) is sympy.true), (cond, at)
+    assert peak_bound._box(exact[0])[K] == [4, 4] and peak_bound._box(exact[1])[KD] == [2, 3]
+    assert peak_bound._box(loose[0])[K] == [2, None]
+
+
+def test_a_case_left_with_comparisons_of_the_sizes_is_cut_on_them():
+    """`peak_bound.Cases._on_sizes`: striped's failing case (i at one point, k; pieces under i ≥ 5 and
+    i = 4 that are k ≥ 5, k = 4 there, of k²·kd·m products) is cut on k ≥ 5 and k < 5, the latter
+    leaving k = 4, put in: the largest value, 3k·d + k + 2 at c = 1 as enumeration gives it, is
+    shown for k ≥ 4, m ≥ 3; one less is not, nor the largest without the cut."""
+    from ringproof.proofs.ring import peak_bound
+    from ringproof.proofs.ring.nests import KD, Decider
+    from ringproof.schedules.shape import ANY_D
+    i, c = sympy.symbols("i c", integer=True)
+    d = KD * M
+    f = -c + 4 * K * d + 2 * K - 3 * d + sympy.Piecewise((-K * d - K + 3 * d + 3, i >= 5), (0, True)) + \
+        sympy.Piecewise((-(K**2 * d + K**2 - 5 * K * d - 5 * K) / 2 - 3 * d - 3, (i >= 4) & (i <= 4)), (0, True))
+    ranges, top, regime = [(i, K, K), (c, sympy.Integer(1), d)], 3 * K * d + K + 2, sympy.And(K >= 4, M >= 3)
+    for k, m, kd in itertools.product(range(4, 9), range(3, 6), range(1, 4)):
+        at = {K: k, M: m, KD: kd, i: k}
+        assert max(f.subs({**at, c: x}) for x in range(1, kd * m + 1)) == top.subs(at), at
+    assert peak_bound.at_most(f - top, regime, ranges, peak_bound.Remembered(Decider(ANY_D)))
+    assert not peak_bound.at_most(f - top + 1, regime, ranges, peak_bound.Remembered(Decider(ANY_D)))
+    uncut = peak_bound.Cases(Decider(ANY_D), regime)
+    uncut._on_sizes = lambda *args: None
+    assert not uncut.hold(peak_bound._pieces(f - top), ranges)
+
+
 def test_the_largest_candidate_is_asked_of_z3_only_among_those_largest_at_a_point_of_the_regime():
     """`peak_bound._likely` keeps the candidates largest at the regime's least point (k = 2, m = 3: 7, 6
     and 3; k = 3, m = 3: a tie, both kept), all of them where no point is read off the regime."""
@@ -1007,14 +1050,14 @@ def test_the_contiguous_causal_forwards_peak_is_derived_from_its_guard_read_in_c
 
 
 def test_a_peak_marked_on_request_is_derived_only_when_asked():
-    """ring-attention-causal, zigzag and ring-attention-bwd register their stay hints "on_request": without `Budget.long_peaks`
-    (`prove --exact-peak`) no hint is checked, nothing measured and the reason says how to ask; with
-    it, the same hints are checked as for a schedule that does not mark them so."""
+    """The causal forwards (ring-attention-causal, striped, zigzag) and ring-attention-bwd register
+    their stay hints "on_request": without `Budget.long_peaks` (`prove --exact-peak`) no hint is
+    checked, nothing measured and the reason says how to ask; with it, the same hints are checked
+    as for a schedule that does not mark them so."""
     from dataclasses import replace
     from ringproof.proofs.ring.budgets import Budget
-    assert all(registry()[name].stays.get("on_request") is True
-               for name in ("ring-attention-causal", "zigzag", "ring-attention-bwd"))
-    assert not registry()["striped"].stays and not registry()["ring-attention"].stays.get("on_request")
+    assert all(registry()[name].stays.get("on_request") is True for name in CAUSAL + ("ring-attention-bwd",))
+    assert not registry()["ring-attention"].stays.get("on_request")
     S = registry()["ring-attention-causal"]
     plain = Session()
     assert held.hint_checks(S, plain) == [] and held.measured(S, plain) is None
@@ -1032,15 +1075,18 @@ def test_a_peak_marked_on_request_is_derived_only_when_asked():
 @pytest.mark.parametrize("name,form", [
     ("ring-attention-causal", "Piecewise((3*n*(2*d + 1)/m, (m >= 3) & (n/m >= 3))"),
     ("zigzag", "Piecewise((-(d*m - 6*d*n + 3*m - 3*n)/m, "),
+    ("striped", "Piecewise(((6*d*n - m + 3*n)/m, (m >= 3) & (n/m >= 2))"),
     ("ring-attention-bwd", "Piecewise((Max(2*d + 6*d*n/m + 2*n**2/m - 2*n/m, ")])
 def test_prove_exact_peak_derives_and_proves_the_registered_peaks_on_request(name, form):
     """`prove NAME --exact-peak`: the peak the registered hints give is proved for every n (its 28
     or 19 hint checks, ring-locality and data-flow proved in the same run): 3n(2d + 1)/m for k,
-    m ≥ 3; zigzag's 6kd + 3k − d − 3 for m ≥ 2 but k = 2, m ≥ 3 (k = n/m); the backward's Max of
-    three; each form the ring model's at every n, d ≤ 12 (`held._check_peak` inside). About one
-    minute, five and 10 s of CPU. Slow: the
-    default run keeps the request's gate (test_a_peak_marked_on_request_is_derived_only_when_asked)
-    and the bound's value-by-value sizes (test_a_part_that_leaves_a_size_few_values_is_bounded_value_by_value)."""
+    m ≥ 3; zigzag's 6kd + 3k − d − 3 for m ≥ 2 but k = 2, m ≥ 3 (k = n/m); striped's
+    3k(2d + 1) − 1 for k ≥ 2, m ≥ 3; the backward's Max of three; each form the ring model's at
+    every n, d ≤ 12 (`held._check_peak` inside). About one minute, five, one and a half and 10 s of
+    CPU. Slow: the default run keeps the request's gate
+    (test_a_peak_marked_on_request_is_derived_only_when_asked), the bound's value-by-value sizes
+    (test_a_part_that_leaves_a_size_few_values_is_bounded_value_by_value) and its cut on the sizes
+    (test_a_case_left_with_comparisons_of_the_sizes_is_cut_on_them)."""
     import json
     from helpers.cli import call
     code, out, _ = call(name, "--exact-peak", "--json", "--quiet")

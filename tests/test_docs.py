@@ -127,6 +127,7 @@ INSTANCES = {
     # the derivation itself (a minute): test_prove_exact_peak_derives_and_proves_the_registered_peaks_on_request (slow)
     "prove ring-attention-causal --exact-peak": ("prove ring-attention-causal --exact-peak --property no-conflict", {0}),
     "prove zigzag --exact-peak": ("prove zigzag --exact-peak --property no-conflict", {0}),
+    "prove striped --exact-peak": ("prove striped --exact-peak --property no-conflict", {0}),
     "prove ring-attention-bwd --exact-peak": ("prove ring-attention-bwd --exact-peak --property no-conflict", {0}),
     "prove ring-attention-causal-bwd --idle-pes": ("prove ring-attention-causal-bwd --property counts --idle-pes", {0}),
     "prove simulate zigzag -n 16 -m 4 -d 8 --idle-pes": ("prove simulate zigzag -n 8 -m 2 -d 2 --idle-pes", {0}),

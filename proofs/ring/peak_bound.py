@@ -4,7 +4,8 @@ a sum of pieces f·[condition], its comparisons decided from the index ranges wh
 Z3 (within `budgets.PEAK_BOUND`) asked where they do not, an index split where one changes
 (docs/proofs.md, "Balance and memory"). Where the most is a Max of candidates, the form is bounded
 by the largest of them in one pass over the cases (a case's value at the ends of its ranges at most
-one of them, or Z3 shown that it exceeds none). A form of the sizes is signed from the least sizes
+one of them, or Z3 shown that it exceeds none). A case left with comparisons of the sizes alone is cut
+on them (`Cases._on_sizes`). A form of the sizes is signed from the least sizes
 a cell allows before Z3 is asked (`_sign_in`), and a query of the sizes that holds at a point near
 them is answered "not shown" without Z3 (`Remembered`). Used by `stays.peak`."""
 
@@ -262,6 +263,8 @@ class Cases:
             if not all(x.is_Number for x in over) and \
                     self.decider.never(sympy.And(self.cond, *[sympy.Gt(x, 0, evaluate=False) for x in over]), ranges, rlimit=PEAK_BOUND):
                 return True
+        if not opened and (got := self._on_sizes([(sure, sympy.true)] + still, ranges, one, still_open)) is not None:
+            return got
         split = opened or [v for v in wide if sure.has(v) or any(f.has(v) for f, _ in still)]
         if not split:
             return False
@@ -280,6 +283,45 @@ class Cases:
             if not got:
                 return False
         return True
+
+    def _on_sizes(self, pieces, ranges, one, atoms):
+        """A case Z3 did not show whose open comparisons read no index of a wide range, cut on the
+        sizes: where its conditions leave a size FEW values or fewer (`_box`), one case per value,
+        put into the pieces, ranges and values (its equation added to the conditions: Z3 then
+        compares numbers times sizes); else under an open comparison that reads the sizes alone
+        once the single-point indices `one` are put in (i ≥ 5 at i = k), and under its negation
+        (each added to the conditions, where it is then decided). The cases cover this one: whether
+        all hold; None where there is none to cut."""
+        from ringproof.proofs.ring.nests import SYMPY_PARAMETERS
+        cond, values = self.cond, self.values
+        used = [f for p in pieces for f in p] + [b for r in ranges for b in r[1:]] + list(values)
+        for x, (lo, hi) in _box(cond).items():
+            if hi is None or hi - lo + 1 > FEW or not any(sympy.sympify(e).has(x) for e in used):
+                continue
+            try:
+                for v in range(lo, hi + 1):
+                    put = {x: sympy.Integer(v)}
+                    self.cond, self.values = sympy.And(cond, sympy.Eq(x, v)), [sympy.expand(w.xreplace(put)) for w in values]
+                    if not self.hold([(f.xreplace(put), c.xreplace(put)) for f, c in pieces],
+                                     [(n, sympy.sympify(a).xreplace(put), sympy.sympify(b).xreplace(put)) for n, a, b in ranges]):
+                        return False
+            finally:
+                self.cond, self.values = cond, values
+            return True
+        known = set(sympy.And.make_args(cond))
+        for a in sorted({a.xreplace(one) for a in atoms}, key=str):
+            if a in (sympy.true, sympy.false) or not a.free_symbols <= set(SYMPY_PARAMETERS) or \
+                    a in known or sympy.Not(a) in known:
+                continue
+            try:
+                for side in (a, sympy.Not(a)):
+                    self.cond = sympy.And(cond, side)
+                    if not self.hold(pieces, ranges):
+                        return False
+            finally:
+                self.cond = cond
+            return True
+        return None
 
     def _truth(self, c, ranges):
         """True, False or None (not decided) of the condition c at every point of the ranges."""
@@ -480,6 +522,32 @@ class Cases:
             yes = self._nonpos(most + 1 if strict else most)
             no = not yes and self._nonpos(-least if strict else 1 - least)
         return sympy.true if yes else sympy.false if no else None
+
+
+def _box(cond) -> dict:
+    """{size: [least, largest or None]} that the conjuncts of `cond` comparing one size, linearly
+    with integer coefficients, with a number leave it (k ≥ 1 where none does): 4 ≤ k, k < 5."""
+    from ringproof.proofs.ring.nests import SYMPY_PARAMETERS
+    box = {x: [1, None] for x in SYMPY_PARAMETERS}
+    for a in sympy.And.make_args(cond):
+        if type(a) not in (sympy.Le, sympy.Lt, sympy.Ge, sympy.Gt, sympy.Eq) or len(a.free_symbols) != 1:
+            continue
+        (x,) = a.free_symbols
+        p = sympy.expand(a.lhs - a.rhs)
+        if x not in box or not p.is_polynomial(x) or sympy.degree(p, x) != 1:
+            continue
+        c, r = p.coeff(x), sympy.expand(p - p.coeff(x) * x)
+        if not (c.is_Integer and r.is_Integer):
+            continue
+        atmost = {sympy.Le: [p], sympy.Lt: [p + 1], sympy.Ge: [-p], sympy.Gt: [1 - p], sympy.Eq: [p, -p]}[type(a)]
+        for q in atmost:                               # q = a·x + b ≤ 0
+            qa, qb = int(q.coeff(x)), int(sympy.expand(q - q.coeff(x) * x))
+            if qa > 0:                                 # x ≤ ⌊−b/a⌋
+                hi = (-qb) // qa
+                box[x][1] = hi if box[x][1] is None else min(box[x][1], hi)
+            else:                                      # x ≥ ⌈b/−a⌉
+                box[x][0] = max(box[x][0], -((-qb) // -qa))
+    return box
 
 
 def _least_of(cond) -> dict:

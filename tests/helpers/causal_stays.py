@@ -1,5 +1,5 @@
 """The causal forwards' stay hints (`schedules/causal_stays.py`) by target name, for the tests:
-ring-attention-causal registers them (derived on request), striped and zigzag do not."""
+the registered targets carry them on request."""
 
 from ringproof.schedules.causal_stays import causal_stays
 from ringproof.schedules.context_parallel import FORMS, SCHEDULES
