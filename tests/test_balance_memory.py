@@ -528,27 +528,6 @@ def test_a_joined_cell_of_the_bound_is_split_where_a_comparison_of_the_sizes_cha
     assert peak_bound._split_on_sizes(sympy.true, sympy.Eq(K, 2), pieces) == [sympy.true]
 
 
-def test_a_part_that_leaves_a_size_few_values_is_bounded_value_by_value():
-    """`peak_bound._few`: k ≥ 2 ∧ k ≤ 2 (a part `_split_on_sizes` cuts) is k = 2 put in; k < 3 beside
-    m ≥ 2 is k = 1 and k = 2; more than FEW values, or none bounded, leave the part whole. At every
-    point of a grid the part holds exactly where one case does, and there the case's values are the
-    point's."""
-    import itertools
-    from ringproof.proofs.ring import peak_bound
-    from ringproof.proofs.ring.nests import KD
-    for part in (sympy.And(K >= 2, K <= 2, M >= 2), sympy.And(K < 3, M >= 2), sympy.And(M <= 3, K <= 2, KD >= 2),
-                 sympy.And(K <= peak_bound.FEW + 1, M >= 2), M >= 2):
-        cases = peak_bound._few(part)
-        for k, m, kd in itertools.product(range(1, 9), repeat=3):
-            at = {K: k, M: m, KD: kd}
-            hold = [put for c, put in cases if c.xreplace(at) is sympy.true]
-            assert len(hold) == (part.xreplace(at) is sympy.true), (part, at)
-            assert all(at[x] == v for put in hold for x, v in put.items())
-    assert [put for _, put in peak_bound._few(sympy.And(K < 3, M >= 2))] == [{K: 1}, {K: 2}]
-    assert len(peak_bound._few(sympy.And(M <= 3, K <= 2, KD >= 2))) == 6
-    assert peak_bound._few(sympy.And(K <= peak_bound.FEW + 1, M >= 2)) == [(sympy.And(K <= peak_bound.FEW + 1, M >= 2), {})]
-
-
 def test_a_conjunctions_box_of_the_sizes_holds_every_point_it_allows():
     """`peak_bound._box`: the least and largest value each size's one-size comparisons leave it (4 ≤ k,
     k < 5, 2·kd ≤ 7, 3·kd ≥ 4; others ignored) contain every point of a grid where the conjunction
@@ -1084,8 +1063,7 @@ def test_prove_exact_peak_derives_and_proves_the_registered_peaks_on_request(nam
     3k(2d + 1) − 1 for k ≥ 2, m ≥ 3; the backward's Max of three; each form the ring model's at
     every n, d ≤ 12 (`held._check_peak` inside). About one minute, five, one and a half and 10 s of
     CPU. Slow: the default run keeps the request's gate
-    (test_a_peak_marked_on_request_is_derived_only_when_asked), the bound's value-by-value sizes
-    (test_a_part_that_leaves_a_size_few_values_is_bounded_value_by_value) and its cut on the sizes
+    (test_a_peak_marked_on_request_is_derived_only_when_asked) and the bound's cut on the sizes
     (test_a_case_left_with_comparisons_of_the_sizes_is_cut_on_them)."""
     import json
     from helpers.cli import call

@@ -76,38 +76,9 @@ def at_most(e, regime, ranges, decider, values=(0,)) -> bool:
         here = list(_fixed_pieces(sympy.sympify(e), tuple(sorted(fixed.items(), key=str))))
         most = [sympy.sympify(v).xreplace(fixed) for v in values]
         for part in _split_on_sizes(cell.xreplace(fixed), cell, here):
-            for cond, put in _few(part):
-                if not Cases(decider, cond, [v.xreplace(put) for v in most]).hold(
-                        [(f.xreplace(put), c.xreplace(put)) for f, c in here],
-                        [(v, lo.xreplace(put), hi.xreplace(put)) for v, lo, hi in rng]):
-                    return False
+            if not Cases(decider, part, most).hold(here, rng):
+                return False
     return True
-
-
-def _few(part) -> list:
-    """[(condition, {size: value})]: `part` as it is, or, where its comparisons of a size alone
-    leave that size FEW values or fewer (k ≤ 2 beside k ≥ 1), one case per value, the value put
-    in and its equation kept in the condition. The cases cover the part; a fixed size turns the
-    pieces' products of sizes into numbers that Z3 compares without nonlinear arithmetic."""
-    from ringproof.proofs.ring.nests import SYMPY_PARAMETERS
-    box = {x: [1, None] for x in SYMPY_PARAMETERS}
-    for a in sympy.And.make_args(part):
-        if not (isinstance(a, sympy.core.relational.Relational) and a.lhs in box and a.rhs.is_Integer):
-            continue
-        v = int(a.rhs)
-        lo, hi = box[a.lhs]
-        if isinstance(a, (sympy.Eq, sympy.GreaterThan, sympy.StrictGreaterThan)):
-            lo = max(lo, v + isinstance(a, sympy.StrictGreaterThan))
-        if isinstance(a, (sympy.Eq, sympy.LessThan, sympy.StrictLessThan)):
-            w = v - isinstance(a, sympy.StrictLessThan)
-            hi = w if hi is None else min(hi, w)
-        box[a.lhs] = [lo, hi]
-    out = [(part, {})]
-    for x, (lo, hi) in box.items():
-        if hi is not None and hi - lo + 1 <= FEW and any(c.has(x) for c, _ in out):
-            out = [(sympy.And(c.xreplace({x: v}), sympy.Eq(x, v)), {**put, x: sympy.Integer(v)})
-                   for c, put in out for v in range(lo, hi + 1)]
-    return out
 
 
 @lru_cache(maxsize=64)
