@@ -1041,7 +1041,7 @@ def test_a_peak_marked_on_request_is_derived_only_when_asked():
     plain = Session()
     assert held.hint_checks(S, plain) == [] and held.measured(S, plain) is None
     assert held.exact(S, plain) == (None, held.ON_REQUEST)
-    assert "exact peak unknown (derived on request (prove --exact-peak)" in held.readable(held.summary(S, plain))
+    assert "exact peak unknown (derived only on request, with prove --exact-peak:" in held.readable(held.summary(S, plain))
     asked = Session(Budget(long_peaks=True))
     unmarked = replace(S, stays={k: v for k, v in S.stays.items() if k != "on_request"})
     assert [c.name for c in held.hint_checks(S, asked)] == [c.name for c in held.hint_checks(unmarked, plain)]

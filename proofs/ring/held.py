@@ -38,8 +38,8 @@ WHY = ("the exact peak is a maximum over cycles of the data a PE holds, and a da
 
 SHORT_WHY = "a datum's stay ends at its last use, a maximum over iterations: derived where Schedule.stays marks those uses, none marked here"
 BLOCKED = "marked, its occupancy would still not be counted: "     # `stays.blockers` follow
-ON_REQUEST = ("exact peak derived on request (prove --exact-peak): the schedule marks its stays' count long "
-              "(Schedule.stays['on_request'])")
+ON_REQUEST = ("exact peak derived only on request, with prove --exact-peak: the schedule marks its derivation "
+              "long (Schedule.stays['on_request'])")
 NOT_DERIVED = "exact peak not derived: "
 RESTS_ON = ("ring-locality", "data-flow")     # the sources and `prev` witnesses: uses that begin no stay
 MISMATCH = f"{NOT_DERIVED}the peak derived from the stays"
