@@ -14,8 +14,8 @@ the columns as Algorithm 1's (`cols`: `PAPER` for d = n, `GENERAL` for d of its 
 
 from __future__ import annotations
 
-from ringproof.schedules.dsl import (DIV, EAC, HOME, MAC, At, Copy, Either, Loop, Move, Phase, Schedule,
-                           Step, variant_name)
+from ringproof.schedules.dsl import (DIV, EAC, HOME, MAC, At, Copy, Either, Loop, Move, Phase, Recount,
+                           Schedule, Step, variant_name)
 from ringproof.schedules.expr import and_, div, eq, ge, gt, ite, le, lt, mod, not_, or_, wrap
 from ringproof.schedules.algo1 import GENERAL, PAPER, home, placement, sum_source
 from ringproof.schedules.shape import ANY_D
@@ -82,6 +82,28 @@ def phase2_at(P, A, B):
     l = mod(Bb - 1, m) + 1
     jq = mod(div(Bb - 1, m) - (i - 1), P.k)
     return dict(i=i, j=jq * m + mod(l - A, m) + 1, l=l)
+
+
+def _reflected(P, key):
+    """A term (A, B) of phase 2 as the point (a, b) of `PHASE2_RECOUNT`: a long row as it is, a
+    short row A as a = n − A with its shifted column b = B + n − A (its Bb, on the same PE)."""
+    A, B = key
+    return ite(short(P, A), P.n - A, A), ite(short(P, A), B + P.n - A, B)
+
+
+def _unreflected(P, u):
+    """The term of the point (a, b): row a, column b where b ≤ a; else the short row n − a, b − a."""
+    a, b = u
+    return ite(le(b, a), a, P.n - a), ite(le(b, a), b, b - a)
+
+
+# Phase 2's terms on PE l, counted (balance) as the points (a, b) ∈ [1, n]² with 2a ≥ n, and 2a > n
+# or 2b ≤ n, whose column b is on PE l: the long row a (its columns b ≤ a) and the short row n − a
+# (shifted, b > a) together hold every column once; the middle row n/2 (n even) keeps b ≤ n/2.
+# (Written so, not as 2a > n or 2a = n and 2b ≤ n, the same points, it counts in a quarter of the time.)
+PHASE2_RECOUNT = Recount(loops=(Loop("a", 1, "n"), Loop("b", 1, "n")),
+                         guard=lambda P, u: and_(ge(2 * u[0], P.n), or_(gt(2 * u[0], P.n), le(2 * u[1], P.n))),
+                         pe=lambda P, u: mod(u[1] - 1, P.m) + 1, to=_reflected, back=_unreflected)
 
 
 W1_FINAL_RELIES = ("w1_final: phase 1 ends w1[A, B] at the last step of its loop j and moves it to "
@@ -204,7 +226,7 @@ def _phase2a(defects, w1_source=w1_final()):
     return Phase("phase2a", (Loop("i", 1, "k"), Loop("j", 1, "n")), step,
                  inverse=lambda P, key: phase2_at(P, *key),
                  doc="sum_A += exp(w'_AB) where B ≤ A, else forward sum_A; it walks one PE per step",
-                 relies_on={"phase1": W1_FINAL_RELIES})
+                 relies_on={"phase1": W1_FINAL_RELIES}, recount=PHASE2_RECOUNT)
 
 
 def _phase2b(defects, w1_source=w1_final()):
@@ -222,7 +244,8 @@ def _phase2b(defects, w1_source=w1_final()):
                  inverse=lambda P, key: phase2_at(P, *key),
                  doc="w_AB = exp(w'_AB) / sum_A where B ≤ A; sum_A is copied along",
                  relies_on={"phase1": W1_FINAL_RELIES,
-                            "phase2a": "sum_source: step 1 ends sum_A at j = n one PE back"})
+                            "phase2a": "sum_source: step 1 ends sum_A at j = n one PE back"},
+                 recount=PHASE2_RECOUNT)
 
 
 def _phase3(defects, cols=PAPER):

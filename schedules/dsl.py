@@ -339,6 +339,7 @@ class Phase:
     relies_on: dict = field(default_factory=dict)
     defined_at: str = field(default="", compare=False, repr=False)   # file:line of Phase(...) in the user's code
     group: str | None = None   # phases of one group run in lock step: they start in the same cycle
+    recount: "Recount | None" = None   # a counting hint for its balance over the terms (checked; `derive` drops it)
 
     def __post_init__(self):
         if not self.defined_at:
@@ -392,6 +393,23 @@ class Phase:
         return Phase(name or self.name, loops, step if changes else self.step,
                      self.inverse if inverse is None else inverse, self.doc if doc is None else doc,
                      self.relies_on if relies_on is None else relies_on, group=self.group)
+
+
+@dataclass(frozen=True)
+class Recount:
+    """A counting hint for a phase's balance over its terms (`ringproof.proofs.ring.recount`): the
+    terms its `inverse` puts on PE l are in bijection with the points u of the nest `loops` (Loops
+    over the hint's own names) where `guard(P, u)` holds and `pe(P, u)` = l. `to(P, key)` maps a
+    term to its point, `back(P, u)` a point to its term (tuples). Used only after Z3 proves, for
+    every n: each term maps into the nest under the guard, back to itself, and onto a point whose
+    `pe` is the inverse's PE; each point maps back to a term (within its extents, where the
+    equation's mask holds) and `to` that point again."""
+
+    loops: tuple[Loop, ...]
+    guard: Callable
+    pe: Callable
+    to: Callable
+    back: Callable
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 """Balance and memory figures (issue 25): every closed form against enumeration on the ring model,
-the radix-m split of the counter and the collapse of equal cases against brute force, a mutant
+the radix-m split of the counter, the collapse of equal cases and the parity reading against brute
+force, Algorithm 3's counting hint proved and wrong ones refuted, a mutant
 whose coverage fails never passing a per-PE form counted over its terms, a wrong memory claim
 refuted and replayed, Algorithm 1's exact peak proved and every wrong stay hint left unproved."""
 
@@ -87,18 +88,78 @@ def test_striped_spread_is_proved_and_its_per_pe_form_is_the_enumeration():
         assert spread.spread_of(table) == _value(got["spread"], n, m, d, 1)
 
 
-def test_algorithm_3_phases_1_and_3_counted_over_their_terms_rest_on_coverage():
+def test_algorithm_3_every_phase_counted_over_its_terms_and_its_spread_is_the_ring_models():
+    """Phases 1 and 3 over their terms; phase 2 (its PE chosen by cases) through its counting hint,
+    read in each parity of k and m. Every per-PE form and the spread against enumeration at every
+    n ≤ 16 (the derivation checks n ≤ 12 itself): the first m/2 PEs do one more EAC and DIV where m
+    is even and k odd (spread 2), else every PE does as many."""
     from ringproof.proofs.ring.prover import verify
     S = registry()["algo3"]
     got = spread.summary(S, Session())
-    assert got["spread"] is None and "phase2a" in got["reason"] and "chosen by cases" in got["reason"]
-    assert got["on_coverage"] == ["phase1", "phase3"]
-    for n, m, _ in S.shape.sizes(9):
+    assert got["spread"] is not None and "at" not in got, got["reason"]
+    assert got["on_coverage"] == ["phase1", "phase2a", "phase2b", "phase3"]
+    for n, m, _ in S.shape.sizes(16):
         table = spread.per_pe(S, n, m, by="phase")
-        for ph in ("phase1", "phase3"):
-            assert [_value(got["per_phase"][ph], n, m, n, l) for l in range(1, m + 1)] == table[ph]
+        for ph in table:
+            assert [_value(got["per_phase"][ph], n, m, n, l) for l in range(1, m + 1)] == table[ph], (ph, n, m)
+        measured = spread.spread_of(spread.per_pe(S, n, m))
+        assert _value(got["spread"], n, m, n, 1) == measured == (2 if m % 2 == 0 and (n // m) % 2 else 0), (n, m)
+        eac = [(n // m * (n + 1) + (2 * l <= m)) // 2 for l in range(1, m + 1)]    # docs/algo3.md's fit
+        assert table["phase2a"] == table["phase2b"] == eac, (n, m)
     (counts,) = verify(S, Options(properties=("counts",)))
-    assert {"phase1", "phase3"} <= set(counts.details["bijections"])
+    assert {"phase1", "phase2a", "phase2b", "phase3"} <= set(counts.details["bijections"])
+
+
+def _recount(**changes):
+    """Algorithm 3 with phase 2's counting hint changed."""
+    from dataclasses import replace
+
+    from ringproof.schedules import algo3
+    hint = replace(algo3.PHASE2_RECOUNT, **changes)
+    S = registry()["algo3"]
+    return replace(S, phases=tuple(replace(p, recount=hint) if p.recount else p for p in S.phases))
+
+
+def test_algorithm_3s_counting_hint_is_proved_and_a_wrong_one_never_counts():
+    """The hint's two checks (to, back) are proved for every n; a hint without the middle row
+    (2a > n only), or naming another PE for a point, is refuted, and the spread is not derived."""
+    from ringproof.proofs.ring import recount
+    from ringproof.schedules.expr import gt, mod
+    S = registry()["algo3"]
+    assert recount.proved(S, S.phase("phase2a"), Session()) == ""
+    no_middle = _recount(guard=lambda P, u: gt(2 * u[0], P.n))
+    other_pe = _recount(pe=lambda P, u: mod(u[1], P.m) + 1)
+    for wrong, check in ((no_middle, "to"), (other_pe, "to")):
+        why = recount.proved(wrong, wrong.phase("phase2a"), Session())
+        assert f"check '{check}' is refuted" in why, why
+        got = spread.summary(wrong, Session(), steps=False)
+        assert got["spread"] is None and "counting hint" in got["reason"], got["reason"]
+        assert got["at"]["spread"] == spread.spread_of(spread.per_pe(wrong, 16, 4))
+    from ringproof.errors import BadInput
+    short = _recount(to=lambda P, key: (key[0],))           # a point's b would go unchecked
+    with pytest.raises(BadInput, match="counting hint"):
+        recount.checks(short, short.phase("phase2a"))
+
+
+def test_algorithm_3s_balance_claims_proved_and_refuted_on_the_ring_model():
+    S = registry()["algo3"]
+    session = Session()
+    right = spread.summary(S, session)["spread"]
+    assert spread.check_claim(S, right, session)[0] is Verdict.PROVED
+    verdict, _, cex = spread.check_claim(S, "0", session)          # every PE as busy: not at n = m = 2
+    assert verdict is Verdict.REFUTED and (cex.n, cex.m, cex.replay["measured"]) == (2, 2, 2)
+
+
+def test_forms_read_in_each_parity_class_are_the_forms():
+    """`by_parities` against the form it reads, at every k, m ≤ 7 and l ≤ m."""
+    l = spread.L
+    form = sympy.floor(K * M / 2) * sympy.floor((K - 1) / 2) + sympy.Piecewise(
+        (sympy.ceiling(K * M / 2) - sympy.floor(K / 2), 2 * l <= M), (0, True))
+    got = spread.by_parities(form, registry()["algo3"].shape, Session())
+    assert not got.has(sympy.floor, sympy.ceiling)
+    for k, m in itertools.product(range(1, 8), range(1, 8)):
+        for lv in range(1, m + 1):
+            assert got.subs({K: k, M: m, l: lv}) == form.subs({K: k, M: m, l: lv}), (k, m, lv)
 
 
 def test_algo3_fast_phases_1_and_3_per_pe_are_one_polynomial_and_the_ring_models_counts():

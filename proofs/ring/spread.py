@@ -17,6 +17,7 @@ derived spread, refuted at the smallest size where the enumerated spread differs
 
 from __future__ import annotations
 
+import itertools
 from types import SimpleNamespace
 
 import numpy as np
@@ -77,19 +78,22 @@ def forms(schedule, session=None):
         if not _on_l(st):
             why = f"phase {phase.name}: its op does not run on PE l"
             break
-        loops, env = _nest(phase, P, True)
-        loops = [loops[-1]] + loops[:-1]           # l outermost, kept
-        try:
-            cond = lifted(sympy.sympify(_condition(st.guard, env, P)), loops, decider)
-            got = count(loops, cond, decider, keep=1)
-        except Unknown as e:
+        if phase.recount is None:
+            loops, env = _nest(phase, P, True)
+            loops = [loops[-1]] + loops[:-1]           # l outermost, kept
             try:
-                got = _by_terms(schedule, phase, st, P, decider, session)
-                on_terms.append(phase.name)
-            except Unknown as e2:
-                why = why or f"phase {phase.name}: {e}; over its terms: {e2}"
+                cond = lifted(sympy.sympify(_condition(st.guard, env, P)), loops, decider)
+                phases[phase.name] = (st.op.value, count(loops, cond, decider, keep=1))
                 continue
-        phases[phase.name] = (st.op.value, got)
+            except Unknown as e:
+                nest_why = f"{e}; "
+        else:                                           # its counting hint counts it over its terms
+            nest_why = ""
+        try:
+            phases[phase.name] = (st.op.value, _by_terms(schedule, phase, st, P, decider, session))
+            on_terms.append(phase.name)
+        except Unknown as e2:
+            why = why or f"phase {phase.name}: {nest_why}over its terms: {e2}"
     exact = exact_chunks(schedule)
     points = _points(schedule)
     settled: dict = {}              # form -> its collapsed form (algo3-fast's phases 1 and 3 have one)
@@ -378,6 +382,8 @@ def _by_terms(schedule, phase, st, P, decider, session):
     pe = phase.inverse(T, tuple(var(str(x)) for x in syms)).get("l")
     if pe is None:
         raise Unknown("its inverse names no PE")
+    if phase.recount is not None:
+        return _recounted(schedule, phase, P, decider, session)
     pe = lift(pe)                                   # read on Terms first: cheap
     by_cases = _has_op(pe, "ite")
     if by_cases and not (decider.holds(K - 1) and decider.holds(1 - K)):
@@ -389,6 +395,52 @@ def _by_terms(schedule, phase, st, P, decider, session):
         return _by_parity(loops, cond, schedule.shape, session)
     loops, cond = split_digits(loops, cond, keep=1) or (loops, cond)
     return count(loops, lifted(cond, loops, decider), decider, keep=1)
+
+
+def _recounted(schedule, phase, P, decider, session):
+    """The terms on PE l counted as the points of the phase's counting hint (`recount`: used only
+    with its two checks proved), indices read mod m split in radix m."""
+    from ringproof.proofs.ring import recount
+    from ringproof.proofs.ring.nests import Unknown, count, lifted, split_digits
+    why = recount.proved(schedule, phase, session)
+    if why:
+        raise Unknown(why)
+    key = ("recounted", id(schedule), id(phase.recount))
+    hit = session.balanced.get(key)
+    if hit is None or hit[0] is not schedule:     # phase 2b of Algorithm 3 has phase 2a's hint
+        loops, cond = recount.nest(schedule, phase, P, L)
+        loops, cond = split_digits(loops, cond, keep=1) or (loops, cond)
+        got = count(loops, lifted(cond, loops, decider), decider, keep=1)
+        hit = session.balanced[key] = (schedule, by_parities(got, schedule.shape, session))
+    return hit[1]
+
+
+def by_parities(form, shape, session):
+    """`form` (a count in k, m and l with floors and ceilings of halves: ⌊km/2⌋, ⌊(k − 1)/2⌋)
+    read in each parity class of the sizes it halves, k = 2K − p and m = 2M − q (p, q ∈ {0, 1};
+    K, M ≥ 1 cover every k, m ≥ 1), where each floor is a polynomial (sympy's algebra), and as
+    cells of l there (`cells`, under the side condition with the same substitution); one Piecewise
+    on k mod 2 and m mod 2, classes of one value joined. `form` unchanged where a class keeps a
+    floor or ceiling, or halves no size."""
+    from ringproof.proofs.ring.nests import K, M
+    halved = [x for x in (K, M) if any(f.args[0].has(x) for f in form.atoms(sympy.floor, sympy.ceiling))]
+    if not halved:
+        return form
+    pieces: list = []                 # [(value in k, m and l, its class)]
+    for bits in itertools.product((0, 1), repeat=len(halved)):
+        sub = {x: 2 * x - p for x, p in zip(halved, bits)}
+        # each floor once: ⌊(2K − 1)(2M − 1)/2⌋ is 2KM − K − M once its argument is expanded (one
+        # xreplace, top down, puts these values in without substituting into them again)
+        f = form.xreplace({**sub, **{g: g.func(sympy.expand(g.args[0].xreplace(sub)))
+                                     for g in form.atoms(sympy.floor, sympy.ceiling)}})
+        if f.has(sympy.floor, sympy.ceiling):
+            return form
+        decider = _parity_decider(shape, session, sub)
+        value = cells(f, [(L, sympy.Integer(1), M.xreplace(sub))], decider)
+        value = value.xreplace({x: (x + p) / 2 for x, p in zip(halved, bits)})
+        value = sympy.piecewise_fold(value) if value.has(sympy.Piecewise) else sympy.expand(value)
+        pieces.append((value, sympy.And(*[sympy.Eq(sympy.Mod(x, 2), p) for x, p in zip(halved, bits)])))
+    return _joined(pieces)
 
 
 def _by_parity(loops, cond, shape, session):
@@ -619,28 +671,52 @@ def derived(schedule, session=None, found=None):
     `found`: `forms(schedule, session)` if the caller has it (not kept in the session where a form
     is not derived, and seconds to find again)."""
     from ringproof.proofs.ring.counting import in_n_m_d, tidy
-    from ringproof.proofs.ring.nests import M
+    from ringproof.proofs.ring.nests import K, M
     session = _session(session)
     per, _, why, _ = found if found is not None else forms(schedule, session)
     if why:
         return None, why
     total = sum(per.values(), sympy.Integer(0))
-    if not total.has(sympy.Mod(M, 2)):
+    halved = [x for x in (K, M) if total.has(sympy.Mod(x, 2))]
+    if not halved:
         got = _spread(total, M, session.decider(schedule.shape))
         return (None, _NOT_MONOTONE) if got is None else (tidy(in_n_m_d(got)), "")
     from ringproof.proofs.ring.nests import Unknown
     cases = []
-    for p in (0, 1):                 # m = 2M − p: each parity case of the forms (`_by_parity`)
+    for bits in itertools.product((0, 1), repeat=len(halved)):  # x = 2x' − p: each parity case of the forms
+        sub = {x: 2 * x - p for x, p in zip(halved, bits)}        # (`_by_parity`, `by_parities`)
         try:
-            decider = _parity_decider(schedule.shape, session, {M: 2 * M - p})
+            decider = _parity_decider(schedule.shape, session, sub)
         except Unknown as e:
             return None, str(e)
-        got = _spread(total.xreplace({M: 2 * M - p}), 2 * M - p, decider)
+        got = _spread(total.xreplace(sub), M.xreplace(sub), decider)
         if got is None:
-            return None, f"{_NOT_MONOTONE}, for {'odd' if p else 'even'} m"
-        cases.append(sympy.expand(got.xreplace({M: (M + p) / 2})))
-    got = cases[0] if cases[0] == cases[1] else sympy.Piecewise((cases[0], sympy.Eq(sympy.Mod(M, 2), 0)), (cases[1], True))
+            return None, f"{_NOT_MONOTONE}, for " + " and ".join(
+                f"{'odd' if p else 'even'} {x}" for x, p in zip(halved, bits))
+        cases.append((sympy.expand(got.xreplace({x: (x + p) / 2 for x, p in zip(halved, bits)})),
+                      sympy.And(*[sympy.Eq(sympy.Mod(x, 2), p) for x, p in zip(halved, bits)])))
+    if halved == [M]:                # as the k = 1 forms have always been written
+        got = cases[0][0] if cases[0][0] == cases[1][0] else \
+            sympy.Piecewise((cases[0][0], sympy.Eq(sympy.Mod(M, 2), 0)), (cases[1][0], True))
+    else:
+        got = _joined(cases)
     return tidy(in_n_m_d(got)), ""
+
+
+def _joined(cases: list):
+    """[(value, class condition)] as one Piecewise, classes of one value joined, the value of the
+    most classes last (as the rest)."""
+    pieces: list = []
+    for value, where in cases:
+        same = next((pc for pc in pieces if sympy.expand(pc[0] - value) == 0), None)
+        if same is None:
+            pieces.append((value, [where]))
+        else:
+            same[1].append(where)
+    if len(pieces) == 1:
+        return pieces[0][0]
+    pieces.sort(key=lambda pc: len(pc[1]))
+    return sympy.Piecewise(*[(v, sympy.Or(*w)) for v, w in pieces[:-1]], (pieces[-1][0], True))
 
 
 def _on_l(st) -> bool:
@@ -675,8 +751,10 @@ def figure_size(schedule):
 
 def summary(schedule, session=None, steps: bool = True) -> dict:
     """{"spread": closed form or None, "reason", "per_pe": {kind: form in n, m, d, l} and
-    "per_phase": {phase: form} where derived, "at": {"n", "m", "per_pe", "spread"} where the spread
-    is not derived, and `step_summary`'s keys unless `steps` is False} (JSON-ready)."""
+    "per_phase": {phase: form} where derived, "on_coverage" (the phases counted over their terms)
+    and "recounted" (those of them counted through their counting hint) where any, "at": {"n",
+    "m", "per_pe", "spread"} where the spread is not derived, and `step_summary`'s keys unless
+    `steps` is False} (JSON-ready)."""
     from ringproof.proofs.ring.counting import in_n_m_d, tidy
     session = _session(session)
     found = forms(schedule, session)
@@ -689,6 +767,9 @@ def summary(schedule, session=None, steps: bool = True) -> dict:
         out["per_phase"] = {k: str(tidy(in_n_m_d(v))) for k, v in by_phase.items()}
     if on_terms:
         out["on_coverage"] = on_terms
+        hinted = [name for name in on_terms if schedule.phase(name).recount is not None]
+        if hinted:                  # counted through their hints (`recount`), whose checks are proved
+            out["recounted"] = hinted
     if steps:
         out.update(step_summary(schedule, session))
     if spread is None:
@@ -750,7 +831,8 @@ def readable(details: dict) -> str:
     if not per and details.get("per_phase"):
         on_l = "active ops on PE l: " + "; ".join(f"{k} {_brief(v)}" for k, v in details["per_phase"].items()) + "; "
     if details.get("on_coverage"):
-        on_l += f"({', '.join(details['on_coverage'])} counted over their terms: rests on their coverage); "
+        hinted = f"; {', '.join(details['recounted'])} through a counting hint, proved" if details.get("recounted") else ""
+        on_l += f"({', '.join(details['on_coverage'])} counted over their terms: rests on their coverage{hinted}); "
     steps = _steps_line(details)
     if details.get("spread") is not None:
         return f"balance: {on_l}spread (max − min active ops over PEs) = {details['spread']} for every n{steps}"
