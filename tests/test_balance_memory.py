@@ -102,7 +102,7 @@ def test_algorithm_3_every_phase_counted_over_its_terms_and_its_spread_is_the_ri
         table = spread.per_pe(S, n, m, by="phase")
         for ph in table:
             assert [_value(got["per_phase"][ph], n, m, n, l) for l in range(1, m + 1)] == table[ph], (ph, n, m)
-        measured = spread.spread_of(spread.per_pe(S, n, m))
+        measured = spread.spread_of(table)                 # the phases' totals are the kinds' totals
         assert _value(got["spread"], n, m, n, 1) == measured == (2 if m % 2 == 0 and (n // m) % 2 else 0), (n, m)
         eac = [(n // m * (n + 1) + (2 * l <= m)) // 2 for l in range(1, m + 1)]    # docs/algo3.md's fit
         assert table["phase2a"] == table["phase2b"] == eac, (n, m)
