@@ -122,14 +122,18 @@ def _recount(**changes):
 
 def test_algorithm_3s_counting_hint_is_proved_and_a_wrong_one_never_counts():
     """The hint's two checks (to, back) are proved for every n; a hint without the middle row
-    (2a > n only), or naming another PE for a point, is refuted, and the spread is not derived."""
+    (2a > n only) or naming another PE for a point fails 'to', one with the middle row's columns
+    > n/2 too (2a ≥ n only: points no term maps to) fails 'back'; the spread is then not derived."""
     from ringproof.proofs.ring import recount
-    from ringproof.schedules.expr import gt, mod
+    from ringproof.schedules.expr import ge, gt, mod
     S = registry()["algo3"]
     assert recount.proved(S, S.phase("phase2a"), Session()) == ""
+    got = spread.summary(S, Session(), steps=False)
+    assert "phase2a, phase2b through a counting hint, proved" in spread.readable(got)
     no_middle = _recount(guard=lambda P, u: gt(2 * u[0], P.n))
     other_pe = _recount(pe=lambda P, u: mod(u[1], P.m) + 1)
-    for wrong, check in ((no_middle, "to"), (other_pe, "to")):
+    whole_middle = _recount(guard=lambda P, u: ge(2 * u[0], P.n))
+    for wrong, check in ((no_middle, "to"), (other_pe, "to"), (whole_middle, "back")):
         why = recount.proved(wrong, wrong.phase("phase2a"), Session())
         assert f"check '{check}' is refuted" in why, why
         got = spread.summary(wrong, Session(), steps=False)
