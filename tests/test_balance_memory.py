@@ -241,6 +241,10 @@ def test_a_mutant_whose_coverage_fails_gets_no_per_pe_form_over_its_terms():
     from ringproof.proofs.ring.prover import verify
     got = spread.summary(REFUTED["wrong group count"][0], Session())
     assert "per_phase" not in got and "its coverage fails" in got["reason"]
+    diagonal = REFUTED["mask boundary off by one"][0]     # no DIV on the diagonal: phase 2b, with its hint
+    got = spread.summary(diagonal, Session(), steps=False)
+    assert got["spread"] is None and "phase phase2b" in got["reason"] and "its coverage fails" in got["reason"]
+    assert got["at"]["spread"] == spread.spread_of(spread.per_pe(diagonal, 16, 4)) != 0   # measured, not derived
     S = REFUTED["row pairing i with n-i-1"][0]       # its terms per PE happen to equal its ops per PE
     assert "phase1" in spread.summary(S, Session())["on_coverage"]
     (counts,) = verify(S, Options(properties=("counts",)))
