@@ -75,28 +75,29 @@ def checks(schedule, phase) -> list:
 
 
 def proved(schedule, phase, session) -> str:
-    """"" where both checks of the hint are proved, else why not. Kept in the session for what the
-    checks read (the hint, the inverse's PE, the equation's extents and mask, the side condition):
-    phase 2b of Algorithm 3 carries phase 2a's hint over terms alike."""
+    """"" where both checks of the hint are proved, else why not. Kept in the session (where
+    definite) for what the checks read (the hint, the inverse's PE, the equation's extents and
+    mask, the side condition): phase 2b of Algorithm 3 carries phase 2a's hint over terms alike."""
     from ringproof.proofs.results import Verdict
     from ringproof.proofs.ring.smt import discharge
     key = ("recount", id(schedule), id(phase.recount), _read(schedule, phase))
     hit = session.balanced.get(key)
     if hit is not None and hit[0] is schedule:
         return hit[1]
-    why = ""
+    why, definite = "", True
     for c in checks(schedule, phase):
         got = discharge(c, session)
         name = c.name.removeprefix("counting hint ")
         if got.verdict is Verdict.REFUTED:
             why = f"its counting hint's check '{name}' is refuted at n={got.n}, m={got.m}"
         elif got.verdict is not Verdict.PROVED:
-            why = f"its counting hint's check '{name}' is {got.verdict.value} ({got.reason})"
+            why, definite = f"its counting hint's check '{name}' is {got.verdict.value} ({got.reason})", False
         elif got.cross and got.cross["answer"] != "unsat":       # as the prover reads a second solver
             why = f"its counting hint's check '{name}': z3 unsat, {got.cross['solver']} {got.cross['answer']}"
         if why:
             break
-    session.balanced[key] = (schedule, why)
+    if definite:                    # a solver's unknown is not kept: another budget may settle it
+        session.balanced[key] = (schedule, why)
     return why
 
 

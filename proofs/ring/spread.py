@@ -4,15 +4,19 @@ In the lock-step machine a PE whose guard is false in a cycle still spends it, s
 does not show imbalance; the active ops per PE do. They are derived in closed form in n, m (d) and
 the PE index l: each phase's guarded loop nest is counted exactly with l kept symbolic
 (`nests.count(..., keep=1)`, its mod-m and block/chunk digits split by `nests.lifted` and the
-digit rule, each split proved), for phases whose op runs on PE l; a form with floors of n that is
-one polynomial in every residue class of n is written as that polynomial (`plain`). Every per-PE form is compared
-with enumeration on the trace at every size n, d ≤ 12 before it is used (a disagreement is an
-internal error). The spread is then proved for every n by Z3 over 1 ≤ l ≤ m (under the schedule's
-side condition): 0 where total(l) = total(1) for every l; total(m) − total(1) where total(l + 1) ≥
-total(l) for every l < m (the extreme PEs are 1 and m); total(1) − total(m) where it never grows;
-otherwise, or where a form is not derived, `unknown` with the reason, and the figures are
-enumerated at one size. A claim `notes={"claims": {"balance": "..."}}` is proved equal to the
-derived spread, refuted at the smallest size where the enumerated spread differs, or else unknown.
+digit rule, each split proved), for phases whose op runs on PE l; a phase whose nest is not
+counted is counted over its terms (`_by_terms`), through its counting hint where it carries one
+(`recount`: Algorithm 3's phase 2), a count whose floors halve k and m read in each parity class
+(`by_parities`); a form with floors of n that is one polynomial in every residue class of n is
+written as that polynomial (`plain`). Every per-PE form is compared with enumeration on the trace
+at every size n, d ≤ 12 before it is used (a disagreement is an internal error). The spread is
+then proved for every n by Z3 over 1 ≤ l ≤ m (under the schedule's side condition; in each parity
+class of k and m where the forms have such cases): 0 where total(l) = total(1) for every l;
+total(m) − total(1) where total(l + 1) ≥ total(l) for every l < m (the extreme PEs are 1 and m);
+total(1) − total(m) where it never grows; otherwise, or where a form is not derived, `unknown`
+with the reason, and the figures are enumerated at one size. A claim `notes={"claims":
+{"balance": "..."}}` is proved equal to the derived spread, refuted at the smallest size where the
+enumerated spread differs, or else unknown.
 """
 
 from __future__ import annotations
@@ -363,7 +367,8 @@ def _by_terms(schedule, phase, st, P, decider, session):
     """The active ops of `phase` on PE l counted over the terms of its array's equation, each on
     the PE its coverage inverse names: |{terms t : inverse(t).l = l}|, equal to the ops on PE l
     only where the phase's coverage (a bijection onto the terms) is proved. Indices read mod m are
-    split in radix m (`nests.split_digits`). Unknown where it does not apply."""
+    split in radix m (`nests.split_digits`). A phase with a counting hint is counted through it
+    (`_recounted`). Unknown where it does not apply."""
     from ringproof.proofs.ring.nests import K, M, Unknown, count, lifted, split_digits
     problem = schedule.problem
     if st.target is None or phase.inverse is None or st.target.array in problem.symmetric_pairs:
@@ -831,7 +836,8 @@ def readable(details: dict) -> str:
     if not per and details.get("per_phase"):
         on_l = "active ops on PE l: " + "; ".join(f"{k} {_brief(v)}" for k, v in details["per_phase"].items()) + "; "
     if details.get("on_coverage"):
-        hinted = f"; {', '.join(details['recounted'])} through a counting hint, proved" if details.get("recounted") else ""
+        hinted = details.get("recounted")
+        hinted = f"; {', '.join(hinted)} through a counting hint, proved" if hinted else ""
         on_l += f"({', '.join(details['on_coverage'])} counted over their terms: rests on their coverage{hinted}); "
     steps = _steps_line(details)
     if details.get("spread") is not None:
