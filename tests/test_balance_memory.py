@@ -139,6 +139,11 @@ def test_algorithm_3s_counting_hint_is_proved_and_a_wrong_one_never_counts():
         got = spread.summary(wrong, Session(), steps=False)
         assert got["spread"] is None and "counting hint" in got["reason"], got["reason"]
         assert got["at"]["spread"] == spread.spread_of(spread.per_pe(wrong, 16, 4))
+    from ringproof.proofs.ring.prover import verify
+    (counts,) = verify(no_middle, Options(properties=("counts",)))   # its checks beside the balance: joined
+    balance = counts.details["balance"]
+    assert balance["spread"] is None and "check 'to' is refuted" in balance["reason"], balance["reason"]
+    assert "recounted" not in balance and balance["on_coverage"] == ["phase1", "phase3"]
     from ringproof.errors import BadInput
     short = _recount(to=lambda P, key: (key[0],))           # a point's b would go unchecked
     with pytest.raises(BadInput, match="counting hint"):

@@ -128,7 +128,9 @@ def _solve(schedule: Schedule, checks: list[Check], opts: Options, session: Sess
     """Results of the checks, and the schedule's counts if asked (computed in the same pool, first,
     since they are the longest tasks): the counts, and beside them their load part (balance,
     per ring step too) and the exact memory peak's derivation and hint checks, joined here; and
-    the size conditions if asked (the pool's last task), else None."""
+    the size conditions if asked (the pool's last task), else None. The checks of the counting
+    hints (`recount`) are tasks of their own too: the balance counts with them assumed, and is
+    found again without them where one is not proved (`recount.join`)."""
     ms = [None] if opts.tier == "parametric" else list(range(1, opts.max_m + 1))
     keys = [(i, mv) for i in range(len(checks)) for mv in ms]
     tasks = [partial(_discharged, checks[i], mv, session, opts.smt2_dir) for i, mv in keys]
@@ -140,13 +142,16 @@ def _solve(schedule: Schedule, checks: list[Check], opts: Options, session: Sess
         import sympy.codegen.ast    # noqa: F401
         import sympy.tensor.tensor    # noqa: F401
 
-        from ringproof.proofs.ring import counting, held, readable    # noqa: F401
+        from ringproof.proofs.ring import counting, held, readable, recount    # noqa: F401
         hints = held.hint_checks(schedule, session)
+        recounts = recount.pending(schedule)     # the balance counts with them assumed, joined below
+        recount.assume(schedule, session, recounts)
+        recount_checks = [c for _, cs in recounts for c in cs]
         tasks[:0] = [partial(held.apart, schedule, session),
                      partial(_count_and_balance, schedule, opts, session),
                      partial(held.measured, schedule, session),
                      partial(_step_task, schedule, opts, session),
-                     *[partial(_discharged, c, None, session, None) for c in hints]]
+                     *[partial(_discharged, c, None, session, None) for c in hints + recount_checks]]
     if conditions:
         tasks.append(partial(size_conditions, schedule))
     raw = run_all(tasks, opts.jobs)
@@ -154,7 +159,9 @@ def _solve(schedule: Schedule, checks: list[Check], opts: Options, session: Sess
     if with_counts:
         parts, (counted, balance), peaks, steps = raw[:4]
         held.join(schedule, session, parts, peaks, raw[4:4 + len(hints)])
-        del raw[:4 + len(hints)]
+        if not recount.join(schedule, session, recounts, raw[4 + len(hints):4 + len(hints) + len(recount_checks)]):
+            balance = _balance_task(schedule, session)        # again: a hint not proved counts nothing
+        del raw[:4 + len(hints) + len(recount_checks)]
     derived = _with_load(schedule, opts, counted, _memory_part(schedule, session, balance), steps) \
         if with_counts else None
     outcomes: dict = {}

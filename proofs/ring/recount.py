@@ -74,19 +74,71 @@ def checks(schedule, phase) -> list:
                   requires=requires, chunk=chunk) for name, build in (("to", to), ("back", back))]
 
 
+def pending(schedule) -> list:
+    """[(session key, [its Checks])]: the checks of the schedule's counting hints, one set per key
+    of `proved` (phases 2a and 2b of Algorithm 3 share one), for a pool to discharge beside the
+    balance (`prover._solve`), which counts with them assumed (`assume`) until `join`."""
+    out: dict = {}
+    for phase in schedule.phases:
+        if phase.recount is not None and phase.inverse is not None:
+            key = _key(schedule, phase)
+            if key not in out:
+                out[key] = checks(schedule, phase)
+    return list(out.items())
+
+
+def assume(schedule, session, todo: list) -> None:
+    """The hints of `todo` (`pending`) taken as proved in `session` until `join` settles them."""
+    for key, _ in todo:
+        session.balanced[key] = (schedule, "")
+
+
+def join(schedule, session, todo: list, outcomes: list) -> bool:
+    """Each hint of `todo` settled in `session` by its checks' `outcomes` (`smt.Outcome`, in
+    their order), as `proved` would have; False where one is not proved: then the balance counted
+    with it assumed is dropped from the session (its forms, the counts through the hints), to be
+    found again without it."""
+    answers, ok = iter(outcomes), True
+    for key, cs in todo:
+        why, definite = _verdict(cs, [next(answers) for _ in cs])
+        ok = ok and why == ""
+        if definite:
+            session.balanced[key] = (schedule, why)
+        else:
+            session.balanced.pop(key, None)
+    if not ok:
+        for key in [k for k in session.balanced if k == id(schedule) or
+                    isinstance(k, tuple) and k[:2] == ("recounted", id(schedule))]:
+            del session.balanced[key]
+    return ok
+
+
 def proved(schedule, phase, session) -> str:
     """"" where both checks of the hint are proved, else why not. Kept in the session (where
     definite) for what the checks read (the hint, the inverse's PE, the equation's extents and
     mask, the side condition): phase 2b of Algorithm 3 carries phase 2a's hint over terms alike."""
-    from ringproof.proofs.results import Verdict
     from ringproof.proofs.ring.smt import discharge
-    key = ("recount", id(schedule), id(phase.recount), _read(schedule, phase))
+    key = _key(schedule, phase)
     hit = session.balanced.get(key)
     if hit is not None and hit[0] is schedule:
         return hit[1]
+    cs = checks(schedule, phase)
+    why, definite = _verdict(cs, (discharge(c, session) for c in cs))
+    if definite:                    # a solver's unknown is not kept: another budget may settle it
+        session.balanced[key] = (schedule, why)
+    return why
+
+
+def _key(schedule, phase) -> tuple:
+    return ("recount", id(schedule), id(phase.recount), _read(schedule, phase))
+
+
+def _verdict(cs: list, outcomes) -> tuple:
+    """(why not proved, "" where every check is; whether that answer is definite) from the
+    `outcomes` of the checks `cs`, taken in order up to the first not proved."""
+    from ringproof.proofs.results import Verdict
     why, definite = "", True
-    for c in checks(schedule, phase):
-        got = discharge(c, session)
+    for c, got in zip(cs, outcomes):
         name = c.name.removeprefix("counting hint ")
         if got.verdict is Verdict.REFUTED:
             why = f"its counting hint's check '{name}' is refuted at n={got.n}, m={got.m}"
@@ -96,9 +148,7 @@ def proved(schedule, phase, session) -> str:
             why = f"its counting hint's check '{name}': z3 unsat, {got.cross['solver']} {got.cross['answer']}"
         if why:
             break
-    if definite:                    # a solver's unknown is not kept: another budget may settle it
-        session.balanced[key] = (schedule, why)
-    return why
+    return why, definite
 
 
 def nest(schedule, phase, P, L):
