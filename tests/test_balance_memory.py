@@ -1301,6 +1301,37 @@ def test_a_long_per_pe_form_is_printed_by_its_length():
     line = spread.readable({"per_pe": {"MAC": long_form, "EAC": "n/m"}, "reason": "why", "at": at,
                             "per_step": {"ring": long_form}})
     assert len(long_form) > LIMIT and long_form not in line
-    assert f"MAC a closed form of {len(long_form)} characters (full form with --json); EAC n/m;" in line
+    assert f"MAC a closed form of {len(spread._cases(long_form))} characters (full form with --json); EAC n/m;" in line
     assert f"ring a closed form of {len(spread._cases(long_form))} characters" in line
     assert "MAC per PE 544/544/544/576 (spread 32)" in line
+
+
+def test_a_spread_counted_over_terms_is_not_proved_where_their_coverage_is_bounded():
+    """Algorithm 3's per-PE forms are counted over its phases' terms: at tier bounded, where their
+    coverage is proved only up to the bound, the spread is printed as derived, not proved."""
+    from dataclasses import replace
+    from ringproof.proofs.ring.prover import verify
+    S = registry()["algo3"]
+    bounded = Options(properties=("counts", "coverage"), tier="bounded", max_n=4)
+    (counts,) = [r for r in verify(S, bounded, Session()) if r.property == "counts"]
+    balance = counts.details["balance"]
+    assert balance["spread"] is None and balance["derived"] and "phase2a" in balance["on_coverage"]
+    assert "proved only for n ≤ 4 in this run (tier bounded)" in balance["reason"]
+    line = spread.readable(balance)
+    assert "derived for every n, not proved" in line and line.endswith("(tier bounded)"), line
+
+
+def test_case_analyses_read_as_cases():
+    """The balance line's forms for people: parities named, cases within cases flattened in order,
+    comparisons solved for s or l; anything else printed as it is."""
+    assert spread._cases("Piecewise((2, Eq(Mod(m, 2), 0) & Eq(Mod(n/m, 2), 1)), (0, True))") == \
+        "{2 if m even and n/m odd, else 0}"
+    nested = ("Piecewise((Piecewise((-1/2 + n**2/(2*m), l - m/2 >= 1), (1/2 + n**2/(2*m), True)), "
+              "Eq(Mod(m, 2), 0)), (n**2/(2*m), True))")
+    assert spread._cases(nested) == ("{-1/2 + n**2/(2*m) if m even and l >= m/2 + 1, 1/2 + n**2/(2*m) if m even, "
+                                     "else n**2/(2*m)}")
+    assert spread._cases("Piecewise((n**2/(2*m) + n/(2*m) - 1/2, l >= 2), (0, True))") == \
+        "{(-m + n**2 + n)/(2*m) if l >= 2, else 0}"      # over one denominator where that is shorter
+    assert spread._cases("Piecewise((d*n, l - s >= 0), (0, True))") == "{d*n if s <= l, else 0}"
+    assert spread._cases("Piecewise((n, 3 - l > 0), (1, True))") == "{n if l < 3, else 1}"
+    assert spread._cases("n**2/m") == "n**2/m"

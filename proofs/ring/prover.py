@@ -326,21 +326,42 @@ def _counts(schedule: Schedule, opts: Options, session: Session, done: list, cou
         counted = _count_task(schedule, opts, session, keep=opts.tier == "bounded")
     t_end = time.perf_counter()
     result, bijections, c = counted
-    if bijections and opts.tier != "bounded" and result.verdict is Verdict.PROVED:
+    on_terms = ((result.details or {}).get("balance") or {}).get("on_coverage") or []
+    cov = {r.phase: r for r in done if r.property == "coverage"}
+    if (bijections and opts.tier != "bounded" and result.verdict is Verdict.PROVED) or on_terms:
         # a guarded phase does |terms| ops only if its coverage (a bijection onto them) is proved
-        cov = {r.phase: r.verdict for r in done if r.property == "coverage"}
-        if not set(bijections) <= set(cov):
-            cov.update({r.phase: r.verdict for r in verify(schedule, replace(opts, properties=("coverage",)), session)})
-        unproved = [p for p in bijections if cov.get(p) is not Verdict.PROVED]
+        if not set(bijections) | set(on_terms) <= set(cov):
+            cov.update({r.phase: r for r in verify(schedule, replace(opts, properties=("coverage",)), session)})
+    if bijections and opts.tier != "bounded" and result.verdict is Verdict.PROVED:
+        unproved = [p for p in bijections if p not in cov or cov[p].verdict is not Verdict.PROVED]
         if unproved:
             result = replace(result, verdict=Verdict.UNKNOWN,
                              reason=f"op counts of {', '.join(unproved)} rest on coverage, which is not proved")
+    if on_terms:
+        result = _balance_rests(schedule, result, on_terms, cov, opts)
     memory = (result.details or {}).get("memory") or {}
     if memory:
         result = _memory_rests(schedule, result, memory, done, opts)
     if opts.tier == "bounded" and result.verdict is not Verdict.REFUTED:
         result = _enumerate_counts(schedule, opts, result, c, enumerated)
     return replace(result, seconds=result.seconds + time.perf_counter() - t_end)
+
+
+def _balance_rests(schedule: Schedule, result: Result, on_terms: list, cov: dict, opts: Options) -> Result:
+    """A spread counted over some phases' terms stands (for every n) only with their coverage
+    proved for every n in this run; else it is printed as derived, not proved, and a claim of it is
+    unknown (as `_memory_rests` does for the exact peak)."""
+    balance = result.details["balance"]
+    ok = [p for p in on_terms if p in cov and cov[p].verdict is Verdict.PROVED]
+    if balance.get("spread") is None or (len(ok) == len(on_terms) and all(cov[p].tier != "bounded" for p in ok)):
+        return result
+    why = f"rests on the coverage of {', '.join(on_terms)}, " + (
+        f"proved only for n ≤ {opts.max_n} in this run (tier bounded)" if len(ok) == len(on_terms)
+        else "not proved in this run")
+    if result.verdict is Verdict.PROVED and "balance" in schedule.notes.get("claims", {}):
+        result = replace(result, verdict=Verdict.UNKNOWN, reason=f"claim balance {why}")
+    balance = dict(balance, spread=None, derived=balance["spread"], reason=f"it {why}")
+    return replace(result, details=dict(result.details, balance=balance))
 
 
 def _memory_rests(schedule: Schedule, result: Result, memory: dict, done: list, opts: Options) -> Result:

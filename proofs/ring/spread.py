@@ -831,17 +831,21 @@ def check_claim(schedule, claim: str, session=None):
 
 def readable(details: dict) -> str:
     """One line for the table's foot."""
-    per = "; ".join(f"{k} {_brief(v)}" for k, v in details.get("per_pe", {}).items() if v != "0")
+    per = "; ".join(f"{k} {_brief(_cases(v))}" for k, v in details.get("per_pe", {}).items() if v != "0")
     on_l = f"active ops on PE l: {per}; " if per else ""
     if not per and details.get("per_phase"):
-        on_l = "active ops on PE l: " + "; ".join(f"{k} {_brief(v)}" for k, v in details["per_phase"].items()) + "; "
+        on_l = "active ops on PE l: " + "; ".join(f"{k} {_brief(_cases(v))}"
+                                                  for k, v in details["per_phase"].items()) + "; "
     if details.get("on_coverage"):
         hinted = details.get("recounted")
         hinted = f"; {', '.join(hinted)} through a counting hint, proved" if hinted else ""
         on_l += f"({', '.join(details['on_coverage'])} counted over their terms: rests on their coverage{hinted}); "
     steps = _steps_line(details)
     if details.get("spread") is not None:
-        return f"balance: {on_l}spread (max − min active ops over PEs) = {details['spread']} for every n{steps}"
+        return f"balance: {on_l}spread (max − min active ops over PEs) = {_cases(details['spread'])} for every n{steps}"
+    if details.get("derived") is not None:
+        return (f"balance: {on_l}spread (max − min active ops over PEs) = {_cases(details['derived'])} derived for "
+                f"every n, not proved: {details['reason']}{steps}")
     at = details.get("at")
     if at is None:
         return f"balance: {on_l}spread not derived ({details['reason']}){steps}"
@@ -873,12 +877,51 @@ def _brief(form: str) -> str:
 
 
 def _cases(form: str) -> str:
-    """A per-step form for people: `v1 if c1, v2 if c2, else v3`."""
+    """A form for people: a case analysis as `{v1 if c1, v2 if c2, else v3}` (cases within a case
+    flattened, in order), a parity as "m even", a comparison solved for the ring step s or the PE l
+    where it is linear in it, a value factored where that is shorter; any other form as it is."""
     e = sympy.sympify(form)
-    if not isinstance(e, sympy.Piecewise):
+    if not e.has(sympy.Piecewise):
         return str(e)
-    parts = [f"{v} if {c}" for v, c in e.args[:-1]]
-    return "{" + ", ".join(parts) + f", else {e.args[-1][0]}" + "}"
+    cases = list(_flat(e, []))
+    if len(cases) == 1:
+        return _value(cases[0][0])
+    parts = [f"{_value(v)} if {' and '.join(_condition(c) for c in cs)}" for v, cs in cases[:-1]]
+    last, cs = cases[-1]
+    tail = f"else {_value(last)}" if not cs else f"{_value(last)} if {' and '.join(_condition(c) for c in cs)}"
+    return "{" + ", ".join(parts + [tail]) + "}"
+
+
+def _flat(e, under: list):
+    """(value, [conditions]) of each case of `e` in order, the conditions of the case it sits in first."""
+    if not isinstance(e, sympy.Piecewise):
+        yield e, under
+        return
+    for v, c in e.args:
+        here = under if c == sympy.true else under + (list(c.args) if isinstance(c, sympy.And) else [c])
+        yield from _flat(v, here)
+
+
+def _value(v) -> str:
+    """The shortest of `v` as it is, factored and over one denominator, a form with a leading minus
+    before brackets last."""
+    forms = [str(v), str(sympy.factor(v)), str(sympy.together(v))]
+    return min(forms, key=lambda f: (f.startswith("-("), len(f)))
+
+
+def _condition(c) -> str:
+    if isinstance(c, sympy.Eq) and isinstance(c.lhs, sympy.Mod) and c.lhs.args[1] == 2 and c.rhs in (0, 1):
+        x = c.lhs.args[0]
+        return f"{_value(x)} {'even' if c.rhs == 0 else 'odd'}"
+    if isinstance(c, (sympy.Ge, sympy.Gt, sympy.Le, sympy.Lt)):
+        d = c.lhs - c.rhs
+        named = {str(x): x for x in d.free_symbols}
+        for x in (named[v] for v in ("s", "l") if v in named):
+            a = d.coeff(x) if d.is_polynomial(x) and sympy.degree(d, x) == 1 else sympy.S.Zero
+            if a.is_number and a != 0:
+                rel = type(c) if a > 0 else c.reversed.func
+                return str(rel(x, sympy.expand(-(d - a * x) / a)))
+    return str(c)
 
 
 # ----------------------------------------------------------------------------- idle PEs not waiting
