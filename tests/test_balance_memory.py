@@ -1265,16 +1265,80 @@ def test_a_wrong_stay_hint_of_algorithm_3_is_refuted():
 
 
 def test_algorithm_2s_memory_reason_names_what_keeps_its_occupancy_from_being_counted():
-    """Algorithm 2 marks no stays, and marks would not help: phase 1's send copies or moves by the
-    iteration, and its loop j runs to n + extra(h), h mod m in the bound. Algorithm 1 has no such
-    blocker (its peak is derived)."""
+    """Algorithm 2 marks no stays, and marks would not help: its loop j runs to n + extra(h), h mod m
+    in the bound. Its send that copies or moves by the iteration and its two slots of x are followed
+    (no longer named). Algorithm 1 has no blocker (its peak is derived), nor has algo2-even now."""
     from ringproof.proofs.ring import stays
     top, why = held.exact(registry()["algo2"], Session())
     assert top is None and held.BLOCKED in why, why
-    assert "phase phase1: a send that copies only where" in why and "the bound of loop j reads h" in why, why
+    assert why.endswith(f"{held.BLOCKED}phase phase1: the bound of loop j reads h under mod, div or cases"), why
     assert stays.blockers(registry()["algo1"], Session()) == []
+    assert stays.blockers(registry()["algo2-even"], Session()) == []
+    assert stays.blockers(registry()["algo3-fast"], Session()) == [
+        "phase phase2b: two slots of s in one step, one datum or two not decided"]
     line = held.readable({"inputs_on_pe": "n**2/m", "reason": why})
     assert "exact peak unknown" in line and "the bound of loop j reads h under mod, div or cases" in line, line
+
+
+def _copied_on(alone=None, peak=True):
+    """Algorithm 1 whose phase 1 also copies each finished w1[A, B] to the next PE (m ≥ 2), where no
+    one uses it: a send that moves its sum before j = n and copies it at j = n. `alone`: the hint
+    marking that copy, `peak`: with the candidate where it arrives in a block's first cycle."""
+    from dataclasses import replace
+    from ringproof.schedules.dsl import Send
+    from ringproof.schedules.expr import ge, ne, or_
+    S = registry()["algo1"]
+    p1 = S.phases[0]
+
+    def step(P, ix, base=p1.step):
+        st = base(P, ix)
+        return replace(st, send=Send(st.send.datum, or_(ne(ix.j, P.n), ge(P.m, 2)), copy=eq(ix.j, P.n),
+                                     source=st.prev))
+    hints = {key: dict(v) if isinstance(v, dict) else v for key, v in S.stays.items()}
+    if alone is not None:
+        hints["alone"][("phase1", "w1")] = alone
+    if peak:
+        hints["peak"] = hints["peak"] + [("phase1", lambda P: {"h": 2, "i": 1, "j": 1, "l": 1, "when": ge(P.n, 2)})]
+    return replace(S, name="algo1-copied-on", phases=(replace(p1, step=step),) + S.phases[1:], stays=hints)
+
+
+def test_a_send_that_copies_or_moves_by_the_iteration_is_followed_by_the_occupancy():
+    """A send whose `copy` is a condition (Algorithm 2's phase 1: a move before j = n, a copy from
+    there) departs where it moves and leaves the sum where it copies: Algorithm 1 with its finished
+    sums also copied on derives n(3n + 1)/m + 1 for m ≥ 2 (the copy that arrives in a block's first
+    cycle), which held.exact compares with the ring model at every n ≤ 12, and its occupancy is the
+    ring model's at every iteration. Without the copy's mark the stays do not balance; a wrong mark
+    is refuted."""
+    from ringproof.proofs.ring import stays
+    from ringproof.proofs.ring.smt import discharge
+    from ringproof.schedules.expr import ge
+    S = _copied_on(alone=lambda P, ix: eq(ix.j, P.n))
+    top, how = held.exact(S, Session())
+    assert top is not None, how
+    want = sympy.Piecewise((3 * K**2 * M + K + 1, M >= 2), (3 * K**2 * M + K, True))
+    assert all(top.subs({K: k, M: m}) == want.subs({K: k, M: m}) for k in range(1, 6) for m in range(1, 6)), top
+    inputs, _ = held.inputs_on(S, Session())
+    forms, _ = stays.occupancy(S, Session(), inputs)
+    _occupancy_is_the_ring_models(S, forms, ((4, 2, 4), (6, 3, 6)))
+    top, why = held.exact(_copied_on(peak=False), Session())
+    assert top is None and "are not shown to be as many as those the hints end" in why, why
+    wrong = _copied_on(alone=lambda P, ix: ge(ix.j, P.n - 1))        # also the move at j = n − 1
+    (check,) = [c for c in stays.checks(wrong) if c.phase == "phase1" and c.name == "alone w1 before phase1"]
+    assert discharge(check, Session()).verdict is Verdict.REFUTED
+
+
+def test_two_read_slots_of_one_array_are_two_uses_unless_the_array_is_marked_there():
+    """Algorithm 2's phase 1 reads x[A, C] and x[B, C], one datum where h = 0: two uses that begin
+    and end no stay (`Datum.shared`). Marking x there would end one datum twice: refused."""
+    from dataclasses import replace
+    from ringproof.proofs.ring import stays
+    S = registry()["algo2"]
+    p1 = S.phases[0]
+    xs = [d for d in stays.data_of(p1.step(stays._vars(S), stays._ix(p1))) if d.ref.array.name == "x"]
+    assert len(xs) == 2 and all(d.shared and str(d.first) == str(d.made) == str(d.departs) == "False" for d in xs)
+    marked = replace(S, stays={"last": {("phase1", "x"): lambda P, ix: True}})
+    with pytest.raises(stays.NotDerived, match="two slots of x in one step, one datum or two not decided, and x marked"):
+        stays.checks(marked)
 
 
 def test_a_schedule_whose_sends_the_counter_cannot_follow_fails_before_any_hint_check(monkeypatch):

@@ -68,25 +68,35 @@ class Datum:
     departs: object
     sources: list
     node_prev: object
+    shared: bool = False
 
 
 def data_of(step) -> list[Datum]:
-    """The distinct data a step touches on its PE. Raises NotDerived where two slots of one array
-    name data that are not written alike (they may or may not be one datum)."""
+    """The distinct data a step touches on its PE. A send moves the step's running sum where its
+    datum is the target, the op accumulates and the send does not copy (a condition where `copy` is
+    one: Algorithm 2's phase 1 moves its sum before j = n and copies it from there). Two operand
+    slots of one array, neither the target nor sent, are two uses (`Datum.shared`): they may be one
+    datum, which neither begins nor ends a stay there unless marked (`shared_marked`). Raises
+    NotDerived where two slots of one array name data not written alike otherwise."""
     act = lift(step.guard)
     sending = lift(False) if step.send is None else lift(step.send.when)
-    moves = step.send is not None and step.op.accumulates and step.target is not None and \
-        not step.send.copy and str(step.send.datum) == str(step.target)
+    own = step.send is not None and step.op.accumulates and step.target is not None and \
+        str(step.send.datum) == str(step.target)
+    copy = True if not own else step.send.copy
+    moves = lift(False) if copy is True else sending if copy is False else and_(sending, not_(lift(copy)))
     slots: dict = {}
+    only_read = {str(o) for o in step.operands} - {str(r) for r in (step.target, step.send and step.send.datum)}
 
     def slot(ref):
         key = str(ref)
         if key not in slots:
             others = [d for d in slots.values() if d.ref.array == ref.array]
-            if others:
+            if others and not (key in only_read and all(str(d.ref) in only_read for d in others)):
                 raise NotDerived(f"two slots of {ref.array.name} in one step, one datum or two not decided: "
                                  f"{ref} and {others[0].ref}")
             slots[key] = Datum(ref, lift(False), lift(False), lift(False), lift(False), [], None)
+            for d in others:
+                d.shared = slots[key].shared = True
         return slots[key]
 
     for o, w in zip(step.operands, step.sources):
@@ -100,7 +110,7 @@ def data_of(step) -> list[Datum]:
             d.used = or_(d.used, act)
             d.first = or_(d.first, and_(act, first))
             # a node continues its sum also where it only forwards it (ring-locality's `prev` check)
-            node = vocabulary.node(act, sending if moves else lift(False))
+            node = vocabulary.node(act, moves)
             d.node_prev = (and_(node, not_(vocabulary.starts(act, first))), step.prev)
         else:
             d.made = or_(d.made, act)
@@ -108,11 +118,21 @@ def data_of(step) -> list[Datum]:
     if step.send is not None:
         d = slot(step.send.datum)
         d.used = or_(d.used, sending)
-        if moves:
-            d.departs = or_(d.departs, sending)
-        elif step.send.source is not None:
-            d.sources.append((sending, step.send.source))
+        if copy is not True:
+            d.departs = or_(d.departs, moves)
+        if step.send.source is not None and copy is not False:
+            d.sources.append((sending if copy is True else and_(sending, lift(copy)), step.send.source))
     return list(slots.values())
+
+
+def shared_marked(schedule, phase) -> None:
+    """NotDerived where the schedule marks an array of which a step reads two slots (`Datum.shared`):
+    both marked, one datum would end twice."""
+    for d in data_of(phase.step(_vars(schedule), _ix(phase))):
+        if d.shared and any(hint(schedule, kind, phase.name, d.ref.array.name) is not None
+                            for kind in ("last", "alone", "home")):
+            raise NotDerived(f"phase {phase.name}: two slots of {d.ref.array.name} in one step, one datum or two "
+                             f"not decided, and {d.ref.array.name} marked there")
 
 
 def hint(schedule, kind: str, phase: str, array: str | None = None):
@@ -125,16 +145,9 @@ def stored(step):
     return step.send.as_ if step.send.as_ is not None else step.send.datum
 
 
-def _copy_kind(step) -> None:
-    """NotDerived where a send copies or moves depending on the iteration."""
-    if step.send is not None and not isinstance(step.send.copy, bool):
-        raise NotDerived(f"a send that copies only where {step.send.copy}")
-
-
 def _followed(step) -> None:
-    """NotDerived where the occupancy's counts cannot follow the step: a send that copies or moves
-    by the iteration, an op not on PE l, two slots of one array not decided one datum."""
-    _copy_kind(step)
+    """NotDerived where the occupancy's counts cannot follow the step: an op not on PE l, two
+    slots of one array not decided one datum."""
     pe = lift(step.pe)
     if not (pe.op == "var" and pe.args[0] == "l"):
         raise NotDerived("its op does not run on PE l")
@@ -180,7 +193,7 @@ def checks(schedule) -> list:
         return build
 
     for p in S.phases:
-        _copy_kind(p.step(_vars(S), _ix(p)))
+        shared_marked(S, p)
         if hint(S, "guard", p.name) is not None:
             check(p.name, "guard as its reading", lambda ctx, p=p: _guard_read(S, fresh(ctx, S, p, "a")))
         gen = data_of(p.step(_vars(S), _ix(p)))
@@ -409,6 +422,7 @@ class Counter:
             _followed(st)
         except NotDerived as e:
             raise NotDerived(f"phase {phase.name}: {e}") from None
+        shared_marked(self.S, phase)
         loops, env = self.nest(phase, "_")
         env["l"] = sympy.Symbol("l_", integer=True)
         from ringproof.schedules.expr import var
