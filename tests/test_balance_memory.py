@@ -958,10 +958,17 @@ def _algo3_with_hints(**changes):
     return replace(registry()["algo3"], stays={**STAYS, **changes})
 
 
+def _algo2_with_hints(**changes):
+    from dataclasses import replace
+    from helpers.algo2_stays import STAYS
+    return replace(registry()["algo2"], stays={**STAYS, **changes})
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["algo1", "algo3"])
+@pytest.mark.parametrize("name", ["algo1", "algo2", "algo3"])
 def test_the_stay_hints_mark_the_ring_models_last_uses_and_unused_copies_at_every_size(name):
-    """Algorithm 1's hints (registered) and Algorithm 3's (tests/helpers/algo3_stays.py): a use is
+    """Algorithm 1's hints (registered), Algorithm 2's (tests/helpers/algo2_stays.py) and Algorithm
+    3's (tests/helpers/algo3_stays.py): a use is
     marked last exactly where the ring model's stay of its datum has no later use, a copy marked
     alone exactly where no one uses it where it arrives, and the hint's peak iteration is a cycle at
     which the busiest PE holds its peak. Slow: the default run keeps Algorithm 1's hints checked
@@ -969,7 +976,7 @@ def test_the_stay_hints_mark_the_ring_models_last_uses_and_unused_copies_at_ever
     (test_algorithm_1s_exact_peak_is_proved_and_is_the_ring_models_at_every_size)."""
     from ringproof.model.ring.memory import occupancy
     from ringproof.proofs.ring.counting import check_sizes
-    S = registry()["algo1"] if name == "algo1" else _algo3_with_hints()
+    S = {"algo1": lambda: registry()["algo1"], "algo2": _algo2_with_hints, "algo3": _algo3_with_hints}[name]()
     for n, m, d in check_sizes(S.shape):
         last, alone = _marks_and_last_uses(S, n, m)
         assert set(last) == set(S.stays["last"]), (n, m)
@@ -983,6 +990,38 @@ def test_the_stay_hints_mark_the_ring_models_last_uses_and_unused_copies_at_ever
         (x,) = [x for x in range(pt.size) if int(pt.pe[x]) == pe and all(int(pt.index[v][x]) == int(at[v]) for v in at)]
         occ = occupancy(tr)
         assert occ[0, int(pt.cycle[x])] == occ.max(), (n, m)
+
+
+@pytest.mark.slow
+def test_algorithm_2s_stay_hints_are_proved():
+    """Slow: Algorithm 2 carries no hints (its peak is not derived); the default run keeps a wrong
+    hint of it refuted and its first count's failure named
+    (test_algorithm_2s_peak_is_not_derived_from_its_hints_its_first_count_fails)."""
+    from ringproof.proofs.ring import stays
+    from ringproof.proofs.ring.smt import discharge
+    S, session = _algo2_with_hints(), Session()
+    todo = stays.checks(S)
+    assert len(todo) == 17 and all(discharge(c, session).verdict is Verdict.PROVED for c in todo)
+
+
+def test_algorithm_2s_peak_is_not_derived_from_its_hints_its_first_count_fails(monkeypatch):
+    """With its hints, Algorithm 2's occupancy is not counted: phase 1's arrivals read h mod m over
+    h ∈ [0, n div 2], not a whole number of periods of m (`stays.probe`, before any hint check). Its
+    hints are checked all the same: a finished w1 marked freed at j = n (phase 2 reads it later)
+    is refuted."""
+    from ringproof.proofs.ring import stays
+    from ringproof.proofs.ring.smt import discharge
+    from ringproof.schedules.expr import ge
+    from helpers.algo2_stays import STAYS
+    wrong = _algo2_with_hints(last={**STAYS["last"], ("phase1", "w1"): lambda P, ix: ge(ix.j, P.n)})
+    (check,) = [c for c in stays.checks(wrong) if c.phase == "phase1" and c.name == "end of w1 before phase2a"]
+    assert discharge(check, Session()).verdict is Verdict.REFUTED
+
+    def asked(schedule):
+        raise AssertionError("a hint check was asked")
+    monkeypatch.setattr(stays, "checks", asked)
+    top, why = held.exact(_algo2_with_hints(), Session())
+    assert top is None and why == f"{held.NOT_DERIVED}phase phase1: cannot bound h_ within −2m .. 3m − 1 (Mod(h_, m))", why
 
 
 @pytest.mark.slow
