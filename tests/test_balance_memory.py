@@ -1021,7 +1021,8 @@ def test_algorithm_2s_peak_is_not_derived_from_its_hints_its_first_count_fails(m
         raise AssertionError("a hint check was asked")
     monkeypatch.setattr(stays, "checks", asked)
     top, why = held.exact(_algo2_with_hints(), Session())
-    assert top is None and why == f"{held.NOT_DERIVED}phase phase1: cannot bound h_ within −2m .. 3m − 1 (Mod(h_, m))", why
+    assert top is None and why == f"{held.NOT_DERIVED}phase phase1: cannot bound h_ within −2m .. 3m − 1 (Mod(h_, m))", \
+        why
 
 
 @pytest.mark.slow

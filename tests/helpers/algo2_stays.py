@@ -11,8 +11,15 @@ bound h_ within −2m .. 3m − 1 (Mod(h_, m))".
 
 Phases 2 and 3 are Algorithm 1's and carry its marks (x in the place of v). In phase 1 a running
 sum moved on (j < n) and a copy that a MOVE cycle (j > n) forwards end there: their use is the
-last; the finished w1 (j = n) and the mirror stored by the last hop stay until phase 2b reads them. The peak candidate is the first cycle
-of phase 2b on PE 1 (the ring model's at n = 16, m = 4: 64 x, 64 w1, 4 s, 1 w)."""
+last; the finished w1 (j = n) and the mirror stored by the last hop stay until phase 2b reads them.
+The peak candidate is the first cycle of phase 2b on PE 1 (the ring model's at n = 16, m = 4:
+64 x, 64 w1, 4 s, 1 w), where (2n² + n)/m + 1 is measured at every n ≤ 16, m ≤ 8.
+
+What the count still needs (each a checked hint to write): phase 1's loop j read padded to an
+affine bound (n + m − 1), no event counted at a padded point; the forwarded copies, each held for
+the one cycle of the MOVE step that passes it on, kept out of the counts (a local [j > n]); the
+mirror's arrival counted at its block's padded end, which no iteration of the nest separates from
+its last hop. Patched into the counter by hand, unchecked (an experiment kept off the branch), they give (2n² + n)/m + 1 at that candidate, the ring model's."""
 
 from ringproof.schedules.expr import and_, eq, mod, ne
 
