@@ -19,7 +19,8 @@ What the count still needs (each a checked hint to write): phase 1's loop j read
 affine bound (n + m − 1), no event counted at a padded point; the forwarded copies, each held for
 the one cycle of the MOVE step that passes it on, kept out of the counts (a local [j > n]); the
 mirror's arrival counted at its block's padded end, which no iteration of the nest separates from
-its last hop. Patched into the counter by hand, unchecked (an experiment kept off the branch), they give (2n² + n)/m + 1 at that candidate, the ring model's."""
+its last hop. Patched into the counter by hand, unchecked (an experiment kept off the branch),
+they give (2n² + n)/m + 1 at that candidate, the ring model's."""
 
 from ringproof.schedules.expr import and_, eq, mod, ne
 
