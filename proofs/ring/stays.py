@@ -17,6 +17,10 @@ the schedule's hint (`Schedule(..., stays={"last": {(phase, array): (P, ix) -> c
 
 - *a guard's reading is the guard* (Z3): where a schedule gives one ("guard"), the counts read the
   step's guard as it (a causal mask in the cells of (l, s), free of the key's owner mod m);
+- *a ledger's readings are the phase's events* (Z3, `ledger.checks`): where a schedule gives one
+  ("ledger": {phase: ...}, Algorithm 2's phase 1, whose loop bound reads h mod m), the counts read
+  that phase's events over its nest with one loop padded to an affine bound, a copy passed on in
+  the cycle it arrives (transit) left out and counted at its own iteration;
 - *a marked end is an end* (Z3, for every n): after it, every later use of the datum on that PE
   is preceded by a new beginning after the mark — an arrival its own source or `prev` witness
   names, a first node, a made result; an output's marked last stay is followed by no use and no
@@ -241,7 +245,8 @@ def checks(schedule) -> list:
                     if h.ref.array.name == arr and slot[q.name] >= slot[p.name]:
                         check(p.name, f"alone {arr} before {q.name}",
                               pair(p, q, lambda a, b, hi=hi: _alone(S, a, b, hi)))
-    return out
+    from ringproof.proofs.ring import ledger
+    return out + ledger.checks(S)
 
 
 def _vars(S):
@@ -395,9 +400,12 @@ class Counter:
 
     def nest(self, phase, suffix=""):
         """[(symbol, lo, hi)] of the phase's loops, symbols named with `suffix`, and the env."""
-        loops, env = [], {}
+        from ringproof.proofs.ring import ledger
+        loops, env, pad = [], {}, ledger.hint(self.S, phase)
         for lp in phase.loops:
             lo, hi = lp.bounds(self.P, SimpleNamespace(**env))
+            if pad is not None and lp.name == pad["loop"]:          # checked: `ledger.checks`
+                hi = pad["pad"](self.P, SimpleNamespace(**env))
             v = sympy.Symbol(lp.name + suffix, integer=True)
             loops.append((v, sympy.sympify(lo), sympy.sympify(hi)))
             env[lp.name] = v
@@ -428,6 +436,16 @@ class Counter:
         from ringproof.schedules.expr import var
         Pv = SimpleNamespace(**{name: var(name) for name in vars(self.P)})
         ix = _ix(phase)
+        from ringproof.proofs.ring import ledger
+        book = ledger.hint(self.S, phase)
+        if book is not None:             # the events as the ledger reads them (checked: `ledger.checks`)
+            if any(hint(self.S, kind, phase.name, stored(st).array.name) is not None for kind in ("alone", "home")
+                   if st.send is not None):
+                raise NotDerived(f"phase {phase.name}: a ledger and copies marked alone or kept where they arrive")
+            F = sympy.false
+            return loops, env, {"begin": [self.condition(book["begin"](Pv, ix), env)],
+                                "end": [self.condition(book["end"](Pv, ix), env)], "kept": [F],
+                                "arrive": [self.condition(book["arrive"](Pv, ix), env)], "alone": [F], "home": [F]}
         reading = hint(self.S, "guard", phase.name)
         if reading is not None:          # the guard as the schedule reads it (checked: `_guard_read`)
             st = replace(st, guard=reading(Pv, ix))
@@ -450,12 +468,14 @@ class Counter:
         """#iterations of `phase` on PE l (on PE l − 1 where `sent`: what arrives on l from there) with `cond`,
         over the whole phase, or (`at`: (loops of the kept iteration)) those before it (`strict`) or
         up to it; a form in l (and the kept indices). Kept in the session (`probe` asks some first)."""
+        from ringproof.proofs.ring import ledger
         if sympy.sympify(cond) is sympy.false:
             return sympy.Integer(0)
         key = ("stays-count", id(self.S), phase.name, str(cond), str(at), strict, sent)
         hit = self.session.balanced.get(key)
         if hit is None or hit[0] is not self.S:
-            hit = (self.S, self._count(phase, cond, at, strict, sent))
+            got = self._count(phase, cond, at, strict, sent)
+            hit = (self.S, _halves(got) if ledger.hint(self.S, phase) is not None else got)
             self.session.balanced[key] = hit
         return hit[1]
 
@@ -568,6 +588,28 @@ def _mirror(nest, cond, keep):
     return kept + rest, cond.xreplace(subs), len(kept), back
 
 
+def _halves(form):
+    """`form` with each floor(Y/2), Y with integer coefficients and an odd constant term, written
+    Y − floor((Y + 1)/2) (equal for every integer Y): floor((n − 1)/2) as n − 1 − floor(n/2), so
+    that the halves of one n cancel where counts add up (Algorithm 2's groups h ≤ n div 2 but n/2;
+    asked for a ledger's phase only)."""
+    subs = {}
+    for f in sympy.sympify(form).atoms(sympy.floor):
+        Y = sympy.expand(2 * f.args[0])
+        if _integral(Y) and Y.as_coeff_Add()[0] % 2 == 1:
+            subs[f] = Y - sympy.floor(sympy.expand((Y + 1) / 2))
+    return sympy.sympify(form).xreplace(subs) if subs else form
+
+
+def _integral(e) -> bool:
+    """Does the polynomial e have integer coefficients?"""
+    try:
+        return all(c.is_Integer for c in sympy.Poly(e, *sorted(e.free_symbols, key=str)).coeffs()) if e.free_symbols \
+            else e.is_Integer
+    except sympy.PolynomialError:
+        return False
+
+
 def previous(l):
     """The PE before l on the ring (1 before 2, ..., m before 1)."""
     from ringproof.proofs.ring.nests import M
@@ -612,6 +654,7 @@ def occupancy(schedule, session, inputs) -> tuple[dict, sympy.Expr]:
                 form += c.count(p, cond, at=at, strict=True, sent=True)
             for cond in ev["alone"]:
                 form -= c.count(p, cond, at=at, strict=True, sent=True)
+            form += _in_transit(c, p, env)
         form += _alone_now(c, S, members, s, at, events)
         out[s] = (at, form)
         for p in members[s]:
@@ -635,6 +678,19 @@ def occupancy(schedule, session, inputs) -> tuple[dict, sympy.Expr]:
         for cond in events[p.name]["alone"]:
             end += _at(cond, point, L)
     return _scaled(out, c.back), end.xreplace(c.back)
+
+
+def _in_transit(c, phase, env):
+    """1 where the kept iteration passes on a copy that arrived in its cycle (a ledger's transit,
+    left out of its counts), else 0."""
+    from ringproof.proofs.ring import ledger
+    from ringproof.schedules.expr import var
+    book = ledger.hint(c.S, phase)
+    if book is None:
+        return sympy.Integer(0)
+    Pv = SimpleNamespace(**{name: var(name) for name in vars(c.P)})
+    cond = c.condition(book["transit"](Pv, _ix(phase)), {**env, "l": sympy.Symbol("l", integer=True)})
+    return sympy.Piecewise((1, cond), (0, True))
 
 
 def _scaled(forms: dict, scale: dict) -> dict:
