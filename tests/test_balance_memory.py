@@ -998,7 +998,9 @@ def test_algorithm_2s_ledger_checks_refute_wrong_readings():
     """Algorithm 2's ledger (schedules/algo2_stays.py, `ledger.checks`): each of its six readings
     made wrong is refuted by its check: the pad one short, a begin at j = 2, the end also at j = n,
     the transit also at j = n, the mirror counted one short of the padded end, its `back` one hop
-    short. A finished w1 marked freed at j = n (phase 2 reads it later) is refuted too."""
+    short. A ledger on a loop that is not the innermost, and a peak candidate in the ledger's phase
+    (its nest padded: a point may be no cycle), are refused. A finished w1 marked freed at j = n
+    (phase 2 reads it later) is refuted too."""
     from ringproof.proofs.ring import ledger, stays
     from ringproof.proofs.ring.smt import discharge
     from ringproof.schedules.algo2 import hops
@@ -1020,6 +1022,10 @@ def test_algorithm_2s_ledger_checks_refute_wrong_readings():
         T = _algo2_with_hints(ledger={"phase1": {**book, **change}})
         (check,) = [c for c in ledger.checks(T) if c.name == f"ledger {name}"]
         assert discharge(check, session).verdict is Verdict.REFUTED, name
+    with pytest.raises(stays.NotDerived, match="pads loop i, not its innermost"):
+        ledger.checks(_algo2_with_hints(ledger={"phase1": {**book, "loop": "i"}}))
+    with pytest.raises(stays.NotDerived, match="the peak's iteration in phase1, a phase read over a ledger"):
+        stays.peak(_algo2_with_hints(peak=[("phase1", lambda P: {"h": 1, "i": 1, "j": P.n, "l": 1})]), Session(), 0)
     last = {**S.stays["last"], ("phase1", "w1"): lambda P, ix: ge(ix.j, P.n)}
     (check,) = [c for c in stays.checks(_algo2_with_hints(last=last)) if c.name == "end of w1 before phase2a"]
     assert discharge(check, session).verdict is Verdict.REFUTED

@@ -22,7 +22,9 @@ own bounds):
 
 So at every real iteration t the counts of the readings before t are the counts of the phase's
 events before t, less the transit pairs (an arrival from the predecessor and its end): each of
-those adds one at its own iteration and nothing after, the term [transit(t)] of the occupancy."""
+those adds one at its own iteration and nothing after, the term [transit(t)] of the occupancy.
+The padded loop must be the phase's innermost (the predecessor is then the cycle before), the
+phase alone in its slot, and no peak candidate in it (a padded point may be no cycle)."""
 
 from __future__ import annotations
 
@@ -32,8 +34,18 @@ from ringproof.schedules.expr import and_, eq, le, lift, not_, or_, var, wrap
 
 
 def hint(schedule, phase):
-    """The phase's ledger hint, or None."""
-    return schedule.stays.get("ledger", {}).get(phase.name)
+    """The phase's ledger hint, or None. NotDerived where its loop is not the phase's innermost
+    (a transit's predecessor, index − 1, is then not the cycle before) or where the slot holds
+    another phase."""
+    from ringproof.proofs.ring.stays import NotDerived
+    got = schedule.stays.get("ledger", {}).get(phase.name)
+    if got is not None:
+        if phase.loops[-1].name != got["loop"]:
+            raise NotDerived(f"phase {phase.name}: its ledger pads loop {got['loop']}, not its innermost")
+        k = schedule.phases.index(phase)
+        if schedule.slots.count(schedule.slots[k]) > 1:
+            raise NotDerived(f"phase {phase.name}: a ledger in a slot of several phases")
+    return got
 
 
 def checks(schedule) -> list:

@@ -787,6 +787,10 @@ def peak(schedule, session, inputs) -> dict:
     S = schedule
     if not S.stays.get("peak"):
         raise NotDerived("the schedule gives no iteration at which a PE holds the most (stays['peak'])")
+    from ringproof.proofs.ring import ledger
+    for phase, _ in S.stays["peak"]:
+        if ledger.hint(S, S.phase(phase)) is not None:      # its nest is padded: a point may be no cycle
+            raise NotDerived(f"the peak's iteration in {phase}, a phase read over a ledger")
     forms, end = occupancy(S, session, inputs)
     c = Counter(S, session)
     forms, end = _scaled(forms, c.scale), end.xreplace(c.scale)     # the chunk's k′ again (zigzag's h)
