@@ -199,7 +199,7 @@ def variant(defects=()) -> Schedule:
     return Schedule(name, SYMMETRIC, phases, home=home,
                     doc="Algorithm 2: symmetric self-attention on a ring of m PEs",
                     notes={"claims": CLAIMS}, placement=None if defects else placement,
-                    stays={} if defects else stays(hops))
+                    stays={} if defects else stays(hops, PAPER))
 
 
 # What the paper states (section IV: d·n(n+1)/2 phase-1 MACs for odd n, d·n(n+2)/2 for even n, with
@@ -213,7 +213,7 @@ def general() -> Schedule:
               _phase3((), vv=x, cols=GENERAL))
     return Schedule("algo2-general", SYMMETRIC, phases, home=home,
                     doc="Algorithm 2 for n ≠ d: symmetric self-attention, m | n, m | d",
-                    notes={"claims": GENERAL_CLAIMS}, shape=ANY_D, placement=placement)
+                    notes={"claims": GENERAL_CLAIMS}, shape=ANY_D, placement=placement, stays=stays(hops, GENERAL))
 
 
 # Phase 1: d·n(n+1)/2 MACs for odd n, d·n(n+2)/2 for even n; phase 3: d·n².

@@ -11,15 +11,16 @@ counter does not sum them. Its events are read over a ledger (`proofs/ring/ledge
 j padded to n + m − 1; a copy a MOVE cycle passes on held only in that cycle (transit, kept out of
 the counts); the mirror stored by a block's last hop counted at the block's padded end, which no
 iteration separates from that hop. The derivation takes a few seconds of CPU, so the registered
-target carries the hints on request (`prove algo2 --exact-peak`)."""
+targets carry the hints on request (`prove algo2 --exact-peak`, `prove algo2-general --exact-peak`,
+where phase 3's y sums over d columns may hold more: two more candidates)."""
 
 from ringproof.schedules.expr import and_, eq, ge, gt, ite, lt, mod, ne, or_
 
 
-def stays(hops):
-    """The hints, `hops(P, h)` Algorithm 2's (a parameter: this module is imported by it)."""
-    def c(P):
-        return P.n                                                    # phase 1's columns
+def stays(hops, cols):
+    """The hints, `hops(P, h)` Algorithm 2's (a parameter: this module is imported by it), `cols`
+    phase 1's and phase 3's columns (`algo1.PAPER`: n, `GENERAL`: d)."""
+    c = cols.size
     return {
         "last": {("phase1", "w1"): lambda P, ix: ne(ix.j, c(P)),          # a moved sum, a forwarded copy
                  ("phase2b", "w1"): lambda P, ix: True,
@@ -28,8 +29,12 @@ def stays(hops):
                  ("phase3", "x"): lambda P, ix: eq(ix.h, P.n),
                  ("phase3", "y"): lambda P, ix: and_(eq(ix.i, P.k), eq(mod(ix.j, P.m), 0))},
         "alone": {("phase2b", "s"): lambda P, ix: eq(ix.j, P.n),
-                  ("phase3", "w"): lambda P, ix: eq(ix.j, P.n)},
-        "peak": [("phase2b", lambda P: {"i": 1, "j": 1, "l": 1})],
+                  ("phase3", "w"): lambda P, ix: eq(ix.j, c(P))},
+        "peak": [("phase2b", lambda P: {"i": 1, "j": 1, "l": 1})] + ([] if cols.extent == "n" else [
+            # d columns: the y sums of phase 3 may hold more, at its last row (k = 1) or the row
+            # before, where block 1 ends
+            ("phase3", lambda P: {"h": P.n, "i": 1, "j": 1, "l": 1}),
+            ("phase3", lambda P: {"h": P.n - 1, "i": 1, "j": P.d - P.m + 1, "l": 1, "when": ge(P.n, 2)})]),
         "ledger": {"phase1": {
             "loop": "j",
             "pad": lambda P, ix: c(P) + P.m - 1,                              # extra(h) ≤ m − 1

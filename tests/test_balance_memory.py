@@ -1188,13 +1188,14 @@ def test_the_contiguous_causal_forwards_peak_is_derived_from_its_guard_read_in_c
 
 
 def test_a_peak_marked_on_request_is_derived_only_when_asked():
-    """The causal forwards (ring-attention-causal, striped, zigzag), ring-attention-bwd and algo2
-    register their stay hints "on_request": without `Budget.long_peaks` (`prove --exact-peak`) no hint is
+    """The causal forwards (ring-attention-causal, striped, zigzag), ring-attention-bwd, algo2 and
+    algo2-general register their stay hints "on_request": without `Budget.long_peaks` (`prove --exact-peak`) no hint is
     checked, nothing measured and the reason says how to ask; with it, the same hints are checked
     as for a schedule that does not mark them so."""
     from dataclasses import replace
     from ringproof.proofs.ring.budgets import Budget
-    assert all(registry()[name].stays.get("on_request") is True for name in CAUSAL + ("ring-attention-bwd", "algo2"))
+    assert all(registry()[name].stays.get("on_request") is True for name in CAUSAL + ("ring-attention-bwd", "algo2",
+                                                                                          "algo2-general"))
     assert not registry()["ring-attention"].stays.get("on_request")
     S = registry()["ring-attention-causal"]
     plain = Session()
@@ -1215,14 +1216,16 @@ def test_a_peak_marked_on_request_is_derived_only_when_asked():
     ("zigzag", "Piecewise((-(d*m - 6*d*n + 3*m - 3*n)/m, "),
     ("striped", "Piecewise(((6*d*n - m + 3*n)/m, (m >= 3) & (n/m >= 2))"),
     ("ring-attention-bwd", "Piecewise((Max(2*d + 6*d*n/m + 2*n**2/m - 2*n/m, "),
-    ("algo2", "(m + 2*n**2 + n)/m")])
+    ("algo2", "(m + 2*n**2 + n)/m"),
+    ("algo2-general", "Piecewise(((2*d*n - d + 2*m + n)/m, Eq(n/m, 1) | (Eq(n/m, 2) & (d/m >= 3))), ")])
 def test_prove_exact_peak_derives_and_proves_the_registered_peaks_on_request(name, form):
     """`prove NAME --exact-peak`: the peak the registered hints give is proved for every n (its 28
     or 19 hint checks, ring-locality and data-flow proved in the same run): 3n(2d + 1)/m for k,
     m ≥ 3; zigzag's 6kd + 3k − d − 3 for m ≥ 2 but k = 2, m ≥ 3 (k = n/m); striped's
     3k(2d + 1) − 1 for k ≥ 2, m ≥ 3; the backward's Max of three; Algorithm 2's (2n² + n)/m + 1
-    (23 checks, with its ledger's); each form the ring model's at every n, d ≤ 12
-    (`held._check_peak` inside). About one minute, five, one and a half, 10 s and 4 s of CPU.
+    (23 checks, with its ledger's) and algo2-general's three cases; each form the ring model's at
+    every n, d ≤ 12 (`held._check_peak` inside). About one minute, five, one and a half, 10 s, 4 s
+    and 10 s of CPU.
     Slow: the default run keeps the request's gate
     (test_a_peak_marked_on_request_is_derived_only_when_asked) and the bound's cut on the sizes
     (test_a_case_left_with_comparisons_of_the_sizes_is_cut_on_them)."""
@@ -1232,7 +1235,7 @@ def test_prove_exact_peak_derives_and_proves_the_registered_peaks_on_request(nam
     assert code == 0
     (counts,) = [r for r in json.loads(out)["results"] if r["property"] == "counts"]
     memory = counts["details"]["memory"]
-    assert memory["reason"] == "" and memory["hint_checks"] == {"ring-attention-bwd": 19, "algo2": 23}.get(name, 28)
+    assert memory["reason"] == "" and memory["hint_checks"] == {"ring-attention-bwd": 19, "algo2": 23, "algo2-general": 23}.get(name, 28)
     assert memory["closed_form"].startswith(form)
 
 
@@ -1351,16 +1354,17 @@ def test_a_wrong_stay_hint_of_algorithm_3_is_refuted():
     assert discharge(check, session).verdict is Verdict.REFUTED
 
 
-def test_algorithm_2_generals_memory_reason_names_what_keeps_its_occupancy_from_being_counted():
-    """algo2-general marks no stays, and marks alone would not help: its loop j runs to d + extra(h),
-    h mod m in the bound (algo2 reads it over its ledger). Its send that copies or moves by the
-    iteration and its two slots of x are followed (no longer named). Algorithm 1 and algo2 (the
-    ledger pads its loop j) have no blocker, nor has algo2-even now."""
+def test_algorithm_2_printeds_memory_reason_names_what_keeps_its_occupancy_from_being_counted():
+    """algo2-printed marks no stays, and marks alone would not help: its loop j runs to
+    n + extra(h), h mod m in the bound (algo2 and algo2-general read it over their ledger). Its send
+    that copies or moves by the iteration and its two slots of x are followed (no longer named).
+    Algorithm 1, algo2 and algo2-general (the ledger pads their loop j) have no blocker, nor has
+    algo2-even now."""
     from ringproof.proofs.ring import stays
-    top, why = held.exact(registry()["algo2-general"], Session())
+    top, why = held.exact(registry()["algo2-printed"], Session())
     assert top is None and held.BLOCKED in why, why
     assert why.endswith(f"{held.BLOCKED}phase phase1: the bound of loop j reads h under mod, div or cases"), why
-    for name in ("algo1", "algo2", "algo2-even"):
+    for name in ("algo1", "algo2", "algo2-general", "algo2-even"):
         assert stays.blockers(registry()[name], Session()) == [], name
     assert stays.blockers(registry()["algo3-fast"], Session()) == [
         "phase phase2b: two slots of s in one step, one datum or two not decided"]
