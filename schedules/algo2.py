@@ -23,6 +23,7 @@ the printed text compares with n (the last column step, the hops after it) is th
 from __future__ import annotations
 
 from ringproof.schedules.algo1 import GENERAL, PAPER, _phase1_B, _phase2a, _phase2b, _phase3, home, placement
+from ringproof.schedules.algo2_stays import stays
 from ringproof.schedules.dsl import HOME, MAC, At, Either, Loop, Phase, Schedule, Send, Step, variant_name
 from ringproof.schedules.expr import and_, div, eq, ge, gt, ite, le, lt, mod, not_, or_, wrap
 from ringproof.schedules.shape import ANY_D
@@ -197,7 +198,8 @@ def variant(defects=()) -> Schedule:
               _phase3(c_mod, vv=x))
     return Schedule(name, SYMMETRIC, phases, home=home,
                     doc="Algorithm 2: symmetric self-attention on a ring of m PEs",
-                    notes={"claims": CLAIMS}, placement=None if defects else placement)
+                    notes={"claims": CLAIMS}, placement=None if defects else placement,
+                    stays={} if defects else stays(hops, PAPER))
 
 
 # What the paper states (section IV: d·n(n+1)/2 phase-1 MACs for odd n, d·n(n+2)/2 for even n, with
@@ -211,7 +213,7 @@ def general() -> Schedule:
               _phase3((), vv=x, cols=GENERAL))
     return Schedule("algo2-general", SYMMETRIC, phases, home=home,
                     doc="Algorithm 2 for n ≠ d: symmetric self-attention, m | n, m | d",
-                    notes={"claims": GENERAL_CLAIMS}, shape=ANY_D, placement=placement)
+                    notes={"claims": GENERAL_CLAIMS}, shape=ANY_D, placement=placement, stays=stays(hops, GENERAL))
 
 
 # Phase 1: d·n(n+1)/2 MACs for odd n, d·n(n+2)/2 for even n; phase 3: d·n².

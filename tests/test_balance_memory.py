@@ -958,10 +958,19 @@ def _algo3_with_hints(**changes):
     return replace(registry()["algo3"], stays={**STAYS, **changes})
 
 
+def _algo2_with_hints(**changes):
+    """Algorithm 2 with its registered hints (schedules/algo2_stays.py) changed, not on request."""
+    from dataclasses import replace
+    S = registry()["algo2"]
+    hints = {k: v for k, v in S.stays.items() if k != "on_request"}
+    return replace(S, stays={**hints, **changes})
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["algo1", "algo3"])
+@pytest.mark.parametrize("name", ["algo1", "algo2", "algo3"])
 def test_the_stay_hints_mark_the_ring_models_last_uses_and_unused_copies_at_every_size(name):
-    """Algorithm 1's hints (registered) and Algorithm 3's (tests/helpers/algo3_stays.py): a use is
+    """Algorithm 1's and Algorithm 2's hints (registered) and Algorithm 3's
+    (tests/helpers/algo3_stays.py): a use is
     marked last exactly where the ring model's stay of its datum has no later use, a copy marked
     alone exactly where no one uses it where it arrives, and the hint's peak iteration is a cycle at
     which the busiest PE holds its peak. Slow: the default run keeps Algorithm 1's hints checked
@@ -969,7 +978,7 @@ def test_the_stay_hints_mark_the_ring_models_last_uses_and_unused_copies_at_ever
     (test_algorithm_1s_exact_peak_is_proved_and_is_the_ring_models_at_every_size)."""
     from ringproof.model.ring.memory import occupancy
     from ringproof.proofs.ring.counting import check_sizes
-    S = registry()["algo1"] if name == "algo1" else _algo3_with_hints()
+    S = {"algo1": lambda: registry()["algo1"], "algo2": _algo2_with_hints, "algo3": _algo3_with_hints}[name]()
     for n, m, d in check_sizes(S.shape):
         last, alone = _marks_and_last_uses(S, n, m)
         assert set(last) == set(S.stays["last"]), (n, m)
@@ -983,6 +992,82 @@ def test_the_stay_hints_mark_the_ring_models_last_uses_and_unused_copies_at_ever
         (x,) = [x for x in range(pt.size) if int(pt.pe[x]) == pe and all(int(pt.index[v][x]) == int(at[v]) for v in at)]
         occ = occupancy(tr)
         assert occ[0, int(pt.cycle[x])] == occ.max(), (n, m)
+
+
+def test_algorithm_2s_ledger_checks_refute_wrong_readings():
+    """Algorithm 2's ledger (schedules/algo2_stays.py, `ledger.checks`): each of its six readings
+    made wrong is refuted by its check: the pad one short, a begin at j = 2, the end also at j = n,
+    the transit also at j = n, the mirror counted one short of the padded end, its `back` one hop
+    short. A ledger on a loop that is not the innermost, and a peak candidate in the ledger's phase
+    (its nest padded: a point may be no cycle), are refused. A finished w1 marked freed at j = n
+    (phase 2 reads it later) is refuted too."""
+    from ringproof.proofs.ring import ledger, stays
+    from ringproof.proofs.ring.smt import discharge
+    from ringproof.schedules.algo2 import hops
+    from ringproof.schedules.expr import and_, ge, ite, le, lt, ne, or_
+    S = _algo2_with_hints()
+    book = S.stays["ledger"]["phase1"]
+    wrong = {
+        "pad": {"pad": lambda P, ix: P.n + P.m - 2},
+        "begin": {"begin": lambda P, ix: eq(ix.j, 2)},
+        "end": {"end": lambda P, ix: le(ix.j, P.n)},
+        "transit": {"transit": lambda P, ix: ge(ix.j, P.n)},
+        "arrive to": {"to": lambda P, ix: dict(h=ix.h, i=ix.i, j=ite(lt(ix.j, P.n), ix.j, P.n + P.m - 2), l=ix.l)},
+        "arrive back": {"back": lambda P, ix: dict(h=ix.h, i=ix.i, j=ite(lt(ix.j, P.n), ix.j, P.n + hops(P, ix.h) - 2),
+                                                    l=ix.l)},
+    }
+    session = Session()
+    assert all(discharge(c, session).verdict is Verdict.PROVED for c in ledger.checks(S))
+    for name, change in wrong.items():
+        T = _algo2_with_hints(ledger={"phase1": {**book, **change}})
+        (check,) = [c for c in ledger.checks(T) if c.name == f"ledger {name}"]
+        assert discharge(check, session).verdict is Verdict.REFUTED, name
+    with pytest.raises(stays.NotDerived, match="pads loop i, not its innermost"):
+        ledger.checks(_algo2_with_hints(ledger={"phase1": {**book, "loop": "i"}}))
+    with pytest.raises(stays.NotDerived, match="the peak's iteration in phase1, a phase read over a ledger"):
+        stays.peak(_algo2_with_hints(peak=[("phase1", lambda P: {"h": 1, "i": 1, "j": P.n, "l": 1})]), Session(), 0)
+    last = {**S.stays["last"], ("phase1", "w1"): lambda P, ix: ge(ix.j, P.n)}
+    (check,) = [c for c in stays.checks(_algo2_with_hints(last=last)) if c.name == "end of w1 before phase2a"]
+    assert discharge(check, session).verdict is Verdict.REFUTED
+
+
+@pytest.mark.slow
+def test_algorithm_2s_peak_from_its_ledger_is_the_ring_models():
+    """Algorithm 2's exact peak (2n² + n)/m + 1, at phase 2b's first cycle on PE 1, derived from its
+    hints and ledger (23 checks), the ring model's at every n ≤ 12 (`held.exact`), and its occupancy
+    the ring model's at every iteration at sizes with hops (m = 5, 6) and circles (m = 3). Without
+    the ledger the first count fails (h mod m over h ∈ [0, n div 2]). Slow (about 8 s): the default
+    run keeps the ledger's checks and their refutations
+    (test_algorithm_2s_ledger_checks_refute_wrong_readings) and the request's gate
+    (test_a_peak_marked_on_request_is_derived_only_when_asked)."""
+    from ringproof.proofs.ring import stays
+    S = _algo2_with_hints()
+    top, how = held.exact(S, Session())
+    assert top is not None, how
+    assert sympy.expand(top - (2 * (K * M) ** 2 + K * M) / M - 1) == 0 and how["checks"] == 23
+    forms = stays.peak(S, Session(), held.inputs_on(S, Session())[0])["occupancy"]
+    _occupancy_is_exact(S, forms, ((4, 2), (5, 5), (6, 3), (6, 6)))
+    bare = _algo2_with_hints(ledger={})
+    top, why = held.exact(bare, Session())
+    assert top is None and why == f"{held.NOT_DERIVED}phase phase1: cannot bound h_ within −2m .. 3m − 1 (Mod(h_, m))", \
+        why
+
+
+def _occupancy_is_exact(S, forms, sizes):
+    """As `_occupancy_is_the_ring_models`, the forms put in exactly (lambdify's floats round
+    (j − 1)/3 at n = 9, m = 3)."""
+    from ringproof.model.ring.memory import occupancy
+    for n, m in sizes:
+        tr = build_trace(S, n, m)
+        occ = occupancy(tr)
+        for pt, slot in zip(tr.phases, S.slots):
+            loops, form = forms[slot]
+            f = form.xreplace({K: sympy.Integer(n // m), M: sympy.Integer(m)})
+            names = [spread.L] + [v for v, _, _ in loops]
+            for x in range(pt.size):
+                args = [int(pt.pe[x])] + [int(pt.index[str(v)][x]) for v, _, _ in loops]
+                got = f.xreplace(dict(zip(names, map(sympy.Integer, args))))
+                assert got == occ[args[0] - 1, int(pt.cycle[x])], (n, m, pt.phase.name, args)
 
 
 @pytest.mark.slow
@@ -1103,13 +1188,14 @@ def test_the_contiguous_causal_forwards_peak_is_derived_from_its_guard_read_in_c
 
 
 def test_a_peak_marked_on_request_is_derived_only_when_asked():
-    """The causal forwards (ring-attention-causal, striped, zigzag) and ring-attention-bwd register
-    their stay hints "on_request": without `Budget.long_peaks` (`prove --exact-peak`) no hint is
+    """The causal forwards (ring-attention-causal, striped, zigzag), ring-attention-bwd, algo2 and
+    algo2-general register their stay hints "on_request": without `Budget.long_peaks` (`prove --exact-peak`) no hint is
     checked, nothing measured and the reason says how to ask; with it, the same hints are checked
     as for a schedule that does not mark them so."""
     from dataclasses import replace
     from ringproof.proofs.ring.budgets import Budget
-    assert all(registry()[name].stays.get("on_request") is True for name in CAUSAL + ("ring-attention-bwd",))
+    assert all(registry()[name].stays.get("on_request") is True for name in CAUSAL + ("ring-attention-bwd", "algo2",
+                                                                                          "algo2-general"))
     assert not registry()["ring-attention"].stays.get("on_request")
     S = registry()["ring-attention-causal"]
     plain = Session()
@@ -1129,14 +1215,18 @@ def test_a_peak_marked_on_request_is_derived_only_when_asked():
     ("ring-attention-causal", "Piecewise((3*n*(2*d + 1)/m, (m >= 3) & (n/m >= 3))"),
     ("zigzag", "Piecewise((-(d*m - 6*d*n + 3*m - 3*n)/m, "),
     ("striped", "Piecewise(((6*d*n - m + 3*n)/m, (m >= 3) & (n/m >= 2))"),
-    ("ring-attention-bwd", "Piecewise((Max(2*d + 6*d*n/m + 2*n**2/m - 2*n/m, ")])
+    ("ring-attention-bwd", "Piecewise((Max(2*d + 6*d*n/m + 2*n**2/m - 2*n/m, "),
+    ("algo2", "(m + 2*n**2 + n)/m"),
+    ("algo2-general", "Piecewise(((2*d*n - d + 2*m + n)/m, Eq(n/m, 1) | (Eq(n/m, 2) & (d/m >= 3))), ")])
 def test_prove_exact_peak_derives_and_proves_the_registered_peaks_on_request(name, form):
     """`prove NAME --exact-peak`: the peak the registered hints give is proved for every n (its 28
     or 19 hint checks, ring-locality and data-flow proved in the same run): 3n(2d + 1)/m for k,
     m ≥ 3; zigzag's 6kd + 3k − d − 3 for m ≥ 2 but k = 2, m ≥ 3 (k = n/m); striped's
-    3k(2d + 1) − 1 for k ≥ 2, m ≥ 3; the backward's Max of three; each form the ring model's at
-    every n, d ≤ 12 (`held._check_peak` inside). About one minute, five, one and a half and 10 s of
-    CPU. Slow: the default run keeps the request's gate
+    3k(2d + 1) − 1 for k ≥ 2, m ≥ 3; the backward's Max of three; Algorithm 2's (2n² + n)/m + 1
+    (23 checks, with its ledger's) and algo2-general's three cases; each form the ring model's at
+    every n, d ≤ 12 (`held._check_peak` inside). About one minute, five, one and a half, 10 s, 4 s
+    and 10 s of CPU.
+    Slow: the default run keeps the request's gate
     (test_a_peak_marked_on_request_is_derived_only_when_asked) and the bound's cut on the sizes
     (test_a_case_left_with_comparisons_of_the_sizes_is_cut_on_them)."""
     import json
@@ -1145,7 +1235,7 @@ def test_prove_exact_peak_derives_and_proves_the_registered_peaks_on_request(nam
     assert code == 0
     (counts,) = [r for r in json.loads(out)["results"] if r["property"] == "counts"]
     memory = counts["details"]["memory"]
-    assert memory["reason"] == "" and memory["hint_checks"] == (19 if name.endswith("-bwd") else 28)
+    assert memory["reason"] == "" and memory["hint_checks"] == {"ring-attention-bwd": 19, "algo2": 23, "algo2-general": 23}.get(name, 28)
     assert memory["closed_form"].startswith(form)
 
 
@@ -1264,17 +1354,83 @@ def test_a_wrong_stay_hint_of_algorithm_3_is_refuted():
     assert discharge(check, session).verdict is Verdict.REFUTED
 
 
-def test_algorithm_2s_memory_reason_names_what_keeps_its_occupancy_from_being_counted():
-    """Algorithm 2 marks no stays, and marks would not help: phase 1's send copies or moves by the
-    iteration, and its loop j runs to n + extra(h), h mod m in the bound. Algorithm 1 has no such
-    blocker (its peak is derived)."""
+def test_algorithm_2_printeds_memory_reason_names_what_keeps_its_occupancy_from_being_counted():
+    """algo2-printed marks no stays, and marks alone would not help: its loop j runs to
+    n + extra(h), h mod m in the bound (algo2 and algo2-general read it over their ledger). Its send
+    that copies or moves by the iteration and its two slots of x are followed (no longer named).
+    Algorithm 1, algo2 and algo2-general (the ledger pads their loop j) have no blocker, nor has
+    algo2-even now."""
     from ringproof.proofs.ring import stays
-    top, why = held.exact(registry()["algo2"], Session())
+    top, why = held.exact(registry()["algo2-printed"], Session())
     assert top is None and held.BLOCKED in why, why
-    assert "phase phase1: a send that copies only where" in why and "the bound of loop j reads h" in why, why
-    assert stays.blockers(registry()["algo1"], Session()) == []
+    assert why.endswith(f"{held.BLOCKED}phase phase1: the bound of loop j reads h under mod, div or cases"), why
+    for name in ("algo1", "algo2", "algo2-general", "algo2-even"):
+        assert stays.blockers(registry()[name], Session()) == [], name
+    assert stays.blockers(registry()["algo3-fast"], Session()) == [
+        "phase phase2b: two slots of s in one step, one datum or two not decided"]
     line = held.readable({"inputs_on_pe": "n**2/m", "reason": why})
     assert "exact peak unknown" in line and "the bound of loop j reads h under mod, div or cases" in line, line
+
+
+def _copied_on(alone=None, peak=True):
+    """Algorithm 1 whose phase 1 also copies each finished w1[A, B] to the next PE (m ≥ 2), where no
+    one uses it: a send that moves its sum before j = n and copies it at j = n. `alone`: the hint
+    marking that copy, `peak`: with the candidate where it arrives in a block's first cycle."""
+    from dataclasses import replace
+    from ringproof.schedules.dsl import Send
+    from ringproof.schedules.expr import ge, ne, or_
+    S = registry()["algo1"]
+    p1 = S.phases[0]
+
+    def step(P, ix, base=p1.step):
+        st = base(P, ix)
+        return replace(st, send=Send(st.send.datum, or_(ne(ix.j, P.n), ge(P.m, 2)), copy=eq(ix.j, P.n),
+                                     source=st.prev))
+    hints = {key: dict(v) if isinstance(v, dict) else v for key, v in S.stays.items()}
+    if alone is not None:
+        hints["alone"][("phase1", "w1")] = alone
+    if peak:
+        hints["peak"] = hints["peak"] + [("phase1", lambda P: {"h": 2, "i": 1, "j": 1, "l": 1, "when": ge(P.n, 2)})]
+    return replace(S, name="algo1-copied-on", phases=(replace(p1, step=step),) + S.phases[1:], stays=hints)
+
+
+def test_a_send_that_copies_or_moves_by_the_iteration_is_followed_by_the_occupancy():
+    """A send whose `copy` is a condition (Algorithm 2's phase 1: a move before j = n, a copy from
+    there) departs where it moves and leaves the sum where it copies: Algorithm 1 with its finished
+    sums also copied on derives n(3n + 1)/m + 1 for m ≥ 2 (the copy that arrives in a block's first
+    cycle), which held.exact compares with the ring model at every n ≤ 12, and its occupancy is the
+    ring model's at every iteration. Without the copy's mark the stays do not balance; a wrong mark
+    is refuted."""
+    from ringproof.proofs.ring import stays
+    from ringproof.proofs.ring.smt import discharge
+    from ringproof.schedules.expr import ge
+    S = _copied_on(alone=lambda P, ix: eq(ix.j, P.n))
+    top, how = held.exact(S, Session())
+    assert top is not None, how
+    want = sympy.Piecewise((3 * K**2 * M + K + 1, M >= 2), (3 * K**2 * M + K, True))
+    assert all(top.subs({K: k, M: m}) == want.subs({K: k, M: m}) for k in range(1, 6) for m in range(1, 6)), top
+    inputs, _ = held.inputs_on(S, Session())
+    forms, _ = stays.occupancy(S, Session(), inputs)
+    _occupancy_is_the_ring_models(S, forms, ((4, 2, 4), (6, 3, 6)))
+    top, why = held.exact(_copied_on(peak=False), Session())
+    assert top is None and "are not shown to be as many as those the hints end" in why, why
+    wrong = _copied_on(alone=lambda P, ix: ge(ix.j, P.n - 1))        # also the move at j = n − 1
+    (check,) = [c for c in stays.checks(wrong) if c.phase == "phase1" and c.name == "alone w1 before phase1"]
+    assert discharge(check, Session()).verdict is Verdict.REFUTED
+
+
+def test_two_read_slots_of_one_array_are_two_uses_unless_the_array_is_marked_there():
+    """Algorithm 2's phase 1 reads x[A, C] and x[B, C], one datum where h = 0: two uses that begin
+    and end no stay (`Datum.shared`). Marking x there would end one datum twice: refused."""
+    from dataclasses import replace
+    from ringproof.proofs.ring import stays
+    S = registry()["algo2"]
+    p1 = S.phases[0]
+    xs = [d for d in stays.data_of(p1.step(stays._vars(S), stays._ix(p1))) if d.ref.array.name == "x"]
+    assert len(xs) == 2 and all(d.shared and str(d.first) == str(d.made) == str(d.departs) == "False" for d in xs)
+    marked = replace(S, stays={"last": {("phase1", "x"): lambda P, ix: True}})
+    with pytest.raises(stays.NotDerived, match="two slots of x in one step, one datum or two not decided, and x marked"):
+        stays.checks(marked)
 
 
 def test_a_schedule_whose_sends_the_counter_cannot_follow_fails_before_any_hint_check(monkeypatch):

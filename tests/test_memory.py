@@ -107,8 +107,8 @@ def test_the_peak_names_its_cycle_and_what_is_held_then():
     assert memory.occupancy(trace)[top["pe"] - 1, top["cycle"]] == top["peak"]
 
 
-# the fits docs/algo2.md and algo3.md give beside "exact peak unknown" (measured, not proved), and
-# algo1's peak, proved (tests/test_balance_memory.py)
+# the fit docs/algo3.md gives beside "exact peak unknown" (measured, not proved), and algo1's and
+# algo2's peaks, proved (tests/test_balance_memory.py; algo2's on request)
 FITS = {"algo1": lambda n, m: n * (3 * n + 1) // m, "algo3": lambda n, m: n * (3 * n + 1) // m,
         "algo2": lambda n, m: (2 * n * n + n) // m + 1}
 

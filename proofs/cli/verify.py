@@ -64,8 +64,8 @@ def add_solver_options(p: ArgumentParser) -> None:
                         "does not hold the others back (each ring step lasts as its busiest PE's active ops)")
     p.add_argument("--exact-peak", action="store_true",
                    help="also derive the exact memory peak where the schedule marks it long to derive "
-                        "(CPU: ring-attention-bwd about 10 s, ring-attention-causal a minute, striped a minute "
-                        "and a half, zigzag five minutes); "
+                        "(CPU: algo2 about 4 s, algo2-general and ring-attention-bwd about 10 s, "
+                        "ring-attention-causal a minute, striped a minute and a half, zigzag five minutes); "
                         "other schedules with stay hints derive theirs anyway")
 
 

@@ -17,6 +17,10 @@ the schedule's hint (`Schedule(..., stays={"last": {(phase, array): (P, ix) -> c
 
 - *a guard's reading is the guard* (Z3): where a schedule gives one ("guard"), the counts read the
   step's guard as it (a causal mask in the cells of (l, s), free of the key's owner mod m);
+- *a ledger's readings are the phase's events* (Z3, `ledger.checks`): where a schedule gives one
+  ("ledger": {phase: ...}, Algorithm 2's phase 1, whose loop bound reads h mod m), the counts read
+  that phase's events over its nest with one loop padded to an affine bound, a copy passed on in
+  the cycle it arrives (transit) left out and counted at its own iteration;
 - *a marked end is an end* (Z3, for every n): after it, every later use of the datum on that PE
   is preceded by a new beginning after the mark — an arrival its own source or `prev` witness
   names, a first node, a made result; an output's marked last stay is followed by no use and no
@@ -68,25 +72,35 @@ class Datum:
     departs: object
     sources: list
     node_prev: object
+    shared: bool = False
 
 
 def data_of(step) -> list[Datum]:
-    """The distinct data a step touches on its PE. Raises NotDerived where two slots of one array
-    name data that are not written alike (they may or may not be one datum)."""
+    """The distinct data a step touches on its PE. A send moves the step's running sum where its
+    datum is the target, the op accumulates and the send does not copy (a condition where `copy` is
+    one: Algorithm 2's phase 1 moves its sum before j = n and copies it from there). Two operand
+    slots of one array, neither the target nor sent, are two uses (`Datum.shared`): they may be one
+    datum, which neither begins nor ends a stay there unless marked (`shared_marked`). Raises
+    NotDerived where two slots of one array name data not written alike otherwise."""
     act = lift(step.guard)
     sending = lift(False) if step.send is None else lift(step.send.when)
-    moves = step.send is not None and step.op.accumulates and step.target is not None and \
-        not step.send.copy and str(step.send.datum) == str(step.target)
+    own = step.send is not None and step.op.accumulates and step.target is not None and \
+        str(step.send.datum) == str(step.target)
+    copy = True if not own else step.send.copy
+    moves = lift(False) if copy is True else sending if copy is False else and_(sending, not_(lift(copy)))
     slots: dict = {}
+    only_read = {str(o) for o in step.operands} - {str(r) for r in (step.target, step.send and step.send.datum)}
 
     def slot(ref):
         key = str(ref)
         if key not in slots:
             others = [d for d in slots.values() if d.ref.array == ref.array]
-            if others:
+            if others and not (key in only_read and all(str(d.ref) in only_read for d in others)):
                 raise NotDerived(f"two slots of {ref.array.name} in one step, one datum or two not decided: "
                                  f"{ref} and {others[0].ref}")
             slots[key] = Datum(ref, lift(False), lift(False), lift(False), lift(False), [], None)
+            for d in others:
+                d.shared = slots[key].shared = True
         return slots[key]
 
     for o, w in zip(step.operands, step.sources):
@@ -100,7 +114,7 @@ def data_of(step) -> list[Datum]:
             d.used = or_(d.used, act)
             d.first = or_(d.first, and_(act, first))
             # a node continues its sum also where it only forwards it (ring-locality's `prev` check)
-            node = vocabulary.node(act, sending if moves else lift(False))
+            node = vocabulary.node(act, moves)
             d.node_prev = (and_(node, not_(vocabulary.starts(act, first))), step.prev)
         else:
             d.made = or_(d.made, act)
@@ -108,11 +122,21 @@ def data_of(step) -> list[Datum]:
     if step.send is not None:
         d = slot(step.send.datum)
         d.used = or_(d.used, sending)
-        if moves:
-            d.departs = or_(d.departs, sending)
-        elif step.send.source is not None:
-            d.sources.append((sending, step.send.source))
+        if copy is not True:
+            d.departs = or_(d.departs, moves)
+        if step.send.source is not None and copy is not False:
+            d.sources.append((sending if copy is True else and_(sending, lift(copy)), step.send.source))
     return list(slots.values())
+
+
+def shared_marked(schedule, phase) -> None:
+    """NotDerived where the schedule marks an array of which a step reads two slots (`Datum.shared`):
+    both marked, one datum would end twice."""
+    for d in data_of(phase.step(_vars(schedule), _ix(phase))):
+        if d.shared and any(hint(schedule, kind, phase.name, d.ref.array.name) is not None
+                            for kind in ("last", "alone", "home")):
+            raise NotDerived(f"phase {phase.name}: two slots of {d.ref.array.name} in one step, one datum or two "
+                             f"not decided, and {d.ref.array.name} marked there")
 
 
 def hint(schedule, kind: str, phase: str, array: str | None = None):
@@ -125,16 +149,9 @@ def stored(step):
     return step.send.as_ if step.send.as_ is not None else step.send.datum
 
 
-def _copy_kind(step) -> None:
-    """NotDerived where a send copies or moves depending on the iteration."""
-    if step.send is not None and not isinstance(step.send.copy, bool):
-        raise NotDerived(f"a send that copies only where {step.send.copy}")
-
-
 def _followed(step) -> None:
-    """NotDerived where the occupancy's counts cannot follow the step: a send that copies or moves
-    by the iteration, an op not on PE l, two slots of one array not decided one datum."""
-    _copy_kind(step)
+    """NotDerived where the occupancy's counts cannot follow the step: an op not on PE l, two
+    slots of one array not decided one datum."""
     pe = lift(step.pe)
     if not (pe.op == "var" and pe.args[0] == "l"):
         raise NotDerived("its op does not run on PE l")
@@ -180,7 +197,7 @@ def checks(schedule) -> list:
         return build
 
     for p in S.phases:
-        _copy_kind(p.step(_vars(S), _ix(p)))
+        shared_marked(S, p)
         if hint(S, "guard", p.name) is not None:
             check(p.name, "guard as its reading", lambda ctx, p=p: _guard_read(S, fresh(ctx, S, p, "a")))
         gen = data_of(p.step(_vars(S), _ix(p)))
@@ -228,7 +245,8 @@ def checks(schedule) -> list:
                     if h.ref.array.name == arr and slot[q.name] >= slot[p.name]:
                         check(p.name, f"alone {arr} before {q.name}",
                               pair(p, q, lambda a, b, hi=hi: _alone(S, a, b, hi)))
-    return out
+    from ringproof.proofs.ring import ledger
+    return out + ledger.checks(S)
 
 
 def _vars(S):
@@ -382,9 +400,12 @@ class Counter:
 
     def nest(self, phase, suffix=""):
         """[(symbol, lo, hi)] of the phase's loops, symbols named with `suffix`, and the env."""
-        loops, env = [], {}
+        from ringproof.proofs.ring import ledger
+        loops, env, pad = [], {}, ledger.hint(self.S, phase)
         for lp in phase.loops:
             lo, hi = lp.bounds(self.P, SimpleNamespace(**env))
+            if pad is not None and lp.name == pad["loop"]:          # checked: `ledger.checks`
+                hi = pad["pad"](self.P, SimpleNamespace(**env))
             v = sympy.Symbol(lp.name + suffix, integer=True)
             loops.append((v, sympy.sympify(lo), sympy.sympify(hi)))
             env[lp.name] = v
@@ -409,11 +430,22 @@ class Counter:
             _followed(st)
         except NotDerived as e:
             raise NotDerived(f"phase {phase.name}: {e}") from None
+        shared_marked(self.S, phase)
         loops, env = self.nest(phase, "_")
         env["l"] = sympy.Symbol("l_", integer=True)
         from ringproof.schedules.expr import var
         Pv = SimpleNamespace(**{name: var(name) for name in vars(self.P)})
         ix = _ix(phase)
+        from ringproof.proofs.ring import ledger
+        book = ledger.hint(self.S, phase)
+        if book is not None:             # the events as the ledger reads them (checked: `ledger.checks`)
+            if any(hint(self.S, kind, phase.name, stored(st).array.name) is not None for kind in ("alone", "home")
+                   if st.send is not None):
+                raise NotDerived(f"phase {phase.name}: a ledger and copies marked alone or kept where they arrive")
+            F = sympy.false
+            return loops, env, {"begin": [self.condition(book["begin"](Pv, ix), env)],
+                                "end": [self.condition(book["end"](Pv, ix), env)], "kept": [F],
+                                "arrive": [self.condition(book["arrive"](Pv, ix), env)], "alone": [F], "home": [F]}
         reading = hint(self.S, "guard", phase.name)
         if reading is not None:          # the guard as the schedule reads it (checked: `_guard_read`)
             st = replace(st, guard=reading(Pv, ix))
@@ -436,12 +468,14 @@ class Counter:
         """#iterations of `phase` on PE l (on PE l − 1 where `sent`: what arrives on l from there) with `cond`,
         over the whole phase, or (`at`: (loops of the kept iteration)) those before it (`strict`) or
         up to it; a form in l (and the kept indices). Kept in the session (`probe` asks some first)."""
+        from ringproof.proofs.ring import ledger
         if sympy.sympify(cond) is sympy.false:
             return sympy.Integer(0)
         key = ("stays-count", id(self.S), phase.name, str(cond), str(at), strict, sent)
         hit = self.session.balanced.get(key)
         if hit is None or hit[0] is not self.S:
-            hit = (self.S, self._count(phase, cond, at, strict, sent))
+            got = self._count(phase, cond, at, strict, sent)
+            hit = (self.S, _halves(got) if ledger.hint(self.S, phase) is not None else got)
             self.session.balanced[key] = hit
         return hit[1]
 
@@ -554,6 +588,28 @@ def _mirror(nest, cond, keep):
     return kept + rest, cond.xreplace(subs), len(kept), back
 
 
+def _halves(form):
+    """`form` with each floor(Y/2), Y with integer coefficients and an odd constant term, written
+    Y − floor((Y + 1)/2) (equal for every integer Y): floor((n − 1)/2) as n − 1 − floor(n/2), so
+    that the halves of one n cancel where counts add up (Algorithm 2's groups h ≤ n div 2 but n/2;
+    asked for a ledger's phase only)."""
+    subs = {}
+    for f in sympy.sympify(form).atoms(sympy.floor):
+        Y = sympy.expand(2 * f.args[0])
+        if _integral(Y) and Y.as_coeff_Add()[0] % 2 == 1:
+            subs[f] = Y - sympy.floor(sympy.expand((Y + 1) / 2))
+    return sympy.sympify(form).xreplace(subs) if subs else form
+
+
+def _integral(e) -> bool:
+    """Does the polynomial e have integer coefficients?"""
+    try:
+        return all(c.is_Integer for c in sympy.Poly(e, *sorted(e.free_symbols, key=str)).coeffs()) if e.free_symbols \
+            else e.is_Integer
+    except sympy.PolynomialError:
+        return False
+
+
 def previous(l):
     """The PE before l on the ring (1 before 2, ..., m before 1)."""
     from ringproof.proofs.ring.nests import M
@@ -598,6 +654,7 @@ def occupancy(schedule, session, inputs) -> tuple[dict, sympy.Expr]:
                 form += c.count(p, cond, at=at, strict=True, sent=True)
             for cond in ev["alone"]:
                 form -= c.count(p, cond, at=at, strict=True, sent=True)
+            form += _in_transit(c, p, env)
         form += _alone_now(c, S, members, s, at, events)
         out[s] = (at, form)
         for p in members[s]:
@@ -621,6 +678,19 @@ def occupancy(schedule, session, inputs) -> tuple[dict, sympy.Expr]:
         for cond in events[p.name]["alone"]:
             end += _at(cond, point, L)
     return _scaled(out, c.back), end.xreplace(c.back)
+
+
+def _in_transit(c, phase, env):
+    """1 where the kept iteration passes on a copy that arrived in its cycle (a ledger's transit,
+    left out of its counts), else 0."""
+    from ringproof.proofs.ring import ledger
+    from ringproof.schedules.expr import var
+    book = ledger.hint(c.S, phase)
+    if book is None:
+        return sympy.Integer(0)
+    Pv = SimpleNamespace(**{name: var(name) for name in vars(c.P)})
+    cond = c.condition(book["transit"](Pv, _ix(phase)), {**env, "l": sympy.Symbol("l", integer=True)})
+    return sympy.Piecewise((1, cond), (0, True))
 
 
 def _scaled(forms: dict, scale: dict) -> dict:
@@ -717,6 +787,10 @@ def peak(schedule, session, inputs) -> dict:
     S = schedule
     if not S.stays.get("peak"):
         raise NotDerived("the schedule gives no iteration at which a PE holds the most (stays['peak'])")
+    from ringproof.proofs.ring import ledger
+    for phase, _ in S.stays["peak"]:
+        if ledger.hint(S, S.phase(phase)) is not None:      # its nest is padded: a point may be no cycle
+            raise NotDerived(f"the peak's iteration in {phase}, a phase read over a ledger")
     forms, end = occupancy(S, session, inputs)
     c = Counter(S, session)
     forms, end = _scaled(forms, c.scale), end.xreplace(c.scale)     # the chunk's k′ again (zigzag's h)
