@@ -548,8 +548,8 @@ class Schedule:
     of its stay on the PE; "alone": {(phase, array): (P, ix) -> condition}: the copy the iteration
     sends is not used where it arrives; "home": {(phase, array): (P, ix) -> condition}: the output
     the iteration sends is kept where it arrives, its last stay there; "guard": {phase: (P, ix) ->
-    condition}: the step's guard as the occupancy's counts read it (checked equal at every
-    iteration); "peak": (phase, (P) -> {index: value, "l": PE}): an iteration at which a PE holds
+    condition}: the step's guard as the occupancy's counts read it, and a send's condition that is
+    the guard itself (checked equal at every iteration); "peak": (phase, (P) -> {index: value, "l": PE}): an iteration at which a PE holds
     the most; "on_request": True: the exact peak is long to derive, so only `prove --exact-peak`
     derives it (`Options.exact_peak`)}.
     """

@@ -1078,20 +1078,20 @@ def test_algorithm_3s_stay_hints_are_proved():
     from ringproof.proofs.ring.smt import discharge
     S, session = _algo3_with_hints(), Session()
     todo = stays.checks(S)
-    assert len(todo) == 19 and all(discharge(c, session).verdict is Verdict.PROVED for c in todo)
+    assert len(todo) == 21 and all(discharge(c, session).verdict is Verdict.PROVED for c in todo)
 
 
 @pytest.mark.slow
 def test_algorithm_3s_peak_is_not_derived_from_its_hints():
-    """The occupancy is not counted: phase 1's guard puts the row group h (0 .. n div 2, not a digit
-    of m) against a block threshold. So the target carries no hints; where the counter learns this
-    count, this test fails and the hints can be registered. Slow: the default run keeps the same
-    failure, found by `stays.probe` before the hint checks
+    """The occupancy is not counted: with its guard read, phase 1's count stops at the middle group's
+    threshold n − n div 2 (the parities of k and m). So the target carries no hints; where the
+    counter learns this count, this test fails and the hints can be registered. Slow: the default
+    run keeps the same failure, found by `stays.probe` before the hint checks
     (test_a_schedule_whose_sends_the_counter_cannot_follow_fails_before_any_hint_check)."""
     from ringproof.proofs.ring import stays
     S, session = _algo3_with_hints(), Session()
     inputs, _ = held.inputs_on(S, session)
-    with pytest.raises(stays.NotDerived, match="phase phase1: .*not shown within"):
+    with pytest.raises(stays.NotDerived, match=r"phase phase1: .*floor\(k\*m/2\).* ≤ 0 is not affine"):
         stays.peak(S, session, inputs)
 
 
@@ -1435,16 +1435,38 @@ def test_two_read_slots_of_one_array_are_two_uses_unless_the_array_is_marked_the
 
 def test_a_schedule_whose_sends_the_counter_cannot_follow_fails_before_any_hint_check(monkeypatch):
     """Algorithm 3 with its stay hints: the arrivals of phase 1 are not counted with the iteration
-    kept (the row group h against a block threshold), found before the 19 Z3 hint checks are asked
-    (a check asked here fails the test); the memory line names it."""
+    kept, found before the 21 Z3 hint checks are asked (a check asked here fails the test); the
+    memory line names it. With its guard read (stays["guard"], the sends under it read so too) the
+    count stops at the middle group's threshold n − n div 2 (floor(k·m/2)); without, earlier, at
+    the row group h against a block threshold."""
     from ringproof.proofs.ring import stays
 
     def asked(schedule):
         raise AssertionError("a hint check was asked")
     monkeypatch.setattr(stays, "checks", asked)
     top, why = held.exact(_algo3_with_hints(), Session())
-    assert top is None and why.startswith(held.NOT_DERIVED + "phase phase1: ") and "not shown within" in why, why
+    assert top is None and why.startswith(held.NOT_DERIVED + "phase phase1: ") and "floor(k*m/2)" in why, why
     assert "not derived: phase phase1" in held.readable({"inputs_on_pe": "3*n**2/m", "reason": why})
+    top, why = held.exact(_algo3_with_hints(guard={}), Session())
+    assert top is None and why.startswith(held.NOT_DERIVED + "phase phase1: h + ") and "not shown within" in why, why
+
+
+def test_algorithm_3s_guard_reading_is_proved_and_a_wrong_one_refuted():
+    """tests/helpers/algo3_stays.py reads phases 1 and 3's guard as 2h < n or, in the middle group,
+    the chain Bo ≤ n − n div 2: proved equal to the guard at every iteration; the middle group's
+    threshold one too high, or the middle group left out, is refuted."""
+    from helpers.algo3_stays import STAYS
+    from ringproof.proofs.ring import stays
+    from ringproof.proofs.ring.smt import discharge
+    from ringproof.schedules.algo3 import _chain
+    from ringproof.schedules.expr import div, le, lt, or_
+    session = Session()
+    readings = {"phase1": lambda P, ix: or_(lt(2 * ix.h, P.n), le(_chain(P, ix), P.n - div(P.n, 2) + 1)),
+                "phase3": lambda P, ix: lt(2 * ix.h, P.n)}
+    for guard, verdict in ((STAYS["guard"], Verdict.PROVED), (readings, Verdict.REFUTED)):
+        todo = [c for c in stays.checks(_algo3_with_hints(guard=guard)) if c.name == "guard as its reading"]
+        assert sorted(c.phase for c in todo) == ["phase1", "phase3"]
+        assert all(discharge(c, session).verdict is verdict for c in todo), verdict
 
 
 def test_a_long_per_pe_form_is_printed_by_its_length():

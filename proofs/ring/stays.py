@@ -16,7 +16,8 @@ the schedule's hint (`Schedule(..., stays={"last": {(phase, array): (P, ix) -> c
 "peak": (phase, (P) -> {index: value, "l": PE})})`), checked:
 
 - *a guard's reading is the guard* (Z3): where a schedule gives one ("guard"), the counts read the
-  step's guard as it (a causal mask in the cells of (l, s), free of the key's owner mod m);
+  step's guard as it (a causal mask in the cells of (l, s), free of the key's owner mod m), and a
+  send whose condition is that guard too (Algorithm 3's moved sums w1);
 - *a ledger's readings are the phase's events* (Z3, `ledger.checks`): where a schedule gives one
   ("ledger": {phase: ...}, Algorithm 2's phase 1, whose loop bound reads h mod m), the counts read
   that phase's events over its nest with one loop padded to an affine bound, a copy passed on in
@@ -448,7 +449,10 @@ class Counter:
                                 "arrive": [self.condition(book["arrive"](Pv, ix), env)], "alone": [F], "home": [F]}
         reading = hint(self.S, "guard", phase.name)
         if reading is not None:          # the guard as the schedule reads it (checked: `_guard_read`)
+            same = st.send is not None and str(lift(st.send.when)) == str(lift(st.guard))
             st = replace(st, guard=reading(Pv, ix))
+            if same:                     # a send under the very guard: the same reading
+                st = replace(st, send=replace(st.send, when=st.guard))
         out = {"begin": [], "end": [], "kept": [], "arrive": [], "alone": [], "home": []}
         for d in data_of(st):
             during, kept = ends(self.S, phase, d, Pv, ix)

@@ -2,11 +2,20 @@
 Z3 for every n, and the marks are the ring model's last uses at every size n ≤ 12, but the peak is
 not derived, so the registered target carries none and `prove algo3` leaves its peak measured.
 
-Why not derived: the occupancy needs phase 1's and phase 3's events counted with the iteration
-kept, and already their guard (chain Bo ≤ n − h, h the row group, 0 .. n div 2) puts an index that
-is not a digit of m against a block threshold: the counter's digit rule needs the rest within
-(−m, m] ("m multiplies an index and the rest is not shown within (−m, m]"). The balance counts
-the same phases over their terms for that reason (docs/proofs.md, "Balance and memory").
+Phases 1 and 3 have their guard read (stays["guard"], checked equal to it at every iteration):
+every group h with 2h < n works on all its chains, so only the middle group (h = n div 2, n even)
+compares its chain with a threshold, n − n div 2, and no index h stands beside the block. The
+moved sums w1 (sent under the guard) are read so too.
+
+Why not derived: with that reading, phase 1's and phase 3's counts stop at the middle group's
+threshold, (i − 1)·m + ... ≤ n − ⌊k·m/2⌋ (`i_*m - k*m + floor(k*m/2) ≤ 0 is not affine`): the parity
+of k, and inside the block that of m (2·(offset + 1) ≤ m for odd k), which the counter does not
+split; phase 2a's at step 1's first node, `first_j`'s short-row threshold 2A < n beside m·i
+(`m multiplies an index and the rest is not shown within (−m, m]`). Without the reading phase 1's
+stopped first where its guard put the row group h (0 .. n div 2, not a digit of m) against a
+block threshold. Past the arrivals (`stays.probe`), the marks of q and y (`row_ends`) and of k
+and v (`key_ends`) read h against a block too (div(n − h − 1, m)); their counts are not reached.
+The balance counts these phases over their terms (docs/proofs.md, "Balance and memory").
 
 On PE l a run of m steps of block i works on one column C, the chain offsets o = (l − j) mod m
 coming in the order l − 1, l − 2, ..., 0, m − 1, ..., l: offset o at the run's step
@@ -14,6 +23,12 @@ t(o) = (l − 1 − o) mod m + 1."""
 
 from ringproof.schedules.algo3 import _chain, _group_row, _max
 from ringproof.schedules.expr import and_, div, eq, ge, gt, ite, le, lt, mod, not_, or_
+
+
+def guard(P, ix):
+    """Phases 1 and 3's guard read: a group with 2h < n works on every chain; the middle group
+    (h = n div 2 with 2h = n) on its chains Bo ≤ n − n div 2."""
+    return or_(lt(2 * ix.h, P.n), le(_chain(P, ix), P.n - div(P.n, 2)))
 
 
 def _step_of(P, l, o):
@@ -65,6 +80,7 @@ STAYS = {
              ("phase3", "w"): lambda P, ix: True,
              ("phase3", "v"): key_ends,
              ("phase3", "y"): row_ends},
+    "guard": {"phase1": guard, "phase3": guard},
     "alone": {("phase2b", "s"): lambda P, ix: eq(ix.j, P.n),     # the next block's sum is used there
               ("phase3", "w"): lambda P, ix: eq(ix.j, P.n)},
     # group 0 (row n), block k: the inputs, k − 1 finished scores and one running (n(3n + 1)/m)
