@@ -9,7 +9,9 @@ them each layout's exact peak is derived, in one to five minutes of CPU, so the 
 carry them on request (`prove ring-attention-causal --exact-peak`, striped, zigzag).
 
 The causal backward rings' hints (`causal_backward_stays`) are the non-causal backward's with the
-same readings, and mark the inputs the mask leaves unused (dS and P above the diagonal)."""
+same readings, and mark the inputs the mask leaves unused (dS and P above the diagonal). With them
+the striped and zigzag backwards' peaks are derived (12 and 19 minutes of CPU, so on
+request); the contiguous one's is not (its busiest row moves with d: docs/proofs.md)."""
 
 from ringproof.schedules.expr import and_, div, eq, ge, gt, ite, le, lt, mod, or_
 
@@ -131,7 +133,8 @@ def _after(size):
     """Key B after query A, read in the digits of radix `size` of both tokens (0-based)."""
     def above(P, A, B):
         w = size(P)
-        return or_(gt(div(B - 1, w), div(A - 1, w)), and_(eq(div(B - 1, w), div(A - 1, w)), gt(mod(B - 1, w), mod(A - 1, w))))
+        hi, lo = (div(B - 1, w), div(A - 1, w)), (mod(B - 1, w), mod(A - 1, w))
+        return or_(gt(*hi), and_(eq(*hi), gt(*lo)))
     return above
 
 
@@ -175,19 +178,23 @@ def causal_backward_stays(lay: str, forms: dict) -> dict:
             "home": {(forms["dk"], "dk"): home, (forms["dv"], "dv"): home},
             "unused": {"ds": above, "p": above},
             "guard": {forms[form]: guard(form) for form in BACKWARD_BRANCHES},
-            "peak": [(forms[form], at) for form, at in BACKWARD_PEAKS]}
+            "peak": [(forms[form], at) for form, at in BACKWARD_PEAKS] + [
+                (forms["dk"], lambda P: {"s": 2, "i": 1, "b": STEP_2_KEY[lay](P), "u": 2, "c": 1, "l": P.m,
+                                         "when": ge(P.m, 2)})]}
 
 
 # Where a PE may hold the most, all on PE m (the rows of dS and P it keeps are the most): the first
 # dq and dk terms (m = 1: k = 1, or the first dk term); step 1's last row's first dq term and its
 # row k − 1's first dk term (m ≤ 2, k ≥ 2), the dv sums of its last two rows at their own keys
-# (m = 2: the last column of row k − 1, or the last iteration of the step); step 2's first row at the
-# last key (m ≥ 3: the block it receives there is used, every dk and dv sum of it begun).
+# (m = 2: the last column of row k − 1, or the last iteration of the step); and step 2's first row
+# at the last key it takes of the block received (m ≥ 3: every dk and dv sum of it begun; below).
 BACKWARD_PEAKS = [
     ("dq", lambda P: {"s": 1, "i": 1, "b": 1, "u": 1, "c": 1, "l": P.m}),
     ("dk", lambda P: {"s": 1, "i": 1, "b": 1, "u": 2, "c": 1, "l": P.m}),
     ("dq", lambda P: {"s": 1, "i": P.k, "b": 1, "u": 1, "c": 1, "l": P.m}),
     ("dk", lambda P: {"s": 1, "i": P.k - 1, "b": 1, "u": 2, "c": 1, "l": P.m, "when": ge(P.k, 2)}),
     ("dv", lambda P: {"s": 1, "i": P.k - 1, "b": P.k - 1, "u": 3, "c": P.d, "l": P.m, "when": ge(P.k, 2)}),
-    ("dv", lambda P: {"s": 1, "i": P.k, "b": P.k, "u": 3, "c": P.d, "l": P.m}),
-    ("dk", lambda P: {"s": 2, "i": 1, "b": P.k, "u": 2, "c": 1, "l": P.m, "when": ge(P.m, 2)})]
+    ("dv", lambda P: {"s": 1, "i": P.k, "b": P.k, "u": 3, "c": P.d, "l": P.m})]
+
+# Step 2's first row at the last key of the block received that it takes (zigzag: the head's, h).
+STEP_2_KEY = {"contiguous": lambda P: P.k, "striped": lambda P: P.k, "zigzag": _h}

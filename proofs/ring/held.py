@@ -257,7 +257,8 @@ def _unused_homed(schedule, n: int, m: int, d: int) -> list[int]:
     for pt in tr.phases:
         act = np.broadcast_to(np.asarray(pt.active, bool), np.shape(pt.pe))
         snd = np.broadcast_to(np.asarray(pt.send, bool), act.shape)
-        for ids in [np.broadcast_to(o, act.shape)[act] for o in pt.operands] + [np.broadcast_to(pt.sent, act.shape)[snd]]:
+        read = [np.broadcast_to(o, act.shape)[act] for o in pt.operands]
+        for ids in read + [np.broadcast_to(pt.sent, act.shape)[snd]]:
             used[ids[ids >= 0]] = True
     marked = np.isin(tr.layout.array_of(np.arange(tr.home.size)),
                      [i for i, a in enumerate(tr.layout.arrays) if a.name in schedule.stays.get("unused", {})])

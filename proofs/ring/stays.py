@@ -232,7 +232,8 @@ def checks(schedule) -> list:
         for arr in S.stays.get("unused", {}):
             for hi, h in enumerate(data_of(st)):
                 if h.ref.array.name == arr:
-                    check(p.name, f"unused {arr}, no use", lambda ctx, p=p, hi=hi: _unused(S, fresh(ctx, S, p, "a"), hi))
+                    check(p.name, f"unused {arr}, no use",
+                          lambda ctx, p=p, hi=hi: _unused(S, fresh(ctx, S, p, "a"), hi))
         if st.send is not None and hint(S, "alone", p.name, stored(st).array.name) is not None:
             arr = stored(st).array.name
             for q in S.phases:
