@@ -1030,9 +1030,10 @@ def test_the_contiguous_causal_forwards_peak_is_derived_from_its_guard_read_in_c
 
 def test_a_peak_marked_on_request_is_derived_only_when_asked():
     """The causal forwards (ring-attention-causal, striped, zigzag) and backwards but the contiguous
-    one (ring-attention-bwd, striped-bwd, zigzag-bwd) register their stay hints "on_request": without `Budget.long_peaks` (`prove --exact-peak`) no hint is
-    checked, nothing measured and the reason says how to ask; with it, the same hints are checked
-    as for a schedule that does not mark them so."""
+    one (ring-attention-bwd, striped-bwd, zigzag-bwd) register their stay hints "on_request":
+    without `Budget.long_peaks` (`prove --exact-peak`) no hint is checked, nothing measured and the
+    reason says how to ask; with it, the same hints are checked as for a schedule that does not
+    mark them so."""
     from dataclasses import replace
     from ringproof.proofs.ring.budgets import Budget
     assert all(registry()[name].stays.get("on_request") is True

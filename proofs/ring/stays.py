@@ -30,8 +30,9 @@ checked:
   cycle 0 (the entries of dS and P above the diagonal in a causal backward ring), counted on PE l
   (`held.unused_on`, checked against the ring model) and ended there;
 - *every stay has its marked end* (count): on every PE the ends (marked, departures, alone copies,
-  outputs sent home, kept outputs, unused inputs) are as many as the beginnings. A marked end is the end of one
-  stay and two are never of the same stay, so equal numbers leave no stay without its marked end.
+  outputs sent home, kept outputs, unused inputs) are as many as the beginnings. A marked end is
+  the end of one stay and two are never of the same stay, so equal numbers leave no stay without
+  its marked end.
 
 The other uses begin nothing: an operand's source witness, a node's `prev`, a forwarded copy's
 source (proved by ring-locality and data-flow) show the datum already on the PE. The peak is the
@@ -628,9 +629,8 @@ def occupancy(schedule, session, inputs) -> tuple[dict, sympy.Expr]:
             before = before + t["begin"] - t["end"] + t["arrive"] - t["alone"]
     begun = sympy.sympify(inputs) + sum((total[p.name]["begin"] + total[p.name]["arrive"] for p in S.phases),
                                         sympy.Integer(0))
-    ended = unused + sum((total[p.name]["end"] + total[p.name]["kept"] + total[p.name]["alone"] + total[p.name]["home"]
-                 for p in S.phases),
-                sympy.Integer(0))
+    ended = unused + sum((total[p.name]["end"] + total[p.name]["kept"] + total[p.name]["alone"]
+                          + total[p.name]["home"] for p in S.phases), sympy.Integer(0))
     from ringproof.proofs.ring.nests import M
     pes = [(L, sympy.Integer(1), M)]
     if not _as_many(begun, ended, c.decider, pes):
