@@ -6,9 +6,14 @@ its reading in the cells of (l, s) where the mask is the diagonal (s = 1), every
 rank's block (2 ≤ s ≤ l) or of a higher one's (s > l) (stays["guard"], checked equal to the guard
 at every iteration), and the marks are written in the same cells, free of the owner's mod m. With
 them each layout's exact peak is derived, in one to five minutes of CPU, so the registered targets
-carry them on request (`prove ring-attention-causal --exact-peak`, striped, zigzag)."""
+carry them on request (`prove ring-attention-causal --exact-peak`, striped, zigzag).
 
-from ringproof.schedules.expr import and_, div, eq, ge, gt, ite, le, lt, or_
+The causal backward rings' hints (`causal_backward_stays`) are the non-causal backward's with the
+same readings, and mark the inputs the mask leaves unused (dS and P above the diagonal). With them
+the striped and zigzag backwards' peaks are derived (12 and 19 minutes of CPU, so on
+request); the contiguous one's is not (its busiest row moves with d: docs/proofs.md)."""
+
+from ringproof.schedules.expr import and_, div, eq, ge, gt, ite, le, lt, mod, or_
 
 # The mask key ≤ row in the cells of (l, s): own block (s = 1), a lower rank's (1 < s ≤ l), a
 # higher rank's (s > l). h = k/2 (zigzag's chunk).
@@ -110,3 +115,86 @@ EXTRA_PEAKS = {"striped": [
                           "when": and_(ge(P.m, 3), ge(P.k, 2))}),
     ("scores", lambda P: {"s": 2, "i": P.k, "u": 1, "b": 1, "c": 1, "l": 3, "when": ge(P.m, 3)})],
     "zigzag": [("scores", lambda P: {"s": 2, "i": P.k, "u": 1, "b": 1, "c": 1, "l": 1, "when": ge(P.m, 3)})]}
+
+
+# Where each form of the backward's ring step is chosen (u = 1: dq; u = 2: dk; u = 3: dv).
+BACKWARD_BRANCHES = {
+    "dq": lambda P, ix: le(ix.u, 1),
+    "dk": lambda P, ix: and_(gt(ix.u, 1), le(ix.u, 2)),
+    "dv": lambda P, ix: gt(ix.u, 2),
+}
+
+
+# The entries of dS and P above the diagonal (key B after query A, 1-based tokens), which the mask
+# leaves unused: held at cycle 0 only, on their query's PE. Written in the digits the layout's
+# owner reads (the block k, the stripe m, the chunk h), which the counter then splits both tokens
+# into: B > A alone leaves B unsplit, and its digit rule does not apply.
+def _after(size):
+    """Key B after query A, read in the digits of radix `size` of both tokens (0-based)."""
+    def above(P, A, B):
+        w = size(P)
+        hi, lo = (div(B - 1, w), div(A - 1, w)), (mod(B - 1, w), mod(A - 1, w))
+        return or_(gt(*hi), and_(eq(*hi), gt(*lo)))
+    return above
+
+
+ABOVE = {"contiguous": _after(lambda P: P.k), "striped": _after(lambda P: P.m), "zigzag": _after(_h)}
+
+
+def causal_backward_stays(lay: str, forms: dict) -> dict:
+    """The hints of the causal backward ring of layout `lay` whose ring step's forms are named
+    `forms` (`context_parallel.BACKWARD_FORMS`): the non-causal backward's (`BACKWARD_STAYS`) with
+    the causal forward's readings of the mask: a K block's last use on a PE as the forward's, a
+    row's (q, dO, its dq sum) at the query's last key, dS's and P's at the last column; the copies
+    of K sent at the last step arrive home unused, the dk and dv sums the last step moves arrive
+    home and are kept; each form's guard read in the cells of (l, s)."""
+    mask, block_end, last_key = MASKS[lay], BLOCK_END[lay], LAST_KEY[lay]
+
+    def block(P, ix):
+        return or_(block_end(P, _h(P), ix), and_(eq(P.m, 1), eq(ix.i, 1)))
+
+    def query(P, ix):
+        return last_key(P, _h(P), ix)
+
+    def column(P, ix):
+        return eq(ix.c, P.d)
+
+    def received(P, ix):
+        return and_(eq(ix.s, P.m), or_(gt(P.m, 1), eq(P.k, 1)))
+
+    def home(P, ix):
+        return eq(ix.s, P.m)
+
+    def above(P, idx):
+        return ABOVE[lay](P, *idx)
+
+    def guard(form):
+        return lambda P, ix: and_(BACKWARD_BRANCHES[form](P, ix), mask(P, _h(P), ix))
+
+    return {"last": {(forms["dq"], "k"): block, (forms["dq"], "dq"): query,
+                     (forms["dk"], "ds"): column, (forms["dk"], "q"): query,
+                     (forms["dv"], "p"): column, (forms["dv"], "g"): query},
+            "alone": {(forms["dq"], "k"): received},
+            "home": {(forms["dk"], "dk"): home, (forms["dv"], "dv"): home},
+            "unused": {"ds": above, "p": above},
+            "guard": {forms[form]: guard(form) for form in BACKWARD_BRANCHES},
+            "peak": [(forms[form], at) for form, at in BACKWARD_PEAKS] + [
+                (forms["dk"], lambda P: {"s": 2, "i": 1, "b": STEP_2_KEY[lay](P), "u": 2, "c": 1, "l": P.m,
+                                         "when": ge(P.m, 2)})]}
+
+
+# Where a PE may hold the most, all on PE m (the rows of dS and P it keeps are the most): the first
+# dq and dk terms (m = 1: k = 1, or the first dk term); step 1's last row's first dq term and its
+# row k − 1's first dk term (m ≤ 2, k ≥ 2), the dv sums of its last two rows at their own keys
+# (m = 2: the last column of row k − 1, or the last iteration of the step); and step 2's first row
+# at the last key it takes of the block received (m ≥ 3: every dk and dv sum of it begun; below).
+BACKWARD_PEAKS = [
+    ("dq", lambda P: {"s": 1, "i": 1, "b": 1, "u": 1, "c": 1, "l": P.m}),
+    ("dk", lambda P: {"s": 1, "i": 1, "b": 1, "u": 2, "c": 1, "l": P.m}),
+    ("dq", lambda P: {"s": 1, "i": P.k, "b": 1, "u": 1, "c": 1, "l": P.m}),
+    ("dk", lambda P: {"s": 1, "i": P.k - 1, "b": 1, "u": 2, "c": 1, "l": P.m, "when": ge(P.k, 2)}),
+    ("dv", lambda P: {"s": 1, "i": P.k - 1, "b": P.k - 1, "u": 3, "c": P.d, "l": P.m, "when": ge(P.k, 2)}),
+    ("dv", lambda P: {"s": 1, "i": P.k, "b": P.k, "u": 3, "c": P.d, "l": P.m})]
+
+# Step 2's first row at the last key of the block received that it takes (zigzag: the head's, h).
+STEP_2_KEY = {"contiguous": lambda P: P.k, "striped": lambda P: P.k, "zigzag": _h}

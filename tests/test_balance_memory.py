@@ -1188,14 +1188,16 @@ def test_the_contiguous_causal_forwards_peak_is_derived_from_its_guard_read_in_c
 
 
 def test_a_peak_marked_on_request_is_derived_only_when_asked():
-    """The causal forwards (ring-attention-causal, striped, zigzag), ring-attention-bwd, algo2 and
-    algo2-general register their stay hints "on_request": without `Budget.long_peaks` (`prove --exact-peak`) no hint is
-    checked, nothing measured and the reason says how to ask; with it, the same hints are checked
-    as for a schedule that does not mark them so."""
+    """The causal forwards (ring-attention-causal, striped, zigzag), the backwards but the
+    contiguous causal one (ring-attention-bwd, striped-bwd, zigzag-bwd), algo2 and algo2-general
+    register their stay hints "on_request": without `Budget.long_peaks` (`prove --exact-peak`) no
+    hint is checked, nothing measured and the reason says how to ask; with it, the same hints are
+    checked as for a schedule that does not mark them so."""
     from dataclasses import replace
     from ringproof.proofs.ring.budgets import Budget
-    assert all(registry()[name].stays.get("on_request") is True for name in CAUSAL + ("ring-attention-bwd", "algo2",
-                                                                                          "algo2-general"))
+    assert all(registry()[name].stays.get("on_request") is True
+               for name in CAUSAL + ("ring-attention-bwd", "striped-bwd", "zigzag-bwd", "algo2", "algo2-general"))
+    assert not registry()["ring-attention-causal-bwd"].stays
     assert not registry()["ring-attention"].stays.get("on_request")
     S = registry()["ring-attention-causal"]
     plain = Session()
@@ -1217,16 +1219,18 @@ def test_a_peak_marked_on_request_is_derived_only_when_asked():
     ("striped", "Piecewise(((6*d*n - m + 3*n)/m, (m >= 3) & (n/m >= 2))"),
     ("ring-attention-bwd", "Piecewise((Max(2*d + 6*d*n/m + 2*n**2/m - 2*n/m, "),
     ("algo2", "(m + 2*n**2 + n)/m"),
-    ("algo2-general", "Piecewise(((2*d*n - d + 2*m + n)/m, Eq(n/m, 1) | (Eq(n/m, 2) & (d/m >= 3))), ")])
+    ("algo2-general", "Piecewise(((2*d*n - d + 2*m + n)/m, Eq(n/m, 1) | (Eq(n/m, 2) & (d/m >= 3))), "),
+    ("striped-bwd", "Piecewise((Max(3*d*n/m + 1 + 2*n**2/m, 2*d + 3*d*n/m + n + 1 + n**2/m, "),
+    ("zigzag-bwd", "Piecewise((Max(3*d*n/m + 1 + 2*n**2/m, ")])
 def test_prove_exact_peak_derives_and_proves_the_registered_peaks_on_request(name, form):
-    """`prove NAME --exact-peak`: the peak the registered hints give is proved for every n (its 28
-    or 19 hint checks, ring-locality and data-flow proved in the same run): 3n(2d + 1)/m for k,
+    """`prove NAME --exact-peak`: the peak the registered hints give is proved for every n (its 28,
+    19 or 25 hint checks, ring-locality and data-flow proved in the same run): 3n(2d + 1)/m for k,
     m ≥ 3; zigzag's 6kd + 3k − d − 3 for m ≥ 2 but k = 2, m ≥ 3 (k = n/m); striped's
-    3k(2d + 1) − 1 for k ≥ 2, m ≥ 3; the backward's Max of three; Algorithm 2's (2n² + n)/m + 1
-    (23 checks, with its ledger's) and algo2-general's three cases; each form the ring model's at
-    every n, d ≤ 12 (`held._check_peak` inside). About one minute, five, one and a half, 10 s, 4 s
-    and 10 s of CPU.
-    Slow: the default run keeps the request's gate
+    3k(2d + 1) − 1 for k ≥ 2, m ≥ 3; the backward's Max of three; striped-bwd's Max of five for
+    k ≥ 6, d/m ≥ 3, m ≥ 3, zigzag-bwd's Max of four for k ≥ 10, d/m ≥ 3, m ≥ 2; Algorithm 2's
+    (2n² + n)/m + 1 (23 checks, with its ledger's) and algo2-general's three cases; each form the
+    ring model's at every n, d ≤ 12 (`held._check_peak` inside). About one minute, five, one and a
+    half, 10 s, 12 and 19 minutes, 4 s and 10 s of CPU. Slow: the default run keeps the request's gate
     (test_a_peak_marked_on_request_is_derived_only_when_asked) and the bound's cut on the sizes
     (test_a_case_left_with_comparisons_of_the_sizes_is_cut_on_them)."""
     import json
@@ -1235,7 +1239,8 @@ def test_prove_exact_peak_derives_and_proves_the_registered_peaks_on_request(nam
     assert code == 0
     (counts,) = [r for r in json.loads(out)["results"] if r["property"] == "counts"]
     memory = counts["details"]["memory"]
-    assert memory["reason"] == "" and memory["hint_checks"] == {"ring-attention-bwd": 19, "algo2": 23, "algo2-general": 23}.get(name, 28)
+    assert memory["reason"] == "" and memory["hint_checks"] == {
+        "ring-attention-bwd": 19, "striped-bwd": 25, "zigzag-bwd": 25, "algo2": 23, "algo2-general": 23}.get(name, 28)
     assert memory["closed_form"].startswith(form)
 
 
@@ -1268,6 +1273,114 @@ def test_a_causal_forwards_hint_that_frees_a_block_a_row_early_is_refuted():
     S = _causal_with_hints("ring-attention-causal", {(FORMS["scores"], "k"): lambda P, ix: eq(ix.i, P.k - 1)})
     (check,) = [c for c in stays.checks(S) if c.name == f"end of k before {FORMS['scores']}"]
     assert discharge(check, Session()).verdict is Verdict.REFUTED
+
+
+def _causal_backward_with_hints(name, **changes):
+    from dataclasses import replace
+    from helpers.causal_stays import backward_stays
+    return replace(registry()[f"{name}-bwd"], stays={**backward_stays(name), **changes})
+
+
+def test_an_unused_input_hint_that_marks_a_used_entry_is_refuted():
+    """stays["unused"]: dS and P above the diagonal are read by no iteration of the contiguous causal
+    backward (proved, one check per form that reads them); with the diagonal marked too (B ≥ A) the
+    check is refuted, and a mark on an array that is not an input is not taken."""
+    from ringproof.proofs.ring import stays
+    from ringproof.proofs.ring.smt import discharge
+    from ringproof.schedules.expr import and_, div, eq, ge, gt, mod, or_
+
+    def unused(todo):
+        return [c for c in todo if c.name.startswith("unused")]
+
+    S, session = _causal_backward_with_hints("ring-attention-causal"), Session()
+    todo = unused(stays.checks(S))
+    assert len(todo) == 3 and all(discharge(c, session).verdict is Verdict.PROVED for c in todo)
+
+    def at_or_above(P, idx):            # B ≥ A in the same digits as the hint: the diagonal too
+        A, B = idx
+        return or_(gt(div(B - 1, P.k), div(A - 1, P.k)),
+                   and_(eq(div(B - 1, P.k), div(A - 1, P.k)), ge(mod(B - 1, P.k), mod(A - 1, P.k))))
+
+    W = _causal_backward_with_hints("ring-attention-causal", unused={"ds": at_or_above, "p": at_or_above})
+    assert Verdict.REFUTED in {discharge(c, session).verdict for c in unused(stays.checks(W))}
+    with pytest.raises(stays.NotDerived, match="dq marked unused .* is not an input"):
+        stays.checks(_causal_backward_with_hints("ring-attention-causal", unused={"dq": at_or_above}))
+
+
+def test_the_unused_inputs_per_pe_of_the_causal_backwards_are_the_ring_models():
+    """`held.unused_on`: dS and P above the diagonal homed on PE l, counted in closed form for each
+    layout (compared with the inputs no iteration reads on the ring model at every n, d ≤ 12 inside,
+    an internal error where they differ): contiguous 2k²(m − l) + k(k − 1), striped k(km + m − 2l),
+    zigzag k(km − 1)."""
+    L = spread.L
+    want = {"ring-attention-causal": 2 * K**2 * (M - L) + K * (K - 1), "striped": K * (K * M + M - 2 * L),
+            "zigzag": K * (K * M - 1)}
+    for name, form in want.items():
+        got, why = held.unused_on(_causal_backward_with_hints(name), Session())
+        assert got is not None and sympy.expand(got - form) == 0, (name, got, why)
+    assert held.unused_on(registry()["ring-attention-bwd"], Session())[0] == 0     # marks none
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", CAUSAL)
+def test_the_causal_backwards_stay_hints_are_proved_and_are_the_ring_models_last_uses(name):
+    """schedules/causal_stays.py's backward hints: 25 checks proved (3 of them each form's guard read
+    in the cells of (l, s), 3 the unused dS and P), and a use marked last exactly where the ring
+    model's stay of its datum has no later use, a copy marked alone exactly where no one uses it, at
+    every size n ≤ 12 (d = n). Slow: the default run keeps the unused mark's checks, a wrong one
+    refuted (test_an_unused_input_hint_that_marks_a_used_entry_is_refuted)."""
+    from ringproof.proofs.ring import stays
+    from ringproof.proofs.ring.counting import check_sizes
+    from ringproof.proofs.ring.smt import discharge
+    S, session = _causal_backward_with_hints(name), Session()
+    todo = stays.checks(S)
+    assert len(todo) == 25 and all(discharge(c, session).verdict is Verdict.PROVED for c in todo)
+    for n, m, d in check_sizes(S.shape):
+        if d != n:
+            continue
+        last, alone = _marks_and_last_uses(S, n, m)
+        assert set(last) == set(S.stays["last"]), (n, m)
+        for key, pairs in last.items():
+            assert all(mark == truth for mark, truth in pairs), (key, n, m)
+        assert alone and all(mark == truth for mark, truth in alone), (n, m)
+
+
+@pytest.mark.slow
+def test_the_contiguous_causal_backwards_busiest_row_moves_with_d_so_its_peak_is_not_derived():
+    """With the unused dS and P held at cycle 0 only, ring-attention-causal-bwd's occupancy is
+    counted (about 5 s of CPU) and is the ring model's at every iteration; the largest of the seven
+    candidate iterations is the ring model's peak at every n, d ≤ 12, but not beyond: on PE m in step
+    1 the occupancy at a row's first terms is −i² + (3d + 1)i + (terms of the sizes), most at the
+    row nearest (3d + 1)/2, which no candidate of fixed rows reaches
+    (n = 36, m = 3, d = 6: row 9, 1098 against the candidates' 1096). So the bound is not shown
+    (`stays.peak`) and the registered target carries no hints (docs/proofs.md). Slow: the default
+    run keeps the hints' unused mark (test_an_unused_input_hint_that_marks_a_used_entry_is_refuted)."""
+    from types import SimpleNamespace
+
+    from ringproof.proofs.ring import stays
+    from ringproof.proofs.ring.counting import check_sizes
+    from ringproof.proofs.ring.nests import KD
+    S, session = _causal_backward_with_hints("ring-attention-causal"), Session()
+    inputs, _ = held.inputs_on(S, session)
+    forms, _ = stays.occupancy(S, session, inputs)
+    _occupancy_is_the_ring_models(S, forms, ((4, 2, 4), (3, 1, 3), (6, 3, 3), (8, 4, 4)))
+    c, L = stays.Counter(S, session), spread.L
+
+    def most(n, m, d):
+        values = []
+        for phase, fn in S.stays["peak"]:
+            at, form = forms[c.slot[S.phase(phase).name]]
+            point = fn(SimpleNamespace(k=n // m, m=m, d=d))
+            if point.pop("when", True):
+                put = {**{v: point[str(v)] for v, _, _ in at}, L: point["l"]}
+                values.append(int(form.xreplace(put).subs({K: n // m, M: m, KD: d // m})))
+        return max(values)
+
+    for n, m, d in check_sizes(S.shape):
+        assert most(n, m, d) == max(peak_per_pe(build_trace(S, n, m, d))), (n, m, d)
+    assert most(36, 3, 6) == 1096 and max(peak_per_pe(build_trace(S, 36, 3, 6))) == 1098
+    with pytest.raises(stays.NotDerived, match="Z3 does not show that no PE holds more"):
+        stays.peak(S, session, inputs)
 
 
 @pytest.mark.slow

@@ -193,18 +193,34 @@ def _check_peak(schedule, form, peaks: list | None = None) -> str:
 
 def inputs_on(schedule, session=None):
     """(the inputs homed on PE l: a closed form in k, m, kd and l, "") or (None, why not)."""
+    return _homed_count(schedule, session, "inputs", {a.name: None for a in schedule.problem.inputs}, _homed)
+
+
+def unused_on(schedule, session=None):
+    """(the inputs homed on PE l that no iteration uses, as the schedule marks them
+    (`stays["unused"]`, checked by `stays.checks`): a closed form in k, m, kd and l, "") or (None,
+    why not). They are held at cycle 0 only."""
+    return _homed_count(schedule, session, "unused", schedule.stays.get("unused", {}), _unused_homed)
+
+
+def _homed_count(schedule, session, what: str, arrays: dict, measured):
+    """(the data of the input arrays `arrays` ({name: None, or (P, indices) -> the condition on an
+    element's indices}) homed on PE l, a closed form checked against `measured(schedule, n, m, d)`
+    at every size n, d ≤ 12, "") or (None, why not); kept in the session under `what`."""
     from ringproof.proofs.ring.counting import parameters, with_parameters
     from ringproof.proofs.ring.nests import M, Unknown, count, lifted, split_digits
     from ringproof.proofs.ring.session import Session
     from ringproof.proofs.ring.spread import _chunked, collapse
     session = session if session is not None else Session()
-    hit = session.balanced.get(("inputs", id(schedule)))
+    hit = session.balanced.get((what, id(schedule)))
     if hit is not None and hit[0] is schedule:
         return hit[1]
     P = with_parameters(schedule, parameters(schedule.shape))
     scale, decider = _chunked(schedule, session)      # an exact chunk k/c counted as c·k′ (no floor)
     total = sympy.Integer(0)
     for a in schedule.problem.inputs:
+        if a.name not in arrays:
+            continue
         syms = [sympy.Symbol(f"_{i}", integer=True) for i in range(len(a.dims))]
         if not all(hasattr(P, x) for x in a.dims):
             return None, f"the inputs of {a.name} on PE l are not counted (an extent that is not a size here)"
@@ -212,15 +228,17 @@ def inputs_on(schedule, session=None):
                                               for s, x in zip(syms, a.dims)]
         pe = sympy.sympify(schedule.home(P, a[tuple(syms)])).xreplace(scale)
         cond = sympy.Eq(pe, L)
+        if arrays[a.name] is not None:
+            cond = sympy.And(cond, sympy.sympify(arrays[a.name](P, tuple(syms))).xreplace(scale))
         loops, cond = split_digits(loops, cond, keep=1) or (loops, cond)
         try:
             total += count(loops, lifted(cond, loops, decider), decider, keep=1)
         except Unknown as e:
-            return None, f"the inputs of {a.name} on PE l are not counted ({e})"
+            return None, f"the {'unused ' if what == 'unused' else ''}inputs of {a.name} on PE l are not counted ({e})"
     back = {x: x / c for x, c in ((k, v / k) for k, v in scale.items())}
     total = collapse(sympy.expand(total), decider).xreplace(back)
-    _check(schedule, total)
-    session.balanced[("inputs", id(schedule))] = (schedule, (total, ""))
+    _check(schedule, total, measured, what)
+    session.balanced[(what, id(schedule))] = (schedule, (total, ""))
     return total, ""
 
 
@@ -231,18 +249,35 @@ def _homed(schedule, n: int, m: int, d: int) -> list[int]:
     return np.bincount(home[home > 0], minlength=m + 1)[1:m + 1].tolist()
 
 
-def _check(schedule, form) -> None:
-    """The form against the ring model's placement at every size n, d ≤ 12: InternalError at the
-    first disagreement."""
+def _unused_homed(schedule, n: int, m: int, d: int) -> list[int]:
+    """[inputs homed on PE 1, ..., PE m that no iteration uses] at one size, on the ring model: of
+    the arrays marked in `stays["unused"]`, those no active op reads and no send passes on."""
+    tr = build_trace(schedule, n, m, d)
+    used = np.zeros(tr.home.shape, bool)
+    for pt in tr.phases:
+        act = np.broadcast_to(np.asarray(pt.active, bool), np.shape(pt.pe))
+        snd = np.broadcast_to(np.asarray(pt.send, bool), act.shape)
+        read = [np.broadcast_to(o, act.shape)[act] for o in pt.operands]
+        for ids in read + [np.broadcast_to(pt.sent, act.shape)[snd]]:
+            used[ids[ids >= 0]] = True
+    marked = np.isin(tr.layout.array_of(np.arange(tr.home.size)),
+                     [i for i, a in enumerate(tr.layout.arrays) if a.name in schedule.stays.get("unused", {})])
+    home = tr.home[(tr.home > 0) & ~used & marked]
+    return np.bincount(home, minlength=m + 1)[1:m + 1].tolist()
+
+
+def _check(schedule, form, measured=None, what: str = "inputs") -> None:
+    """The form against the ring model's placement (`measured`, else `_homed`) at every size n, d ≤
+    12: InternalError at the first disagreement."""
     from ringproof.proofs.ring.counting import check_sizes, in_n_m_d, least_at
     from ringproof.proofs.ring.spread import _compile, _on_pes
     names = tuple(least_at(schedule.shape, *check_sizes(schedule.shape)[0]))
     fn = _compile(form, names)
     for n, m, d in check_sizes(schedule.shape):
-        want = _homed(schedule, n, m, d)
+        want = (measured or _homed)(schedule, n, m, d)
         got = _on_pes(fn, n, m, d, [int(v) for v in least_at(schedule.shape, n, m, d).values()])
         if got != want:
-            raise InternalError(f"memory: the derived inputs on PE l, {in_n_m_d(form)}, give {got} at n={n}, "
+            raise InternalError(f"memory: the derived {what} on PE l, {in_n_m_d(form)}, give {got} at n={n}, "
                                 f"m={m}, d={d}; the ring model places {want}")
 
 

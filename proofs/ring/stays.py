@@ -13,7 +13,8 @@ each term an exact count of the iterations of a loop nest (`nests.count`, the it
 kept; indices read mod m or div m split in radix m on both sides). Which use is a stay's last is
 the schedule's hint (`Schedule(..., stays={"last": {(phase, array): (P, ix) -> condition},
 "alone": {(phase, array): ...}, "home": {(phase, array): ...}, "guard": {phase: (P, ix) -> condition},
-"peak": (phase, (P) -> {index: value, "l": PE})})`), checked:
+"unused": {input array: (P, indices) -> condition}, "peak": (phase, (P) -> {index: value, "l": PE})})`),
+checked:
 
 - *a guard's reading is the guard* (Z3): where a schedule gives one ("guard"), the counts read the
   step's guard as it (a causal mask in the cells of (l, s), free of the key's owner mod m), and a
@@ -30,9 +31,13 @@ the schedule's hint (`Schedule(..., stays={"last": {(phase, array): (P, ix) -> c
 - *a copy marked alone* is used by no one where it arrives before it arrives again (Z3);
 - *an output sent home* (marked "home") is neither used nor sent again where it arrives (Z3): its
   last stay there, kept to the end (the dk and dv sums a backward ring's return hop moves home);
+- *an input marked unused* ("unused") is used by no iteration (Z3): its one stay is its home PE's
+  cycle 0 (the entries of dS and P above the diagonal in a causal backward ring), counted on PE l
+  (`held.unused_on`, checked against the ring model) and ended there;
 - *every stay has its marked end* (count): on every PE the ends (marked, departures, alone copies,
-  outputs sent home, kept outputs) are as many as the beginnings. A marked end is the end of one
-  stay and two are never of the same stay, so equal numbers leave no stay without its marked end.
+  outputs sent home, kept outputs, unused inputs) are as many as the beginnings. A marked end is
+  the end of one stay and two are never of the same stay, so equal numbers leave no stay without
+  its marked end.
 
 The other uses begin nothing: an operand's source witness, a node's `prev`, a forwarded copy's
 source (proved by ring-locality and data-flow) show the datum already on the PE. The peak is the
@@ -197,6 +202,10 @@ def checks(schedule) -> list:
             return fn(a, b)
         return build
 
+    inputs = {a.name for a in S.problem.inputs}
+    for arr in S.stays.get("unused", {}):
+        if arr not in inputs:
+            raise NotDerived(f"{arr} marked unused (stays['unused']) is not an input")
     for p in S.phases:
         shared_marked(S, p)
         if hint(S, "guard", p.name) is not None:
@@ -239,6 +248,11 @@ def checks(schedule) -> list:
                 sq = q.step(_vars(S), _ix(q))
                 if sq.send is not None and stored(sq).array.name == arr:
                     check(p.name, f"home {arr}, no copy from {q.name}", pair(p, q, lambda a, b: _home_last(S, a, b)))
+        for arr in S.stays.get("unused", {}):
+            for hi, h in enumerate(data_of(st)):
+                if h.ref.array.name == arr:
+                    check(p.name, f"unused {arr}, no use",
+                          lambda ctx, p=p, hi=hi: _unused(S, fresh(ctx, S, p, "a"), hi))
         if st.send is not None and hint(S, "alone", p.name, stored(st).array.name) is not None:
             arr = stored(st).array.name
             for q in S.phases:
@@ -361,6 +375,13 @@ def _guard_read(S, a):
     """The guard's reading (stays["guard"]) is the step's guard at every iteration."""
     g, r = lift(a.step.guard), lift(hint(S, "guard", a.phase.name)(_vars(S), _ixs(a)))
     return {"a": a}, [], and_(or_(not_(g), r), or_(g, not_(r)))
+
+
+def _unused(S, a, hi):
+    """An input marked unused (stays["unused"]) is not used at a: its one stay is its home PE's
+    cycle 0."""
+    h = data_of(a.step)[hi]
+    return {"a": a}, [h.used], not_(lift(hint(S, "unused", h.ref.array.name)(_vars(S), tuple(h.ref.idx))))
 
 
 def _alone(S, a, b, hi):
@@ -639,6 +660,7 @@ def occupancy(schedule, session, inputs) -> tuple[dict, sympy.Expr]:
         ev = events[p.name]
         total[p.name] = {kind: sum((c.count(p, cond, sent=kind in ("arrive", "alone", "home")) for cond in conds),
                                    sympy.Integer(0)) for kind, conds in ev.items()}
+    unused = _unused_on(S, session, c.scale)
     out = {}
     before = sympy.sympify(inputs)
     for s in slots:
@@ -647,7 +669,9 @@ def occupancy(schedule, session, inputs) -> tuple[dict, sympy.Expr]:
         for p in members[s][1:]:
             if [(str(v), lo, hi) for v, lo, hi in c.nest(p)[0]] != [(str(v), lo, hi) for v, lo, hi in at]:
                 raise NotDerived(f"the phases of slot {s} have loops of different bounds")
-        form = before
+        # the inputs no one uses are held at cycle 0 only: the first tuple of the first slot
+        form = before - (sympy.Piecewise((0, sympy.And(*[sympy.Eq(v, lo) for v, lo, _ in at])), (unused, True))
+                         if s == slots[0] and unused != 0 else unused)
         for p in members[s]:
             ev = events[p.name]
             for cond in ev["begin"]:
@@ -666,9 +690,8 @@ def occupancy(schedule, session, inputs) -> tuple[dict, sympy.Expr]:
             before = before + t["begin"] - t["end"] + t["arrive"] - t["alone"]
     begun = sympy.sympify(inputs) + sum((total[p.name]["begin"] + total[p.name]["arrive"] for p in S.phases),
                                         sympy.Integer(0))
-    ended = sum((total[p.name]["end"] + total[p.name]["kept"] + total[p.name]["alone"] + total[p.name]["home"]
-                 for p in S.phases),
-                sympy.Integer(0))
+    ended = unused + sum((total[p.name]["end"] + total[p.name]["kept"] + total[p.name]["alone"]
+                          + total[p.name]["home"] for p in S.phases), sympy.Integer(0))
     from ringproof.proofs.ring.nests import M
     pes = [(L, sympy.Integer(1), M)]
     if not _as_many(begun, ended, c.decider, pes):
@@ -695,6 +718,18 @@ def _in_transit(c, phase, env):
     Pv = SimpleNamespace(**{name: var(name) for name in vars(c.P)})
     cond = c.condition(book["transit"](Pv, _ix(phase)), {**env, "l": sympy.Symbol("l", integer=True)})
     return sympy.Piecewise((1, cond), (0, True))
+
+
+def _unused_on(S, session, scale: dict):
+    """The inputs homed on PE l that the schedule marks unused (`held.unused_on`), k written as
+    the counter writes it (`scale`), or NotDerived."""
+    if not S.stays.get("unused"):
+        return sympy.Integer(0)
+    from ringproof.proofs.ring import held
+    got, why = held.unused_on(S, session)
+    if got is None:
+        raise NotDerived(why)
+    return sympy.sympify(got).xreplace(scale)
 
 
 def _scaled(forms: dict, scale: dict) -> dict:

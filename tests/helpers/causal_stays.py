@@ -1,10 +1,16 @@
-"""The causal forwards' stay hints (`schedules/causal_stays.py`) by target name, for the tests:
-the registered targets carry them on request."""
+"""The causal rings' stay hints (`schedules/causal_stays.py`) by target name, for the tests: the
+registered targets carry theirs on request, but ring-attention-causal-bwd, whose peak is not
+derived from them (docs/proofs.md "Balance and memory")."""
 
-from ringproof.schedules.causal_stays import causal_stays
-from ringproof.schedules.context_parallel import FORMS, SCHEDULES
+from ringproof.schedules.causal_stays import causal_backward_stays, causal_stays
+from ringproof.schedules.context_parallel import BACKWARD_FORMS, FORMS, SCHEDULES
 
 
 def stays(name: str) -> dict:
     """The hints of the causal forward `name` (no "on_request": the tests derive them)."""
     return causal_stays(SCHEDULES[name].layout.name, FORMS)
+
+
+def backward_stays(name: str) -> dict:
+    """The hints of the causal backward `name`-bwd (`name` its forward's)."""
+    return causal_backward_stays(SCHEDULES[name].layout.name, BACKWARD_FORMS)
