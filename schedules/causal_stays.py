@@ -63,13 +63,11 @@ def _h(P):
     return div(P.k, 2)
 
 
-def causal_stays(lay: str, forms: dict) -> dict:
-    """The hints of the causal forward of layout `lay` whose ring step's forms are named `forms`
-    (`context_parallel.FORMS`): a K or V block's last use on a PE is its last row, or,
-    where no row of the PE takes it (its keys all after the rows), the copy passed on at the first
-    row; q's and the running max's at the query's last key; the copies sent at the last step
-    arrive home unused (but for m = 1, k ≥ 2); each form's guard read in the cells of (l, s)."""
-    mask, block_end, last_key = MASKS[lay], BLOCK_END[lay], LAST_KEY[lay]
+def _readings(lay: str) -> tuple:
+    """The marks the causal rings of layout `lay` share, each (P, ix) -> condition: a K (or V)
+    block's last use on a PE (`BLOCK_END`, and for m = 1 the first row), a query's last key
+    (`LAST_KEY`), a copy sent at the last step arriving home unused (but for m = 1, k ≥ 2)."""
+    block_end, last_key = BLOCK_END[lay], LAST_KEY[lay]
 
     def block(P, ix):
         return or_(block_end(P, _h(P), ix), and_(eq(P.m, 1), eq(ix.i, 1)))
@@ -79,6 +77,17 @@ def causal_stays(lay: str, forms: dict) -> dict:
 
     def received(P, ix):
         return and_(eq(ix.s, P.m), or_(gt(P.m, 1), eq(P.k, 1)))
+
+    return block, query, received
+
+
+def causal_stays(lay: str, forms: dict) -> dict:
+    """The hints of the causal forward of layout `lay` whose ring step's forms are named `forms`
+    (`context_parallel.FORMS`): a K or V block's last use on a PE is its last row, or,
+    where no row of the PE takes it (its keys all after the rows), the copy passed on at the first
+    row; q's and the running max's at the query's last key; the copies sent at the last step
+    arrive home unused (but for m = 1, k ≥ 2); each form's guard read in the cells of (l, s)."""
+    mask, (block, query, received) = MASKS[lay], _readings(lay)
 
     def guard(form):
         return lambda P, ix: and_(BRANCHES[form](P, ix), mask(P, _h(P), ix))
@@ -148,19 +157,10 @@ def causal_backward_stays(lay: str, forms: dict) -> dict:
     row's (q, dO, its dq sum) at the query's last key, dS's and P's at the last column; the copies
     of K sent at the last step arrive home unused, the dk and dv sums the last step moves arrive
     home and are kept; each form's guard read in the cells of (l, s)."""
-    mask, block_end, last_key = MASKS[lay], BLOCK_END[lay], LAST_KEY[lay]
-
-    def block(P, ix):
-        return or_(block_end(P, _h(P), ix), and_(eq(P.m, 1), eq(ix.i, 1)))
-
-    def query(P, ix):
-        return last_key(P, _h(P), ix)
+    mask, (block, query, received) = MASKS[lay], _readings(lay)
 
     def column(P, ix):
         return eq(ix.c, P.d)
-
-    def received(P, ix):
-        return and_(eq(ix.s, P.m), or_(gt(P.m, 1), eq(P.k, 1)))
 
     def home(P, ix):
         return eq(ix.s, P.m)

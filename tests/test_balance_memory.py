@@ -1113,17 +1113,23 @@ def test_the_causal_forwards_stay_hints_are_proved_and_are_the_ring_models_last_
     ring model's stay of its datum has no later use, a copy marked alone exactly where no one uses
     it, at every size n ≤ 12 (d = n). Slow: the default run keeps a wrong one refuted
     (test_a_causal_forwards_hint_that_frees_a_block_a_row_early_is_refuted)."""
+    _hints_proved_and_the_ring_models(_causal_with_hints(name), 28, unread={("out", "y")})   # y: made, read by no one
+
+
+def _hints_proved_and_the_ring_models(S, checks: int, unread=frozenset()):
+    """`S`'s stay hints: `checks` checks, all proved, and a use marked last exactly where the ring
+    model's stay of its datum has no later use, a copy marked alone exactly where no one uses it,
+    at every size n ≤ 12 with d = n (the marks of `unread` name data no one reads)."""
     from ringproof.proofs.ring import stays
     from ringproof.proofs.ring.counting import check_sizes
     from ringproof.proofs.ring.smt import discharge
-    S, session = _causal_with_hints(name), Session()
-    todo = stays.checks(S)
-    assert len(todo) == 28 and all(discharge(c, session).verdict is Verdict.PROVED for c in todo)
+    session, todo = Session(), stays.checks(S)
+    assert len(todo) == checks and all(discharge(c, session).verdict is Verdict.PROVED for c in todo)
     for n, m, d in check_sizes(S.shape):
         if d != n:
             continue
         last, alone = _marks_and_last_uses(S, n, m)
-        assert set(last) == set(S.stays["last"]) - {("out", "y")}, (n, m)      # y is made, read by no one
+        assert set(last) == set(S.stays["last"]) - set(unread), (n, m)
         for key, pairs in last.items():
             assert all(mark == truth for mark, truth in pairs), (key, n, m)
         assert alone and all(mark == truth for mark, truth in alone), (n, m)
@@ -1329,20 +1335,7 @@ def test_the_causal_backwards_stay_hints_are_proved_and_are_the_ring_models_last
     model's stay of its datum has no later use, a copy marked alone exactly where no one uses it, at
     every size n ≤ 12 (d = n). Slow: the default run keeps the unused mark's checks, a wrong one
     refuted (test_an_unused_input_hint_that_marks_a_used_entry_is_refuted)."""
-    from ringproof.proofs.ring import stays
-    from ringproof.proofs.ring.counting import check_sizes
-    from ringproof.proofs.ring.smt import discharge
-    S, session = _causal_backward_with_hints(name), Session()
-    todo = stays.checks(S)
-    assert len(todo) == 25 and all(discharge(c, session).verdict is Verdict.PROVED for c in todo)
-    for n, m, d in check_sizes(S.shape):
-        if d != n:
-            continue
-        last, alone = _marks_and_last_uses(S, n, m)
-        assert set(last) == set(S.stays["last"]), (n, m)
-        for key, pairs in last.items():
-            assert all(mark == truth for mark, truth in pairs), (key, n, m)
-        assert alone and all(mark == truth for mark, truth in alone), (n, m)
+    _hints_proved_and_the_ring_models(_causal_backward_with_hints(name), 25)
 
 
 @pytest.mark.slow

@@ -376,11 +376,14 @@ def test_a_derived_balance_that_disagrees_with_enumeration_is_an_internal_error(
         spread.derived(_causal_contiguous(), Session())
 
 
-def test_algorithm_3_balance_is_unknown_with_its_reason_and_enumerated():
+def test_an_underived_balance_is_unknown_with_its_reason_and_enumerated():
+    """Algorithm 3 as printed: its phase 2a's coverage fails, so no per-PE form is kept; the spread
+    is unknown, saying why, with the figures enumerated at one size."""
     from ringproof.proofs.ring import spread
-    from ringproof.schedules.algo3 import ALGO3
-    got = spread.summary(ALGO3)
-    assert got["spread"] is None and "Mod(-j + l, m)" in got["reason"] and got["at"]["spread"] == 0
+    from ringproof.schedules.algo3 import ALGO3_PRINTED
+    got = spread.summary(ALGO3_PRINTED)
+    assert got["spread"] is None and "its coverage fails" in got["reason"]
+    assert got["at"]["spread"] == spread.spread_of(spread.per_pe(ALGO3_PRINTED, got["at"]["n"], got["at"]["m"]))
 
 
 def test_a_balance_claim_is_refuted_with_a_real_size_or_left_unknown():
@@ -397,7 +400,7 @@ def test_a_balance_claim_is_refuted_with_a_real_size_or_left_unknown():
     v, why, cex = spread.check_claim(_causal_contiguous(), "n**3/m**2")
     assert v is Verdict.REFUTED and cex.replay["measured"] == 0 and (cex.n, cex.m) == (1, 1)   # claimed 1
     from ringproof.schedules.algo3 import ALGO3
-    assert spread.check_claim(ALGO3, "0")[0] is Verdict.REFUTED        # at n = 2, m = 2, underived
+    assert spread.check_claim(ALGO3, "0")[0] is Verdict.REFUTED        # at n = 2, m = 2: its spread is 2 there
 
 
 # ------------------------------------------------------------------ memory (measured)
