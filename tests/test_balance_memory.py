@@ -443,6 +443,37 @@ def test_a_peak_that_is_the_most_of_several_candidates_is_cut_where_each_is_the_
     assert sympy.expand(cut.lhs - cut.rhs - (d - 2 * K)) == 0 and isinstance(cut, sympy.GreaterThan)
 
 
+def test_a_candidate_row_that_moves_with_d_is_cut_on_its_condition_and_bounded_at_its_floor():
+    """`peak_bound.settled` where a candidate's condition compares sizes that no regime of single
+    sizes decides (3d ≤ 2k): the regime cut on it, each side settled. −i² + (3d + 1)i over the rows
+    1 .. k is most at the row ⌊(3d + 1)/2⌋ where that is at most k, else at k (the contiguous causal
+    backward's step 1 on PE m, docs/proofs.md): with those two candidates the bound is shown (Z3
+    reads the floor) and the Max is enumeration's; with the row before it (⌊(3d − 1)/2⌋, which for
+    even d is less than the two tied rows) it is not shown."""
+    from ringproof.proofs.ring import peak_bound
+    from ringproof.proofs.ring.nests import KD, Decider
+    from ringproof.schedules.shape import ANY_D
+    i, d = sympy.Symbol("i", integer=True), KD * M
+    f = -i**2 + (3 * d + 1) * i
+    ranges = [(i, sympy.Integer(1), K)]
+    decider = peak_bound.Remembered(Decider(ANY_D))
+
+    def derived(row):
+        candidates = [f.xreplace({i: K}), sympy.Piecewise((f.xreplace({i: row}), 3 * d <= 2 * K), (0, True))]
+        groups = peak_bound.settled(candidates, decider)
+        shown = all(peak_bound.at_most(f - v, regime, ranges, decider)
+                    for most, conds in groups for v, regime in peak_bound.parts(most, sympy.Or(*conds), decider))
+        return groups, shown
+
+    groups, shown = derived(sympy.floor((3 * d + 1) / 2))
+    assert shown and len(groups) == 2
+    top = sympy.Piecewise((groups[0][0], sympy.Or(*groups[0][1])), (groups[1][0], True))
+    for k, m, kd in itertools.product(range(1, 9), range(1, 4), range(1, 5)):
+        most = max(int(f.subs({i: a, K: k, M: m, KD: kd})) for a in range(1, k + 1))
+        assert top.subs({K: k, M: m, KD: kd}) == most, (k, m, kd)
+    assert not derived(sympy.floor((3 * d - 1) / 2))[1]
+
+
 def test_a_max_of_candidates_bounds_a_form_in_one_pass_where_neither_alone_does():
     """`peak_bound.at_most` with several values: f (2i at c = 1, else c) is at most the larger of 2k
     and d at every point, though neither alone bounds it for every k, d; Max(2k, d) − 1 does not.
