@@ -1418,6 +1418,26 @@ def test_the_contiguous_causal_backwards_busiest_row_moves_with_d_and_its_candid
 
 
 @pytest.mark.slow
+def test_the_moving_row_candidate_without_its_condition_is_not_taken():
+    """The contiguous causal backward's candidate at the row ⌊(3d + 1)/2⌋ with its condition
+    (3d + 4 ≤ 2k) left out: the row passes the block (k) where d is large, which `stays.peak` finds
+    before any bound is asked ("not shown within"). Slow (the occupancy, about 7 s of CPU): the
+    default run keeps the bound at the row and its wrong neighbour refuted
+    (test_a_candidate_row_that_moves_with_d_is_cut_on_its_condition_and_bounded_at_its_floor)."""
+    from ringproof.proofs.ring import stays
+    from ringproof.schedules.causal_stays import BACKWARD_PEAKS
+    from ringproof.schedules.context_parallel import BACKWARD_FORMS
+    from ringproof.schedules.expr import div
+    S, session = _causal_backward_with_hints("ring-attention-causal"), Session()
+    peaks = list(S.stays["peak"])
+    peaks[len(BACKWARD_PEAKS)] = (BACKWARD_FORMS["dk"], lambda P: {"s": 1, "i": div(3 * P.d + 1, 2), "b": 1, "u": 2,
+                                                                   "c": 1, "l": P.m})
+    W = _causal_backward_with_hints("ring-attention-causal", peak=peaks)
+    with pytest.raises(stays.NotDerived, match=r"i = floor\(3\*kd\*m/2 \+ 1/2\) is not shown within 1 .. k"):
+        stays.peak(W, session, held.inputs_on(W, session)[0])
+
+
+@pytest.mark.slow
 def test_prove_exact_peak_of_the_contiguous_causal_backward_is_the_ring_models_where_its_busiest_row_moves():
     """`prove ring-attention-causal-bwd --exact-peak` (about 7 minutes of CPU): its 25 hint checks
     proved and its peak derived and proved for every n, d, m, a Piecewise whose cases read the row
