@@ -10,8 +10,8 @@ carry them on request (`prove ring-attention-causal --exact-peak`, striped, zigz
 
 The causal backward rings' hints (`causal_backward_stays`) are the non-causal backward's with the
 same readings, and mark the inputs the mask leaves unused (dS and P above the diagonal). With them
-the striped and zigzag backwards' peaks are derived (12 and 19 minutes of CPU, so on
-request); the contiguous one's is not (its busiest row moves with d: docs/proofs.md)."""
+the backwards' peaks are derived (contiguous, striped and zigzag: 7, 12 and 19 minutes of CPU, so
+on request); the contiguous one's with one more candidate, at a row that moves with d."""
 
 from ringproof.schedules.expr import and_, div, eq, ge, gt, ite, le, lt, mod, or_
 
@@ -178,7 +178,7 @@ def causal_backward_stays(lay: str, forms: dict) -> dict:
             "home": {(forms["dk"], "dk"): home, (forms["dv"], "dv"): home},
             "unused": {"ds": above, "p": above},
             "guard": {forms[form]: guard(form) for form in BACKWARD_BRANCHES},
-            "peak": [(forms[form], at) for form, at in BACKWARD_PEAKS] + [
+            "peak": [(forms[form], at) for form, at in BACKWARD_PEAKS + EXTRA_BACKWARD_PEAKS.get(lay, [])] + [
                 (forms["dk"], lambda P: {"s": 2, "i": 1, "b": STEP_2_KEY[lay](P), "u": 2, "c": 1, "l": P.m,
                                          "when": ge(P.m, 2)})]}
 
@@ -195,6 +195,13 @@ BACKWARD_PEAKS = [
     ("dk", lambda P: {"s": 1, "i": P.k - 1, "b": 1, "u": 2, "c": 1, "l": P.m, "when": ge(P.k, 2)}),
     ("dv", lambda P: {"s": 1, "i": P.k - 1, "b": P.k - 1, "u": 3, "c": P.d, "l": P.m, "when": ge(P.k, 2)}),
     ("dv", lambda P: {"s": 1, "i": P.k, "b": P.k, "u": 3, "c": P.d, "l": P.m})]
+
+# Contiguous: in step 1 PE m's occupancy at a row's first dk term is −i² + (3d + 1)i plus terms of
+# the sizes (rows 2 .. k − 1), most at the row ⌊(3d + 1)/2⌋ (d even: rows 3d/2 and 3d/2 + 1 tie);
+# where that row is below k − 1 (3d + 4 ≤ 2k) the fixed rows above miss it (n = 36, m = 3, d = 6).
+EXTRA_BACKWARD_PEAKS = {"contiguous": [
+    ("dk", lambda P: {"s": 1, "i": div(3 * P.d + 1, 2), "b": 1, "u": 2, "c": 1, "l": P.m,
+                      "when": le(3 * P.d + 4, 2 * P.k)})]}
 
 # Step 2's first row at the last key of the block received that it takes (zigzag: the head's, h).
 STEP_2_KEY = {"contiguous": lambda P: P.k, "striped": lambda P: P.k, "zigzag": _h}

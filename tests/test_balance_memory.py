@@ -443,6 +443,37 @@ def test_a_peak_that_is_the_most_of_several_candidates_is_cut_where_each_is_the_
     assert sympy.expand(cut.lhs - cut.rhs - (d - 2 * K)) == 0 and isinstance(cut, sympy.GreaterThan)
 
 
+def test_a_candidate_row_that_moves_with_d_is_cut_on_its_condition_and_bounded_at_its_floor():
+    """`peak_bound.settled` where a candidate's condition compares sizes that no regime of single
+    sizes decides (3d ≤ 2k): the regime cut on it, each side settled. −i² + (3d + 1)i over the rows
+    1 .. k is most at the row ⌊(3d + 1)/2⌋ where that is at most k, else at k (the contiguous causal
+    backward's step 1 on PE m, docs/proofs.md): with those two candidates the bound is shown (Z3
+    reads the floor) and the Max is enumeration's; with the row before it (⌊(3d − 1)/2⌋, which for
+    even d is less than the two tied rows) it is not shown."""
+    from ringproof.proofs.ring import peak_bound
+    from ringproof.proofs.ring.nests import KD, Decider
+    from ringproof.schedules.shape import ANY_D
+    i, d = sympy.Symbol("i", integer=True), KD * M
+    f = -i**2 + (3 * d + 1) * i
+    ranges = [(i, sympy.Integer(1), K)]
+    decider = peak_bound.Remembered(Decider(ANY_D))
+
+    def derived(row):
+        candidates = [f.xreplace({i: K}), sympy.Piecewise((f.xreplace({i: row}), 3 * d <= 2 * K), (0, True))]
+        groups = peak_bound.settled(candidates, decider)
+        shown = all(peak_bound.at_most(f - v, regime, ranges, decider)
+                    for most, conds in groups for v, regime in peak_bound.parts(most, sympy.Or(*conds), decider))
+        return groups, shown
+
+    groups, shown = derived(sympy.floor((3 * d + 1) / 2))
+    assert shown and len(groups) == 2
+    top = sympy.Piecewise((groups[0][0], sympy.Or(*groups[0][1])), (groups[1][0], True))
+    for k, m, kd in itertools.product(range(1, 9), range(1, 4), range(1, 5)):
+        most = max(int(f.subs({i: a, K: k, M: m, KD: kd})) for a in range(1, k + 1))
+        assert top.subs({K: k, M: m, KD: kd}) == most, (k, m, kd)
+    assert not derived(sympy.floor((3 * d - 1) / 2))[1]
+
+
 def test_a_max_of_candidates_bounds_a_form_in_one_pass_where_neither_alone_does():
     """`peak_bound.at_most` with several values: f (2i at c = 1, else c) is at most the larger of 2k
     and d at every point, though neither alone bounds it for every k, d; Max(2k, d) − 1 does not.
@@ -1194,16 +1225,16 @@ def test_the_contiguous_causal_forwards_peak_is_derived_from_its_guard_read_in_c
 
 
 def test_a_peak_marked_on_request_is_derived_only_when_asked():
-    """The causal forwards (ring-attention-causal, striped, zigzag), the backwards but the
-    contiguous causal one (ring-attention-bwd, striped-bwd, zigzag-bwd), algo2 and algo2-general
-    register their stay hints "on_request": without `Budget.long_peaks` (`prove --exact-peak`) no
-    hint is checked, nothing measured and the reason says how to ask; with it, the same hints are
-    checked as for a schedule that does not mark them so."""
+    """The causal forwards (ring-attention-causal, striped, zigzag), the backwards
+    (ring-attention-bwd, ring-attention-causal-bwd, striped-bwd, zigzag-bwd), algo2 and
+    algo2-general register their stay hints "on_request": without `Budget.long_peaks` (`prove
+    --exact-peak`) no hint is checked, nothing measured and the reason says how to ask; with it, the
+    same hints are checked as for a schedule that does not mark them so."""
     from dataclasses import replace
     from ringproof.proofs.ring.budgets import Budget
     assert all(registry()[name].stays.get("on_request") is True
-               for name in CAUSAL + ("ring-attention-bwd", "striped-bwd", "zigzag-bwd", "algo2", "algo2-general"))
-    assert not registry()["ring-attention-causal-bwd"].stays
+               for name in CAUSAL + ("ring-attention-bwd", "ring-attention-causal-bwd", "striped-bwd", "zigzag-bwd",
+                                     "algo2", "algo2-general"))
     assert not registry()["ring-attention"].stays.get("on_request")
     S = registry()["ring-attention-causal"]
     plain = Session()
@@ -1338,42 +1369,98 @@ def test_the_causal_backwards_stay_hints_are_proved_and_are_the_ring_models_last
     _hints_proved_and_the_ring_models(_causal_backward_with_hints(name), 25)
 
 
+# Sizes past n, d ≤ 12: the first four where the contiguous causal backward's busiest row is
+# ⌊(3d + 1)/2⌋, inside the block (row 9 at n = 36, m = 3, d = 6), the others where cycle 0 or a
+# row near the block's end holds the most.
+MOVING_ROW_SIZES = ((36, 3, 6), (24, 2, 6), (40, 2, 10), (48, 3, 9))
+BUSIEST_ROW_SIZES = MOVING_ROW_SIZES + ((36, 3, 3), (36, 2, 4), (40, 4, 8), (48, 4, 8), (48, 3, 6), (48, 4, 4),
+                                        (30, 3, 6), (48, 6, 6))
+
+
 @pytest.mark.slow
-def test_the_contiguous_causal_backwards_busiest_row_moves_with_d_so_its_peak_is_not_derived():
+def test_the_contiguous_causal_backwards_busiest_row_moves_with_d_and_its_candidate_follows_it():
     """With the unused dS and P held at cycle 0 only, ring-attention-causal-bwd's occupancy is
-    counted (about 5 s of CPU) and is the ring model's at every iteration; the largest of the seven
-    candidate iterations is the ring model's peak at every n, d ≤ 12, but not beyond: on PE m in step
-    1 the occupancy at a row's first terms is −i² + (3d + 1)i + (terms of the sizes), most at the
-    row nearest (3d + 1)/2, which no candidate of fixed rows reaches
-    (n = 36, m = 3, d = 6: row 9, 1098 against the candidates' 1096). So the bound is not shown
-    (`stays.peak`) and the registered target carries no hints (docs/proofs.md). Slow: the default
-    run keeps the hints' unused mark (test_an_unused_input_hint_that_marks_a_used_entry_is_refuted)."""
+    counted (about 7 s of CPU) and is the ring model's at every iteration. On PE m in step 1 the
+    occupancy at a row's first terms is −i² + (3d + 1)i + (terms of the sizes), most at the row
+    nearest (3d + 1)/2: the largest of the eight candidates (the seven of fixed rows and step 1's
+    first dk term at row ⌊(3d + 1)/2⌋ where 3d + 4 ≤ 2k) is the ring model's peak at every n, d ≤ 12
+    and at `BUSIEST_ROW_SIZES`; without the moving row it is not (`MOVING_ROW_SIZES`; n = 36, m = 3,
+    d = 6: row 9, 1098 against the fixed rows' 1096). Slow: the default run keeps the cut on the candidate's condition
+    and its floor (test_a_candidate_row_that_moves_with_d_is_cut_on_its_condition_and_bounded_at_its_floor)."""
     from types import SimpleNamespace
 
     from ringproof.proofs.ring import stays
     from ringproof.proofs.ring.counting import check_sizes
     from ringproof.proofs.ring.nests import KD
+    from ringproof.schedules.causal_stays import BACKWARD_PEAKS
     S, session = _causal_backward_with_hints("ring-attention-causal"), Session()
     inputs, _ = held.inputs_on(S, session)
     forms, _ = stays.occupancy(S, session, inputs)
     _occupancy_is_the_ring_models(S, forms, ((4, 2, 4), (3, 1, 3), (6, 3, 3), (8, 4, 4)))
     c, L = stays.Counter(S, session), spread.L
+    moving = len(BACKWARD_PEAKS)                 # the candidate after the fixed rows of step 1
 
-    def most(n, m, d):
+    def most(n, m, d, fixed_rows=False):
         values = []
-        for phase, fn in S.stays["peak"]:
+        for t, (phase, fn) in enumerate(S.stays["peak"]):
             at, form = forms[c.slot[S.phase(phase).name]]
             point = fn(SimpleNamespace(k=n // m, m=m, d=d))
-            if point.pop("when", True):
+            if point.pop("when", True) and not (fixed_rows and t == moving):
                 put = {**{v: point[str(v)] for v, _, _ in at}, L: point["l"]}
                 values.append(int(form.xreplace(put).subs({K: n // m, M: m, KD: d // m})))
         return max(values)
 
-    for n, m, d in check_sizes(S.shape):
+    assert len(S.stays["peak"]) == 8
+    for n, m, d in check_sizes(S.shape) + list(BUSIEST_ROW_SIZES):
         assert most(n, m, d) == max(peak_per_pe(build_trace(S, n, m, d))), (n, m, d)
-    assert most(36, 3, 6) == 1096 and max(peak_per_pe(build_trace(S, 36, 3, 6))) == 1098
-    with pytest.raises(stays.NotDerived, match="Z3 does not show that no PE holds more"):
-        stays.peak(S, session, inputs)
+    assert most(36, 3, 6) == 1098 and most(36, 3, 6, fixed_rows=True) == 1096
+    assert all(most(*size, fixed_rows=True) < most(*size) for size in MOVING_ROW_SIZES)
+
+
+@pytest.mark.slow
+def test_the_moving_row_candidate_without_its_condition_is_not_taken():
+    """The contiguous causal backward's candidate at the row ⌊(3d + 1)/2⌋ with its condition
+    (3d + 4 ≤ 2k) left out: the row passes the block (k) where d is large, which `stays.peak` finds
+    before any bound is asked ("not shown within"). Slow (the occupancy, about 7 s of CPU): the
+    default run keeps the bound at the row and its wrong neighbour refuted
+    (test_a_candidate_row_that_moves_with_d_is_cut_on_its_condition_and_bounded_at_its_floor)."""
+    from ringproof.proofs.ring import stays
+    from ringproof.schedules.causal_stays import BACKWARD_PEAKS
+    from ringproof.schedules.context_parallel import BACKWARD_FORMS
+    from ringproof.schedules.expr import div
+    S, session = _causal_backward_with_hints("ring-attention-causal"), Session()
+    peaks = list(S.stays["peak"])
+    peaks[len(BACKWARD_PEAKS)] = (BACKWARD_FORMS["dk"], lambda P: {"s": 1, "i": div(3 * P.d + 1, 2), "b": 1, "u": 2,
+                                                                   "c": 1, "l": P.m})
+    W = _causal_backward_with_hints("ring-attention-causal", peak=peaks)
+    with pytest.raises(stays.NotDerived, match=r"i = floor\(3\*kd\*m/2 \+ 1/2\) is not shown within 1 .. k"):
+        stays.peak(W, session, held.inputs_on(W, session)[0])
+
+
+@pytest.mark.slow
+def test_prove_exact_peak_of_the_contiguous_causal_backward_is_the_ring_models_where_its_busiest_row_moves():
+    """`prove ring-attention-causal-bwd --exact-peak` (about 7 minutes of CPU): its 25 hint checks
+    proved and its peak derived and proved for every n, d, m, a Piecewise whose cases read the row
+    ⌊(3d + 1)/2⌋ where 3d + 4 ≤ 2k (k = n/m); equal to the ring model's measured peak at every
+    n, d ≤ 12 (`held._check_peak` inside) and at `BUSIEST_ROW_SIZES` (1098 at n = 36, m = 3, d = 6).
+    Slow: the default run keeps the request's gate (test_a_peak_marked_on_request_is_derived_only_when_asked)
+    and the cut on the moving row's condition
+    (test_a_candidate_row_that_moves_with_d_is_cut_on_its_condition_and_bounded_at_its_floor)."""
+    import json
+    from helpers.cli import call
+    S = registry()["ring-attention-causal-bwd"]
+    code, out, _ = call("ring-attention-causal-bwd", "--exact-peak", "--json", "--quiet")
+    assert code == 0
+    (counts,) = [r for r in json.loads(out)["results"] if r["property"] == "counts"]
+    memory = counts["details"]["memory"]
+    assert memory["reason"] == "" and memory["hint_checks"] == 25
+    n, m, d = sympy.symbols("n m d", integer=True, positive=True)
+    form = sympy.sympify(memory["closed_form"], locals={"n": n, "m": m, "d": d})
+    assert form.has(sympy.floor)
+    for size in BUSIEST_ROW_SIZES:
+        at = dict(zip((n, m, d), size))
+        assert int(form.subs(at)) == max(peak_per_pe(build_trace(S, *size))), size
+    assert form.subs({n: 36, m: 3, d: 6}) == 1098
 
 
 @pytest.mark.slow

@@ -133,6 +133,7 @@ INSTANCES = {
     "prove algo2-general --exact-peak": ("prove algo2-general --exact-peak --property no-conflict", {0}),
     "prove striped-bwd --exact-peak": ("prove striped-bwd --exact-peak --property no-conflict", {0}),
     "prove zigzag-bwd --exact-peak": ("prove zigzag-bwd --exact-peak --property no-conflict", {0}),
+    "prove ring-attention-causal-bwd --exact-peak": ("prove ring-attention-causal-bwd --exact-peak --property no-conflict", {0}),
     "prove ring-attention-causal-bwd --idle-pes": ("prove ring-attention-causal-bwd --property counts --idle-pes", {0}),
     "prove simulate zigzag -n 16 -m 4 -d 8 --idle-pes": ("prove simulate zigzag -n 8 -m 2 -d 2 --idle-pes", {0}),
     "prove ring-attention-bwd": ("prove ring-attention-bwd --property placement", {0}),

@@ -2,7 +2,8 @@
 regime of the sizes (`settled`), and that a form never exceeds it there (`at_most`): a form read as
 a sum of pieces f·[condition], its comparisons decided from the index ranges where they settle them,
 Z3 (within `budgets.PEAK_BOUND`) asked where they do not, an index split where one changes
-(docs/proofs.md, "Balance and memory"). Where the most is a Max of candidates, the form is bounded
+(docs/proofs.md, "Balance and memory"). A comparison of the sizes in the candidates that a regime
+does not decide cuts it in two. Where the most is a Max of candidates, the form is bounded
 by the largest of them in one pass over the cases (a case's value at the ends of its ranges at most
 one of them, or Z3 shown that it exceeds none). A case left with comparisons of the sizes alone is cut
 on them (`Cases._on_sizes`). A form of the sizes is signed from the least sizes
@@ -631,7 +632,8 @@ def _without_signed(p, cond, decider):
 def settled(candidates: list, decider):
     """The largest of `candidates` (forms of the sizes k, m, kd with cases) as [(polynomial, [the
     regimes where it is the value])] over regimes of the sizes: each size's values below the largest constant its comparisons name, one
-    by one, and the rest together; in each regime every comparison is decided (Z3), each candidate
+    by one, and the rest together; in each regime every comparison is decided (Z3), a regime cut on
+    one that is not, one regime on each side (a candidate's condition 3d + 4 ≤ 2k), each candidate
     is a polynomial and one shown (Z3) at least every other is the value; where none is, a size
     that may be 1 or 2 is split so (twice at most), and else the value is the Max of those no other
     is shown to exceed (`parts` cuts it where each is the most). A regime whose value, at its fixed
@@ -658,8 +660,8 @@ def settled(candidates: list, decider):
         cond, fixed, depth = todo.pop(0)
         if decider.never(cond):
             continue
-        truth = {}
-        for a in atoms:
+        truth, cut = {}, None
+        for a in sorted(atoms, key=str):             # in one order: the cuts, and so the regimes, are the same each run
             known = a.xreplace(fixed)                # decided at once where the regime fixes its sizes
             if known in (sympy.true, sympy.false):
                 truth[a] = known
@@ -669,8 +671,14 @@ def settled(candidates: list, decider):
                 truth[a] = sympy.false
             elif decider.never(sympy.And(cond, sympy.Not(a))):
                 truth[a] = sympy.true
+            elif known in sympy.And.make_args(cond):
+                return None                          # cut on already, and still not decided
             else:
-                return None
+                cut = known
+                break
+        if cut is not None:           # not decided by the regime (3d + 4 ≤ 2k): a regime on each side
+            todo = [(sympy.And(cond, cut), fixed, depth), (sympy.And(cond, sympy.Not(cut)), fixed, depth)] + todo
+            continue
         values = [sympy.expand(v if (v := _read(e, truth)) is not None else sympy.piecewise_fold(e.xreplace(truth)))
                   for e in exprs]
         if any(v.has(sympy.Piecewise) for v in values):

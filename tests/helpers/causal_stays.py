@@ -1,6 +1,5 @@
 """The causal rings' stay hints (`schedules/causal_stays.py`) by target name, for the tests: the
-registered targets carry theirs on request, but ring-attention-causal-bwd, whose peak is not
-derived from them (docs/proofs.md "Balance and memory")."""
+registered targets carry theirs on request (docs/proofs.md "Balance and memory")."""
 
 from ringproof.schedules.causal_stays import causal_backward_stays, causal_stays
 from ringproof.schedules.context_parallel import BACKWARD_FORMS, FORMS, SCHEDULES
