@@ -653,6 +653,31 @@ def test_a_conjunctions_box_of_the_sizes_holds_every_point_it_allows():
     assert peak_bound._box(loose[0])[K] == [2, None]
 
 
+def test_a_peaks_regime_is_shown_as_ranges_of_the_sizes_only_where_z3_shows_it_the_same():
+    """`peak_bound.tidied` (the conditions of a Piecewise peak, as printed): comparisons of one size
+    with a number read as its range (k ≥ 5, k > 5, k < 13/2: k = 6), a comparison of two sizes kept,
+    adjacent cells with the same such comparisons joined; equal to the regime at every small size;
+    a reading Z3 does not show the same (a wrong range) is not taken."""
+    from ringproof.proofs.ring import peak_bound
+    from ringproof.proofs.ring.nests import KD, Decider
+    from ringproof.schedules.shape import ANY_D
+    decider = peak_bound.Remembered(Decider(ANY_D))
+    two = 3 * KD * M + 4 <= 2 * K
+    regime = sympy.Or(sympy.And(K >= 5, K > 5, K < sympy.Rational(13, 2), M >= 3),
+                      sympy.And(sympy.Eq(K, 7), M >= 3), sympy.And(K >= 2, K <= 3, two), sympy.And(sympy.Eq(K, 4), two))
+    got = peak_bound.tidied(regime, decider)
+    assert set(sympy.Or.make_args(got)) == {sympy.And(K >= 6, K <= 7, M >= 3), sympy.And(K >= 2, K <= 4, two)}
+    for k, m, kd in itertools.product(range(1, 10), range(1, 5), range(1, 4)):
+        at = {K: k, M: m, KD: kd}
+        assert bool(got.subs(at)) == bool(regime.subs(at)), at
+    original = peak_bound._joined
+    try:
+        peak_bound._joined = lambda cells, loose=False: [sympy.And(K >= 6, M >= 3)]       # a wrong reading
+        assert peak_bound.tidied(regime, decider) is regime
+    finally:
+        peak_bound._joined = original
+
+
 def test_a_case_left_with_comparisons_of_the_sizes_is_cut_on_them():
     """`peak_bound.Cases._on_sizes`: striped's failing case (i at one point, k; pieces under i ≥ 5 and
     i = 4 that are k ≥ 5, k = 4 there, of k²·kd·m products) is cut on k ≥ 5 and k < 5, the latter

@@ -131,37 +131,83 @@ def _split_on_sizes(cond, cell, pieces) -> list:
     return [p for p, _ in parts]
 
 
-def _joined(cells) -> list:
+def _joined(cells, loose: bool = False) -> list:
     """The cells of a regime (conjunctions of x = v and x ≥ v over the sizes), two that differ only
-    in adjacent values of one size joined, as conditions."""
+    in adjacent values of one size joined, as conditions. `loose` (for the reader, `tidied`): any
+    comparison of one size with a number narrows its range too (k > 5, k < 13/2: k = 6), other
+    atoms are kept beside the box, and only cells with the same such atoms are joined."""
     boxes = []
     for cell in cells:
-        box = {}
+        box, rest = {}, []
         for a in sympy.And.make_args(cell):            # each atom narrows its size's range (m = 2 and m ≥ 2: m = 2)
-            if isinstance(a, (sympy.Eq, sympy.GreaterThan)) and a.lhs.is_Symbol and a.rhs.is_Integer:
-                lo, hi = box.get(a.lhs, (1, None))
-                v = int(a.rhs)
-                box[a.lhs] = (max(lo, v), hi) if isinstance(a, sympy.GreaterThan) else \
-                    (max(lo, v), v if hi is None else min(hi, v))
+            got = _range_of(a) if loose else \
+                (a.lhs, int(a.rhs), int(a.rhs) if isinstance(a, sympy.Eq) else None) \
+                if isinstance(a, (sympy.Eq, sympy.GreaterThan)) and a.lhs.is_Symbol and a.rhs.is_Integer else None
+            if got is not None:
+                x, v, w = got
+                lo, hi = box.get(x, (1, None))
+                box[x] = (max(lo, v), hi if w is None else w if hi is None else min(hi, w))
+            elif loose:
+                rest.append(a)
             elif a is not sympy.true:
                 return list(cells)                      # not a box: as it is
         if all(hi is None or lo <= hi for lo, hi in box.values()):
-            boxes.append(box)
+            boxes.append((box, frozenset(rest)))
     joined = True
     while joined:
         joined = False
         for i, j in ((i, j) for i in range(len(boxes)) for j in range(len(boxes)) if i != j):
-            a, b = boxes[i], boxes[j]
+            (a, ra), (b, rb) = boxes[i], boxes[j]
             apart = [x for x in set(a) | set(b) if a.get(x, (1, None)) != b.get(x, (1, None))]
-            if len(apart) == 1 and a.get(apart[0], (1, None))[1] is not None and \
+            if ra == rb and len(apart) == 1 and a.get(apart[0], (1, None))[1] is not None and \
                     a.get(apart[0], (1, None))[1] + 1 == b.get(apart[0], (1, None))[0]:
                 x = apart[0]
-                boxes[i] = {**a, x: (a.get(x, (1, None))[0], b.get(x, (1, None))[1])}
+                boxes[i] = ({**a, x: (a.get(x, (1, None))[0], b.get(x, (1, None))[1])}, ra)
                 del boxes[j]
                 joined = True
                 break
-    return [sympy.And(*[sympy.Eq(x, lo) if lo == hi else sympy.And(x >= lo, *([x <= hi] if hi is not None else []))
-                        for x, (lo, hi) in sorted(box.items(), key=lambda t: str(t[0]))]) for box in boxes]
+    return [sympy.And(*[sympy.Eq(x, lo) if lo == hi else sympy.And(*([x >= lo] if lo > 1 or not loose else []),
+                                                                       *([x <= hi] if hi is not None else []))
+                        for x, (lo, hi) in sorted(box.items(), key=lambda t: str(t[0]))],
+                      *sorted(rest, key=str)) for box, rest in boxes]
+
+
+def _range_of(a):
+    """(size, least, largest or None) that a comparison of one size with a number (a linear one,
+    rational coefficients) leaves it, the size an integer ≥ 1; else None."""
+    from ringproof.proofs.ring.nests import SYMPY_PARAMETERS
+    if type(a) not in (sympy.Le, sympy.Lt, sympy.Ge, sympy.Gt, sympy.Eq) or len(a.free_symbols) != 1:
+        return None
+    (x,) = a.free_symbols
+    p = sympy.expand(a.lhs - a.rhs)
+    if x not in SYMPY_PARAMETERS or not p.is_polynomial(x) or sympy.degree(p, x) != 1:
+        return None
+    c, r = p.coeff(x), sympy.expand(p - p.coeff(x) * x)
+    if not (c.is_Rational and r.is_Rational):
+        return None
+    lo, hi = 1, None
+    for q, strict in {sympy.Le: [(p, False)], sympy.Lt: [(p, True)], sympy.Ge: [(-p, False)],
+                      sympy.Gt: [(-p, True)], sympy.Eq: [(p, False), (-p, False)]}[type(a)]:
+        qa, qb = q.coeff(x), sympy.expand(q - q.coeff(x) * x)      # qa·x + qb ≤ 0 (< 0 where strict)
+        bound = -qb / qa
+        if qa > 0:                                                 # x ≤ bound (< bound)
+            top = sympy.ceiling(bound) - 1 if strict else sympy.floor(bound)
+            hi = int(top) if hi is None else min(hi, int(top))
+        else:                                                      # x ≥ bound (> bound)
+            lo = max(lo, int(sympy.floor(bound) + 1 if strict else sympy.ceiling(bound)))
+    return x, lo, hi
+
+
+def tidied(regime, decider):
+    """`regime` (a condition of the sizes) as the reader is shown it: its cells' comparisons of one
+    size with a number read as ranges and adjacent cells joined (`_joined`, loose), kept only where
+    Z3 (`decider`) shows the two the same condition for every k, m, kd ≥ 1; else as it was."""
+    cells = sympy.Or.make_args(regime)
+    got = sympy.Or(*_joined(cells, loose=True))
+    if got == regime or not (decider.never(sympy.And(regime, sympy.Not(got)))
+                             and decider.never(sympy.And(got, sympy.Not(regime)))):
+        return regime
+    return got
 
 
 def _pieces(e, cond=sympy.true) -> list:

@@ -859,7 +859,8 @@ def peak(schedule, session, inputs) -> dict:
     if groups is None:
         raise NotDerived("the largest of the occupancy at the peak's iterations is not shown in each regime of the sizes")
     top = groups[0][0] if len(groups) == 1 else \
-        sympy.Piecewise(*[(v, sympy.Or(*peak_bound._joined(cs))) for v, cs in groups[:-1]], (groups[-1][0], True))
+        sympy.Piecewise(*[(v, peak_bound.tidied(sympy.Or(*peak_bound._joined(cs)), decider)) for v, cs in groups[:-1]],
+                        (groups[-1][0], True))
     slots = list(forms.items()) + [("after the last cycle", ([], end))]
     for most, conds in groups:
         if isinstance(most, sympy.Max) and all(
