@@ -226,19 +226,45 @@ def homes(schedule: Schedule, P, layout: Layout) -> np.ndarray:
 
 
 def _phase_trace(phase, P, m, layout, start) -> PhaseTrace:
+    seq, tuples, box, index = indexed(phase, P, m)
+    return _iterations(phase, P, m, layout, seq, np.arange(tuples), start, tuples, box, index)
+
+
+_LAST: list = []      # `indexed`'s last answer: [its key, the answer]
+
+
+def indexed(phase: Phase, P, m: int) -> tuple:
+    """(the phase's loop tuples by `enumerate_loops`, their number, (lo, count) per index where the
+    nest is rectangular else None, the index record a step sees: each loop index and l, one element
+    per iteration on PE 1, ..., m), its arrays read-only. The last answer is kept, keyed by the
+    loops and the sizes (ints), so the forms of a phase's step (`dsl.split_forms`: the same loops),
+    evaluated one after another at the same sizes, share it and, through it, one run of the step
+    (`dsl._form_step`)."""
+    values = tuple(vars(P).items())
+    key = (phase.loops, m, values) if all(type(v) is int for _, v in values) else None
+    if key is not None and _LAST and _LAST[0] == key:
+        return _LAST[1]
     box: list = []
     seq = enumerate_loops(phase, P, box)
     box = box + [(1, m)] if all(b is not None for b in box) else None
     tuples = len(next(iter(seq.values()))) if seq else 1
-    return _iterations(phase, P, m, layout, seq, np.arange(tuples), start, tuples, box)
-
-
-def _iterations(phase, P, m, layout, seq, offsets, start, tuples, box=None) -> PhaseTrace:
-    """The iterations of the loop tuples `seq`, which are tuples `offsets` (cycles start + offsets)
-    of the phase's `tuples`."""
-    size = offsets.size * m
     index = {k: np.repeat(v, m) for k, v in seq.items()}
-    index["l"] = np.tile(np.arange(1, m + 1, dtype=np.int32), offsets.size)
+    index["l"] = np.tile(np.arange(1, m + 1, dtype=np.int32), tuples)
+    seq, index = ({k: v if v.base is None else v.copy() for k, v in d.items()} for d in (seq, index))
+    for v in (*seq.values(), *index.values()):
+        v.flags.writeable = False        # `dsl._form_step` keys its answer by these very arrays
+    got = seq, tuples, box, index
+    _LAST[:] = [key, got] if key is not None else []
+    return got
+
+
+def _iterations(phase, P, m, layout, seq, offsets, start, tuples, box=None, index=None) -> PhaseTrace:
+    """The iterations of the loop tuples `seq`, which are tuples `offsets` (cycles start + offsets)
+    of the phase's `tuples` (`index`: their index record where `indexed` built it)."""
+    size = offsets.size * m
+    if index is None:
+        index = {k: np.repeat(v, m) for k, v in seq.items()}
+        index["l"] = np.tile(np.arange(1, m + 1, dtype=np.int32), offsets.size)
     cycle = np.repeat(start + offsets.astype(np.int64), m)
     step = phase.step(P, SimpleNamespace(**index))
     if not isinstance(step, Step):
@@ -312,18 +338,16 @@ def count_tuples(phase: Phase, P) -> int:
 
 
 def _every_step(phase: Phase, P, m: int):
-    """(loop tuples, the step evaluated at every loop tuple on every PE, its size) by enumeration."""
-    seq = enumerate_loops(phase, P)
-    tuples = len(next(iter(seq.values()))) if seq else 1
-    index = {k: np.repeat(v, m) for k, v in seq.items()}
-    index["l"] = np.tile(np.arange(1, m + 1, dtype=np.int32), tuples)
-    return tuples, phase.step(P, SimpleNamespace(**index)), tuples * m
+    """(loop tuples, the step evaluated at every loop tuple on every PE, its size, the index record
+    it saw) by enumeration."""
+    _, tuples, _, index = indexed(phase, P, m)
+    return tuples, phase.step(P, SimpleNamespace(**index)), tuples * m, index
 
 
 def phase_counts(phase: Phase, P, m: int) -> dict:
     """{"cycles": loop tuples, op kind: iterations whose op happens, "MOVE": also those that only
     forward} of one phase at sizes P, by enumeration (as the ring machine tallies them)."""
-    tuples, step, size = _every_step(phase, P, m)
+    tuples, step, size, _ = _every_step(phase, P, m)
     active = _vec(step.guard, size, bool)
     send = _vec(step.send.when, size, bool) if step.send is not None else np.zeros(size, bool)
     out = {"cycles": tuples, **{op.value: 0 for op in Op}}
@@ -335,7 +359,7 @@ def phase_counts(phase: Phase, P, m: int) -> dict:
 def active_per_pe(phase: Phase, P, m: int) -> list[int]:
     """The iterations of one phase whose op happens, on PE 1, ..., m, at sizes P, by enumeration (the
     step's guard and PE at every iteration; nothing else of the trace is built)."""
-    _, step, size = _every_step(phase, P, m)
+    _, step, size, _ = _every_step(phase, P, m)
     pe = _vec(step.pe, size, np.int64)
     return np.bincount(pe[_vec(step.guard, size, bool)], minlength=m + 1)[1:m + 1].tolist()
 
@@ -343,12 +367,7 @@ def active_per_pe(phase: Phase, P, m: int) -> list[int]:
 def active_per_step(phase: Phase, P, m: int) -> dict[int, list[int]]:
     """{value of the phase's outermost loop (its ring step): [iterations whose op happens on PE 1,
     ..., m in that step]} at sizes P, by enumeration (as `active_per_pe`)."""
-    seq = enumerate_loops(phase, P)
-    tuples = len(next(iter(seq.values()))) if seq else 1
-    index = {k: np.repeat(v, m) for k, v in seq.items()}
-    index["l"] = np.tile(np.arange(1, m + 1, dtype=np.int32), tuples)
-    step = phase.step(P, SimpleNamespace(**index))
-    size = tuples * m
+    _, step, size, index = _every_step(phase, P, m)
     pe, active, outer = _vec(step.pe, size, np.int64), _vec(step.guard, size, bool), index[phase.loops[0].name]
     return {int(s): np.bincount(pe[active & (outer == s)], minlength=m + 1)[1:m + 1].tolist()
             for s in np.unique(outer)}
