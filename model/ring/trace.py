@@ -29,6 +29,13 @@ CHUNK = 1 << 17    # iterations per block of a Stream (whole cycles: chunk // m 
 
 
 def _vec(x, size, dtype=np.int32):
+    """x as a read-only array of `size` elements of `dtype`: a read-only view of x where x is such an
+    array already (the formulas on the step's index arrays mostly are; a view is a quarter of
+    `broadcast_to`'s cost), else x broadcast."""
+    if type(x) is np.ndarray and x.shape == (size,) and x.dtype == dtype:
+        x = x.view()
+        x.flags.writeable = False
+        return x
     return np.broadcast_to(np.asarray(x, dtype=dtype), (size,))
 
 
