@@ -207,11 +207,13 @@ def cells(form, kept, decider):
     form = sympy.expand(form)
     rels = sorted(form.atoms(sympy.core.relational.Relational), key=sympy.default_sort_key)
     atoms: list = []                   # e or 1 − e, whichever comes first: the same in every process
+    both: dict = {}                    # rel: (e, 1 − e), read again in every cell below
     for rel in rels:
         e = _atom(rel)
         if e is None:
             raise Unknown(f"a case of the per-step form compares by {type(rel).__name__}")
-        if e not in atoms and sympy.expand(1 - e) not in atoms:
+        both[rel] = e, sympy.expand(1 - e)
+        if e not in atoms and both[rel][1] not in atoms:
             atoms.append(e)
     z = _Cells(decider, kept)
     found = [{}]
@@ -221,8 +223,8 @@ def cells(form, kept, decider):
     for cell in found:
         truth = {}
         for rel in rels:
-            e = _atom(rel)
-            truth[rel] = sympy.true if cell.get(e, not cell.get(sympy.expand(1 - e), True)) else sympy.false
+            e, other = both[rel]
+            truth[rel] = sympy.true if cell.get(e, not cell.get(other, True)) else sympy.false
         value = sympy.expand(sympy.piecewise_fold(form.xreplace(truth)))
         if value.has(sympy.Piecewise):
             raise Unknown("a case of the per-step form is not settled in a cell")
@@ -278,7 +280,7 @@ class _Cells:
         for v, lo, hi in kept:
             env[v] = z3.Int(str(v))
             facts += [to_z3(lo, env) <= env[v], env[v] <= to_z3(hi, env)]
-        self.env, self.solver, self._z = env, decider._solver(), {}
+        self.env, self.solver, self._terms, self._z = env, decider._solver(), {}, {}
         self.solver.add(*facts)
         self.names = (*SYMPY_PARAMETERS, *[v for v, _, _ in kept])
         self.points = [] if decider.least else witness.points(SYMPY_PARAMETERS, tuple(kept), decider.requires,
@@ -301,10 +303,15 @@ class _Cells:
         return False
 
     def _atom(self, e, truth: bool):
+        """e ≤ 0 (`truth`) or e ≥ 1 as a Z3 literal, built once (a cell's are asked again with each
+        further comparison)."""
         from ringproof.proofs.ring.nests import to_z3
-        if e not in self._z:
-            self._z[e] = to_z3(e, self.env)
-        return self._z[e] <= 0 if truth else self._z[e] >= 1
+        key = (e, truth)
+        if key not in self._z:
+            if e not in self._terms:
+                self._terms[e] = to_z3(e, self.env)
+            self._z[key] = self._terms[e] <= 0 if truth else self._terms[e] >= 1
+        return self._z[key]
 
     def possible(self, cell: dict, more: dict | None = None, nonzero=None) -> bool:
         """Not shown empty: the cell with `more` (and `nonzero` ≠ 0)."""
