@@ -764,7 +764,7 @@ def split_forms(phases, shape: Shape) -> tuple[tuple, dict]:
             continue
         names = _form_names(p.name, [st.op.value for _, st in branches])
         forks[p.name] = (p, names, [None if st.target is None else st.target.array for _, st in branches])
-        last: list = []           # the branches of p's step last evaluated (`_form_step`)
+        last: list = [None]       # (key, branches) of p's step last evaluated (`_form_step`)
         for i, (name, (_, st)) in enumerate(zip(names, branches)):
             inverse = p.inverse.get(st.target.array.name) if isinstance(p.inverse, dict) and st.target is not None \
                 else None if isinstance(p.inverse, dict) else p.inverse
@@ -813,13 +813,15 @@ def _form_step(phase: Phase, i: int, count: int, last: list):
     whose sizes were ints, keyed by those arrays (the same objects) and sizes (the same values), so
     that the forms evaluated one after another at the same iterations run the phase's step once."""
     def step(P, ix):
-        key = _fixed(P, ix)
-        if key is not None and last and last[0][:2] == key[:2] and all(a is b for a, b in zip(last[0][2], key[2])):
-            branches = last[1]
+        key, seen = _fixed(P, ix), last[0]        # one read: another thread may set it meanwhile
+        if key is not None and seen is not None and seen[0][:2] == key[:2] \
+                and all(a is b for a, b in zip(seen[0][2], key[2])):
+            branches = seen[1]
         else:
             got = phase.step(P, ix)
             branches = got.branches() if isinstance(got, Choice) else []
-            last[:] = [key, branches] if key is not None else []
+            if key is not None:
+                last[0] = key, branches
         if len(branches) != count:
             raise BadInput(f"{phase.defined_at}: phase {phase.name}: its step chooses among {count} steps "
                            f"(ite of steps) symbolically but among {len(branches) or 1} here")

@@ -108,7 +108,7 @@ class PhaseTrace:
     prev: Witness | None
     sources: list              # one Witness per operand
     send_source: Witness | None
-    box: list | None = None    # (lo, count) per index, l last, when the nest is rectangular
+    box: tuple | None = None   # (lo, count) per index, l last, when the nest is rectangular
     _lookup: tuple | None = field(default=None, repr=False)
 
     @property
@@ -237,7 +237,7 @@ def _phase_trace(phase, P, m, layout, start) -> PhaseTrace:
     return _iterations(phase, P, m, layout, seq, np.arange(tuples), start, tuples, box, index)
 
 
-_LAST: list = []      # `indexed`'s last answer: [its key, the answer]
+_LAST: list = [None]      # `indexed`'s last (key, answer), read and set as one (threads)
 
 
 def indexed(phase: Phase, P, m: int) -> tuple:
@@ -249,20 +249,22 @@ def indexed(phase: Phase, P, m: int) -> tuple:
     (`dsl._form_step`)."""
     values = tuple(vars(P).items())
     key = (phase.loops, m, values) if all(type(v) is int for _, v in values) else None
-    if key is not None and _LAST and _LAST[0] == key:
-        return _LAST[1]
+    seen = _LAST[0]
+    if key is not None and seen is not None and seen[0] == key:
+        seq, tuples, box, index = seen[1]
+        return dict(seq), tuples, box, dict(index)     # the dicts the caller's own, the arrays shared
     box: list = []
     seq = enumerate_loops(phase, P, box)
-    box = box + [(1, m)] if all(b is not None for b in box) else None
+    box = tuple(box) + ((1, m),) if all(b is not None for b in box) else None
     tuples = len(next(iter(seq.values()))) if seq else 1
     index = {k: np.repeat(v, m) for k, v in seq.items()}
     index["l"] = np.tile(np.arange(1, m + 1, dtype=np.int32), tuples)
     seq, index = ({k: v if v.base is None else v.copy() for k, v in d.items()} for d in (seq, index))
     for v in (*seq.values(), *index.values()):
         v.flags.writeable = False        # `dsl._form_step` keys its answer by these very arrays
-    got = seq, tuples, box, index
-    _LAST[:] = [key, got] if key is not None else []
-    return got
+    if key is not None:
+        _LAST[0] = key, (dict(seq), tuples, box, dict(index))
+    return seq, tuples, box, index
 
 
 def _iterations(phase, P, m, layout, seq, offsets, start, tuples, box=None, index=None) -> PhaseTrace:
