@@ -83,23 +83,23 @@ def beside(task, jobs: int = 0):
         with paused(), starting():
             if alone():
                 proc.start()
-    got: list = []
+    got: list = []                 # (ok, the result or the exception), once known
     if proc is None or not proc.pid:
         proc = None
         try:
-            got.append((0, True, task()))
+            got.append((True, task()))
         except Exception as err:
-            got.append((0, False, err))
+            got.append((False, err))
 
     def outcome() -> tuple:
         while not got:
             try:
                 _, ok, value = done.get(timeout=1.0)
-                got.append((0, ok, pickle.loads(value) if ok and proc is not None else value))
+                got.append((ok, pickle.loads(value) if ok else value))
             except queue.Empty:
                 if not proc.is_alive():
                     raise RuntimeError("the worker process ended before finishing its task") from None
-        return got[0][1:]
+        return got[0]
 
     def wait():
         ok, value = outcome()
