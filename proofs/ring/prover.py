@@ -65,8 +65,10 @@ def verify_with_conditions(schedule: Schedule, opts: Options = Options(), sessio
     solver_props = [p for p in opts.properties if p in SOLVER_PROPERTIES]
     derived, enumerated, needed = None, None, None
     # The steps on ints against their formulas in a worker while the checks are derived here (its
-    # bad input raised first, before anything is proved: `formulas_checked` before the pool).
-    with beside(partial(_formulas, schedule), opts.jobs) as formulas_checked:
+    # bad input raised first, before anything is proved: `formulas_checked` before the pool); at
+    # once here where nothing else comes before the proofs.
+    overlap = bool(solver_props) and opts.tier != "bounded"
+    with beside(partial(_formulas, schedule), opts.jobs if overlap else 1) as formulas_checked:
         if solver_props and opts.tier == "bounded":
             formulas_checked()
             opts.progress(f"{schedule.name}: enumerating " + (f"n={opts.size[0]}, m={opts.size[1]}" if opts.size
