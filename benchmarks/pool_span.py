@@ -7,8 +7,11 @@ For each target (default: algo1, zigzag, algo3-fast), one fresh process runs `pr
 --jobs 2` with each pool task timed in its worker (CPU seconds); it prints the parent's CPU seconds
 before the pool (interpreter, imports, the steps run on ints, the checks derived) and after it
 (verdicts, table), the tasks' CPU seconds, the three longest, and the pool's span: the tasks handed
-out in list order to whichever of two workers is free first, as `pool.run_all` does. The estimate
-is before + span + after: the wall time on two idle cores, less the forks and the interpreter's
+out in list order to whichever of two workers is free first, as `pool.run_all` does. A task run
+beside the parent's work before the pool (`pool.beside`: the steps on ints against their formulas)
+is timed in its worker too: where it ends after the parent asks for it (its start plus its CPU
+seconds, against the parent's CPU clock), the parent's wait is added. The estimate is before +
+waiting + span + after: the wall time on two idle cores, less the forks and the interpreter's
 exit; the project's bytecode is cached as on a user's machine (`speed.as_users`). --against REV
 runs the same on the code of git revision REV (`speed.py --against`'s temporary tree), each run
 right after the one here; medians of --repeat runs.
@@ -50,11 +53,29 @@ def measured(tasks, jobs=0):
     return [r for r, _ in out]
 
 pool.run_all = prover.run_all = measured
+side = []
+
+if hasattr(pool, "beside"):         # a task run beside the parent's work before the pool
+    import contextlib
+    beside = pool.beside
+
+    @contextlib.contextmanager
+    def timed_beside(task, jobs=0):
+        begun = time.process_time()
+        with beside(timed(task), jobs) as wait:
+            def waited():
+                got, cost = wait()
+                if not side:
+                    side.append(max(0.0, begun + cost - time.process_time()))
+                return got
+            yield waited
+
+    pool.beside = prover.beside = timed_beside
 from ringproof.proofs.cli.main import main
 import io
 code = main([sys.argv[1], "--quiet", "--jobs", "2"], io.StringIO(), io.StringIO())
 s = spans[0]
-print(json.dumps({"exit": code, "before": s["before"], "span": s["span"], "tasks": s["tasks"],
+print(json.dumps({"exit": code, "before": s["before"], "beside": sum(side), "span": s["span"], "tasks": s["tasks"],
                   "after": time.process_time() - s["after_pool"], "longest": s["longest"]}))
 """
 
@@ -66,14 +87,15 @@ def probe(target: str, env: dict | None = None) -> dict:
     if p.returncode != 0:
         raise SystemExit(f"{target}: {p.stderr.strip().splitlines()[-1:]}")
     out = json.loads(p.stdout.strip().splitlines()[-1])
-    out["estimate"] = out["before"] + out["span"] + out["after"]
+    out["estimate"] = out["before"] + out["beside"] + out["span"] + out["after"]
     return out
 
 
 def line(runs: list[dict]) -> str:
-    med = {k: statistics.median(r[k] for r in runs) for k in ("before", "span", "tasks", "after", "estimate")}
+    med = {k: statistics.median(r[k] for r in runs) for k in ("before", "beside", "span", "tasks", "after", "estimate")}
     longest = ", ".join(f"{n} {c}" for n, c in runs[len(runs) // 2]["longest"])
-    return (f"{med['estimate']:.2f} s (before {med['before']:.2f} + span {med['span']:.2f} of {med['tasks']:.2f} s "
+    return (f"{med['estimate']:.2f} s (before {med['before']:.2f} + waiting {med['beside']:.2f} + span {med['span']:.2f} "
+            f"of {med['tasks']:.2f} s "
             f"of tasks + after {med['after']:.2f}; longest: {longest}; exit {runs[0]['exit']})")
 
 

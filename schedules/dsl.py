@@ -764,10 +764,11 @@ def split_forms(phases, shape: Shape) -> tuple[tuple, dict]:
             continue
         names = _form_names(p.name, [st.op.value for _, st in branches])
         forks[p.name] = (p, names, [None if st.target is None else st.target.array for _, st in branches])
+        last: list = [None]       # (key, branches) of p's step last evaluated (`_form_step`)
         for i, (name, (_, st)) in enumerate(zip(names, branches)):
             inverse = p.inverse.get(st.target.array.name) if isinstance(p.inverse, dict) and st.target is not None \
                 else None if isinstance(p.inverse, dict) else p.inverse
-            out.append(Phase(name, p.loops, _form_step(p, i, len(branches)), inverse,
+            out.append(Phase(name, p.loops, _form_step(p, i, len(branches), last), inverse,
                              p.doc or f"{p.name}, where it does {st.op.value}", p.relies_on, p.defined_at,
                              group=p.group or p.name))
     if not forks:
@@ -805,10 +806,22 @@ def _form_names(name: str, ops: list) -> list:
             for i, op in enumerate(ops)]
 
 
-def _form_step(phase: Phase, i: int, count: int):
+def _form_step(phase: Phase, i: int, count: int, last: list):
+    """The step of the phase's form i of `count`. `last`, shared by the phase's forms: the
+    branches of the phase's step at the last call whose indices were all read-only arrays (which
+    stay as they are: `model.ring.trace.indexed` hands each form of a phase the same ones) and
+    whose sizes were ints, keyed by those arrays (the same objects) and sizes (the same values), so
+    that the forms evaluated one after another at the same iterations run the phase's step once."""
     def step(P, ix):
-        got = phase.step(P, ix)
-        branches = got.branches() if isinstance(got, Choice) else []
+        key, seen = _fixed(P, ix), last[0]        # one read: another thread may set it meanwhile
+        if key is not None and seen is not None and seen[0][:2] == key[:2] \
+                and all(a is b for a, b in zip(seen[0][2], key[2])):
+            branches = seen[1]
+        else:
+            got = phase.step(P, ix)
+            branches = got.branches() if isinstance(got, Choice) else []
+            if key is not None:
+                last[0] = key, branches
         if len(branches) != count:
             raise BadInput(f"{phase.defined_at}: phase {phase.name}: its step chooses among {count} steps "
                            f"(ite of steps) symbolically but among {len(branches) or 1} here")
@@ -821,6 +834,17 @@ def _form_step(phase: Phase, i: int, count: int):
 
     functools.update_wrapper(step, phase.step)
     return step
+
+
+def _fixed(P, ix):
+    """(the sizes' names and values, the indices' names, their values) where every size is an int
+    and every index a read-only array that owns its data (no other reference can change it), else
+    None: `_form_step`'s key."""
+    sizes, idx = tuple(vars(P).items()), vars(ix)
+    if all(type(v) is int for _, v in sizes) and all(
+            getattr(getattr(v, "flags", None), "writeable", True) is False and v.base is None for v in idx.values()):
+        return sizes, tuple(idx), tuple(idx.values())
+    return None
 
 
 def _rewired(fn, forks: dict, rewire):

@@ -345,3 +345,28 @@ def test_the_move_counts_are_derived_and_agree_with_the_ring_model_beyond_the_ch
     assert c.ops["MOVE"] is not None and "MOVE" not in c.why, c.why
     for n, m, d in ((16, 4, 4), (24, 2, 2), (16, 8, 8)):
         assert c.at(n, m, d, schedule.shape)["ops"]["MOVE"] == run(schedule, n, m, d=d).ops["MOVE"], (n, m, d)
+
+
+def test_the_forms_of_a_step_run_it_once_at_one_size_and_give_what_they_give_alone(monkeypatch):
+    """Ring-attention's four forms (its step an `ite` of steps) evaluated one after another at one
+    size run the phase's step once (`trace.indexed`'s read-only index arrays, `dsl._form_step`);
+    on indices that could change (writable arrays) each runs it anew, with the same steps."""
+    import numpy as np
+    from types import SimpleNamespace
+
+    from ringproof.model.ring.trace import indexed
+    from ringproof.schedules import dsl
+    schedule = registry()["ring-attention"]
+    forms = [p for p in schedule.phases if p.name.startswith("ring.")]
+    P = dsl.params(8, 2)
+    calls, branches = [], dsl.Choice.branches
+    monkeypatch.setattr(dsl.Choice, "branches", lambda self, *a: calls.append(1) or branches(self, *a))
+    kept = [f.step(P, SimpleNamespace(**indexed(f, P, 2)[3])) for f in forms]
+    once, calls[:] = len(calls), []
+    alone = [f.step(P, SimpleNamespace(**{k: v.copy() for k, v in indexed(f, P, 2)[3].items()})) for f in forms]
+    assert len(forms) == 4 and once > 0 and len(calls) == 4 * once
+    size = indexed(forms[0], P, 2)[1] * 2
+    for a, b in zip(kept, alone):
+        assert a.op == b.op and a.target.array == b.target.array
+        for x, y in [(a.pe, b.pe), (a.guard, b.guard), *zip(a.target.idx, b.target.idx)]:
+            assert np.array_equal(np.broadcast_to(x, size), np.broadcast_to(y, size))

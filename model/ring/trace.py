@@ -29,6 +29,13 @@ CHUNK = 1 << 17    # iterations per block of a Stream (whole cycles: chunk // m 
 
 
 def _vec(x, size, dtype=np.int32):
+    """x as a read-only array of `size` elements of `dtype`: a read-only view of x where x is such an
+    array already (the formulas on the step's index arrays mostly are; a view is a quarter of
+    `broadcast_to`'s cost), else x broadcast."""
+    if type(x) is np.ndarray and x.shape == (size,) and x.dtype == dtype:
+        x = x.view()
+        x.flags.writeable = False
+        return x
     return np.broadcast_to(np.asarray(x, dtype=dtype), (size,))
 
 
@@ -101,7 +108,7 @@ class PhaseTrace:
     prev: Witness | None
     sources: list              # one Witness per operand
     send_source: Witness | None
-    box: list | None = None    # (lo, count) per index, l last, when the nest is rectangular
+    box: tuple | None = None   # (lo, count) per index, l last, when the nest is rectangular
     _lookup: tuple | None = field(default=None, repr=False)
 
     @property
@@ -226,19 +233,47 @@ def homes(schedule: Schedule, P, layout: Layout) -> np.ndarray:
 
 
 def _phase_trace(phase, P, m, layout, start) -> PhaseTrace:
+    seq, tuples, box, index = indexed(phase, P, m)
+    return _iterations(phase, P, m, layout, seq, np.arange(tuples), start, tuples, box, index)
+
+
+_LAST: list = [None]      # `indexed`'s last (key, answer), read and set as one (threads)
+
+
+def indexed(phase: Phase, P, m: int) -> tuple:
+    """(the phase's loop tuples by `enumerate_loops`, their number, (lo, count) per index where the
+    nest is rectangular else None, the index record a step sees: each loop index and l, one element
+    per iteration on PE 1, ..., m), its arrays read-only. The last answer is kept, keyed by the
+    loops and the sizes (ints), so the forms of a phase's step (`dsl.split_forms`: the same loops),
+    evaluated one after another at the same sizes, share it and, through it, one run of the step
+    (`dsl._form_step`)."""
+    values = tuple(vars(P).items())
+    key = (phase.loops, m, values) if all(type(v) is int for _, v in values) else None
+    seen = _LAST[0]
+    if key is not None and seen is not None and seen[0] == key:
+        seq, tuples, box, index = seen[1]
+        return dict(seq), tuples, box, dict(index)     # the dicts the caller's own, the arrays shared
     box: list = []
     seq = enumerate_loops(phase, P, box)
-    box = box + [(1, m)] if all(b is not None for b in box) else None
+    box = tuple(box) + ((1, m),) if all(b is not None for b in box) else None
     tuples = len(next(iter(seq.values()))) if seq else 1
-    return _iterations(phase, P, m, layout, seq, np.arange(tuples), start, tuples, box)
-
-
-def _iterations(phase, P, m, layout, seq, offsets, start, tuples, box=None) -> PhaseTrace:
-    """The iterations of the loop tuples `seq`, which are tuples `offsets` (cycles start + offsets)
-    of the phase's `tuples`."""
-    size = offsets.size * m
     index = {k: np.repeat(v, m) for k, v in seq.items()}
-    index["l"] = np.tile(np.arange(1, m + 1, dtype=np.int32), offsets.size)
+    index["l"] = np.tile(np.arange(1, m + 1, dtype=np.int32), tuples)
+    seq, index = ({k: v if v.base is None else v.copy() for k, v in d.items()} for d in (seq, index))
+    for v in (*seq.values(), *index.values()):
+        v.flags.writeable = False        # `dsl._form_step` keys its answer by these very arrays
+    if key is not None:
+        _LAST[0] = key, (dict(seq), tuples, box, dict(index))
+    return seq, tuples, box, index
+
+
+def _iterations(phase, P, m, layout, seq, offsets, start, tuples, box=None, index=None) -> PhaseTrace:
+    """The iterations of the loop tuples `seq`, which are tuples `offsets` (cycles start + offsets)
+    of the phase's `tuples` (`index`: their index record where `indexed` built it)."""
+    size = offsets.size * m
+    if index is None:
+        index = {k: np.repeat(v, m) for k, v in seq.items()}
+        index["l"] = np.tile(np.arange(1, m + 1, dtype=np.int32), offsets.size)
     cycle = np.repeat(start + offsets.astype(np.int64), m)
     step = phase.step(P, SimpleNamespace(**index))
     if not isinstance(step, Step):
@@ -312,18 +347,16 @@ def count_tuples(phase: Phase, P) -> int:
 
 
 def _every_step(phase: Phase, P, m: int):
-    """(loop tuples, the step evaluated at every loop tuple on every PE, its size) by enumeration."""
-    seq = enumerate_loops(phase, P)
-    tuples = len(next(iter(seq.values()))) if seq else 1
-    index = {k: np.repeat(v, m) for k, v in seq.items()}
-    index["l"] = np.tile(np.arange(1, m + 1, dtype=np.int32), tuples)
-    return tuples, phase.step(P, SimpleNamespace(**index)), tuples * m
+    """(loop tuples, the step evaluated at every loop tuple on every PE, its size, the index record
+    it saw) by enumeration."""
+    _, tuples, _, index = indexed(phase, P, m)
+    return tuples, phase.step(P, SimpleNamespace(**index)), tuples * m, index
 
 
 def phase_counts(phase: Phase, P, m: int) -> dict:
     """{"cycles": loop tuples, op kind: iterations whose op happens, "MOVE": also those that only
     forward} of one phase at sizes P, by enumeration (as the ring machine tallies them)."""
-    tuples, step, size = _every_step(phase, P, m)
+    tuples, step, size, _ = _every_step(phase, P, m)
     active = _vec(step.guard, size, bool)
     send = _vec(step.send.when, size, bool) if step.send is not None else np.zeros(size, bool)
     out = {"cycles": tuples, **{op.value: 0 for op in Op}}
@@ -335,7 +368,7 @@ def phase_counts(phase: Phase, P, m: int) -> dict:
 def active_per_pe(phase: Phase, P, m: int) -> list[int]:
     """The iterations of one phase whose op happens, on PE 1, ..., m, at sizes P, by enumeration (the
     step's guard and PE at every iteration; nothing else of the trace is built)."""
-    _, step, size = _every_step(phase, P, m)
+    _, step, size, _ = _every_step(phase, P, m)
     pe = _vec(step.pe, size, np.int64)
     return np.bincount(pe[_vec(step.guard, size, bool)], minlength=m + 1)[1:m + 1].tolist()
 
@@ -343,12 +376,7 @@ def active_per_pe(phase: Phase, P, m: int) -> list[int]:
 def active_per_step(phase: Phase, P, m: int) -> dict[int, list[int]]:
     """{value of the phase's outermost loop (its ring step): [iterations whose op happens on PE 1,
     ..., m in that step]} at sizes P, by enumeration (as `active_per_pe`)."""
-    seq = enumerate_loops(phase, P)
-    tuples = len(next(iter(seq.values()))) if seq else 1
-    index = {k: np.repeat(v, m) for k, v in seq.items()}
-    index["l"] = np.tile(np.arange(1, m + 1, dtype=np.int32), tuples)
-    step = phase.step(P, SimpleNamespace(**index))
-    size = tuples * m
+    _, step, size, index = _every_step(phase, P, m)
     pe, active, outer = _vec(step.pe, size, np.int64), _vec(step.guard, size, bool), index[phase.loops[0].name]
     return {int(s): np.bincount(pe[active & (outer == s)], minlength=m + 1)[1:m + 1].tolist()
             for s in np.unique(outer)}

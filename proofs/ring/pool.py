@@ -7,11 +7,13 @@ A task is any zero-argument callable, closures over schedules included: workers 
 inherit the task list and receive only indices; only results travel back (pickled). Tasks are handed
 out one at a time in list order (put the long ones first); a task's exception is raised in the parent,
 a result that cannot be pickled is an `InternalError` naming the task and the cause, and on any
-exception (Ctrl-C included) the workers are terminated, so none outlives the call.
+exception (Ctrl-C included) the workers are terminated, so none outlives the call. `beside` runs
+one task in a worker while the caller goes on, its exception before the caller's.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import multiprocessing as mp
 import os
@@ -65,6 +67,68 @@ def run_all(tasks: list, jobs: int = 0) -> list:
             if p.is_alive():
                 p.terminate()
             p.join()
+
+
+@contextlib.contextmanager
+def beside(task, jobs: int = 0):
+    """Run `task` in a forked worker process while the block runs (here, at once, with one worker
+    or where a fork could deadlock); the block gets `wait`, which returns the task's result or
+    raises its exception. Where the block raises, the task's exception, if it raised one, is raised
+    instead (the task's check comes first); the worker never outlives the block."""
+    proc = None
+    if workers(jobs) > 1 and "fork" in mp.get_all_start_methods():
+        ctx = mp.get_context("fork")
+        done = ctx.Queue()
+        proc = ctx.Process(target=_work, args=([task], _Only(), done), daemon=True)
+        with paused(), starting():
+            if alone():
+                proc.start()
+    got: list = []                 # (ok, the result or the exception), once known
+    if proc is None or not proc.pid:
+        proc = None
+        try:
+            got.append((True, task()))
+        except Exception as err:
+            got.append((False, err))
+
+    def outcome() -> tuple:
+        while not got:
+            try:
+                _, ok, value = done.get(timeout=1.0)
+                got.append((ok, pickle.loads(value) if ok else value))
+            except queue.Empty:
+                if not proc.is_alive():
+                    raise RuntimeError("the worker process ended before finishing its task") from None
+        return got[0]
+
+    def wait():
+        ok, value = outcome()
+        if not ok:
+            raise value
+        return value
+
+    try:
+        yield wait
+    except Exception:
+        ok, value = outcome()
+        if not ok:
+            raise value from None
+        raise
+    finally:
+        if proc is not None:
+            if proc.is_alive():
+                proc.terminate()
+            proc.join()
+
+
+class _Only:
+    """The task queue of a worker with one task: index 0, then the end."""
+
+    def __init__(self):
+        self.left = [None, 0]
+
+    def get(self):
+        return self.left.pop()
 
 
 def _work(tasks, todo, done):

@@ -18,7 +18,7 @@ from ringproof.model.ring.trace import build_trace
 from ringproof.proofs.ring.bounded import check_sizes, shapes, sweep
 from ringproof.proofs.ring.conditions import conditions as size_conditions
 from ringproof.proofs.ring.formulas import check_formulas
-from ringproof.proofs.ring.pool import run_all
+from ringproof.proofs.ring.pool import beside, run_all
 from ringproof.proofs.ring.properties import Check, check_trace, derive
 from ringproof.proofs.ring.properties.base import generic_step
 from ringproof.proofs.ring.session import Session
@@ -61,24 +61,27 @@ def verify_with_conditions(schedule: Schedule, opts: Options = Options(), sessio
     if unknown:
         raise BadInput(f"unknown property {sorted(unknown)[0]!r}; known: {', '.join(PROPERTIES)}")
     opts.progress(f"{schedule.name}: its steps on ints against their formulas")
-    files = {code.co_filename for ph in schedule.phases
-             if (code := getattr(inspect.unwrap(ph.step), "__code__", None))}
-    with time_limit(usercode.SAMPLING_SECONDS, f"{schedule.name}: its steps run on ints at the sampled points", files):
-        check_formulas(schedule)
     results: list[Result] = []
     solver_props = [p for p in opts.properties if p in SOLVER_PROPERTIES]
     derived, enumerated, needed = None, None, None
-    if solver_props and opts.tier == "bounded":
-        opts.progress(f"{schedule.name}: enumerating " + (f"n={opts.size[0]}, m={opts.size[1]}" if opts.size
-                      else f"{len(shapes(schedule, opts.max_n))} sizes with n ≤ {opts.max_n}"))
-        bounded, enumerated, derived = _bounded(schedule, solver_props, opts, session, "counts" in opts.properties)
-        results += bounded
-    elif solver_props:
-        checks = [c for c in derive(schedule) if c.property in solver_props]
-        opts.progress(f"{schedule.name}: {len(checks)} checks at tier {opts.tier}")
-        solved, derived, needed = _solve(schedule, checks, opts, session, with_counts="counts" in opts.properties,
-                                         conditions=conditions)
-        results += solved
+    # The steps on ints against their formulas in a worker while the checks are derived here (its
+    # bad input raised first, before anything is proved: `formulas_checked` before the pool); at
+    # once here where nothing else comes before the proofs.
+    overlap = bool(solver_props) and opts.tier != "bounded"
+    with beside(partial(_formulas, schedule), opts.jobs if overlap else 1) as formulas_checked:
+        if solver_props and opts.tier == "bounded":
+            formulas_checked()
+            opts.progress(f"{schedule.name}: enumerating " + (f"n={opts.size[0]}, m={opts.size[1]}" if opts.size
+                          else f"{len(shapes(schedule, opts.max_n))} sizes with n ≤ {opts.max_n}"))
+            bounded, enumerated, derived = _bounded(schedule, solver_props, opts, session, "counts" in opts.properties)
+            results += bounded
+        elif solver_props:
+            checks = [c for c in derive(schedule) if c.property in solver_props]
+            opts.progress(f"{schedule.name}: {len(checks)} checks at tier {opts.tier}")
+            solved, derived, needed = _solve(schedule, checks, opts, session, with_counts="counts" in opts.properties,
+                                             conditions=conditions, first=formulas_checked)
+            results += solved
+        formulas_checked()
     if "counts" in opts.properties:
         opts.progress(f"{schedule.name}: counting cycles and ops")
         results.append(_counts(schedule, opts, session, results, derived, enumerated))
@@ -88,6 +91,14 @@ def verify_with_conditions(schedule: Schedule, opts: Options = Options(), sessio
     if conditions and needed is None:    # no pool above computed them
         needed = size_conditions(schedule)
     return sorted(results, key=lambda r: (phases.get(r.phase, len(phases)), order[r.property])), needed
+
+
+def _formulas(schedule: Schedule) -> None:
+    """`check_formulas` under the time limit of the user's code run on ints."""
+    files = {code.co_filename for ph in schedule.phases
+             if (code := getattr(inspect.unwrap(ph.step), "__code__", None))}
+    with time_limit(usercode.SAMPLING_SECONDS, f"{schedule.name}: its steps run on ints at the sampled points", files):
+        check_formulas(schedule)
 
 
 def _cite_online_softmax(schedule: Schedule, results: list[Result], session: Session) -> list[Result]:
@@ -124,13 +135,14 @@ def _discharged(check: Check, m_value, session: Session, smt2_dir: str | None):
 
 
 def _solve(schedule: Schedule, checks: list[Check], opts: Options, session: Session, with_counts: bool = False,
-           conditions: bool = False):
+           conditions: bool = False, first=None):
     """Results of the checks, and the schedule's counts if asked (computed in the same pool, first,
     since they are the longest tasks): the counts, and beside them their load part (balance,
     per ring step too) and the exact memory peak's derivation and hint checks, joined here; and
     the size conditions if asked (the pool's last task), else None. The checks of the counting
     hints (`recount`) are tasks of their own too: the balance counts with them assumed, and is
-    found again without them where one is not proved (`recount.join`)."""
+    found again without them where one is not proved (`recount.join`). `first`: called before the
+    pool starts (a check that must pass before anything is proved)."""
     ms = [None] if opts.tier == "parametric" else list(range(1, opts.max_m + 1))
     keys = [(i, mv) for i in range(len(checks)) for mv in ms]
     tasks = [partial(_discharged, checks[i], mv, session, opts.smt2_dir) for i, mv in keys]
@@ -154,6 +166,8 @@ def _solve(schedule: Schedule, checks: list[Check], opts: Options, session: Sess
                      *[partial(_discharged, c, None, session, None) for c in hints + recount_checks]]
     if conditions:
         tasks.append(partial(size_conditions, schedule))
+    if first is not None:
+        first()
     raw = run_all(tasks, opts.jobs)
     needed = raw.pop() if conditions else None
     if with_counts:

@@ -207,11 +207,13 @@ def cells(form, kept, decider):
     form = sympy.expand(form)
     rels = sorted(form.atoms(sympy.core.relational.Relational), key=sympy.default_sort_key)
     atoms: list = []                   # e or 1 − e, whichever comes first: the same in every process
+    both: dict = {}                    # rel: (e, 1 − e), read again in every cell below
     for rel in rels:
         e = _atom(rel)
         if e is None:
             raise Unknown(f"a case of the per-step form compares by {type(rel).__name__}")
-        if e not in atoms and sympy.expand(1 - e) not in atoms:
+        both[rel] = e, sympy.expand(1 - e)
+        if e not in atoms and both[rel][1] not in atoms:
             atoms.append(e)
     z = _Cells(decider, kept)
     found = [{}]
@@ -221,8 +223,8 @@ def cells(form, kept, decider):
     for cell in found:
         truth = {}
         for rel in rels:
-            e = _atom(rel)
-            truth[rel] = sympy.true if cell.get(e, not cell.get(sympy.expand(1 - e), True)) else sympy.false
+            e, other = both[rel]
+            truth[rel] = sympy.true if cell.get(e, not cell.get(other, True)) else sympy.false
         value = sympy.expand(sympy.piecewise_fold(form.xreplace(truth)))
         if value.has(sympy.Piecewise):
             raise Unknown("a case of the per-step form is not settled in a cell")
@@ -264,33 +266,68 @@ def _equal_on_window(diff, cell: dict, v) -> bool:
 
 class _Cells:
     """One Z3 solver holding the sizes' facts and the kept indices' ranges; cells are asked about
-    under push/pop (each comparison translated once)."""
+    under push/pop (each comparison translated once). A cell is first looked for at the counter's
+    small points (`witness.points`: sizes that meet the side condition, each kept index at the ends
+    and middle of its range): one where every comparison of the question takes its side is a model
+    of the query Z3 would be given, which Z3 could then only find satisfiable (or not decide): not
+    shown empty either way (zigzag's per-step forms: most of 690 queries)."""
 
     def __init__(self, decider, kept):
         import z3
-        from ringproof.proofs.ring.nests import to_z3
+        from ringproof.proofs.ring import witness
+        from ringproof.proofs.ring.nests import SYMPY_PARAMETERS, to_z3
         env, facts = decider._env()
         for v, lo, hi in kept:
             env[v] = z3.Int(str(v))
             facts += [to_z3(lo, env) <= env[v], env[v] <= to_z3(hi, env)]
-        self.env, self.solver, self._z = env, decider._solver(), {}
+        self.env, self.solver, self._terms, self._z = env, decider._solver(), {}, {}
         self.solver.add(*facts)
+        self.names = (*SYMPY_PARAMETERS, *[v for v, _, _ in kept])
+        self.points = [] if decider.least else witness.points(SYMPY_PARAMETERS, tuple(kept), decider.requires,
+                                                              decider.d_is_n)
+
+    def _seen(self, sides: dict, nonzero) -> bool:
+        """Does one of `points` put every e of `sides` on its side (e ≤ 0 where True, e ≥ 1 where
+        False) and make `nonzero` (a condition, or None) hold?"""
+        from ringproof.proofs.ring import witness
+        if not self.points:
+            return False
+        fns = [(witness.compiled(e, self.names), t) for e, t in sides.items()]
+        extra = witness.compiled(nonzero, self.names) if nonzero is not None else None
+        if any(fn is None for fn, _ in fns) or (nonzero is not None and extra is None):
+            return False
+        for p in self.points:
+            if all((v := witness._at(fn, p)) is not None and (v <= 0 if t else v >= 1) for fn, t in fns) \
+                    and (extra is None or witness._at(extra, p) is True):
+                return True
+        return False
 
     def _atom(self, e, truth: bool):
+        """e ≤ 0 (`truth`) or e ≥ 1 as a Z3 literal, built once (a cell's are asked again with each
+        further comparison)."""
         from ringproof.proofs.ring.nests import to_z3
-        if e not in self._z:
-            self._z[e] = to_z3(e, self.env)
-        return self._z[e] <= 0 if truth else self._z[e] >= 1
+        key = (e, truth)
+        if key not in self._z:
+            if e not in self._terms:
+                self._terms[e] = to_z3(e, self.env)
+            self._z[key] = self._terms[e] <= 0 if truth else self._terms[e] >= 1
+        return self._z[key]
 
     def possible(self, cell: dict, more: dict | None = None, nonzero=None) -> bool:
         """Not shown empty: the cell with `more` (and `nonzero` ≠ 0)."""
         import z3
         from ringproof.proofs.ring.nests import to_z3
+        sides = {**cell, **(more or {})}
+        atoms = [self._atom(e, t) for e, t in sides.items()]      # translated first: NoZ3 as before
+        other = _nonzero(nonzero) if nonzero is not None else None
+        extra = to_z3(other, self.env) if other is not None else None
+        if self._seen(sides, other):
+            return True
         self.solver.push()
         try:
-            self.solver.add(*[self._atom(e, t) for e, t in {**cell, **(more or {})}.items()])
-            if nonzero is not None:
-                self.solver.add(to_z3(_nonzero(nonzero), self.env))
+            self.solver.add(*atoms)
+            if extra is not None:
+                self.solver.add(extra)
             return self.solver.check() != z3.unsat
         finally:
             self.solver.pop()
