@@ -348,9 +348,11 @@ def _joined_apart_is_exact(S, session):
     parts, peaks, checks = held.apart(S, session), held.measured(S, session), held.hint_checks(S, session)
     proved = [Outcome(c, Verdict.PROVED, 0.0) for c in checks]
     assert held.join(S, Session(), parts, peaks, proved) == held.exact(S, session)
+    assert held.join(S, Session(), parts, peaks, proved, checks) == held.exact(S, session)    # the prover's call
     refuted = proved[:2] + [replace(proved[2], verdict=Verdict.REFUTED, n=2, m=2)] + proved[3:]
-    top, why = held.join(S, Session(), parts, peaks, refuted)
-    assert top is None and why == f"{held.NOT_DERIVED}the hint check {checks[2].phase}: {checks[2].name} is refuted (n=2, m=2)"
+    for given in (None, checks):
+        top, why = held.join(S, Session(), parts, peaks, refuted, given)
+        assert top is None and why == f"{held.NOT_DERIVED}the hint check {checks[2].phase}: {checks[2].name} is refuted (n=2, m=2)"
     top, why = held.join(S, Session(), parts, peaks[:-1] + [peaks[-1] + 1], proved)
     assert top is None and why.startswith(held.MISMATCH) and f"measures {peaks[-1] + 1}" in why
 

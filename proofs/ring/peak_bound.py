@@ -26,10 +26,12 @@ FEW = 4           # values of a size that `at_most` takes one by one where a cel
 
 class Remembered:
     """A decider (`nests.Decider`) whose `never` answers are kept: `settled` and the cells of every
-    regime `at_most` reads ask many of the same (a third of ring-attention's queries)."""
+    regime `at_most` reads ask many of the same (a third of ring-attention's queries). `cases` and
+    `symbols`: what the `Cases` of every cell found (each answer keyed by all it reads, the decider
+    this one), shared by the cells and slots `stays.peak` bounds."""
 
     def __init__(self, decider):
-        self.decider, self.known = decider, {}
+        self.decider, self.known, self.cases, self.symbols = decider, {}, {}, {}
 
     @property
     def budget(self):
@@ -245,8 +247,9 @@ class Cases:
     `budgets.PEAK_BOUND`); where it is not shown, an index split into cases (`_parts`)."""
 
     def __init__(self, decider, cond, values=(0,)):
-        self.decider, self.cond, self.known, self.visited = decider, cond, {}, 0
-        self.syms, self.here = {}, (None, None, {})
+        self.decider, self.cond, self.visited = decider, cond, 0
+        self.known, self.syms = getattr(decider, "cases", {}), getattr(decider, "symbols", {})   # `Remembered`'s
+        self.here = (None, None, {})
         self.values = [sympy.expand(v) for v in values]
 
     def hold(self, pieces, ranges) -> bool:

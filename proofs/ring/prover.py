@@ -172,7 +172,7 @@ def _solve(schedule: Schedule, checks: list[Check], opts: Options, session: Sess
     needed = raw.pop() if conditions else None
     if with_counts:
         parts, (counted, balance), peaks, steps = raw[:4]
-        held.join(schedule, session, parts, peaks, raw[4:4 + len(hints)])
+        held.join(schedule, session, parts, peaks, raw[4:4 + len(hints)], hints)
         if not recount.join(schedule, session, recounts, raw[4 + len(hints):4 + len(hints) + len(recount_checks)]):
             balance = _balance_task(schedule, session)        # again: a hint not proved counts nothing
         del raw[:4 + len(hints) + len(recount_checks)]
