@@ -66,6 +66,7 @@ def add_solver_options(p: ArgumentParser) -> None:
                    help="also derive the exact memory peak where the schedule marks it long to derive "
                         "(CPU: algo2 about 4 s, algo2-general and ring-attention-bwd about 10 s, "
                         "ring-attention-causal a minute, striped a minute and a half, zigzag five minutes, "
+                        "ring-attention-causal-bwd 7 minutes, "
                         "striped-bwd 12 minutes, zigzag-bwd 19); "
                         "other schedules with stay hints derive theirs anyway")
 
