@@ -216,7 +216,7 @@ def value_at(e: sympy.Expr, sub: dict) -> int:
     run asks every form at hundreds of sizes), else by sympy's subs (a Sum, a node not compiled,
     no case of a Piecewise holding, a divisor not positive)."""
     from ringproof.proofs.ring import witness
-    names = tuple(sorted(sub, key=str))
+    names = tuple(sorted(sub, key=lambda x: x.name))      # not str: printing a symbol takes longer
     fn = witness.compiled(e, names)
     try:
         v = fn(*(sub[x] for x in names)) if fn is not None else None
