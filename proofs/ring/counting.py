@@ -284,7 +284,7 @@ def _value(form: sympy.Expr, n: int, m: int, d: int, shape: Shape = D_IS_N) -> i
 
 
 def enumerated(phase: Phase, P, size: tuple, session: Session) -> tuple[dict, dict | None]:
-    """(`trace.phase_counts`, `trace.active_per_step` or None) of a phase at one size (n, m, d),
+    """`trace.phase_tally` (its counts, its active ops per PE per ring step) at one size (n, m, d),
     P its record with the derived parameters, from one enumeration kept in the session: the counts
     and the per-PE forms (and the per-step forms) are checked against them at the same sizes."""
     from ringproof.model.ring.trace import phase_tally
