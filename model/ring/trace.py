@@ -353,11 +353,17 @@ def _every_step(phase: Phase, P, m: int):
     return tuples, phase.step(P, SimpleNamespace(**index)), tuples * m, index
 
 
-def phase_counts(phase: Phase, P, m: int) -> dict:
-    """{"cycles": loop tuples, op kind: iterations whose op happens, "MOVE": also those that only
-    forward} of one phase at sizes P, by enumeration (as the ring machine tallies them)."""
-    tuples, step, size, _ = _every_step(phase, P, m)
+def phase_tally(phase: Phase, P, m: int) -> tuple[dict, dict | None]:
+    """({"cycles": loop tuples, op kind: iterations whose op happens, "MOVE": also those that only
+    forward} of one phase at sizes P, as the ring machine tallies them; `active_per_step`, or None
+    where the phase has no loop), from one enumeration: the counts and the per-PE forms are checked
+    against both at the same sizes."""
+    tuples, step, size, index = _every_step(phase, P, m)
     active = _vec(step.guard, size, bool)
+    return _tallied(tuples, step, size, active), _per_step(phase, step, m, index, active) if phase.loops else None
+
+
+def _tallied(tuples: int, step, size: int, active) -> dict:
     send = _vec(step.send.when, size, bool) if step.send is not None else np.zeros(size, bool)
     out = {"cycles": tuples, **{op.value: 0 for op in Op}}
     out[step.op.value] += int(np.count_nonzero(active))
@@ -377,7 +383,11 @@ def active_per_step(phase: Phase, P, m: int) -> dict[int, list[int]]:
     """{value of the phase's outermost loop (its ring step): [iterations whose op happens on PE 1,
     ..., m in that step]} at sizes P, by enumeration (as `active_per_pe`)."""
     _, step, size, index = _every_step(phase, P, m)
-    pe, active, outer = _vec(step.pe, size, np.int64), _vec(step.guard, size, bool), index[phase.loops[0].name]
+    return _per_step(phase, step, m, index, _vec(step.guard, size, bool))
+
+
+def _per_step(phase: Phase, step, m: int, index: dict, active) -> dict[int, list[int]]:
+    pe, outer = _vec(step.pe, active.size, np.int64), index[phase.loops[0].name]
     return {int(s): np.bincount(pe[active & (outer == s)], minlength=m + 1)[1:m + 1].tolist()
             for s in np.unique(outer)}
 

@@ -26,7 +26,6 @@ import sympy
 import z3
 
 from ringproof.errors import BadInput, InternalError
-from ringproof.model.ring.trace import phase_counts
 from ringproof.model.ring.vocabulary import forwards
 from ringproof.proofs.ring.induction import prove_through
 from ringproof.proofs.ring import budgets
@@ -214,16 +213,19 @@ class Counts:
 def value_at(e: sympy.Expr, sub: dict) -> int:
     """int(e) at the integer values `sub` ({symbol: int}), e compiled once for every size asked
     (`witness.compiled`: exact, floor and mod as sympy reads them for a positive divisor; a bounded
-    run asks every form at hundreds of sizes), else by sympy's subs (a Sum, a node not compiled,
-    no case of a Piecewise holding, a divisor not positive)."""
+    run asks every form at hundreds of sizes), else by sympy with the values put in (`xreplace`:
+    a Sum, a node not compiled such as a division by a size, no case of a Piecewise holding, a
+    divisor not positive; sympy's `subs` took 3 ms a form, a second of algo2's counts check)."""
     from ringproof.proofs.ring import witness
-    names = tuple(sorted(sub, key=str))
+    names = tuple(sorted(sub, key=lambda x: x.name))      # not str: printing a symbol takes longer
     fn = witness.compiled(e, names)
     try:
         v = fn(*(sub[x] for x in names)) if fn is not None else None
     except (ArithmeticError, TypeError, ValueError):
         v = None
-    return int(v) if v is not None and not isinstance(v, bool) else int(e.subs(sub).doit())
+    if v is not None and not isinstance(v, bool):
+        return int(v)
+    return int(e.xreplace({x: sympy.Integer(v) for x, v in sub.items()}).doit())
 
 
 def required_count(eqn, P, decider: Decider | None = None) -> sympy.Expr | None:
@@ -280,28 +282,39 @@ def least_at(shape: Shape, n: int, m: int, d: int | None = None) -> dict:
 
 
 def _value(form: sympy.Expr, n: int, m: int, d: int, shape: Shape = D_IS_N) -> int:
-    v = form.xreplace({K: sympy.Integer(n // m), M: sympy.Integer(m), KD: sympy.Integer(d // m),
-                       **least_at(shape, n, m, d)})
-    return int(v.doit()) if not v.is_Integer else int(v)
+    """A form in k, m, kd at one size (`value_at`: compiled once for every size checked)."""
+    return value_at(form, {K: n // m, M: m, KD: d // m, **{x: int(v) for x, v in least_at(shape, n, m, d).items()}})
 
 
-def _check(schedule: Schedule, per_phase: dict, required: dict) -> None:
+def enumerated(phase: Phase, P, size: tuple, session: Session) -> tuple[dict, dict | None]:
+    """`trace.phase_tally` (its counts, its active ops per PE per ring step) at one size (n, m, d),
+    P its record with the derived parameters, from one enumeration kept in the session: the counts
+    and the per-PE forms (and the per-step forms) are checked against them at the same sizes."""
+    from ringproof.model.ring.trace import phase_tally
+    key = (id(phase), *size)
+    hit = session.enumerated.get(key)
+    if hit is None or hit[0] is not phase:
+        hit = session.enumerated[key] = (phase, phase_tally(phase, P, size[1]))
+    return hit[1]
+
+
+def _check(schedule: Schedule, per_phase: dict, required: dict, session: Session) -> None:
     """Every derived form against enumeration at every size of `check_sizes`: InternalError at the
     first disagreement, naming the phase, the count and the size."""
     for n, m, d in check_sizes(schedule.shape):
-        P = params(n, m, d=d)
+        P = with_derived(schedule.derived, params(n, m, d=d))
         for p in schedule.phases:
             forms = per_phase[p.name]
             if not forms:
                 continue
-            got = phase_counts(p, P, m)
+            got = enumerated(p, P, (n, m, d), session)[0]
             for kind, form in forms.items():
                 if _value(form, n, m, d, schedule.shape) != got[kind]:
                     where = f"n={n}, m={m}" + (f", d={d}" if schedule.shape.is_free("d") else "")
                     raise InternalError(f"counts: phase {p.name}: the derived {kind} {in_n_m_d(form)} gives "
                                         f"{_value(form, n, m, d, schedule.shape)} at {where}, enumeration {got[kind]}")
         for name, (eqn, form) in required.items():
-            want = _required_enumerated(eqn, with_derived(schedule.derived, P))
+            want = _required_enumerated(eqn, P)
             if _value(form, n, m, d, schedule.shape) != want:
                 raise InternalError(f"counts: phase {name}: the terms of {eqn.target.name}: {in_n_m_d(form)} gives "
                                     f"{_value(form, n, m, d, schedule.shape)} at n={n}, d={d}, enumeration {want}")
@@ -325,12 +338,13 @@ def _cycles(schedule: Schedule, per_phase: dict) -> sympy.Expr:
     return sum((f[0] if len(f) == 1 else sympy.Max(*f) for f in by_slot.values()), sympy.Integer(0))
 
 
-def _check_cycles(schedule: Schedule, form: sympy.Expr) -> None:
-    """The cycles of a schedule with lock-step groups against enumeration (`check_sizes`)."""
-    from ringproof.model.ring.trace import count_tuples, slot_starts
+def _check_cycles(schedule: Schedule, form: sympy.Expr, session: Session) -> None:
+    """The cycles of a schedule with lock-step groups against enumeration (`check_sizes`; each
+    phase's loop tuples as `_check` enumerated them)."""
+    from ringproof.model.ring.trace import slot_starts
     for n, m, d in check_sizes(schedule.shape):
-        P = params(n, m, d=d)
-        got = slot_starts(schedule, [count_tuples(p, P) for p in schedule.phases])[1]
+        P = with_derived(schedule.derived, params(n, m, d=d))
+        got = slot_starts(schedule, [enumerated(p, P, (n, m, d), session)[0]["cycles"] for p in schedule.phases])[1]
         if _value(form, n, m, d) != got:
             raise InternalError(f"counts: the derived cycles {in_n_m_d(form)} of {schedule.name} give "
                                 f"{_value(form, n, m, d)} at n={n}, m={m}, enumeration {got}")
@@ -369,7 +383,7 @@ def _derive(schedule: Schedule, session: Session) -> Counts:
         per_phase[p.name] = forms
         for kind, reason in missing.items():
             why.setdefault(kind, reason)
-    _check(schedule, per_phase, required)
+    _check(schedule, per_phase, required, session)
 
     def total(kind):
         if kind in why:
@@ -385,7 +399,7 @@ def _derive(schedule: Schedule, session: Session) -> Counts:
 
     cycles = total("cycles")
     if cycles is not None and len(set(schedule.slots)) < len(schedule.phases):
-        _check_cycles(schedule, cycles)
+        _check_cycles(schedule, cycles, session)
     kinds = list(ALWAYS_COUNTED) + sorted({_shape(p).op.value for p in schedule.phases} - set(ALWAYS_COUNTED))
     ops = {kind: total(kind) for kind in kinds}
     per_util = {}

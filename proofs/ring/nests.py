@@ -334,13 +334,23 @@ def _integral(e) -> bool:
 
 
 def _eliminate(v, piece, names, outer, decider: "Decider") -> list:
-    """Sum `piece` = (summand, atoms) over v: one piece per case of its bounds, v gone."""
+    """Sum `piece` = (summand, atoms) over v: one piece per case of its bounds, v gone. The atoms
+    without v pass through; what the atoms with v give is kept in the decider (the counts sum a
+    phase's nest with the PE index l, the per-PE forms without: the same inner sums)."""
     f, cons = piece
-    lowers, uppers, rest = [], [], []
-    for e in cons:
-        if not e.has(v):
-            rest.append(e)
-            continue
+    rest = [e for e in cons if not e.has(v)]
+    bounds = tuple(e for e in cons if e.has(v))
+    key = (f, v, bounds, tuple(names), tuple(outer))
+    hit = decider.eliminated.get(key)
+    if hit is None:
+        hit = decider.eliminated[key] = _bounded_sums(v, f, bounds, names, outer, decider)
+    return [(g, rest + kept) for g, kept in hit]
+
+
+def _bounded_sums(v, f, bounds, names, outer, decider: "Decider") -> list:
+    """[(f summed over v between one case of its bounds, that case's atoms)] (`_eliminate`)."""
+    lowers, uppers = [], []
+    for e in bounds:
         r = sympy.expand(e.subs(v, 0))
         coef = e.coeff(v)
         if (coef.has(v) or not coef.is_Integer or coef == 0 or r.has(v)
@@ -367,7 +377,7 @@ def _eliminate(v, piece, names, outer, decider: "Decider") -> list:
             kept = _settle(new, ctx, decider)
             if kept is None:
                 continue
-            out.append((summed(f, v, lo, hi), rest + kept))
+            out.append((summed(f, v, lo, hi), kept))
     return out
 
 
@@ -436,6 +446,7 @@ class Decider:
         self._base = None             # (side condition, `_env`'s answer) once built
         self._z3_terms: dict = {}     # symbols named -> {sympy formula: its Z3 term} (`_translated`)
         self.counted: dict = {}       # `count`'s arguments -> (its form, None) or (None, why Unknown)
+        self.eliminated: dict = {}    # `_eliminate`'s summand, index, atoms with it, nest -> its pieces
 
     def _env(self) -> tuple[dict, list]:
         """The Z3 parameters and what holds of them: k, m, kd ≥ 1, the side condition, and each

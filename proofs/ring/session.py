@@ -33,7 +33,7 @@ class Session:
         self.counted: dict = {}       # id(schedule) -> (schedule, Counts)
         self.balanced: dict = {}      # id(schedule) -> (schedule, its per-PE forms: `spread.forms`)
         self.deciders: dict = {}      # id(shape) -> (shape, the counter's nests.Decider and its answers)
-        self.enumerated: dict = {}    # (id(phase), n, m, d) -> (phase, its active ops per PE per ring step)
+        self.enumerated: dict = {}    # (id(phase), n, m, d) -> (phase, its counts and active ops per PE per ring step)
         self._lemmas: dict | None = None
         self._softmax: dict | None = None
 

@@ -386,14 +386,10 @@ def _check_steps(schedule, by_phase: dict, session) -> None:
 
 def _enumerated(session, phase, P, size: tuple) -> dict:
     """{value of the phase's outermost loop: [its active ops on PE 1, ..., m]} at one size
-    (`trace.active_per_step`), enumerated once per session: the per-PE forms and the per-step forms
-    are both checked against it."""
-    from ringproof.model.ring.trace import active_per_step
-    key = (id(phase), *size)
-    hit = session.enumerated.get(key)
-    if hit is None or hit[0] is not phase:
-        hit = session.enumerated[key] = (phase, active_per_step(phase, P, size[1]))
-    return hit[1]
+    (`trace.active_per_step`), enumerated once per session (`counting.enumerated`): the counts,
+    the per-PE forms and the per-step forms are all checked against it."""
+    from ringproof.proofs.ring.counting import enumerated
+    return enumerated(phase, P, size, session)[1]
 
 
 def _has_op(t, op: str) -> bool:
