@@ -139,7 +139,7 @@ def _solve(schedule: Schedule, checks: list[Check], opts: Options, session: Sess
     """Results of the checks, and the schedule's counts if asked (computed in the same pool, first,
     since they are the longest tasks): the counts, and beside them their load part (balance,
     per ring step too) and the exact memory peak's derivation and hint checks, joined here; and
-    the size conditions if asked (the pool's last task), else None. The checks of the counting
+    the size conditions if asked (a task after the counts' parts), else None. The checks of the counting
     hints (`recount`) are tasks of their own too: the balance counts with them assumed, and is
     found again without them where one is not proved (`recount.join`). `first`: called before the
     pool starts (a check that must pass before anything is proved)."""
@@ -159,23 +159,25 @@ def _solve(schedule: Schedule, checks: list[Check], opts: Options, session: Sess
         recounts = recount.pending(schedule)     # the balance counts with them assumed, joined below
         recount.assume(schedule, session, recounts)
         recount_checks = [c for _, cs in recounts for c in cs]
-        tasks[:0] = [partial(held.apart, schedule, session),
-                     partial(_count_and_balance, schedule, opts, session),
-                     partial(held.measured, schedule, session),
-                     partial(_step_task, schedule, opts, session),
-                     *[partial(_discharged, c, None, session, None) for c in hints + recount_checks]]
-    if conditions:
-        tasks.append(partial(size_conditions, schedule))
+        tasks[:0] = [partial(_discharged, c, None, session, None) for c in hints + recount_checks]
+    # The long tasks first (`pool.run_all` hands them out in list order): the counts' parts, then
+    # the size conditions (ring-attention's 0.4 s, last of ~100 short checks, ended the pool 0.2 s
+    # after the other worker), then the hint checks and the checks.
+    head = ([partial(held.apart, schedule, session), partial(_count_and_balance, schedule, opts, session),
+             partial(held.measured, schedule, session), partial(_step_task, schedule, opts, session)]
+            if with_counts else []) + ([partial(size_conditions, schedule)] if conditions else [])
+    tasks[:0] = head
     if first is not None:
         first()
     raw = run_all(tasks, opts.jobs)
-    needed = raw.pop() if conditions else None
+    done, raw = raw[:len(head)], raw[len(head):]
+    needed = done[-1] if conditions else None
     if with_counts:
-        parts, (counted, balance), peaks, steps = raw[:4]
-        held.join(schedule, session, parts, peaks, raw[4:4 + len(hints)], hints)
-        if not recount.join(schedule, session, recounts, raw[4 + len(hints):4 + len(hints) + len(recount_checks)]):
+        parts, (counted, balance), peaks, steps = done[:4]
+        held.join(schedule, session, parts, peaks, raw[:len(hints)], hints)
+        if not recount.join(schedule, session, recounts, raw[len(hints):len(hints) + len(recount_checks)]):
             balance = _balance_task(schedule, session)        # again: a hint not proved counts nothing
-        del raw[:4 + len(hints) + len(recount_checks)]
+        del raw[:len(hints) + len(recount_checks)]
     derived = _with_load(schedule, opts, counted, _memory_part(schedule, session, balance), steps) \
         if with_counts else None
     outcomes: dict = {}
