@@ -106,11 +106,7 @@ def _cite_online_softmax(schedule: Schedule, results: list[Result], session: Ses
     or their final division, NORM) shows each term done once; that the accumulators then hold the
     equation's values is the online-softmax lemma, listed among what the result rested on (and the
     result `unknown` if a part of it is not proved)."""
-    def online(st):
-        reads = st.operands if st.op is Op.NORM else (st.target,) if st.target is not None else ()
-        return any(rescaled(schedule.problem, ref.array) for ref in reads)
-
-    online_phases = {p.name for p in schedule.phases if online(generic_step(p))}
+    online_phases = _online_phases(schedule)
     if not online_phases:
         return results
     parts = session.softmax_status()
@@ -124,6 +120,16 @@ def _cite_online_softmax(schedule: Schedule, results: list[Result], session: Ses
                 r = replace(r, verdict=Verdict.UNKNOWN, reason=f"rests on {missing[0]}, not proved")
         out.append(r)
     return out
+
+
+def _online_phases(schedule: Schedule) -> set:
+    """The phases of online-softmax terms: exp(a − b) read with a running reference b, or their
+    final division (NORM)."""
+    def online(st):
+        reads = st.operands if st.op is Op.NORM else (st.target,) if st.target is not None else ()
+        return any(rescaled(schedule.problem, ref.array) for ref in reads)
+
+    return {p.name for p in schedule.phases if online(generic_step(p))}
 
 
 # ----------------------------------------------------------------------------- solver tiers
@@ -162,14 +168,18 @@ def _solve(schedule: Schedule, checks: list[Check], opts: Options, session: Sess
         tasks[:0] = [partial(_discharged, c, None, session, None) for c in hints + recount_checks]
     # The long tasks first (`pool.run_all` hands them out in list order): the counts' parts, then
     # the size conditions (ring-attention's 0.4 s, last of ~100 short checks, ended the pool 0.2 s
-    # after the other worker), then the hint checks and the checks.
+    # after the other worker), the online-softmax lemma's parts where a phase cites it (Z3 proofs of
+    # 0.05 s that the parent ran after the pool), then the hint checks and the checks.
     head = ([partial(held.apart, schedule, session), partial(_count_and_balance, schedule, opts, session),
              partial(held.measured, schedule, session), partial(_step_task, schedule, opts, session)]
             if with_counts else []) + ([partial(size_conditions, schedule)] if conditions else [])
-    tasks[:0] = head
+    softmax = bool(_online_phases(schedule)) and session.softmax_known() is None
+    tasks[:0] = head + ([session.softmax_status] if softmax else [])
     if first is not None:
         first()
     raw = run_all(tasks, opts.jobs)
+    if softmax:
+        session.softmax_status(raw.pop(len(head)))
     done, raw = raw[:len(head)], raw[len(head):]
     needed = done[-1] if conditions else None
     if with_counts:
