@@ -77,11 +77,15 @@ def run() -> None:
     """The command (`prove`, `ringproof`, `python -m ringproof`): `main` on the command line, then
     the process ends with its exit code once its output is flushed and its exit handlers ran,
     without tearing down every object it built (sympy's, Z3's, the sessions': 0.15-0.4 s of wall
-    after the last line, on every run)."""
+    after the last line, on every run). Where a thread that is not a daemon still runs (a
+    library's), Python's own exit waits for it, as before."""
     import atexit
     import os
+    import threading
 
     code = main()
+    if any(t is not threading.main_thread() and not t.daemon and t.is_alive() for t in threading.enumerate()):
+        sys.exit(code)
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:
