@@ -34,7 +34,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))        # the peers of the other benchmarks
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-PROVE = "import sys; from ringproof.proofs.cli.main import main; sys.exit(main(sys.argv[1:]))"
+# `prove` as its console script runs it (`run`: no teardown of the objects at exit), or `main` where a
+# revision measured with --against has no `run`
+PROVE = ("import sys, importlib; c = importlib.import_module('ringproof.proofs.cli.main'); "
+         "c.run() if hasattr(c, 'run') else sys.exit(c.main(sys.argv[1:]))")
 
 
 def as_users(env: dict | None = None) -> dict:

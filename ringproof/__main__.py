@@ -1,8 +1,6 @@
 """`python -m ringproof ...`: the `prove` command, for a machine where another `prove` comes first
 on PATH (Perl's TAP harness is /usr/bin/prove on most Linux systems)."""
 
-import sys
+from ringproof.proofs.cli import run
 
-from ringproof.proofs.cli import main
-
-sys.exit(main())
+run()

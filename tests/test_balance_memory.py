@@ -349,6 +349,9 @@ def _joined_apart_is_exact(S, session):
     proved = [Outcome(c, Verdict.PROVED, 0.0) for c in checks]
     assert held.join(S, Session(), parts, peaks, proved) == held.exact(S, session)
     assert held.join(S, Session(), parts, peaks, proved, checks) == held.exact(S, session)    # the prover's call
+    joined = Session()
+    held.join(S, joined, parts, peaks, proved, checks)
+    assert held.summary(S, joined) == held.summary(S, session)     # the texts `apart` wrote are summary's
     refuted = proved[:2] + [replace(proved[2], verdict=Verdict.REFUTED, n=2, m=2)] + proved[3:]
     for given in (None, checks):
         top, why = held.join(S, Session(), parts, peaks, refuted, given)

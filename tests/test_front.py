@@ -76,6 +76,17 @@ def test_version_and_both_script_names_and_python_m():
         assert (r.returncode, r.stdout) == (0, out), cmd
 
 
+def test_the_command_ends_with_its_code_and_its_output_flushed():
+    """`run` (the scripts' and `python -m ringproof`'s entry) ends the process without tearing down
+    its objects: the exit code and every line written still come out."""
+    r = subprocess.run([sys.executable, "-m", "ringproof", "no-such-target"], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 64 and r.stderr.startswith("prove: error: unknown target 'no-such-target'")
+    r = subprocess.run([sys.executable, "-m", "ringproof", "simulate", "algo1", "-n", "4", "-m", "2"],
+                       capture_output=True, text=True, timeout=120)
+    assert (r.returncode, r.stdout) == (0, call("simulate", "algo1", "-n", "4", "-m", "2")[1])
+
+
 def test_help_lists_every_subcommand_from_the_table():
     code, out, _ = call("--help")
     assert code == 0

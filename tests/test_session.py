@@ -66,3 +66,11 @@ def test_options_set_the_budget_and_a_session_must_match_it():
     session = Session(Options().budget)
     assert verify(ALGO1, Options(("well-formed",), jobs=1), session)
     assert session.proven
+
+
+def test_the_online_softmax_status_a_pool_worker_found_is_kept_once():
+    """`prover._solve` proves the lemma's parts in its pool and hands the answer to the session."""
+    s = Session()
+    assert s.softmax_known() is None
+    assert s.softmax_status({"step": True}) == {"step": True} == s.softmax_known()
+    assert s.softmax_status({"step": False}) == {"step": True}      # the first answer stays

@@ -1,5 +1,5 @@
 """The `prove` command; each subcommand is a module with `main(argv, stdout, stderr) -> int`."""
 
-from ringproof.proofs.cli.main import main
+from ringproof.proofs.cli.main import main, run
 
-__all__ = ["main"]
+__all__ = ["main", "run"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib
 import importlib.util
 import sys
 from pathlib import Path
@@ -10,19 +11,35 @@ from pathlib import Path
 from ringproof.schedules import usercode
 from ringproof.schedules.dsl import Schedule
 from ringproof.schedules.usercode import deepest_line, time_limit
-from ringproof.errors import BadInput
+from ringproof.errors import BadInput, InternalError
+
+
+# The paper's registered schedules: name -> (module of ringproof.schedules, attribute). `resolve`
+# imports the one module a name needs, not every registered schedule.
+PAPER = {"algo1": ("algo1", "ALGO1"), "algo1-printed": ("algo1", "ALGO1_PRINTED"),
+         "algo1-general": ("algo1", "ALGO1_GENERAL"), "algo2": ("algo2", "ALGO2"),
+         "algo2-printed": ("algo2", "ALGO2_PRINTED"), "algo2-general": ("algo2", "ALGO2_GENERAL"),
+         "algo2-fast": ("algo2_fast", "ALGO2_FAST"), "algo2-even": ("algo2_even", "ALGO2_EVEN"),
+         "algo3": ("algo3", "ALGO3"), "algo3-printed": ("algo3", "ALGO3_PRINTED"),
+         "algo3-general": ("algo3", "ALGO3_GENERAL"), "algo3-fast": ("algo3_fast", "ALGO3_FAST")}
 
 
 def registry() -> dict:
-    from ringproof.schedules import (algo1, algo2, algo2_even, algo2_fast, algo3, algo3_fast,
-                                     context_parallel as cp)
+    """Every registered schedule by its name."""
+    return {**{name: _paper(name) for name in PAPER}, **_context()}
 
-    paper = {s.name: s for s in (algo1.ALGO1, algo1.ALGO1_PRINTED, algo1.ALGO1_GENERAL,
-                                 algo2.ALGO2, algo2.ALGO2_PRINTED, algo2.ALGO2_GENERAL, algo2_fast.ALGO2_FAST,
-                                 algo2_even.ALGO2_EVEN,
-                                 algo3.ALGO3, algo3.ALGO3_PRINTED, algo3.ALGO3_GENERAL, algo3_fast.ALGO3_FAST)}
-    context = {s.name: s for name in cp.SCHEDULES for s in (cp.FORWARDS[name], cp.BACKWARDS[f"{name}-bwd"])}
-    return {**paper, **context}
+
+def _paper(name: str) -> Schedule:
+    module, attribute = PAPER[name]
+    schedule = getattr(importlib.import_module(f"ringproof.schedules.{module}"), attribute)
+    if schedule.name != name:
+        raise InternalError(f"the registry names {module}.{attribute} {name!r}, the schedule {schedule.name!r}")
+    return schedule
+
+
+def _context() -> dict:
+    from ringproof.schedules import context_parallel as cp
+    return {s.name: s for name in cp.SCHEDULES for s in (cp.FORWARDS[name], cp.BACKWARDS[f"{name}-bwd"])}
 
 
 def printed_defects(target: str):
@@ -35,14 +52,17 @@ def printed_defects(target: str):
 
 
 def resolve(target: str) -> Schedule:
-    reg = registry()
-    if target in reg:
-        return reg[target]
+    if target in PAPER:
+        return _paper(target)
+    context = _context()
+    if target in context:
+        return context[target]
     path = Path(target)
     if path.suffix == ".py":
         return load_file(path)
     if _exists(path):
         raise BadInput(f"{target!r} is not a schedule file: a schedule file is Python source ending in .py")
+    reg = registry()
     # a context-parallel target's backward twin is named once, as a suffix: the line stays short
     names = [name for name in sorted(reg) if not (name.endswith("-bwd") and name[:-4] in reg)]
     raise BadInput(f"unknown target {target[:40]!r}: expected one of {', '.join(names)} (a context-parallel "

@@ -21,11 +21,11 @@ EPILOG = """exit codes: 0 every property proved, 1 a property refuted, 2 a verdi
 
 
 def parser() -> ArgumentParser:
-    p = ArgumentParser(prog="prove", description="Prove a ring schedule of self-attention correct "
-                       "for every n with m | n, or show a counterexample.\n\n" + subcommand_help(),
-                       epilog=EPILOG)
-    p.add_argument("target", help=f"{', '.join(sorted(registry()))}, or the path of a schedule "
-                   "file (.py)")
+    p = ArgumentParser(prog="prove", epilog=EPILOG)
+    p.later(lambda: "Prove a ring schedule of self-attention correct for every n with m | n, or show a "
+            "counterexample.\n\n" + subcommand_help())
+    p.later(lambda: f"{', '.join(sorted(registry()))}, or the path of a schedule file (.py)",
+            p.add_argument("target", help="a registered schedule or the path of a schedule file (.py)"))
     add_solver_options(p)
     p.add_argument("--method", choices=("index", "bitlevel"), default="index",
                    help="index: the index-formula proofs (default); bitlevel: check the run for one "

@@ -49,15 +49,14 @@ def exact(schedule, session=None):
     """(the peak any PE holds, a closed form in k, m, kd, {"at": the hint's iterations, "checks":
     how many hint checks Z3 proved}) or (None, why not): `stays.peak` with every hint check
     (`stays.checks`) proved, compared with the ring model's measured peak at every size n, d ≤ 12."""
-    from ringproof.proofs.ring import stays
     from ringproof.proofs.ring.session import Session
     from ringproof.proofs.ring.smt import discharge
     session = session if session is not None else Session()
     hit = session.balanced.get(("peak", id(schedule)))
     if hit is not None and hit[0] is schedule:
         return hit[1]
-    result = _early(schedule, session) or _checked(schedule, stays.checks(schedule), lambda c: discharge(c, session),
-                                                   lambda: _peak(schedule, session))
+    result = _early(schedule, session) or _checked(schedule, _stay_checks(schedule, session),
+                                                   lambda c: discharge(c, session), lambda: _peak(schedule, session))
     session.balanced[("peak", id(schedule))] = (schedule, result)
     return result
 
@@ -77,17 +76,41 @@ def hint_checks(schedule, session) -> list:
     if not asked(schedule, session):
         return []
     try:
-        return stays.checks(schedule)
+        return _stay_checks(schedule, session)
     except stays.NotDerived:        # `_early` says why
         return []
 
 
+def _stay_checks(schedule, session) -> list:
+    """`stays.checks`, kept in the session: built once where the prover's parent asks for them
+    before its pool forks, not again by `apart`'s `_early` in a worker (0.05 s of CPU)."""
+    from ringproof.proofs.ring import stays
+    hit = session.balanced.get(("stay-checks", id(schedule)))
+    if hit is None or hit[0] is not schedule:
+        try:
+            got = stays.checks(schedule)
+        except stays.NotDerived as e:
+            got = str(e)
+        hit = session.balanced[("stay-checks", id(schedule))] = (schedule, got)
+    if isinstance(hit[1], str):
+        raise stays.NotDerived(hit[1])
+    return hit[1]
+
+
 def apart(schedule, session) -> tuple:
-    """(`inputs_on`'s answer, `exact`'s answer where it asks no hint check or else the peak derived
-    with them assumed proved but not compared with the ring model, whether it was the former):
-    `exact` but its hint checks and `measured`."""
+    """(`inputs_on`'s answer, whether `exact` asks no hint check, `exact`'s answer then or else the
+    peak derived with them assumed proved but not compared with the ring model, {form: its text as
+    `summary` prints it} of those forms): `exact` but its hint checks and `measured`. The texts
+    are written here, in the pool, not by the parent after it (0.05 s of ring-attention's CPU)."""
     early = _early(schedule, session)
-    return inputs_on(schedule, session), early is not None, early or _peak(schedule, session, compare=False)
+    inputs, got = inputs_on(schedule, session), early or _peak(schedule, session, compare=False)
+    return inputs, early is not None, got, {f: _text(f) for f in (inputs[0], got[0]) if f is not None}
+
+
+def _text(form) -> str:
+    """A form in k, m, kd (l) as `summary` prints it: in n, m, d, tidied."""
+    from ringproof.proofs.ring.counting import in_n_m_d, tidy
+    return str(tidy(in_n_m_d(form)))
 
 
 def measured(schedule, session) -> list | None:
@@ -108,12 +131,12 @@ def join(schedule, session, part: tuple, peaks: list | None, outcomes: list, che
     (`smt.Outcome`) of `hint_checks`, in its order, kept in `session` as if `exact` had run there.
     `checks`: `hint_checks`' list where the caller has it (built again otherwise: 0.05-0.1 s of
     ring-attention's CPU after the pool)."""
-    from ringproof.proofs.ring import stays
-    inputs, early, got = part
+    inputs, early, got, texts = part
     if inputs[0] is not None:
         session.balanced[("inputs", id(schedule))] = (schedule, inputs)
+    session.balanced[("texts", id(schedule))] = (schedule, texts)
     answers = iter(outcomes)
-    result = got if early else _checked(schedule, stays.checks(schedule) if checks is None else checks,
+    result = got if early else _checked(schedule, _stay_checks(schedule, session) if checks is None else checks,
                                         lambda c: next(answers), lambda: _compared(schedule, got, peaks))
     session.balanced[("peak", id(schedule))] = (schedule, result)
     return result
@@ -134,7 +157,7 @@ def _early(schedule, session):
         return None, why
     try:
         stays.probe(schedule, session)
-        stays.checks(schedule)
+        _stay_checks(schedule, session)
     except stays.NotDerived as e:
         return None, f"{NOT_DERIVED}{e}"
     return None
@@ -290,13 +313,14 @@ def summary(schedule, session=None) -> dict:
     peak on PE l) or None, "inputs_reason" where not derived, "at": {"n", "m", "per_pe", "peak",
     "pe", "cycle", "by_array"}} (JSON-ready; "pe" is the busiest PE, "cycle" its first cycle at the
     peak, "by_array" the data of each array it holds then)."""
-    from ringproof.proofs.ring.counting import in_n_m_d, tidy
+    hit = session.balanced.get(("texts", id(schedule))) if session is not None else None
+    texts = hit[1] if hit is not None and hit[0] is schedule else {}      # `apart`'s, where a pool ran it
     top, how = exact(schedule, session)
     out = {"closed_form": None, "reason": how} if top is None else \
-        {"closed_form": str(tidy(in_n_m_d(top))), "reason": "", "peak_at": how["at"], "hint_checks": how["checks"],
-         "rests_on": list(RESTS_ON)}
+        {"closed_form": texts.get(top) or _text(top), "reason": "", "peak_at": how["at"],
+         "hint_checks": how["checks"], "rests_on": list(RESTS_ON)}
     form, why = inputs_on(schedule, session)
-    out["inputs_on_pe"] = None if form is None else str(tidy(in_n_m_d(form)))
+    out["inputs_on_pe"] = None if form is None else texts.get(form) or _text(form)
     if why:
         out["inputs_reason"] = why
     size = figure_size(schedule)

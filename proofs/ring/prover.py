@@ -106,11 +106,7 @@ def _cite_online_softmax(schedule: Schedule, results: list[Result], session: Ses
     or their final division, NORM) shows each term done once; that the accumulators then hold the
     equation's values is the online-softmax lemma, listed among what the result rested on (and the
     result `unknown` if a part of it is not proved)."""
-    def online(st):
-        reads = st.operands if st.op is Op.NORM else (st.target,) if st.target is not None else ()
-        return any(rescaled(schedule.problem, ref.array) for ref in reads)
-
-    online_phases = {p.name for p in schedule.phases if online(generic_step(p))}
+    online_phases = _online_phases(schedule)
     if not online_phases:
         return results
     parts = session.softmax_status()
@@ -126,6 +122,16 @@ def _cite_online_softmax(schedule: Schedule, results: list[Result], session: Ses
     return out
 
 
+def _online_phases(schedule: Schedule) -> set:
+    """The phases of online-softmax terms: exp(a − b) read with a running reference b, or their
+    final division (NORM)."""
+    def online(st):
+        reads = st.operands if st.op is Op.NORM else (st.target,) if st.target is not None else ()
+        return any(rescaled(schedule.problem, ref.array) for ref in reads)
+
+    return {p.name for p in schedule.phases if online(generic_step(p))}
+
+
 # ----------------------------------------------------------------------------- solver tiers
 
 
@@ -139,7 +145,7 @@ def _solve(schedule: Schedule, checks: list[Check], opts: Options, session: Sess
     """Results of the checks, and the schedule's counts if asked (computed in the same pool, first,
     since they are the longest tasks): the counts, and beside them their load part (balance,
     per ring step too) and the exact memory peak's derivation and hint checks, joined here; and
-    the size conditions if asked (the pool's last task), else None. The checks of the counting
+    the size conditions if asked (a task after the counts' parts), else None. The checks of the counting
     hints (`recount`) are tasks of their own too: the balance counts with them assumed, and is
     found again without them where one is not proved (`recount.join`). `first`: called before the
     pool starts (a check that must pass before anything is proved)."""
@@ -159,23 +165,29 @@ def _solve(schedule: Schedule, checks: list[Check], opts: Options, session: Sess
         recounts = recount.pending(schedule)     # the balance counts with them assumed, joined below
         recount.assume(schedule, session, recounts)
         recount_checks = [c for _, cs in recounts for c in cs]
-        tasks[:0] = [partial(held.apart, schedule, session),
-                     partial(_count_and_balance, schedule, opts, session),
-                     partial(held.measured, schedule, session),
-                     partial(_step_task, schedule, opts, session),
-                     *[partial(_discharged, c, None, session, None) for c in hints + recount_checks]]
-    if conditions:
-        tasks.append(partial(size_conditions, schedule))
+        tasks[:0] = [partial(_discharged, c, None, session, None) for c in hints + recount_checks]
+    # The long tasks first (`pool.run_all` hands them out in list order): the counts' parts, then
+    # the size conditions (ring-attention's 0.4 s, last of ~100 short checks, ended the pool 0.2 s
+    # after the other worker), the online-softmax lemma's parts where a phase cites it (Z3 proofs of
+    # 0.05 s that the parent ran after the pool), then the hint checks and the checks.
+    head = ([partial(held.apart, schedule, session), partial(_count_and_balance, schedule, opts, session),
+             partial(held.measured, schedule, session), partial(_step_task, schedule, opts, session)]
+            if with_counts else []) + ([partial(size_conditions, schedule)] if conditions else [])
+    softmax = bool(_online_phases(schedule)) and session.softmax_known() is None
+    tasks[:0] = head + ([session.softmax_status] if softmax else [])
     if first is not None:
         first()
     raw = run_all(tasks, opts.jobs)
-    needed = raw.pop() if conditions else None
+    if softmax:
+        session.softmax_status(raw.pop(len(head)))
+    done, raw = raw[:len(head)], raw[len(head):]
+    needed = done[-1] if conditions else None
     if with_counts:
-        parts, (counted, balance), peaks, steps = raw[:4]
-        held.join(schedule, session, parts, peaks, raw[4:4 + len(hints)], hints)
-        if not recount.join(schedule, session, recounts, raw[4 + len(hints):4 + len(hints) + len(recount_checks)]):
+        parts, (counted, balance), peaks, steps = done[:4]
+        held.join(schedule, session, parts, peaks, raw[:len(hints)], hints)
+        if not recount.join(schedule, session, recounts, raw[len(hints):len(hints) + len(recount_checks)]):
             balance = _balance_task(schedule, session)        # again: a hint not proved counts nothing
-        del raw[:4 + len(hints) + len(recount_checks)]
+        del raw[:len(hints) + len(recount_checks)]
     derived = _with_load(schedule, opts, counted, _memory_part(schedule, session, balance), steps) \
         if with_counts else None
     outcomes: dict = {}

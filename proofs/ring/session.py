@@ -52,9 +52,16 @@ class Session:
             self._lemmas = {r.name: r.proved for r in prove_library()}
         return self._lemmas
 
-    def softmax_status(self) -> dict:
-        """Part name -> proved? of the online-softmax lemma (proved once per session)."""
+    def softmax_status(self, found: dict | None = None) -> dict:
+        """Part name -> proved? of the online-softmax lemma (proved once per session; `found`: this
+        answer as a worker of the session's pool proved it, kept where none is yet)."""
         if self._softmax is None:
-            from ringproof.proofs.cp.online_softmax import cited
-            self._softmax = cited()
+            if found is None:
+                from ringproof.proofs.cp.online_softmax import cited
+                found = cited()
+            self._softmax = found
+        return self._softmax
+
+    def softmax_known(self) -> dict | None:
+        """`softmax_status`'s answer where this session has it, else None (nothing proved)."""
         return self._softmax
