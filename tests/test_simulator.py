@@ -23,6 +23,7 @@ from ringproof.schedules.algo2 import ALGO2, ALGO2_GENERAL, ALGO2_PRINTED
 from ringproof.schedules.algo3 import ALGO3, ALGO3_GENERAL, ALGO3_PRINTED
 
 SIZES = [(n, m) for n in range(1, 25) for m in range(1, n + 1) if n % m == 0]
+SMALL = [(n, m) for n, m in SIZES if n <= 16]
 MUTANT_SIZES = [(2, 1), (4, 2), (5, 5), (6, 3), (8, 4), (9, 3), (12, 4)]
 MUTANTS = {**mutants.REFUTED, **mutants.LEGAL, **mutants_algo2.REFUTED,
            **{name: s for name, (s, _) in mutants_algo3.REFUTED.items()},
@@ -44,9 +45,19 @@ def same_as_reference(schedule, n, m, d=None):
 
 
 @pytest.mark.parametrize("schedule", [ALGO1, ALGO2, ALGO3], ids=lambda s: s.name)
-def test_every_size_up_to_24_agrees_and_is_valid(schedule):
-    for n, m in SIZES:
+def test_every_size_up_to_16_agrees_and_is_valid(schedule):
+    for n, m in SMALL:
         assert same_as_reference(schedule, n, m).ok, (n, m)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("schedule", [ALGO1, ALGO2, ALGO3], ids=lambda s: s.name)
+def test_every_size_from_17_to_24_agrees_and_is_valid(schedule):
+    """The sizes past `test_every_size_up_to_16_agrees_and_is_valid` (two thirds of its CPU at
+    n ≤ 24, with the chunked sweep already crossing several chunks at n ≤ 16)."""
+    for n, m in SIZES:
+        if n > 16:
+            assert same_as_reference(schedule, n, m).ok, (n, m)
 
 
 @pytest.mark.parametrize("schedule", [ALGO1_GENERAL, ALGO2_GENERAL, ALGO3_GENERAL], ids=lambda s: s.name)
