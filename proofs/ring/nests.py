@@ -547,7 +547,10 @@ class Decider:
         return witness.refuted(fn, checks, pts, strict_above=not condition)
 
     def _solver(self):
-        s = z3.Solver()
+        """A fresh solver under the counter's rlimit, with the preprocessing of `normalize.new_solver`:
+        the peak's cases fix indices by equalities (i = 2, s = l − 1) that solve-eqs removes before the
+        nonlinear core sees them (striped's 1,246 unsat peak cases: 44 s of Z3 without it, 3 s with)."""
+        s = z3.Then("simplify", "propagate-values", "solve-eqs", "smt").solver()
         s.set("rlimit", self.budget.count_rlimit)
         s.set("timeout", self.budget.timeout_ms)
         s.set("random_seed", self.budget.seed)
