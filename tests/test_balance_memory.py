@@ -1106,7 +1106,7 @@ def test_algorithm_2s_peak_from_its_ledger_is_the_ring_models():
     top, how = held.exact(S, Session())
     assert top is not None, how
     assert sympy.expand(top - (2 * (K * M) ** 2 + K * M) / M - 1) == 0 and how["checks"] == 23
-    forms = stays.peak(S, Session(), held.inputs_on(S, Session())[0])["occupancy"]
+    forms, _ = stays.occupancy(S, Session(), held.inputs_on(S, Session())[0])
     _occupancy_is_exact(S, forms, ((4, 2), (5, 5), (6, 3), (6, 6)))
     bare = _algo2_with_hints(ledger={})
     top, why = held.exact(bare, Session())
@@ -1249,7 +1249,7 @@ def test_the_contiguous_causal_forwards_peak_is_derived_from_its_guard_read_in_c
     S, session = _causal_with_hints("ring-attention-causal"), Session()
     inputs, _ = held.inputs_on(S, session)
     top = stays.peak(S, session, inputs)
-    _occupancy_is_the_ring_models(S, top["occupancy"], ((4, 2, 4), (3, 1, 3), (6, 3, 3), (8, 4, 4)))
+    _occupancy_is_the_ring_models(S, stays.occupancy(S, session, inputs)[0], ((4, 2, 4), (3, 1, 3), (6, 3, 3), (8, 4, 4)))
     assert held._check_peak(S, top["form"]) == ""
     assert top["form"].subs({K: 5, M: 4, KD: 3}) == 3 * 5 * (2 * 12 + 1)      # n = 20, d = 12
 

@@ -649,6 +649,14 @@ def occupancy(schedule, session, inputs) -> tuple[dict, sympy.Expr]:
     cycle after the last, where a copy sent in the last cycle arrives), closed forms in l, the
     iteration's indices and k, m, kd."""
     c = Counter(schedule, session)
+    forms, end = _occupancy(schedule, session, inputs, c)
+    return _scaled(forms, c.back), end.xreplace(c.back)
+
+
+def _occupancy(schedule, session, inputs, c) -> tuple[dict, sympy.Expr]:
+    """`occupancy` as the counter `c` writes it (zigzag's chunk k/2 as k′): what `peak` bounds. Put
+    back into k (a Piecewise rebuilt per case) and out again, zigzag's forms took a third of its
+    peak's CPU."""
     S = schedule
     L = sympy.Symbol("l", integer=True)
     inputs = sympy.sympify(inputs).xreplace(c.scale)
@@ -704,7 +712,7 @@ def occupancy(schedule, session, inputs) -> tuple[dict, sympy.Expr]:
         point = _last_tuple(loops)
         for cond in events[p.name]["alone"]:
             end += _at(cond, point, L)
-    return _scaled(out, c.back), end.xreplace(c.back)
+    return out, end
 
 
 def _in_transit(c, phase, env):
@@ -816,7 +824,7 @@ def _alone_now(c, S, members, s, at, events):
 
 
 def peak(schedule, session, inputs) -> dict:
-    """{"form": the peak (k, m, kd), "at": the hint's iterations, "occupancy": the forms} or
+    """{"form": the peak (k, m, kd), "at": the hint's iterations} or
     NotDerived: the most of the occupancy at the hint's iterations (`stays["peak"]`: [(phase,
     (P) -> {index: value, "l": PE, and optionally "when": the sizes where the iteration is one})]),
     shown by Z3 to be the most any PE holds in any cycle (where no one candidate is the most in a
@@ -830,9 +838,8 @@ def peak(schedule, session, inputs) -> dict:
     for phase, _ in S.stays["peak"]:
         if ledger.hint(S, S.phase(phase)) is not None:      # its nest is padded: a point may be no cycle
             raise NotDerived(f"the peak's iteration in {phase}, a phase read over a ledger")
-    forms, end = occupancy(S, session, inputs)
     c = Counter(S, session)
-    forms, end = _scaled(forms, c.scale), end.xreplace(c.scale)     # the chunk's k′ again (zigzag's h)
+    forms, end = _occupancy(S, session, inputs, c)          # in the chunk's k′ (zigzag's h)
     decider = peak_bound.Remembered(c.decider)
     L = sympy.Symbol("l", integer=True)
     candidates, where = [], []
@@ -872,4 +879,4 @@ def peak(schedule, session, inputs) -> dict:
                 if not peak_bound.at_most(f, regime, [(L, sympy.Integer(1), M)] + loops, decider, (value,)):
                     raise NotDerived(f"Z3 does not show that no PE holds more than {value} where {regime}, in the "
                                      f"cycles of slot {t}")
-    return {"form": top.xreplace(c.back), "at": where, "occupancy": _scaled(forms, c.back)}
+    return {"form": top.xreplace(c.back), "at": where}
