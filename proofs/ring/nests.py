@@ -114,7 +114,13 @@ def _contradictory(conj: list) -> bool:
     written, algo3's phase 1 MOVEs would be counted 0 rather than not derived, so the counts would
     go on to phase 2a's, 0.3 s to find them not derived either, and --json would name phase 2a.)"""
     atoms = set(conj)
-    return any(sympy.expand(1 - e) in atoms for e in conj)
+    return any(_opposite(e) in atoms for e in conj)
+
+
+@lru_cache(maxsize=65536)
+def _opposite(e):
+    """1 − e, expanded (kept: the cases of one guard hold the same atoms)."""
+    return sympy.expand(1 - e)
 
 
 def lifted(cond, loops, decider: "Decider") -> list:

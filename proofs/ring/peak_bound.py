@@ -91,9 +91,17 @@ def _fixed_pieces(e, fixed: tuple) -> tuple:
     cells of every group, some cells fixing the same sizes)."""
     here: dict = {}
     for f, c in _pieces_of(e):
-        for g, b in _pieces(f.xreplace(dict(fixed)), c.xreplace(dict(fixed))):
-            here[b] = here.get(b, 0) + g
-    return tuple((f, c) for c, f in here.items() if f != 0)
+        for g, b in _fixed_piece(f, c, fixed):
+            here.setdefault(b, []).append(g)
+    return tuple((f, c) for c, f in ((c, sympy.Add(*gs)) for c, gs in here.items()) if f != 0)
+
+
+@lru_cache(maxsize=65536)
+def _fixed_piece(f, c, fixed: tuple) -> tuple:
+    """`_pieces` of one piece f·[c] with the sizes `fixed` put in, kept: the slots' forms share
+    most of their pieces (each holds the totals of the slots before it)."""
+    put = dict(fixed)
+    return tuple(_pieces(f.xreplace(put), c.xreplace(put)))
 
 
 @lru_cache(maxsize=16)
