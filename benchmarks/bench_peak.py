@@ -1,7 +1,7 @@
 """The exact memory peak (`held.exact`: the stay hints' checks, the occupancy in closed form, its
 largest shown by the case-by-case bound, the comparison with the ring model): its CPU seconds.
 
-    python benchmarks/bench_peak.py [--repeat 3] [--against REV]
+    python benchmarks/bench_peak.py [--repeat 3] [--against REV] [--targets T1,T2,...]
 
 Figures, each a fresh process, the median of --repeat runs of its CPU seconds (user + system):
 Algorithm 1 (n(3n + 1)/m) as the peer, the non-causal `ring-attention` forward (3k(2d + 1) for
@@ -63,11 +63,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--against", metavar="REV")
+    ap.add_argument("--targets", default=",".join(TARGETS),
+                    help=f"comma-separated registered targets (default {','.join(TARGETS)}); the peaks marked "
+                         "on request (striped, zigzag, ...) take a minute or more each")
     args = ap.parse_args()
     print(f"load average before: {os.getloadavg()[0]:.2f}")
 
     def measure(env_then):
-        for target in TARGETS:
+        for target in args.targets.split(","):
             here, then = [], []
             for _ in range(args.repeat):
                 here.append(cpu(target))

@@ -195,3 +195,14 @@ def test_a_strict_or_negated_comparison_with_rational_coefficients_counts_as_bru
     form = count(loops, guard, Decider(ANY_D))
     for k, m in ((1, 1), (1, 5), (3, 1), (2, 3), (5, 1), (7, 1)):
         assert form.xreplace({K: sympy.Integer(k), M: sympy.Integer(m)}) == brute(loops, guard, k, m, 1), (guard, k, m)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.tuples(st.integers(-3, 3), affine(3)), max_size=4), affine(2))
+def test_a_case_is_the_piecewise_sympys_evaluation_writes(atoms, f):
+    """The counter builds each case's Piecewise without sympy's evaluation (`nests._case`): it must
+    be the very object the evaluation writes, which the peak's bound and the printed forms read
+    (a comparison written once, 1 − a + km ≤ 0 as km − a ≤ −1, is not yet its a − km ≥ 1)."""
+    from ringproof.proofs.ring.nests import _case
+    cons = [sympy.expand(c * e) for c, e in atoms]
+    assert _case(f, cons) == sympy.Piecewise((f, sympy.And(*[e <= 0 for e in cons])), (0, True))

@@ -90,21 +90,34 @@ def _count(loops, cond, decider: "Decider", keep: int, settle: bool) -> sympy.Ex
             if len(pieces) > MAX_CASES:
                 raise Unknown(f"more than {MAX_CASES} cases of bounds")
         for f, cons in pieces:
-            cond = sympy.And(*[_at_most_zero(e) for e in cons])
-            if f == 0 or cond is sympy.false:
-                continue
-            total.append(f if not cons or cond is sympy.true or settle and decider.never(sympy.And(sympy.Not(cond), sympy.Ne(f, 0)), loops[:keep])
-                         else sympy.Piecewise((f, cond), (0, True), evaluate=False))
+            got = _case(f, cons)
+            if isinstance(got, sympy.Piecewise) and settle and \
+                    decider.never(sympy.And(sympy.Not(got.args[0].cond), sympy.Ne(f, 0)), loops[:keep]):
+                got = f
+            total.append(got)
     return sympy.Add(*total)         # once: a sum rebuilt per term grows with the square of the terms
+
+
+def _case(f, cons: list):
+    """f where every e of `cons` is ≤ 0, else 0: the Piecewise((f, ∧ e ≤ 0), (0, True)) that sympy's
+    evaluation writes, built without it (it rebuilt each condition two or three times, a fifth of
+    zigzag's peak): the condition's comparisons written as it writes them (`_at_most_zero`)."""
+    cond = sympy.And(*[_at_most_zero(e) for e in cons])
+    if f == 0 or cond is sympy.false:
+        return sympy.Integer(0)
+    return f if cond is sympy.true else sympy.Piecewise((f, cond), (0, True), evaluate=False)
 
 
 @lru_cache(maxsize=65536)
 def _at_most_zero(e):
-    """e ≤ 0 as a Piecewise's evaluation writes it (`_canonical_coeff`: 2k − 4 ≤ 0 as k ≤ 2): a
-    count's Piecewise built so is the one sympy would build, without its evaluation, which rebuilt
-    each condition two or three times (a fifth of zigzag's peak)."""
+    """e ≤ 0 as a Piecewise's evaluation writes it (sympy's `_canonical_coeff`: 2k − 4 ≤ 0 as k ≤ 2)."""
     from sympy.functions.elementary.piecewise import _canonical_coeff
-    return _canonical_coeff(e <= 0)
+    rel = e <= 0
+    for _ in range(4):           # to its fixed point, as the evaluation goes: 1 − a + km ≤ 0, km − a ≤ −1, a − km ≥ 1
+        rel, before = _canonical_coeff(rel), rel
+        if rel == before:
+            break
+    return rel
 
 
 def _contradictory(conj: list) -> bool:
