@@ -512,10 +512,9 @@ class Decider:
         if self._exists is not True and self._exists is not False:
             env = {K: z3.Int("k"), M: z3.Int("m")}
             env[KD] = env[K] if self.d_is_n else z3.Int("kd")
-            s = self._solver()
-            s.add(env[K] >= 1, env[M] >= 1, env[KD] >= 1, *([to_z3(self.requires, env)] if self.requires is not None else []),
-                  z3.Not(to_z3(self._exists, env.copy() | {x: z3.Int(str(x)) for x in self.least})))
-            self._exists = s.check() == z3.unsat
+            self._exists = self._check(
+                env[K] >= 1, env[M] >= 1, env[KD] >= 1, *([to_z3(self.requires, env)] if self.requires is not None else []),
+                z3.Not(to_z3(self._exists, env.copy() | {x: z3.Int(str(x)) for x in self.least}))) == z3.unsat
         return self._exists
 
     def holds(self, e, ctx=(), facts=()) -> bool:
@@ -554,11 +553,7 @@ class Decider:
             query = self._translated(cond, env)
         except NoZ3:
             return False
-        s = self._solver()
-        if rlimit is not None:
-            s.set("rlimit", rlimit)
-        s.add(query, *facts)
-        return s.check() == z3.unsat
+        return self._check(query, *facts, rlimit=rlimit) == z3.unsat
 
     def _refuted(self, e, ctx, facts, condition: bool = False) -> bool:
         """Is there a point of ctx where the facts hold and e > 0 (`condition`: e holds)? Tried on the
@@ -578,11 +573,27 @@ class Decider:
             return False
         return witness.refuted(fn, checks, pts, strict_above=not condition)
 
-    def _solver(self):
-        """A fresh solver under the counter's rlimit, with the preprocessing of `normalize.new_solver`:
-        the peak's cases fix indices by equalities (i = 2, s = l − 1) that solve-eqs removes before the
-        nonlinear core sees them (striped's 1,246 unsat peak cases: 44 s of Z3 without it, 3 s with)."""
-        s = z3.Then("simplify", "propagate-values", "solve-eqs", "smt").solver()
+    def _check(self, *assertions, rlimit: int | None = None):
+        """Z3's answer on the assertions (`rlimit`: where not the counter's): asked with the
+        preprocessing first (`_solver`), and where that gives up, without it. The peak's cases fix
+        indices by equalities (i = 2, s = l − 1) that solve-eqs removes before the nonlinear core sees
+        them (striped's 1,246 unsat peak cases: 44 s of Z3 without it, 3 s with); a few with a
+        div of the sizes it leaves harder (ring-attention-causal-bwd: 4 of 6,200 unknown within the
+        rlimit, each proved without it, and every unknown makes the bound split its case)."""
+        for plain in (False, True):
+            s = self._solver(plain)
+            if rlimit is not None:
+                s.set("rlimit", rlimit)
+            s.add(*assertions)
+            got = s.check()
+            if got != z3.unknown:
+                break
+        return got
+
+    def _solver(self, plain: bool = False):
+        """A fresh solver under the counter's rlimit, with the preprocessing of `normalize.new_solver`
+        (simplify, propagate-values, solve-eqs) unless `plain`."""
+        s = z3.Solver() if plain else z3.Then("simplify", "propagate-values", "solve-eqs", "smt").solver()
         s.set("rlimit", self.budget.count_rlimit)
         s.set("timeout", self.budget.timeout_ms)
         s.set("random_seed", self.budget.seed)
@@ -598,10 +609,7 @@ class Decider:
             claim = self._translated(e, env) <= 0
         except NoZ3:
             return None
-        s = self._solver()
-        s.add(*facts)
-        s.add(z3.Not(claim))
-        r = s.check()
+        r = self._check(*facts, z3.Not(claim))
         return True if r == z3.unsat else (False if r == z3.sat else None)
 
 

@@ -280,7 +280,7 @@ class _Cells:
         for v, lo, hi in kept:
             env[v] = z3.Int(str(v))
             facts += [to_z3(lo, env) <= env[v], env[v] <= to_z3(hi, env)]
-        self.env, self.solver, self._terms, self._z = env, decider._solver(), {}, {}
+        self.env, self.solver, self._terms, self._z = env, decider._solver(plain=True), {}, {}   # incremental: the preprocessing would be redone at each check
         self.solver.add(*facts)
         self.names = (*SYMPY_PARAMETERS, *[v for v, _, _ in kept])
         self.points = [] if decider.least else witness.points(SYMPY_PARAMETERS, tuple(kept), decider.requires,
