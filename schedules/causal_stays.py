@@ -5,13 +5,13 @@ counter splits that, with the iteration kept, into more than its cases, so each 
 its reading in the cells of (l, s) where the mask is the diagonal (s = 1), every key of a lower
 rank's block (2 ≤ s ≤ l) or of a higher one's (s > l) (stays["guard"], checked equal to the guard
 at every iteration), and the marks are written in the same cells, free of the owner's mod m. With
-them each layout's exact peak is derived, in one to five minutes of CPU, so the registered targets
+them each layout's exact peak is derived, in 15 s to a minute of CPU, so the registered targets
 carry them on request (`prove ring-attention-causal --exact-peak`, striped, zigzag).
 
 The causal backward rings' hints (`causal_backward_stays`) are the non-causal backward's with the
 same readings, and mark the inputs the mask leaves unused (dS and P above the diagonal). With them
-the backwards' peaks are derived (contiguous, striped and zigzag: 7, 12 and 19 minutes of CPU, so
-on request); the contiguous one's with one more candidate, at a row that moves with d."""
+the backwards' peaks are derived (contiguous, striped and zigzag: minutes of CPU each, so on
+request; docs/context-parallel.md); the contiguous one's with one more candidate, at a row that moves with d."""
 
 from ringproof.schedules.expr import and_, div, eq, ge, gt, ite, le, lt, mod, or_
 

@@ -421,7 +421,7 @@ def ring_backward(cp: ContextParallel) -> Schedule:
 def _backward_stays(cp: ContextParallel) -> dict:
     """The backward's stay hints, on request (`prove --exact-peak`): the non-causal one's
     (BACKWARD_STAYS); the causal ones' (schedules/causal_stays.py: contiguous, striped and zigzag,
-    some 7, 12 and 19 minutes of CPU)."""
+    minutes of CPU each; docs/context-parallel.md)."""
     if not cp.causal:
         return {**BACKWARD_STAYS, "on_request": True}
     return {**causal_backward_stays(cp.layout.name, BACKWARD_FORMS), "on_request": True}

@@ -1241,8 +1241,8 @@ def test_the_contiguous_causal_forwards_peak_is_derived_from_its_guard_read_in_c
     none) and the marks written there, ring-attention-causal's occupancy is counted and is the
     ring model's at every iteration, and its peak is derived: 3k(2d + 1) for k, m ≥ 3 (the
     non-causal one's: in step 2 a PE l ≥ 3 holds what it would without the mask), equal to the
-    ring model's at every n, d ≤ 12. About a minute of CPU, so the registered target carries no
-    hints. Slow: the default run keeps a wrong reading refuted
+    ring model's at every n, d ≤ 12. About 15 s of CPU, so the registered target carries them on
+    request. Slow: the default run keeps a wrong reading refuted
     (test_a_guard_reading_that_is_not_the_guard_is_refuted)."""
     from ringproof.proofs.ring import stays
     from ringproof.proofs.ring.nests import KD
@@ -1296,8 +1296,8 @@ def test_prove_exact_peak_derives_and_proves_the_registered_peaks_on_request(nam
     3k(2d + 1) − 1 for k ≥ 2, m ≥ 3; the backward's Max of three; striped-bwd's Max of five for
     k ≥ 6, d/m ≥ 3, m ≥ 3, zigzag-bwd's Max of four for k ≥ 10, d/m ≥ 3, m ≥ 2; Algorithm 2's
     (2n² + n)/m + 1 (23 checks, with its ledger's) and algo2-general's three cases; each form the
-    ring model's at every n, d ≤ 12 (`held._check_peak` inside). About one minute, five, one and a
-    half, 10 s, 12 and 19 minutes, 4 s and 10 s of CPU. Slow: the default run keeps the request's gate
+    ring model's at every n, d ≤ 12 (`held._check_peak` inside). About 15 s, a minute, 25 s, 7 s,
+    SBWDT, ZBWDT, 4 s and 10 s of CPU. Slow: the default run keeps the request's gate
     (test_a_peak_marked_on_request_is_derived_only_when_asked) and the bound's cut on the sizes
     (test_a_case_left_with_comparisons_of_the_sizes_is_cut_on_them)."""
     import json
@@ -1469,7 +1469,7 @@ def test_the_moving_row_candidate_without_its_condition_is_not_taken():
 
 @pytest.mark.slow
 def test_prove_exact_peak_of_the_contiguous_causal_backward_is_the_ring_models_where_its_busiest_row_moves():
-    """`prove ring-attention-causal-bwd --exact-peak` (about 7 minutes of CPU): its 25 hint checks
+    """`prove ring-attention-causal-bwd --exact-peak` (about 5 minutes of CPU): its 25 hint checks
     proved and its peak derived and proved for every n, d, m, a Piecewise whose cases read the row
     ⌊(3d + 1)/2⌋ where 3d + 4 ≤ 2k (k = n/m); equal to the ring model's measured peak at every
     n, d ≤ 12 (`held._check_peak` inside) and at `BUSIEST_ROW_SIZES` (1098 at n = 36, m = 3, d = 6).

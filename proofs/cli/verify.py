@@ -64,10 +64,10 @@ def add_solver_options(p: ArgumentParser) -> None:
                         "does not hold the others back (each ring step lasts as its busiest PE's active ops)")
     p.add_argument("--exact-peak", action="store_true",
                    help="also derive the exact memory peak where the schedule marks it long to derive "
-                        "(CPU: algo2 about 4 s, algo2-general and ring-attention-bwd about 10 s, "
-                        "ring-attention-causal a minute, striped a minute and a half, zigzag five minutes, "
-                        "ring-attention-causal-bwd 7 minutes, "
-                        "striped-bwd 12 minutes, zigzag-bwd 19); "
+                        "(CPU: algo2 about 4 s, ring-attention-bwd about 7 s, algo2-general 10 s, "
+                        "ring-attention-causal 15 s, striped 25 s, zigzag a minute, "
+                        "ring-attention-causal-bwd 5 minutes, "
+                        "striped-bwd SBWDT, zigzag-bwd ZBWDT); "
                         "other schedules with stay hints derive theirs anyway")
 
 
