@@ -1297,7 +1297,7 @@ def test_prove_exact_peak_derives_and_proves_the_registered_peaks_on_request(nam
     k ≥ 6, d/m ≥ 3, m ≥ 3, zigzag-bwd's Max of four for k ≥ 10, d/m ≥ 3, m ≥ 2; Algorithm 2's
     (2n² + n)/m + 1 (23 checks, with its ledger's) and algo2-general's three cases; each form the
     ring model's at every n, d ≤ 12 (`held._check_peak` inside). About 15 s, a minute, 25 s, 7 s,
-    8 minutes, ZBWDT, 4 s and 10 s of CPU. Slow: the default run keeps the request's gate
+    8 minutes, 13 minutes, 4 s and 10 s of CPU. Slow: the default run keeps the request's gate
     (test_a_peak_marked_on_request_is_derived_only_when_asked) and the bound's cut on the sizes
     (test_a_case_left_with_comparisons_of_the_sizes_is_cut_on_them)."""
     import json

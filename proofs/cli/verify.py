@@ -67,7 +67,7 @@ def add_solver_options(p: ArgumentParser) -> None:
                         "(CPU: algo2 about 4 s, ring-attention-bwd about 7 s, algo2-general 10 s, "
                         "ring-attention-causal 15 s, striped 25 s, zigzag a minute, "
                         "ring-attention-causal-bwd 5 minutes, "
-                        "striped-bwd 8 minutes, zigzag-bwd ZBWDT); "
+                        "striped-bwd 8 minutes, zigzag-bwd 13 minutes); "
                         "other schedules with stay hints derive theirs anyway")
 
 
