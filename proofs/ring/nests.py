@@ -650,11 +650,9 @@ def _least(shape: Shape):
 def _sign(e, least=()):
     """True if e ≤ 0 for all k, m, kd ≥ 1 (at least the values `least` gives, (size, value) pairs),
     False if e ≥ 1 for all of them; None otherwise, or where e is not a polynomial of them. Read
-    from the coefficients of e in each size less its least value: each term shifted with the
-    binomial theorem (sympy's expand of the shifted form cost a millisecond a call). A pure
+    from the coefficients of e in each size less its least value (`sign_of_terms`). A pure
     function of its arguments, memoized."""
-    lows = [dict(least).get(p, 1) for p in SYMPY_PARAMETERS]
-    out: dict = {}
+    terms = []
     for term, c in sympy.expand(e).as_coefficients_dict().items():
         exps = [0] * len(SYMPY_PARAMETERS)
         for base, x in ([] if term == 1 else term.as_powers_dict().items()):
@@ -663,7 +661,18 @@ def _sign(e, least=()):
             exps[SYMPY_PARAMETERS.index(base)] = int(x)
         if not c.is_Rational:
             return None
-        c = Fraction(int(c.p), int(c.q))
+        terms.append((tuple(exps), Fraction(int(c.p), int(c.q))))
+    return sign_of_terms(tuple(terms), least)
+
+
+@lru_cache(maxsize=8192)
+def sign_of_terms(terms: tuple, least=()):
+    """`_sign` of the polynomial Σ c·k^a·m^b·kd^e given as its terms ((a, b, e), c), c a Fraction:
+    each term shifted to the sizes less their least values with the binomial theorem (sympy's
+    expand of the shifted form cost a millisecond a call), the sign read from the coefficients."""
+    lows = [dict(least).get(p, 1) for p in SYMPY_PARAMETERS]
+    out: dict = {}
+    for exps, c in terms:
         for combo in itertools.product(*[[(j, math.comb(x, j) * lo ** (x - j)) for j in range(x + 1)]
                                          for x, lo in zip(exps, lows)]):
             mono = tuple(j for j, _ in combo)

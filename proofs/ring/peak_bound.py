@@ -17,7 +17,8 @@ from functools import lru_cache
 
 import sympy
 
-from ringproof.proofs.ring.nests import _sign
+from ringproof.proofs.ring import sparse
+from ringproof.proofs.ring.nests import _sign, sign_of_terms
 
 SPREAD = (0, 1, 2, 4, 8, 16)     # past the least value of each size, where `Remembered` looks for a model
 TOPS = 16         # the values at the ends of the ranges `Cases._tops` may ask about in one case
@@ -429,20 +430,40 @@ class Cases:
         return self.known[key]
 
     def _under(self, x) -> bool:
-        """Is x, a form of the sizes, at most the largest of the values wherever the cell's conditions
-        hold? One value: `_nonpos`; several: at most one of them shown from the signs of the
-        differences (`nests._sign`, `_sign_in`), else Z3 asked that x exceeds none of them (one query)."""
+        """Is x, a form of the sizes (an expression or a sparse polynomial, as `_tops` gives it), at
+        most the largest of the values wherever the cell's conditions hold? One value: `_nonpos`;
+        several: at most one of them shown from the signs of the differences (`nests._sign`,
+        `_sign_in`), else Z3 asked that x exceeds none of them (one query)."""
         from ringproof.proofs.ring.budgets import PEAK_BOUND
-        if len(self.values) == 1:
-            return self._nonpos(x - self.values[0])
-        over = [sympy.expand(x - v) for v in self.values]
-        if any(o.is_Number and o <= 0 or _sign(o) is True or _sign_in(o, self.cond) for o in over):
-            return True
+        if isinstance(x, sparse.PolyElement):
+            values = [sparse.poly(x.ring, v) for v in self.values]
+            if any(v is None for v in values):
+                return self._under(x.as_expr())
+            if len(values) == 1:
+                return self._nonpos(x - values[0])
+            over = [x - v for v in values]
+            if any(o.is_ground and o.LC <= 0 or (t := sparse.size_terms(o)) is not None and
+                   (sign_of_terms(t) is True or _terms_signed_in(t, self.cond)) for o in over):
+                return True
+            over = [o.as_expr() for o in over]
+        else:
+            if len(self.values) == 1:
+                return self._nonpos(x - self.values[0])
+            over = [sympy.expand(x - v) for v in self.values]
+            if any(o.is_Number and o <= 0 or _sign(o) is True or _sign_in(o, self.cond) for o in over):
+                return True
         return self.decider.never(sympy.And(self.cond, *[sympy.Gt(o, 0, evaluate=False) for o in over]), rlimit=PEAK_BOUND)
 
     def _nonpos(self, x, within=()) -> bool:
         """Is x, a form of the sizes (and of the indices of `within`, over their ranges there), ≤ 0
-        wherever the cell's conditions hold?"""
+        wherever the cell's conditions hold? x an expression or a sparse polynomial (`sparse`)."""
+        if isinstance(x, sparse.PolyElement):
+            if x.is_ground:
+                return bool(x.LC <= 0)
+            terms = sparse.size_terms(x)
+            if terms is not None:
+                return self._nonpos_terms(terms, x)
+            x = x.as_expr()
         x = sympy.expand(x)
         if x.is_Number:
             return bool(x <= 0)
@@ -457,11 +478,51 @@ class Cases:
                 self.decider.never(sympy.And(self.cond, sympy.Gt(x, 0, evaluate=False)), ctx)
         return self.known[x] or self.known[key]
 
+    def _nonpos_terms(self, terms, x) -> bool:
+        """`_nonpos` of the sparse polynomial x of the sizes, its `terms` (`sparse.size_terms`): its
+        sign read from them as `_sign` and `_sign_in` read an expression's, else Z3 on its expression."""
+        if sign_of_terms(terms) is True:
+            return True
+        key = ("terms", terms, self.cond)
+        if key not in self.known:
+            self.known[key] = _terms_signed_in(terms, self.cond) or self._nonpos(x.as_expr())
+        return self.known[key]
+
     def _tops(self, p, ranges):
         """The values of p, a form linear in each index with a coefficient of the sizes, at the ends
         of the indices' ranges (inner first) where it may be largest: the end the coefficient's sign
         gives where it is shown, both where it is not (a linear form is largest at an end of its
-        range); None where p is not so or the values are more than TOPS."""
+        range); None where p is not so or the values are more than TOPS. Read as sparse polynomials
+        (`sparse`) where p and the ranges' ends are polynomials, as expressions otherwise."""
+        names = [x for x, _, _ in ranges]
+        R = sparse.ring_of(tuple(names))
+        P = sparse.poly(R, p)
+        ends = [(sparse.poly(R, lo), sparse.poly(R, hi)) for _, lo, hi in ranges]
+        if P is None or any(e is None for pair in ends for e in pair):
+            return self._tops_of_expression(p, ranges)
+        indices = range(sparse.SIZES, sparse.SIZES + len(names))
+        tops = [P]
+        for at, (lo, hi) in reversed(list(zip(indices, ends))):
+            out = []
+            for q in tops:
+                got = sparse.linear_in(q, at)
+                if got is None:
+                    return None
+                c, r = got
+                if not c:
+                    out.append(q)
+                    continue
+                if sparse.reads(c, indices):
+                    return None
+                chosen = [hi] if self._nonpos(-c) else [lo] if self._nonpos(c) else [lo, hi]
+                out += [r + c * x for x in chosen]
+            tops = out
+            if len(tops) > TOPS:
+                return None
+        return tops
+
+    def _tops_of_expression(self, p, ranges):
+        """`_tops` read on sympy's expressions (a floor of the sizes in p or an end)."""
         names = [x for x, _, _ in ranges]
         tops = [sympy.expand(p)]
         for v, lo, hi in reversed(ranges):
@@ -482,7 +543,36 @@ class Cases:
 
     def _extent(self, p, ranges):
         """(least, largest) of p over the ranges, p linear in each index with a coefficient of the
-        sizes whose sign is shown; None otherwise."""
+        sizes whose sign is shown; None otherwise. Sparse polynomials (`sparse`) where p and the
+        ranges' ends are polynomials, expressions otherwise."""
+        names = [x for x, _, _ in ranges]
+        R = sparse.ring_of(tuple(names))
+        P = sparse.poly(R, p)
+        ends = [(sparse.poly(R, lo), sparse.poly(R, hi)) for _, lo, hi in ranges]
+        if P is None or any(e is None for pair in ends for e in pair):
+            return self._extent_of_expression(p, ranges)
+        indices = range(sparse.SIZES, sparse.SIZES + len(names))
+        least = most = P
+        for at, (lo, hi) in reversed(list(zip(indices, ends))):
+            got = []
+            for q, largest in ((least, False), (most, True)):
+                lin = sparse.linear_in(q, at)
+                if lin is None:
+                    return None
+                c, r = lin
+                if c:
+                    if sparse.reads(c, indices):
+                        return None
+                    up = self._nonpos(-c)
+                    if not up and not self._nonpos(c):
+                        return None
+                    q = r + c * (hi if up == largest else lo)
+                got.append(q)
+            least, most = got
+        return least, most
+
+    def _extent_of_expression(self, p, ranges):
+        """`_extent` read on sympy's expressions (a floor of the sizes in p or an end)."""
         least = most = sympy.expand(p)
         for v, lo, hi in reversed(ranges):
             ends = []
@@ -594,6 +684,12 @@ def _sign_in(x, cond) -> bool:
     size in it (`nests._sign`)? Sound for any cond of which these atoms are conjuncts; False where not shown."""
     least = _least_of(cond)
     return any(v > 1 for v in least.values()) and _sign(x, tuple(sorted(least.items(), key=str))) is True
+
+
+def _terms_signed_in(terms: tuple, cond) -> bool:
+    """`_sign_in` of a polynomial of the sizes given as its terms (`sparse.size_terms`)."""
+    least = _least_of(cond)
+    return any(v > 1 for v in least.values()) and sign_of_terms(terms, tuple(sorted(least.items(), key=str))) is True
 
 
 def _signed_in(a, cond):
