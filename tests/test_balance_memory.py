@@ -315,6 +315,28 @@ def test_algorithm_1s_exact_peak_is_proved_and_is_the_ring_models_at_every_size(
     _occupancy_is_the_ring_models(S, forms, ((4, 2, 4), (6, 3, 6), (3, 1, 3)))
 
 
+def test_the_occupancy_at_a_candidate_iteration_is_the_forms_xreplace():
+    """`stays._at_point` (each case read only where no case before it holds, conditions decided from
+    their comparisons' values) builds what sympy's xreplace builds, the same expression: at every
+    iteration of Algorithm 1's occupancy forms at small sizes put in as numbers, and at points that
+    leave the sizes symbolic (the peak's candidates), of ring-attention-bwd's forms too."""
+    from ringproof.proofs.ring import stays
+    from ringproof.proofs.ring.nests import KD
+    for name, points in (("algo1", 12), ("ring-attention-bwd", 8)):
+        S = registry()[name]
+        inputs, _ = held.inputs_on(S, Session())
+        forms, _ = stays.occupancy(S, Session(), inputs)
+        for loops, form in forms.values():
+            names = [spread.L] + [v for v, _, _ in loops]
+            rng = __import__("random").Random(len(names))
+            for _ in range(points):
+                at = {v: sympy.Integer(rng.randint(1, 4)) for v in names}
+                for sizes in ({}, {K: sympy.Integer(2), M: sympy.Integer(3), KD: sympy.Integer(1)},
+                              {K: at[names[-1]] + K}):
+                    values = {**at, **sizes}
+                    assert stays._at_point(form, values) == form.xreplace(values), (name, values)
+
+
 def _occupancy_is_the_ring_models(S, forms, sizes):
     """Each slot's occupancy form ({slot: (loops, form)}) equals the ring model's occupancy of the
     PE at the cycle of every iteration, at each (n, m, d) of `sizes`. The recursion limit is raised
@@ -499,6 +521,42 @@ def test_a_max_of_candidates_bounds_a_form_in_one_pass_where_neither_alone_does(
     assert peak_bound.at_most(g, K >= 1, [(i, sympy.Integer(1), K)], decider, (d, K * d - 2 * K**2 + 2 * K))
     cases = peak_bound.Cases(decider, K >= 1, (0,))
     assert len(cases._tops(g, [(i, sympy.Integer(1), K)])) == 2
+
+
+def test_a_cases_tops_and_extents_read_as_sparse_polynomials_are_the_expressions():
+    """`Cases._tops` and `Cases._extent` on sparse polynomials (`sparse`) give the values their
+    readings on sympy's expressions give (`_tops_of_expression`, `_extent_of_expression`), the same
+    ends chosen, on random forms linear in each index with coefficients of the sizes, ranges whose
+    ends read the sizes and outer indices, in cells that fix a size or not; and neither reads a form
+    an index enters squared."""
+    import random
+    from ringproof.proofs.ring import peak_bound, sparse
+    from ringproof.proofs.ring.nests import KD, Decider
+    from ringproof.schedules.shape import ANY_D
+    rng = random.Random(7)
+    i, j, c = sympy.symbols("i j c", integer=True)
+    sizes = [sympy.Integer(1), K, M, KD, K - 2, 2 * K - M, K * M - 3, -KD]
+
+    def coeff():
+        return sum(rng.randint(-3, 3) * rng.choice(sizes) for _ in range(2))
+
+    ranges = [(i, sympy.Integer(1), K), (j, i, K + 1), (c, sympy.Integer(1), KD * M)]
+    for cell in (K >= 1, sympy.And(K >= 3, M >= 2), sympy.Eq(K, 2)):
+        cases = peak_bound.Cases(peak_bound.Remembered(Decider(ANY_D)), cell, (3 * K * M,))
+        for _ in range(20):
+            p = coeff() * i + coeff() * j + coeff() * c + coeff()
+            tops, plain = cases._tops(p, ranges), cases._tops_of_expression(p, ranges)
+            assert (tops is None) == (plain is None), p
+            if tops is not None:
+                assert all(isinstance(t, sparse.PolyElement) for t in tops)
+                assert [sympy.expand(t.as_expr() - q) for t, q in zip(tops, plain)] == [0] * len(plain), p
+                assert [cases._under(t) for t in tops] == [cases._under(q) for q in plain], p
+            got, want = cases._extent(p, ranges), cases._extent_of_expression(p, ranges)
+            assert (got is None) == (want is None), p
+            if got is not None:
+                assert [sympy.expand(g.as_expr() - w) for g, w in zip(got, want)] == [0, 0], p
+        assert cases._tops(i * i + K, ranges) is None and cases._extent(i * i, ranges) is None
+        assert cases._tops(sympy.floor(K / 2) * i, ranges) == cases._tops_of_expression(sympy.floor(K / 2) * i, ranges)
 
 
 def _sign_by_expanding(e):
