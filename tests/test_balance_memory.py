@@ -438,6 +438,36 @@ def test_the_bound_cuts_an_inner_index_at_an_outer_one_where_the_outer_is_not_cu
     assert not peak_bound.at_most(f - K, K >= 2, ranges, Decider())
 
 
+def test_a_case_whose_comparisons_read_a_wide_index_through_a_single_value_is_cut_not_asked_of_z3():
+    """`peak_bound.Cases._under_through`: with s = l − 1 for l from 2 to m (the causal forwards'
+    step before the PE's own), pieces under s ≤ 2 and s ≥ 3 read l only through s: l is cut at 3
+    and the parts' tops signed, no Z3 query asked of the case; 2k + m − 1 (s = m − 1, as
+    enumeration gives it) is shown, one less is not, and the check alone never shows one less."""
+    from ringproof.proofs.ring import peak_bound
+    from ringproof.proofs.ring.nests import Decider
+    l, s = sympy.symbols("l s", integer=True)
+    f = sympy.Piecewise((K, s <= 2), (2 * K, True)) + s
+    ranges = [(l, sympy.Integer(2), M), (s, l - 1, l - 1)]
+    regime = sympy.And(K >= 1, M >= 4)
+    for k, m in itertools.product(range(1, 6), range(4, 9)):
+        assert max(int(f.subs({K: k, s: x - 1})) for x in range(2, m + 1)) == 2 * k + m - 1
+    asked = []
+
+    class Counted(peak_bound.Remembered):
+        def never(self, cond, ctx=(), rlimit=None):
+            asked.append(ctx)
+            return super().never(cond, ctx, rlimit)
+
+    top = 2 * K + M - 1
+    assert peak_bound.at_most(f, regime, ranges, Counted(Decider()), (top,))
+    assert not any(asked)                                       # no query over the case's ranges
+    assert not peak_bound.at_most(f, regime, ranges, Counted(Decider()), (top - 1,))
+    for value, shown in ((top, True), (top - 1, False)):
+        cases = peak_bound.Cases(peak_bound.Remembered(Decider()), regime, (value,))
+        assert cases._under_through(sympy.Integer(0), peak_bound._pieces(f), ranges,
+                                    {s: l - 1}, peak_bound.CUTS) is shown
+
+
 def test_a_peak_that_is_the_most_of_several_candidates_is_cut_where_each_is_the_most():
     """`peak_bound.settled` where no candidate is the largest in a regime (2k at i = k, or d at c = d,
     as d exceeds 2k): the Max of them, proved part by part (`parts`: each where it is at least the
@@ -745,7 +775,8 @@ def test_a_case_left_with_comparisons_of_the_sizes_is_cut_on_them():
     """`peak_bound.Cases._on_sizes`: striped's failing case (i at one point, k; pieces under i ≥ 5 and
     i = 4 that are k ≥ 5, k = 4 there, of k²·kd·m products) is cut on k ≥ 5 and k < 5, the latter
     leaving k = 4, put in: the largest value, 3k·d + k + 2 at c = 1 as enumeration gives it, is
-    shown for k ≥ 4, m ≥ 3; one less is not, nor the largest without the cut."""
+    shown for k ≥ 4, m ≥ 3; one less is not, nor the largest without the cut. The check before Z3
+    (`Cases._under_through`) cuts on the same comparisons of k and shows it without `_on_sizes`."""
     from ringproof.proofs.ring import peak_bound
     from ringproof.proofs.ring.nests import KD, Decider
     from ringproof.schedules.shape import ANY_D
@@ -759,8 +790,11 @@ def test_a_case_left_with_comparisons_of_the_sizes_is_cut_on_them():
         assert max(f.subs({**at, c: x}) for x in range(1, kd * m + 1)) == top.subs(at), at
     assert peak_bound.at_most(f - top, regime, ranges, peak_bound.Remembered(Decider(ANY_D)))
     assert not peak_bound.at_most(f - top + 1, regime, ranges, peak_bound.Remembered(Decider(ANY_D)))
+    through = peak_bound.Cases(Decider(ANY_D), regime)
+    through._on_sizes = lambda *args: None
+    assert through.hold(peak_bound._pieces(f - top), ranges)
     uncut = peak_bound.Cases(Decider(ANY_D), regime)
-    uncut._on_sizes = lambda *args: None
+    uncut._on_sizes = uncut._under_through = lambda *args: None
     assert not uncut.hold(peak_bound._pieces(f - top), ranges)
 
 

@@ -23,6 +23,7 @@ from ringproof.proofs.ring.nests import _sign, sign_of_terms
 SPREAD = (0, 1, 2, 4, 8, 16)     # past the least value of each size, where `Remembered` looks for a model
 TOPS = 16         # the values at the ends of the ranges `Cases._tops` may ask about in one case
 FEW = 4           # values of a size that `at_most` takes one by one where a cell's part leaves no more
+CUTS = 3          # cuts deep `Cases._under_through` looks before Z3 is asked of a case
 
 
 class Remembered:
@@ -284,6 +285,8 @@ class Cases:
         opened = [v for v in wide if v in read]
         if not still and (tops := self._tops(sure, ranges)) is not None and all(self._under(t) for t in tops):
             return True
+        if still and not opened and self._under_through(sure, still, ranges, one, CUTS):
+            return True
         if not opened or not all(self._linear(a, names) for a in still_open):
             e = sympy.expand(sure) + sum((sympy.Piecewise((f, self._known(c, ranges)), (0, True)) for f, c in still),
                                          sympy.Integer(0))
@@ -313,6 +316,44 @@ class Cases:
             if not got:
                 return False
         return True
+
+    def _under_through(self, sure, still, ranges, one, depth) -> bool:
+        """Before Z3 is asked of a case whose open comparisons read no wide index, but read one
+        through a single-valued index (s ≤ 2 with s = l − 1, l from 2 to m): the wide index cut
+        where such a comparison, the single values put in, changes (`_parts`), at most `depth` cuts
+        deep; the case holds where in every part the pieces are decided and the tops of their sum
+        are under the values (signs; no Z3, no case counted). False otherwise: Z3 is asked as
+        before, so a case this shows is one the search would have shown, or split further."""
+        undecided = [(f, c) for f, c in still if self._truth(c, ranges) is None]
+        total = sympy.Add(sure, *[f for f, c in still if self._truth(c, ranges) is True])
+        if not undecided:
+            tops = self._tops(total, ranges)
+            return tops is not None and all(self._under(t) for t in tops)
+        if depth == 0:
+            return False
+        atoms = sorted({a.xreplace(one) for _, c in undecided for a in self._open(c, ranges)}, key=str)
+        names = [v for v, _, _ in ranges]
+        for v in (v for v, lo, hi in ranges if v not in one and any(a.has(v) for a in atoms)):
+            parts = self._parts(v, ranges, atoms)
+            if _uncut(parts, ranges, v) or not all(isinstance(p, tuple) for p in parts):
+                continue
+            at = names.index(v)
+            return all(self._under_through(total, undecided, ranges[:at] + [(v, *p)] + ranges[at + 1:], one, depth - 1)
+                       for p in parts)
+        for a in atoms:                 # one size against a number (3 − m ≤ −2): m ≥ 5, and m ≤ 4
+            sides = [_range_of(a), _range_of(sympy.Not(a))] if _range_of(a) is not None else []
+            if len(sides) != 2 or None in sides:
+                continue
+            cond = self.cond
+            try:
+                for x, lo, hi in sides:
+                    self.cond = sympy.And(cond, *([x >= lo] if lo > 1 else []), *([x <= hi] if hi is not None else []))
+                    if not self._under_through(total, undecided, ranges, one, depth - 1):
+                        return False
+            finally:
+                self.cond = cond
+            return True
+        return False
 
     def _on_sizes(self, pieces, ranges, one, atoms):
         """A case Z3 did not show whose open comparisons read no index of a wide range, cut on the
