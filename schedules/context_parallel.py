@@ -419,11 +419,12 @@ def ring_backward(cp: ContextParallel) -> Schedule:
 
 
 def _backward_stays(cp: ContextParallel) -> dict:
-    """The backward's stay hints, on request (`prove --exact-peak`): the non-causal one's
-    (BACKWARD_STAYS); the causal ones' (schedules/causal_stays.py: contiguous, striped and zigzag,
-    minutes of CPU each; docs/context-parallel.md)."""
+    """The backward's stay hints: the non-causal one's (BACKWARD_STAYS), derived in every run as
+    ring-attention's are (a second or two of the pool's CPU since the bound's sparse readings);
+    the causal ones' on request (`prove --exact-peak`; schedules/causal_stays.py: contiguous,
+    striped and zigzag, minutes of CPU each; docs/context-parallel.md)."""
     if not cp.causal:
-        return {**BACKWARD_STAYS, "on_request": True}
+        return dict(BACKWARD_STAYS)
     return {**causal_backward_stays(cp.layout.name, BACKWARD_FORMS), "on_request": True}
 
 

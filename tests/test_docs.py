@@ -128,7 +128,6 @@ INSTANCES = {
     "prove ring-attention-causal --exact-peak": ("prove ring-attention-causal --exact-peak --property no-conflict", {0}),
     "prove zigzag --exact-peak": ("prove zigzag --exact-peak --property no-conflict", {0}),
     "prove striped --exact-peak": ("prove striped --exact-peak --property no-conflict", {0}),
-    "prove ring-attention-bwd --exact-peak": ("prove ring-attention-bwd --exact-peak --property no-conflict", {0}),
     "prove algo2 --exact-peak": ("prove algo2 --exact-peak --property no-conflict", {0}),
     "prove algo2-general --exact-peak": ("prove algo2-general --exact-peak --property no-conflict", {0}),
     "prove striped-bwd --exact-peak": ("prove striped-bwd --exact-peak --property no-conflict", {0}),
