@@ -535,15 +535,12 @@ class Cases:
         gives where it is shown, both where it is not (a linear form is largest at an end of its
         range); None where p is not so or the values are more than TOPS. Read as sparse polynomials
         (`sparse`) where p and the ranges' ends are polynomials, as expressions otherwise."""
-        names = [x for x, _, _ in ranges]
-        R = sparse.ring_of(tuple(names))
-        P = sparse.poly(R, p)
-        ends = [(sparse.poly(R, lo), sparse.poly(R, hi)) for _, lo, hi in ranges]
-        if P is None or any(e is None for pair in ends for e in pair):
+        got = sparse.read(p, ranges)
+        if got is None:
             return self._tops_of_expression(p, ranges)
-        indices = range(sparse.SIZES, sparse.SIZES + len(names))
+        P, ends, indices = got
         tops = [P]
-        for at, (lo, hi) in reversed(list(zip(indices, ends))):
+        for at, lo, hi in ends:
             out = []
             for q in tops:
                 got = sparse.linear_in(q, at)
@@ -586,15 +583,12 @@ class Cases:
         """(least, largest) of p over the ranges, p linear in each index with a coefficient of the
         sizes whose sign is shown; None otherwise. Sparse polynomials (`sparse`) where p and the
         ranges' ends are polynomials, expressions otherwise."""
-        names = [x for x, _, _ in ranges]
-        R = sparse.ring_of(tuple(names))
-        P = sparse.poly(R, p)
-        ends = [(sparse.poly(R, lo), sparse.poly(R, hi)) for _, lo, hi in ranges]
-        if P is None or any(e is None for pair in ends for e in pair):
+        read = sparse.read(p, ranges)
+        if read is None:
             return self._extent_of_expression(p, ranges)
-        indices = range(sparse.SIZES, sparse.SIZES + len(names))
+        P, ends, indices = read
         least = most = P
-        for at, (lo, hi) in reversed(list(zip(indices, ends))):
+        for at, lo, hi in ends:
             got = []
             for q, largest in ((least, False), (most, True)):
                 lin = sparse.linear_in(q, at)

@@ -34,6 +34,20 @@ def poly(R, e) -> PolyElement | None:
         return None
 
 
+def read(p, ranges):
+    """(p, [(position, least, largest)] of the ranges' indices inner first, the indices' positions),
+    each an element of the ring of the sizes and the ranges' indices; None where p or an end of a
+    range is not a polynomial of them."""
+    names = tuple(x for x, _, _ in ranges)
+    R = ring_of(names)
+    P = poly(R, p)
+    ends = [(poly(R, lo), poly(R, hi)) for _, lo, hi in ranges]
+    if P is None or any(e is None for pair in ends for e in pair):
+        return None
+    indices = range(SIZES, SIZES + len(names))
+    return P, [(at, lo, hi) for at, (lo, hi) in reversed(list(zip(indices, ends)))], indices
+
+
 def linear_in(q: PolyElement, at: int):
     """(c, r) with q = c·x + r, x the generator at position `at`, neither c nor r reading x; None
     where q is of degree 2 or more in x."""
