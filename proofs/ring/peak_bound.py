@@ -324,8 +324,9 @@ class Cases:
         deep; the case holds where in every part the pieces are decided and the tops of their sum
         are under the values (signs; no Z3, no case counted). False otherwise: Z3 is asked as
         before, so a case this shows is one the search would have shown, or split further."""
-        undecided = [(f, c) for f, c in still if self._truth(c, ranges) is None]
-        total = sympy.Add(sure, *[f for f, c in still if self._truth(c, ranges) is True])
+        truths = [self._truth(c, ranges) for _, c in still]
+        undecided = [piece for piece, t in zip(still, truths) if t is None]
+        total = sympy.Add(sure, *[f for (f, _), t in zip(still, truths) if t is True])
         if not undecided:
             tops = self._tops(total, ranges)
             return tops is not None and all(self._under(t) for t in tops)
@@ -535,18 +536,18 @@ class Cases:
         gives where it is shown, both where it is not (a linear form is largest at an end of its
         range); None where p is not so or the values are more than TOPS. Read as sparse polynomials
         (`sparse`) where p and the ranges' ends are polynomials, as expressions otherwise."""
-        got = sparse.read(p, ranges)
-        if got is None:
+        read = sparse.read(p, ranges)
+        if read is None:
             return self._tops_of_expression(p, ranges)
-        P, ends, indices = got
+        P, ends, indices = read
         tops = [P]
         for at, lo, hi in ends:
             out = []
             for q in tops:
-                got = sparse.linear_in(q, at)
-                if got is None:
+                lin = sparse.linear_in(q, at)
+                if lin is None:
                     return None
-                c, r = got
+                c, r = lin
                 if not c:
                     out.append(q)
                     continue
