@@ -359,3 +359,14 @@ def test_algorithm_2s_cycles_per_class_match_the_trace():
         for n, m in sizes:
             assert parse(f["formula"]).subs({N: n, M: m}) == build_trace(ALGO2, n, m).cycles, (f, n, m)
     assert class_forms("floor(n/3)*m") is None         # n mod 3 is not a class here: no form claimed
+
+
+def test_a_proved_exact_peak_is_typeset_as_its_table_of_cases():
+    """The HTML report shows a proved exact memory peak typeset (`render._peak_html`): a Piecewise as
+    its table of cases, the last one "otherwise" (not sympy's "True"); nothing where the peak is
+    not proved."""
+    from ringproof.proofs.report import maths, render
+    got = render._peak_html({"closed_form": "Piecewise((3*n*(2*d + 1)/m, (m >= 3) & (n/m >= 3)), (4*d + 3, True))"})
+    assert "Exact memory peak" in got and got.count("<tr>") == 2 and "otherwise" in got and "True" not in got
+    assert render._peak_html({"closed_form": None, "reason": "not derived"}) == "" == render._peak_html({})
+    assert "otherwise" in maths.typeset("Piecewise((n, m >= 2), (2*n, True))")

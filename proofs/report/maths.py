@@ -86,7 +86,7 @@ def typeset(text: str | None) -> str:
     rows = cases(expr)
     if len(rows) == 1:
         return mathml(expr)
-    body = "".join(f"<tr><td>{mathml(v)}</td><td>{'otherwise' if c is True else 'if ' + mathml(c)}</td></tr>"
+    body = "".join(f"<tr><td>{mathml(v)}</td><td>{'otherwise' if c in (True, sympy.true) else 'if ' + mathml(c)}</td></tr>"
                    for v, c in rows)
     return f"<table class='cases'>{body}</table>"
 

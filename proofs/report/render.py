@@ -233,7 +233,7 @@ code{font-size:12px;background:#f5f5f5;padding:0 2px}
 td.f{font-family:'DejaVu Sans Mono',monospace;font-size:11px;max-width:32em;overflow-wrap:anywhere}
 table.summary td.mark{text-align:center;font-size:16px}td:first-child,table.grid th{white-space:nowrap}
 table.grid td{text-align:center}.secs{font-weight:normal;color:#555;font-size:11px}table{max-width:100%}
-table.cases{margin:0}table.cases td{border:none;padding:1px 6px}
+table.cases{margin:0}table.cases td{border:none;padding:1px 6px}div.peak{overflow-x:auto}
 .proved{color:#2e7d32;font-weight:bold}.refuted{color:#c62828;font-weight:bold}.unknown{color:#ef6c00;font-weight:bold}
 .theorem{border-left:4px solid #2e7d32;background:#f4f9f4;padding:.5em 1em;margin:1em 0}
 .theorem.refutation{border-color:#c62828;background:#fdf3f3}.theorem.open{border-color:#ef6c00;background:#fff7ef}
@@ -427,6 +427,15 @@ def _pictures(rows: list[str]) -> str:
     return "<div class='pic'>" + "".join(rows) + "</div>"
 
 
+def _peak_html(memory: dict) -> str:
+    """The exact memory peak proved for every n, typeset (a Piecewise as its table of cases, which the
+    memory line above prints as one line of text); nothing where it is not proved."""
+    form = memory.get("closed_form")
+    if not form:
+        return ""
+    return f"<div class='peak'><p>Exact memory peak on the busiest PE, proved for every n:</p>{maths.typeset(form)}</div>"
+
+
 def _html_target(t: dict) -> str:
     e = html.escape
     v = t["verdict"]
@@ -442,6 +451,7 @@ def _html_target(t: dict) -> str:
         parts += [f"<h3>Counts (<span class='{c['verdict']}'>{c['verdict']}</span>)</h3>", _counts_html(c),
                   f"<p class='reason'>{e(dsl_reason(c['reason']))}</p>" if c["reason"] else ""]
         parts += [f"<p class='load'>{e(line)}</p>" for line in c.get("load", [])]
+        parts.append(_peak_html(c.get("memory") or {}))
     if t["refutations"]:
         parts.append("<h3>Refutations and open checks</h3>")
         translated = False
