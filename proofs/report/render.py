@@ -233,7 +233,7 @@ code{font-size:12px;background:#f5f5f5;padding:0 2px}
 td.f{font-family:'DejaVu Sans Mono',monospace;font-size:11px;max-width:32em;overflow-wrap:anywhere}
 table.summary td.mark{text-align:center;font-size:16px}td:first-child,table.grid th{white-space:nowrap}
 table.grid td{text-align:center}.secs{font-weight:normal;color:#555;font-size:11px}table{max-width:100%}
-table.cases{margin:0}table.cases td{border:none;padding:1px 6px}div.peak{overflow-x:auto}
+table.cases{margin:0}table.cases td{border:none;padding:1px 6px}div.peak{overflow-x:auto;overflow-y:hidden}div.peak table.cases td{padding:4px 6px}
 .proved{color:#2e7d32;font-weight:bold}.refuted{color:#c62828;font-weight:bold}.unknown{color:#ef6c00;font-weight:bold}
 .theorem{border-left:4px solid #2e7d32;background:#f4f9f4;padding:.5em 1em;margin:1em 0}
 .theorem.refutation{border-color:#c62828;background:#fdf3f3}.theorem.open{border-color:#ef6c00;background:#fff7ef}
