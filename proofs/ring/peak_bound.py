@@ -484,8 +484,8 @@ class Cases:
             if len(values) == 1:
                 return self._nonpos(x - values[0])
             over = [x - v for v in values]
-            if any(o.is_ground and o.LC <= 0 or (t := sparse.size_terms(o)) is not None and
-                   (sign_of_terms(t) is True or _terms_signed_in(t, self.cond)) for o in over):
+            if any(o.is_ground and o.LC <= 0 or (t := sparse.size_terms(o)) is not None and _terms_nonpos(t, self.cond)
+                   for o in over):
                 return True
             over = [o.as_expr() for o in over]
         else:
@@ -522,12 +522,10 @@ class Cases:
 
     def _nonpos_terms(self, terms, x) -> bool:
         """`_nonpos` of the sparse polynomial x of the sizes, its `terms` (`sparse.size_terms`): its
-        sign read from them as `_sign` and `_sign_in` read an expression's, else Z3 on its expression."""
-        if sign_of_terms(terms) is True:
-            return True
+        sign read from them (`_terms_nonpos`), else Z3 on its expression."""
         key = ("terms", terms, self.cond)
         if key not in self.known:
-            self.known[key] = _terms_signed_in(terms, self.cond) or self._nonpos(x.as_expr())
+            self.known[key] = _terms_nonpos(terms, self.cond) or self._nonpos(x.as_expr())
         return self.known[key]
 
     def _tops(self, p, ranges):
@@ -722,8 +720,11 @@ def _sign_in(x, cond) -> bool:
     return any(v > 1 for v in least.values()) and _sign(x, tuple(sorted(least.items(), key=str))) is True
 
 
-def _terms_signed_in(terms: tuple, cond) -> bool:
-    """`_sign_in` of a polynomial of the sizes given as its terms (`sparse.size_terms`)."""
+def _terms_nonpos(terms: tuple, cond) -> bool:
+    """Is the polynomial of the sizes given as its terms (`sparse.size_terms`) shown ≤ 0 from them, for
+    every size or from the least sizes `cond` allows (as `_sign` and `_sign_in` read an expression)?"""
+    if sign_of_terms(terms) is True:
+        return True
     least = _least_of(cond)
     return any(v > 1 for v in least.values()) and sign_of_terms(terms, tuple(sorted(least.items(), key=str))) is True
 
@@ -918,18 +919,21 @@ def _read(e, truth: dict):
     return None if any(a is None for a in args) else e.func(*args)
 
 
-def _holds(c, truth: dict):
-    """True, False, or None where a comparison of the condition c is not in `truth`."""
+def _holds(c, truth):
+    """True or False where the comparisons of the condition c that `truth` gives (`truth.get(a)`:
+    sympy.true, sympy.false, or None where not known) decide it, else None."""
     if c is sympy.true or c is sympy.false:
         return c is sympy.true
     if isinstance(c, sympy.core.relational.Relational):
         t = truth.get(c)
         return None if t is None else t is sympy.true
-    if isinstance(c, (sympy.And, sympy.Or, sympy.Not)):
+    if isinstance(c, (sympy.And, sympy.Or)):
+        stop = isinstance(c, sympy.Or)                  # the value that settles it
         got = [_holds(a, truth) for a in c.args]
-        if None in got:
-            return None
-        return all(got) if isinstance(c, sympy.And) else any(got) if isinstance(c, sympy.Or) else not got[0]
+        return stop if stop in got else None if None in got else not stop
+    if isinstance(c, sympy.Not):
+        t = _holds(c.args[0], truth)
+        return None if t is None else not t
     return None
 
 

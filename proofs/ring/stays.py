@@ -826,7 +826,7 @@ def _alone_now(c, S, members, s, at, events):
 def _at_point(e, values: dict, memo: dict | None = None):
     """e.xreplace(values), built the way xreplace builds it, but each case of a Piecewise read only
     where no case before it holds, and a condition decided from its comparisons each put to a value
-    once (`_decided_at`; sympy's own where they do not decide it): the occupancy at a candidate
+    once (`peak_bound._holds`; sympy's own where they do not decide it): the occupancy at a candidate
     iteration, where xreplace rebuilt every case of thousands (zigzag's: 1.5 s a candidate, 0.1 s)."""
     memo = {} if memo is None else memo
     if not e.args:
@@ -834,8 +834,8 @@ def _at_point(e, values: dict, memo: dict | None = None):
     if isinstance(e, sympy.Piecewise):
         kept = []
         for value, cond in e.args:
-            holds = _decided_at(cond, values, memo)
-            holds = cond.xreplace(values) if holds is None else holds
+            holds = peak_bound._holds(cond, _AtValues(values, memo))
+            holds = cond.xreplace(values) if holds is None else sympy.true if holds else sympy.false
             if holds is sympy.false:
                 continue
             kept.append((_at_point(value, values, memo), holds))
@@ -846,24 +846,18 @@ def _at_point(e, values: dict, memo: dict | None = None):
     return e.func(*args) if any(a is not b for a, b in zip(args, e.args)) else e
 
 
-def _decided_at(cond, values: dict, memo: dict):
-    """sympy.true or sympy.false where `cond` with `values` put in is decided by its comparisons'
-    values alone (each put in once, kept in `memo`), else None."""
-    if cond is sympy.true or cond is sympy.false:
-        return cond
-    if isinstance(cond, sympy.core.relational.Relational):
-        got = memo.get(cond)
+class _AtValues:
+    """The truth of each comparison with `values` put in (sympy.true or sympy.false; None where that
+    leaves it open), each put in once and kept in `memo`: the `truth` `peak_bound._holds` reads."""
+
+    def __init__(self, values: dict, memo: dict):
+        self.values, self.memo = values, memo
+
+    def get(self, a):
+        got = self.memo.get(a)
         if got is None:
-            got = memo[cond] = cond.xreplace(values)
+            got = self.memo[a] = a.xreplace(self.values)
         return got if got is sympy.true or got is sympy.false else None
-    if isinstance(cond, (sympy.And, sympy.Or)):
-        stop = sympy.false if isinstance(cond, sympy.And) else sympy.true     # the value that settles it
-        got = [_decided_at(a, values, memo) for a in cond.args]
-        return stop if stop in got else None if None in got else ~stop
-    if isinstance(cond, sympy.Not):
-        got = _decided_at(cond.args[0], values, memo)
-        return None if got is None else ~got
-    return None
 
 
 def peak(schedule, session, inputs) -> dict:
