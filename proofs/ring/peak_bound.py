@@ -130,8 +130,8 @@ def _split_on_sizes(cond, cell, pieces) -> list:
     corners = [{}]
     for x, (lo, hi) in box.items():
         corners = [{**c, x: sympy.Integer(v)} for c in corners for v in sorted({lo, hi if hi is not None else lo + 4})]
-    atoms = sorted({a for _, c in pieces for a in c.atoms(sympy.core.relational.Relational)
-                    if a.free_symbols <= set(SYMPY_PARAMETERS)}, key=str)
+    atoms = sorted({a for _, c in pieces for a in _comparisons(c) if a.free_symbols <= set(SYMPY_PARAMETERS)},
+                   key=_text)
     parts = [(cond, corners)]
     for a in atoms:
         split = []
@@ -184,6 +184,19 @@ def _joined(cells, loose: bool = False) -> list:
                       *sorted(rest, key=str)) for box, rest in boxes]
 
 
+@lru_cache(maxsize=65536)
+def _unit_in(a, v):
+    """(c, r) with the comparison a read as c·v + r ≤ 0 (= 0 for = and ≠), c = ±1 and r free of v;
+    None where a is not so: a pure function, kept (each case reads its open comparisons')."""
+    if not a.has(v) or type(a) not in (sympy.Le, sympy.Lt, sympy.Ge, sympy.Gt, sympy.Eq, sympy.Ne):
+        return None
+    q = sympy.expand(a.lhs - a.rhs if type(a) in (sympy.Le, sympy.Lt, sympy.Eq, sympy.Ne) else a.rhs - a.lhs)
+    q += 1 if type(a) in (sympy.Lt, sympy.Gt) else 0          # a: q ≤ 0 (or q = 0)
+    c, r = q.coeff(v), sympy.expand(q - q.coeff(v) * v)
+    return None if c not in (1, -1) or r.has(v) else (c, r)
+
+
+@lru_cache(maxsize=65536)
 def _range_of(a):
     """(size, least, largest or None) that a comparison of one size with a number (a linear one,
     rational coefficients) leaves it, the size an integer ≥ 1; else None."""
@@ -267,10 +280,11 @@ class Cases:
         self.visited += 1
         if self.visited > self.decider.budget.peak_cases:
             return False
-        if any(self._nonpos(hi - lo + 1) for _, lo, hi in ranges):
+        spans = [(v, _span(lo, hi)) for v, lo, hi in ranges]
+        if any(self._nonpos(w + 1) for _, w in spans):
             return True                              # no point at all
         names = [v for v, _, _ in ranges]
-        wide = [v for v, lo, hi in ranges if sympy.expand(hi - lo) != 0]
+        wide = [v for v, w in spans if w != 0]
         one = {v: lo for v, lo, _ in ranges if v not in wide}
         sure, still = [], []
         for f, c in pieces:
@@ -332,7 +346,8 @@ class Cases:
             return tops is not None and all(self._under(t) for t in tops)
         if depth == 0:
             return False
-        atoms = sorted({a.xreplace(one) for _, c in undecided for a in self._open(c, ranges)}, key=str)
+        put = tuple(one.items())
+        atoms = sorted({_put(a, put) for _, c in undecided for a in self._open(c, ranges)}, key=_text)
         names = [v for v, _, _ in ranges]
         for v in (v for v, lo, hi in ranges if v not in one and any(a.has(v) for a in atoms)):
             parts = self._parts(v, ranges, atoms)
@@ -381,7 +396,8 @@ class Cases:
                 self.cond, self.values = cond, values
             return True
         known = set(sympy.And.make_args(cond))
-        for a in sorted({a.xreplace(one) for a in atoms}, key=str):
+        put = tuple(one.items())
+        for a in sorted({_put(a, put) for a in atoms}, key=_text):
             if a in (sympy.true, sympy.false) or not a.free_symbols <= set(SYMPY_PARAMETERS) or \
                     a in known or sympy.Not(a) in known:
                 continue
@@ -413,11 +429,11 @@ class Cases:
 
     def _open(self, c, ranges) -> list:
         """The comparisons of c not decided at every point of the ranges."""
-        return [a for a in c.atoms(sympy.core.relational.Relational) if self._decided(a, ranges) is None]
+        return [a for a in _comparisons(c) if self._decided(a, ranges) is None]
 
     def _known(self, c, ranges):
         """c with its comparisons decided on the ranges put in."""
-        return c.xreplace({a: t for a in c.atoms(sympy.core.relational.Relational)
+        return c.xreplace({a: t for a in _comparisons(c)
                            if (t := self._decided(a, ranges)) is not None})
 
     def _split(self, split, ranges, atoms) -> tuple:
@@ -444,12 +460,11 @@ class Cases:
         _, lo, hi = ranges[at]
         outer = set(names[:at]) | set(SYMPY_PARAMETERS)
         for a in atoms:
-            if not a.has(v) or type(a) not in (sympy.Le, sympy.Lt, sympy.Ge, sympy.Gt, sympy.Eq, sympy.Ne):
+            read = _unit_in(a, v)
+            if read is None:
                 continue
-            q = sympy.expand(a.lhs - a.rhs if type(a) in (sympy.Le, sympy.Lt, sympy.Eq, sympy.Ne) else a.rhs - a.lhs)
-            q += 1 if type(a) in (sympy.Lt, sympy.Gt) else 0          # a: q ≤ 0 (or q = 0)
-            c, r = q.coeff(v), sympy.expand(q - q.coeff(v) * v)
-            if c not in (1, -1) or r.has(v) or not r.free_symbols <= outer:
+            c, r = read
+            if not r.free_symbols <= outer:
                 continue
             within = ranges[:at]                    # a cut at an outer index: shown over its range
             if type(a) in (sympy.Eq, sympy.Ne):
@@ -675,6 +690,30 @@ class Cases:
             yes = self._nonpos(most + 1 if strict else most)
             no = not yes and self._nonpos(-least if strict else 1 - least)
         return sympy.true if yes else sympy.false if no else None
+
+
+@lru_cache(maxsize=65536)
+def _span(lo, hi):
+    """hi − lo, expanded: a range's width less one, kept (each case reads each of its ranges')."""
+    return sympy.expand(sympy.sympify(hi) - lo)
+
+
+@lru_cache(maxsize=65536)
+def _put(a, values: tuple):
+    """The comparison a with the single values of indices `values` ((index, value), ...) put in, kept."""
+    return a.xreplace(dict(values))
+
+
+@lru_cache(maxsize=65536)
+def _text(a) -> str:
+    """str(a), kept: the order cases read comparisons in (the same each run)."""
+    return str(a)
+
+
+@lru_cache(maxsize=65536)
+def _comparisons(c) -> tuple:
+    """The comparisons of the condition c, kept (each case reads those of each piece's)."""
+    return tuple(c.atoms(sympy.core.relational.Relational))
 
 
 def _box(cond) -> dict:
