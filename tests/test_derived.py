@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import z3
 
-from helpers.cli import call, one_line_error
-from ringproof import BadInput, Least, Loop, Options, Verdict, ge, le, lt, verify
+from helpers.cli import call
+from ringproof import BadInput, Loop, Options, Verdict, le, lt, verify
 from ringproof.proofs.ring.counting import counts
-from ringproof.proofs.ring.normalize import PARAMS, Ctx, NormalizationError
+from ringproof.proofs.ring.normalize import Ctx, NormalizationError
 from ringproof.schedules.expr import var
 
 ROOT = Path(__file__).resolve().parent.parent

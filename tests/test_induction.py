@@ -8,7 +8,7 @@ from ringproof.model.ring.trace import build_trace
 from ringproof.schedules.shape import D_IS_N, divisible as sizes
 import pytest
 
-from ringproof.proofs.ring.counting import N, _nest, check_claim, closed, counts, equal, parameters
+from ringproof.proofs.ring.counting import N, _nest, check_claim, counts, equal, parameters
 from ringproof.proofs.ring.induction import prove_through
 from ringproof.proofs.ring.nests import Decider, Unknown, count
 from ringproof.proofs.ring.prover import Options, verify

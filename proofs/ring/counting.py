@@ -32,7 +32,7 @@ from ringproof.proofs.ring import budgets
 from ringproof.proofs.ring.nests import KD, M, K, Decider, NoZ3, Unknown, count, lifted, to_z3
 from ringproof.proofs.ring.session import Session
 from ringproof.proofs.ring.smt import small_sizes
-from ringproof.schedules.dsl import (ALWAYS_COUNTED, ARITHMETIC, CLAIM_KINDS, Op, Phase, Schedule, Step, params,
+from ringproof.schedules.dsl import (ALWAYS_COUNTED, ARITHMETIC, Op, Phase, Schedule, Step, params,
                                      with_derived)
 from ringproof.schedules.expr import Term, evaluate, var
 from ringproof.schedules.shape import ANY_D, D_IS_N, PARAMETERS, Shape, derived_values, require_parameters

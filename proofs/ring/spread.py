@@ -368,7 +368,7 @@ class _Cells:
 def _check_steps(schedule, by_phase: dict, session) -> None:
     """Each per-step form against enumeration at every (l, s) and every size n, d ≤ 12: an
     InternalError at the first disagreement."""
-    from ringproof.proofs.ring.counting import check_sizes, in_n_m_d, least_at
+    from ringproof.proofs.ring.counting import check_sizes, in_n_m_d
     from ringproof.proofs.ring.nests import KD, K, M
     from ringproof.schedules.dsl import params, with_derived
     compiled = {name: sympy.lambdify((K, M, KD, L, S), form, modules=["math"]) for name, form in by_phase.items()}
