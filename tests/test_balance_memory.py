@@ -886,36 +886,6 @@ def test_a_mutant_that_reads_a_datum_after_its_marked_last_use_is_not_proved():
     assert got["closed_form"] is None and "end of w1 before phase3 is refuted" in got["reason"], got["reason"]
 
 
-def test_the_memory_table_of_context_parallel_md_is_what_prove_prints():
-    import re
-    from pathlib import Path
-    text = (Path(__file__).parent.parent / "docs" / "context-parallel.md").read_text()
-    rows = re.findall(r"^\| `([a-z-]+)` \| ([^|]+) \| ([^|]+) \| (\d+(?: / \d+)+) \|$", text, re.M)
-    assert len(rows) == 8
-    reg = registry()
-    for name, inputs, exact, peaks in rows:
-        got = held.summary(reg[name], Session())
-        assert got["at"]["per_pe"] == [int(x) for x in peaks.split("/")], name
-        if exact.startswith("on request"):      # its form: test_prove_exact_peak_derives_... (slow)
-            assert got["reason"] == held.ON_REQUEST, name
-            continue
-        assert exact.startswith("—") == (got["closed_form"] is None), name     # no proved peak claimed
-        if got["closed_form"] is not None:     # "form where n/m ≥ a and m ≥ b (c cases in all)"
-            form, least_k, least_m, cases = re.fullmatch(r"(.+) where n/m ≥ (\d+) and m ≥ (\d+) \((\d+) cases in all\)",
-                                                         exact).groups()
-            derived = sympy.sympify(got["closed_form"])
-            assert len(derived.args) == int(cases), name
-            doc = sympy.sympify(re.sub(r"(\d)([a-z(])", r"\1*\2", form.replace("·", "*").replace("−", "-")))
-            for k, m, d in ((int(least_k), int(least_m), 2), (int(least_k) + 1, int(least_m) + 2, 12)):
-                at = {"n": k * m, "m": m, "d": d}
-                assert derived.subs(at) == doc.subs(at), (name, at)
-        if got["inputs_on_pe"] is None:
-            assert inputs.startswith("not derived"), name
-        else:
-            doc = sympy.sympify(re.sub(r"(\d)([a-z])", r"\1*\2", inputs.split(" (")[0].replace("·", "*")))
-            assert sympy.simplify(doc - sympy.sympify(got["inputs_on_pe"])) == 0, name
-
-
 def _per_step_on_the_ring_model(S, n, m, d) -> dict:
     """{phase: {s: [active ops on PE 1..m in ring step s]}} read off the ring model's trace."""
     import numpy as np
@@ -1073,7 +1043,6 @@ def _marks_and_last_uses(S, n, m):
     name = lambda x: tr.layout.arrays[int(tr.layout.array_of(np.array([x]))[0])].name     # noqa: E731
     uses, arrivals, used_at = [], [], {}
     for pt in tr.phases:
-        ix = SimpleNamespace(**pt.index)
         at = lambda v, i: int(np.broadcast_to(v, pt.pe.shape)[i])                         # noqa: E731
         for i in range(pt.size):
             p, t = int(pt.pe[i]), int(pt.cycle[i])
@@ -1157,7 +1126,7 @@ def test_algorithm_2s_ledger_checks_refute_wrong_readings():
     from ringproof.proofs.ring import ledger, stays
     from ringproof.proofs.ring.smt import discharge
     from ringproof.schedules.algo2 import hops
-    from ringproof.schedules.expr import and_, ge, ite, le, lt, ne, or_
+    from ringproof.schedules.expr import ge, ite, le, lt
     S = _algo2_with_hints()
     book = S.stays["ledger"]["phase1"]
     wrong = {
@@ -1801,7 +1770,6 @@ def test_a_long_per_pe_form_is_printed_by_its_length():
 def test_a_spread_counted_over_terms_is_not_proved_where_their_coverage_is_bounded():
     """Algorithm 3's per-PE forms are counted over its phases' terms: at tier bounded, where their
     coverage is proved only up to the bound, the spread is printed as derived, not proved."""
-    from dataclasses import replace
     from ringproof.proofs.ring.prover import verify
     S = registry()["algo3"]
     bounded = Options(properties=("counts", "coverage"), tier="bounded", max_n=4)

@@ -15,6 +15,7 @@ from ringproof.proofs.options import Options
 from ringproof.proofs.ring.prover import verify as _verify
 from ringproof.proofs.ring.session import Session
 from ringproof.proofs.results import PROPERTIES, Verdict
+from ringproof.proofs.ring import held
 from ringproof.schedules import context_parallel as cpm
 from ringproof.schedules.expr import ite, le, lt, mod
 
@@ -33,13 +34,26 @@ TARGETS = NAMES + [f"{name}-bwd" for name in NAMES]
 @pytest.fixture(scope="module")
 def sessions():
     """target -> the session of its whole proof, for this module's tests that read the same
-    derivation (the counts of `test_the_move_counts_...`) or the counter's answers for its shape
-    (the balance claims) rather than derive them again."""
+    derivation (the counts of `test_the_move_counts_...`, the memory table's exact peaks) or the
+    counter's answers for its shape (the balance claims) rather than derive them again."""
     return {}
 
 
+@pytest.fixture(scope="module")
+def whole(sessions):
+    """target -> the results of its whole proof (every property, default options), proved once in
+    this module (in its session of `sessions`) for the tests that read them."""
+    done = {}
+
+    def results(name):
+        if name not in done:
+            done[name] = _verify(registry()[name], Options(), sessions.setdefault(name, Session()))
+        return done[name]
+    return results
+
+
 @pytest.mark.parametrize("name", TARGETS)
-def test_each_target_proves_at_tier_parametric(name, sessions):
+def test_each_target_proves_at_tier_parametric(name, whole):
     """Every property proved; the proved cycles and ops, and the exact memory peak where the target
     marks its stays (ring-attention), are the ring model's at sizes beyond those `counts` and `held`
     check by enumeration."""
@@ -48,7 +62,7 @@ def test_each_target_proves_at_tier_parametric(name, sessions):
     from ringproof.model.ring.trace import build_trace
 
     schedule = registry()[name]
-    results = _verify(schedule, Options(), sessions.setdefault(name, Session()))
+    results = whole(name)
     assert {r.tier for r in results} == {"parametric"}
     for r in results:
         assert r.verdict is Verdict.PROVED, (r.property, r.phase, r.reason)
@@ -68,9 +82,40 @@ def test_each_target_proves_at_tier_parametric(name, sessions):
         c["memory"]["reason"]
 
 
+def test_the_memory_table_of_context_parallel_md_is_what_prove_prints(sessions):
+    """Each exact peak read in the session of its target's whole proof where this module ran it."""
+    import re
+    from pathlib import Path
+    text = (Path(__file__).parent.parent / "docs" / "context-parallel.md").read_text()
+    rows = re.findall(r"^\| `([a-z-]+)` \| ([^|]+) \| ([^|]+) \| (\d+(?: / \d+)+) \|$", text, re.M)
+    assert len(rows) == 8
+    reg = registry()
+    for name, inputs, exact, peaks in rows:
+        got = held.summary(reg[name], sessions.setdefault(name, Session()))
+        assert got["at"]["per_pe"] == [int(x) for x in peaks.split("/")], name
+        if exact.startswith("on request"):      # its form: test_prove_exact_peak_derives_... (slow)
+            assert got["reason"] == held.ON_REQUEST, name
+            continue
+        assert exact.startswith("—") == (got["closed_form"] is None), name     # no proved peak claimed
+        if got["closed_form"] is not None:     # "form where n/m ≥ a and m ≥ b (c cases in all)"
+            form, least_k, least_m, cases = re.fullmatch(r"(.+) where n/m ≥ (\d+) and m ≥ (\d+) \((\d+) cases in all\)",
+                                                         exact).groups()
+            derived = sympy.sympify(got["closed_form"])
+            assert len(derived.args) == int(cases), name
+            doc = sympy.sympify(re.sub(r"(\d)([a-z(])", r"\1*\2", form.replace("·", "*").replace("−", "-")))
+            for k, m, d in ((int(least_k), int(least_m), 2), (int(least_k) + 1, int(least_m) + 2, 12)):
+                at = {"n": k * m, "m": m, "d": d}
+                assert derived.subs(at) == doc.subs(at), (name, at)
+        if got["inputs_on_pe"] is None:
+            assert inputs.startswith("not derived"), name
+        else:
+            doc = sympy.sympify(re.sub(r"(\d)([a-z])", r"\1*\2", inputs.split(" (")[0].replace("·", "*")))
+            assert sympy.simplify(doc - sympy.sympify(got["inputs_on_pe"])) == 0, name
+
+
 # the counts are left out: the bounded tier would derive the same closed forms again (most of its
-# time) and compare them by enumeration as the parametric `counts` does; the test above compares them
-# with the ring model
+# time) and compare them by enumeration as the parametric `counts` does; `test_each_target_proves_...`
+# compares them with the ring model
 BOUNDED = tuple(p for p in PROPERTIES if p != "counts")
 
 
@@ -230,11 +275,12 @@ def test_a_claim_of_balance_0_is_refuted_for_contiguous_causal_and_not_for_zigza
     assert result.verdict is Verdict.PROVED
 
 
-def test_the_backward_ring_proves_placement_and_the_unmasked_one_balance():
+def test_the_backward_ring_proves_placement_and_the_unmasked_one_balance(whole):
+    """Read off its whole proof (`whole`: proved once in this module, every property)."""
     bwd = registry()["ring-attention-bwd"]
     assert [p.name for p in bwd.phases] == ["ring.MAC1", "ring.MAC2", "ring.MAC3"]   # one ring pass: dq, dk, dv
     assert len(set(bwd.slots)) == 1                                                  # in lock step
-    results = verify(bwd, Options(properties=("placement", "counts")))
+    results = whole("ring-attention-bwd")
     assert {r.phase for r in results if r.property == "placement"} == {"dq", "dk", "dv"}
     assert {r.verdict for r in results if r.property == "placement"} == {Verdict.PROVED}
     (counts,) = [r for r in results if r.property == "counts"]
