@@ -38,6 +38,7 @@ import sympy
 import z3
 
 from ringproof.proofs.ring import witness
+from ringproof.proofs.ring.conjunction import conjunction
 from ringproof.proofs.ring.budgets import Budget
 from ringproof.schedules.expr import evaluate, lift, var
 from ringproof.schedules.shape import D_IS_N, Shape
@@ -103,7 +104,7 @@ def _case(f, cons: list):
     """f where every e of `cons` is ≤ 0, else 0: the Piecewise((f, ∧ e ≤ 0), (0, True)) that sympy's
     evaluation writes, built without it (it rebuilt each condition two or three times, a fifth of
     zigzag's peak): the condition's comparisons written as it writes them (`_at_most_zero`)."""
-    cond = sympy.And(*[_at_most_zero(e) for e in cons])
+    cond = conjunction([_at_most_zero(e) for e in cons])
     if f == 0 or cond is sympy.false:
         return sympy.Integer(0)
     return f if cond is sympy.true else sympy.Piecewise((f, cond), (0, True), evaluate=False)

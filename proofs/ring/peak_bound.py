@@ -18,6 +18,7 @@ from functools import lru_cache
 import sympy
 
 from ringproof.proofs.ring import sparse
+from ringproof.proofs.ring.conjunction import put_in
 from ringproof.proofs.ring.nests import _sign, sign_of_terms
 
 SPREAD = (0, 1, 2, 4, 8, 16)     # past the least value of each size, where `Remembered` looks for a model
@@ -102,8 +103,7 @@ def _fixed_pieces(e, fixed: tuple) -> tuple:
 def _fixed_piece(f, c, fixed: tuple) -> tuple:
     """`_pieces` of one piece f·[c] with the sizes `fixed` put in, kept: the slots' forms share
     most of their pieces (each holds the totals of the slots before it)."""
-    put = dict(fixed)
-    return tuple(_pieces(f.xreplace(put), c.xreplace(put)))
+    return tuple(_pieces(f.xreplace(dict(fixed)), put_in(c, fixed)))
 
 
 @lru_cache(maxsize=16)
@@ -347,7 +347,7 @@ class Cases:
         if depth == 0:
             return False
         put = tuple(one.items())
-        atoms = sorted({_put(a, put) for _, c in undecided for a in self._open(c, ranges)}, key=_text)
+        atoms = sorted({put_in(a, put) for _, c in undecided for a in self._open(c, ranges)}, key=_text)
         names = [v for v, _, _ in ranges]
         for v in (v for v, lo, hi in ranges if v not in one and any(a.has(v) for a in atoms)):
             parts = self._parts(v, ranges, atoms)
@@ -397,7 +397,7 @@ class Cases:
             return True
         known = set(sympy.And.make_args(cond))
         put = tuple(one.items())
-        for a in sorted({_put(a, put) for a in atoms}, key=_text):
+        for a in sorted({put_in(a, put) for a in atoms}, key=_text):
             if a in (sympy.true, sympy.false) or not a.free_symbols <= set(SYMPY_PARAMETERS) or \
                     a in known or sympy.Not(a) in known:
                 continue
@@ -696,12 +696,6 @@ class Cases:
 def _span(lo, hi):
     """hi − lo, expanded: a range's width less one, kept (each case reads each of its ranges')."""
     return sympy.expand(sympy.sympify(hi) - lo)
-
-
-@lru_cache(maxsize=65536)
-def _put(a, values: tuple):
-    """The comparison a with the single values of indices `values` ((index, value), ...) put in, kept."""
-    return a.xreplace(dict(values))
 
 
 @lru_cache(maxsize=65536)
