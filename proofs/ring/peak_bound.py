@@ -72,7 +72,8 @@ class Remembered:
 def at_most(e, regime, ranges, decider, values=(0,)) -> bool:
     """Is e ≤ 0 (e ≤ the largest of `values`, forms of the sizes) wherever `regime` holds, at every
     point of `ranges`? Cell by cell of the regime (its disjuncts, each fixing some sizes, put into e),
-    e read as a sum of pieces f·[condition] (`_pieces`) and split into cases (`Cases`). The pieces are read once and the cell's sizes put into each (into
+    e read as a sum of pieces f·[condition] (`_pieces`) and split into cases (`Cases`); a part of a
+    cell (`_split_on_sizes`) that leaves a size one value has it put in too. The pieces are read once and the cell's sizes put into each (into
     the whole of e, they would rebuild every Piecewise in it, which costs more than the cases), kept
     for the next call (`_fixed_pieces`: `stays.peak` asks of one form with each group's values)."""
     for cell in _joined(sympy.Or.make_args(regime)):
@@ -82,7 +83,13 @@ def at_most(e, regime, ranges, decider, values=(0,)) -> bool:
         here = list(_fixed_pieces(sympy.sympify(e), tuple(sorted(fixed.items(), key=str))))
         most = [sympy.sympify(v).xreplace(fixed) for v in values]
         for part in _split_on_sizes(cell.xreplace(fixed), cell, here):
-            if not Cases(decider, part, most).hold(here, rng):
+            one = {x: sympy.Integer(lo) for x, (lo, hi) in _box(part).items() if lo == hi and x not in fixed}
+            if one:             # the part leaves a size one value (k ≥ 2, k ≤ 2): put in, as a cell's fixed sizes are
+                put = tuple(sorted({**fixed, **one}.items(), key=str))
+                if not Cases(decider, part.xreplace(one), [v.xreplace(one) for v in most]).hold(
+                        list(_fixed_pieces(sympy.sympify(e), put)), [(v, lo.xreplace(one), hi.xreplace(one)) for v, lo, hi in rng]):
+                    return False
+            elif not Cases(decider, part, most).hold(here, rng):
                 return False
     return True
 
