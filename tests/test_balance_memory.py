@@ -438,6 +438,37 @@ def test_the_bound_cuts_an_inner_index_at_an_outer_one_where_the_outer_is_not_cu
     assert not peak_bound.at_most(f - K, K >= 2, ranges, Decider())
 
 
+def test_a_part_of_a_cell_that_leaves_a_size_one_value_has_it_put_in():
+    """`peak_bound.at_most`: a piece under k ≤ 2 cuts the cell k ≥ 2 into k = 2 (its box one value,
+    put into the pieces, ranges and value before any case) and k ≥ 3. The largest value, as
+    enumeration gives it (k·i + i at k = 2, i = 2; else 2k), is shown; one more than the form
+    reaches at k = 2 alone is refuted, and so is every value that is off at k = 2 only."""
+    from ringproof.proofs.ring import peak_bound
+    from ringproof.proofs.ring.nests import Decider
+    i = sympy.symbols("i", integer=True)
+    f = sympy.Piecewise((K * i + i, K <= 2), (2 * K, True))
+    ranges = [(i, sympy.Integer(1), K)]
+    most = {k: max(int(f.subs({K: k, i: x})) for x in range(1, k + 1)) for k in range(2, 9)}
+    assert most[2] == 6 and all(most[k] == 2 * k for k in range(3, 9))
+    top = sympy.Piecewise((6, sympy.Eq(K, 2)), (2 * K, True))
+    seen = []
+
+    class Kept(peak_bound.Cases):
+        def hold(self, pieces, rng):
+            seen.append(rng)
+            return super().hold(pieces, rng)
+
+    real = peak_bound.Cases
+    peak_bound.Cases = Kept
+    try:
+        assert peak_bound.at_most(f - top, K >= 2, ranges, Decider())
+        assert [(x, 1, 2) for x, _, _ in ranges] in [[(x, lo, hi) for x, lo, hi in r] for r in seen]   # k put in: i ≤ 2
+        assert not peak_bound.at_most(f - top.subs(6, 5), K >= 2, ranges, Decider())
+        assert not peak_bound.at_most(f - 2 * K, K >= 2, ranges, Decider())
+    finally:
+        peak_bound.Cases = real
+
+
 def test_a_case_whose_comparisons_read_a_wide_index_through_a_single_value_is_cut_not_asked_of_z3():
     """`peak_bound.Cases._under_through`: with s = l − 1 for l from 2 to m (the causal forwards'
     step before the PE's own), pieces under s ≤ 2 and s ≥ 3 read l only through s: l is cut at 3
