@@ -34,6 +34,8 @@ def test_a_conjunction_is_sympys_and():
             args.append(rng.choice([sympy.true, sympy.false]))
         if len(args) > 2 and rng.random() < 0.2:
             args = [sympy.And(*args[:2])] + args[2:]       # a nested And
+        if len(args) > 3 and rng.random() < 0.1:
+            args = [sympy.And(args[0], sympy.Or(*args[1:3]))] + args[3:]     # holding an Or: sympy's own
         rng.shuffle(args)
         assert _same(cj.conjunction(args), sympy.And(*args)), args
 

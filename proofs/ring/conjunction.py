@@ -55,12 +55,10 @@ def _built(args) -> sympy.Basic:
             return sympy.false
         if a is sympy.true:
             continue
-        if isinstance(a, sympy.And):
-            flat.extend(a.args)
-        elif isinstance(a, Relational):
-            flat.append(a)
-        else:
-            return sympy.And(*args)
+        for x in a.args if isinstance(a, sympy.And) else (a,):
+            if not isinstance(x, Relational):
+                return sympy.And(*args)
+            flat.append(x)
     kept, seen = [], set()
     for x in _sorted(flat):
         c = _canonical(x)
