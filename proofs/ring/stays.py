@@ -666,8 +666,8 @@ def _occupancy(schedule, session, inputs, c) -> tuple[dict, sympy.Expr]:
     total = {}
     for p in S.phases:
         ev = events[p.name]
-        total[p.name] = {kind: sum((c.count(p, cond, sent=kind in ("arrive", "alone", "home")) for cond in conds),
-                                   sympy.Integer(0)) for kind, conds in ev.items()}
+        total[p.name] = {kind: sympy.Add(*[c.count(p, cond, sent=kind in ("arrive", "alone", "home")) for cond in conds])
+                         for kind, conds in ev.items()}
     unused = _unused_on(S, session, c.scale)
     out = {}
     before = sympy.sympify(inputs)
@@ -678,21 +678,17 @@ def _occupancy(schedule, session, inputs, c) -> tuple[dict, sympy.Expr]:
             if [(str(v), lo, hi) for v, lo, hi in c.nest(p)[0]] != [(str(v), lo, hi) for v, lo, hi in at]:
                 raise NotDerived(f"the phases of slot {s} have loops of different bounds")
         # the inputs no one uses are held at cycle 0 only: the first tuple of the first slot
-        form = before - (sympy.Piecewise((0, sympy.And(*[sympy.Eq(v, lo) for v, lo, _ in at])), (unused, True))
-                         if s == slots[0] and unused != 0 else unused)
+        terms = [before, -(sympy.Piecewise((0, sympy.And(*[sympy.Eq(v, lo) for v, lo, _ in at])), (unused, True))
+                           if s == slots[0] and unused != 0 else unused)]
         for p in members[s]:
             ev = events[p.name]
-            for cond in ev["begin"]:
-                form += c.count(p, cond, at=at, strict=False)
-            for cond in ev["end"]:
-                form -= c.count(p, cond, at=at, strict=True)
-            for cond in ev["arrive"]:
-                form += c.count(p, cond, at=at, strict=True, sent=True)
-            for cond in ev["alone"]:
-                form -= c.count(p, cond, at=at, strict=True, sent=True)
-            form += _in_transit(c, p, env)
-        form += _alone_now(c, S, members, s, at, events)
-        out[s] = (at, form)
+            terms += [c.count(p, cond, at=at, strict=False) for cond in ev["begin"]]
+            terms += [-c.count(p, cond, at=at, strict=True) for cond in ev["end"]]
+            terms += [c.count(p, cond, at=at, strict=True, sent=True) for cond in ev["arrive"]]
+            terms += [-c.count(p, cond, at=at, strict=True, sent=True) for cond in ev["alone"]]
+            terms.append(_in_transit(c, p, env))
+        terms.append(_alone_now(c, S, members, s, at, events))
+        out[s] = (at, sympy.Add(*terms))          # once: a sum rebuilt per term grows with the square of the terms
         for p in members[s]:
             t = total[p.name]
             before = before + t["begin"] - t["end"] + t["arrive"] - t["alone"]
