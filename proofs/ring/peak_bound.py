@@ -83,13 +83,11 @@ def at_most(e, regime, ranges, decider, values=(0,)) -> bool:
         here = list(_fixed_pieces(sympy.sympify(e), tuple(sorted(fixed.items(), key=str))))
         most = [sympy.sympify(v).xreplace(fixed) for v in values]
         for part in _split_on_sizes(cell.xreplace(fixed), cell, here):
+            # a size the part leaves one value (k ≥ 2, k ≤ 2) is put in, as a cell's fixed sizes are
             one = {x: sympy.Integer(lo) for x, (lo, hi) in _box(part).items() if lo == hi and x not in fixed}
-            if one:             # the part leaves a size one value (k ≥ 2, k ≤ 2): put in, as a cell's fixed sizes are
-                put = tuple(sorted({**fixed, **one}.items(), key=str))
-                if not Cases(decider, part.xreplace(one), [v.xreplace(one) for v in most]).hold(
-                        list(_fixed_pieces(sympy.sympify(e), put)), [(v, lo.xreplace(one), hi.xreplace(one)) for v, lo, hi in rng]):
-                    return False
-            elif not Cases(decider, part, most).hold(here, rng):
+            pieces = list(_fixed_pieces(sympy.sympify(e), tuple(sorted({**fixed, **one}.items(), key=str)))) if one else here
+            if not Cases(decider, part.xreplace(one), [v.xreplace(one) for v in most]).hold(
+                    pieces, [(v, lo.xreplace(one), hi.xreplace(one)) for v, lo, hi in rng]):
                 return False
     return True
 
