@@ -1,0 +1,137 @@
+"""Packed sequences: documents of any lengths in one sequence, attended within each document.
+
+A packing is a lengths vector L_1..L_D (`cu_seqlens` are its prefix sums c_0 = 0, c_i = c_{i−1} +
+L_i, T = c_D). A varlen schedule lays every document out with a single-sequence layout of
+`context_parallel` (its `base`) at the document's offset, and rank r holds, in local order, its
+slots of document 1, then of document 2, …: rank r's slot j of document i is token
+c_i + base.layout.token(P_i, r, j) with P_i the sizes of a sequence of L_i tokens on m ranks. The
+mask is document-causal: query q sees key k iff doc(q) = doc(k) and k ≤ q (document-local, without
+k ≤ q, where the base is not causal).
+
+`padded`: documents of any real length ℓ_i, each padded to the next multiple of the base's unit
+(cu_seqlens_padded beside the real cu_seqlens); positions are in the padded sequence, and a padded
+token attends and is attended by nothing.
+
+`VARLEN` is the one table of varlen schedules; each row names its base, so every formula here is
+the single-sequence one, evaluated per document.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ringproof.errors import BadInput
+from ringproof.schedules.context_parallel import SCHEDULES, ContextParallel
+
+
+def cu_seqlens(lengths) -> tuple[int, ...]:
+    """The prefix sums (0, L_1, L_1 + L_2, …, T) of a lengths vector."""
+    out = [0]
+    for length in lengths:
+        out.append(out[-1] + int(length))
+    return tuple(out)
+
+
+def parse_lengths(text: str) -> tuple[int, ...]:
+    """`"4,8,4"` as a lengths vector; BadInput (one line) for anything but positive integers."""
+    parts = [p.strip() for p in str(text).split(",")]
+    try:
+        lengths = tuple(int(p) for p in parts)
+    except ValueError:
+        raise BadInput(f"--lengths {text[:80]!r}: expected comma-separated positive integers, e.g. 4,8,4") from None
+    if not lengths or any(length < 1 for length in lengths):
+        raise BadInput(f"--lengths {text[:80]!r}: every document length must be at least 1")
+    return lengths
+
+
+@dataclass(frozen=True)
+class Varlen:
+    """One varlen schedule: a single-sequence `base` laid out per document; `padded`: documents
+    of any length padded to the base's unit, the padding masked out."""
+
+    name: str
+    base: ContextParallel
+    padded: bool
+    doc: str
+
+    @property
+    def causal(self) -> bool:
+        return self.base.causal
+
+    def unit(self, m: int) -> int:
+        """Every (padded) document length is a multiple of it."""
+        return self.base.unit(m)
+
+    @property
+    def requires_text(self) -> str:
+        unit = self.base.requires_text.replace(" | n", " | L_i")
+        return "any L_i ≥ 1 (each padded to a multiple of " + unit.split(" |")[0] + ")" if self.padded \
+            else unit + " for every document i"
+
+    def valid(self, lengths, m: int) -> bool:
+        """Whether the side condition holds (always, for a padded schedule)."""
+        if m < 1 or not lengths or any(length < 1 for length in lengths):
+            return False
+        return self.padded or all(length % self.unit(m) == 0 for length in lengths)
+
+    def padded_lengths(self, lengths, m: int) -> tuple[int, ...]:
+        """Each length rounded up to the unit (itself where the schedule is not padded)."""
+        if not self.padded:
+            return tuple(lengths)
+        u = self.unit(m)
+        return tuple(-(-length // u) * u for length in lengths)
+
+    def positions(self, lengths, m: int) -> np.ndarray:
+        """Every rank's tokens in local order, rank after rank (0-based, in the padded sequence
+        where the schedule pads): what a varlen index map returns."""
+        if not self.valid(lengths, m):
+            raise BadInput(f"{self.name} needs {self.requires_text}: lengths {','.join(map(str, lengths))}, m={m}")
+        full = self.padded_lengths(lengths, m)
+        cu = cu_seqlens(full)
+        per_rank = []
+        for r in range(m):
+            for i, length in enumerate(full):
+                P = self.base.params(length, m)
+                j = np.arange(P.k, dtype=np.int64)
+                per_rank.append(cu[i] + np.asarray(self.base.layout.token(P, r, j), dtype=np.int64))
+        return np.concatenate(per_rank) if per_rank else np.zeros(0, dtype=np.int64)
+
+    def document(self, lengths, m: int) -> np.ndarray:
+        """doc[t]: the 0-based document of (padded) token t."""
+        full = self.padded_lengths(lengths, m)
+        return np.repeat(np.arange(len(full)), full)
+
+    def real(self, lengths, m: int) -> np.ndarray:
+        """real[t]: whether (padded) token t is a real token, not padding."""
+        full = self.padded_lengths(lengths, m)
+        return np.concatenate([np.arange(f) < length for f, length in zip(full, lengths)]) \
+            if full else np.zeros(0, dtype=bool)
+
+    def computes(self, lengths, m: int, query: int, key: int) -> bool:
+        """Whether the schedule computes the pair (query token, key token), 0-based, padded."""
+        doc, real = self.document(lengths, m), self.real(lengths, m)
+        if doc[query] != doc[key] or not (real[query] and real[key]):
+            return False
+        return key <= query if self.causal else True
+
+
+VARLEN = {v.name: v for v in (
+    Varlen("ring-attention-varlen", SCHEDULES["ring-attention-causal"], False,
+           "each document cut into m equal chunks, rank r holds chunk r of every document, "
+           "document-causal (ring-flash-attn's ring_flash_attn_varlen_func)"),
+    Varlen("zigzag-varlen", SCHEDULES["zigzag"], False,
+           "per-document head-tail: rank r holds chunks r and 2m−1−r of every document, each of "
+           "L_i/(2m) tokens, document-causal (zigzag_ring_flash_attn_varlen_func, TransformerEngine's "
+           "THD format)"),
+    Varlen("zigzag-varlen-padded", SCHEDULES["zigzag"], True,
+           "zigzag-varlen over documents of any real lengths, each padded to the next multiple of "
+           "2m (cu_seqlens_padded beside cu_seqlens); a padded token attends and is attended by "
+           "nothing"),
+)}
+
+
+def varlen(name: str) -> Varlen | None:
+    """The varlen schedule of a target name (its `-bwd` twin shares it), or None."""
+    return VARLEN.get(name.removesuffix("-bwd"))
