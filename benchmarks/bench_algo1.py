@@ -24,7 +24,7 @@ import z3  # noqa: E402
 from helpers.backend_z3 import Z3  # noqa: E402
 from ringproof.proofs.ring import lemmas  # noqa: E402
 from ringproof.proofs.ring.bounded import check_sizes, check_trace  # noqa: E402
-from ringproof.proofs.ring.counting import check_claim, counts  # noqa: E402
+from ringproof.proofs.figures.counting import check_claim, counts  # noqa: E402
 from ringproof.proofs.ring.prover import Options, verify  # noqa: E402
 from ringproof.proofs.results import Verdict  # noqa: E402
 from ringproof.model.ring.trace import build_trace  # noqa: E402

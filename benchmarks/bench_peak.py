@@ -30,7 +30,7 @@ from dataclasses import replace
 from pathlib import Path
 import ringproof.schedules
 from ringproof.proofs.cli.targets import registry
-from ringproof.proofs.ring import held
+from ringproof.proofs.figures.memory import held
 S = registry()[sys.argv[1]]
 if not S.stays.get("peak"):     # hints not registered (ring-attention before they were): its tests' copy
     sys.path.insert(0, str(Path(ringproof.schedules.__path__[0]).resolve().parent / "tests"))

@@ -14,8 +14,8 @@ smallest size is also run on the ring model and must agree.
 from __future__ import annotations
 
 from ringproof.model.ring.machine import run
-from ringproof.proofs.ring.counting import counts
-from ringproof.proofs.ring.spread import per_pe
+from ringproof.proofs.figures.counting import counts
+from ringproof.proofs.figures.spread import per_pe
 from ringproof.schedules.algo3 import ALGO3_GENERAL
 from ringproof.schedules.context_parallel import FORWARDS, SCHEDULES
 

@@ -27,7 +27,7 @@ import sympy as sp
 
 from ringproof.model.bitlevel import Run
 from ringproof.model.bitlevel.check import check_run
-from ringproof.proofs.ring.counting import M, N, counts
+from ringproof.proofs.figures.counting import M, N, counts
 from ringproof.proofs.search.bound import bound_value
 from ringproof.proofs.search.construct import column_placement
 from ringproof.proofs.search.gaps import bound_at_d_n

@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 
 from ringproof.model.ring.machine import run
-from ringproof.proofs.ring.counting import counts
+from ringproof.proofs.figures.counting import counts
 from ringproof.schedules.algo1 import ALGO1_GENERAL
 from ringproof.schedules.algo3 import ALGO3_GENERAL
 

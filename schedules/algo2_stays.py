@@ -7,7 +7,7 @@ reads them. The peak is at the first cycle of phase 2b on PE 1 (at n = 16, m = 4
 
 Phase 1's loop j runs to n + extra(h), h mod m in the bound, and its sends arrive at iterations
 whose conditions read h mod m over h ∈ [0, n div 2], not a whole number of periods of m: the
-counter does not sum them. Its events are read over a ledger (`proofs/ring/ledger.py`, six checks):
+counter does not sum them. Its events are read over a ledger (`proofs/figures/memory/ledger.py`, six checks):
 j padded to n + m − 1; a copy a MOVE cycle passes on held only in that cycle (transit, kept out of
 the counts); the mirror stored by a block's last hop counted at the block's padded end, which no
 iteration separates from that hop. The derivation takes a few seconds of CPU, so the registered

@@ -397,7 +397,7 @@ class Phase:
 
 @dataclass(frozen=True)
 class Recount:
-    """A counting hint for a phase's balance over its terms (`ringproof.proofs.ring.recount`): the
+    """A counting hint for a phase's balance over its terms (`ringproof.proofs.figures.recount`): the
     terms its `inverse` puts on PE l are in bijection with the points u of the nest `loops` (Loops
     over the hint's own names) where `guard(P, u)` holds and `pe(P, u)` = l. `to(P, key)` maps a
     term to its point, `back(P, u)` a point to its term (tuples). Used only after Z3 proves, for
@@ -543,7 +543,7 @@ class Schedule:
     `ends(P, ref)`: optionally, the iteration (`At`) that last touches it — a witness, checked —
     needed where a running sum travels before it ends.
 
-    `stays`: hints of the memory a PE holds (`ringproof.proofs.ring.stays`, each checked):
+    `stays`: hints of the memory a PE holds (`ringproof.proofs.figures.memory.stays`, each checked):
     {"last": {(phase, array): (P, ix) -> condition}: the use of the array's datum there is the last
     of its stay on the PE; "alone": {(phase, array): (P, ix) -> condition}: the copy the iteration
     sends is not used where it arrives; "home": {(phase, array): (P, ix) -> condition}: the output

@@ -27,7 +27,6 @@ def pytest_configure(config):
     test_workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     if test_workers > 1:
         from ringproof.proofs.ring import pool
-
         share = max(1, pool.workers(0) // test_workers)
         pool.workers = lambda jobs: jobs or share
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from ringproof.proofs.ring.counting import N, M, counts
+from ringproof.proofs.figures.counting import N, M, counts
 from ringproof.proofs.ring.prover import Options, verify
 from ringproof.proofs.results import PROPERTIES, Verdict
 from ringproof.schedules.algo1 import ALGO1

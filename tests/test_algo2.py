@@ -8,7 +8,7 @@ from ringproof.model.ring.machine import run
 from ringproof.model.ring.trace import build_trace
 from ringproof.proofs.ring.bounded import check_sizes
 from ringproof.schedules.shape import divisible as sizes
-from ringproof.proofs.ring.counting import check_claim, closed, counts
+from ringproof.proofs.figures.counting import check_claim, closed, counts
 from ringproof.proofs.ring.prover import Options, verify
 from ringproof.proofs.results import PROPERTIES, Verdict
 from ringproof.schedules import algo1

@@ -9,7 +9,7 @@ from ringproof.model.ring.trace import build_trace
 from helpers.mutants_algo3 import REFUTED
 from ringproof.proofs.ring.bounded import check_sizes
 from ringproof.schedules.shape import divisible as sizes
-from ringproof.proofs.ring.counting import N, check_claim, claim_at, counts
+from ringproof.proofs.figures.counting import N, check_claim, claim_at, counts
 from ringproof.proofs.ring.prover import Options, verify
 from ringproof.proofs.results import PROPERTIES, Verdict
 from ringproof.schedules.algo3 import ALGO3, ALGO3_PRINTED, CLAIMS, PRINTED_DEFECTS, variant

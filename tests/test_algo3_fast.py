@@ -8,7 +8,7 @@ from ringproof.model.bitlevel.bridge import to_run
 from ringproof.model.ring.machine import run
 from ringproof.model.ring.trace import build_trace
 from ringproof.proofs.ring.bounded import check_sizes
-from ringproof.proofs.ring.counting import check_claim, closed, counts, derived_parameters
+from ringproof.proofs.figures.counting import check_claim, closed, counts, derived_parameters
 from ringproof.proofs.ring.prover import Options
 from ringproof.proofs.ring.prover import verify as _verify
 from ringproof.proofs.ring.session import Session

@@ -16,8 +16,9 @@ from ringproof.model.ring.trace import build_trace
 from ringproof.proofs.cli.targets import registry
 from ringproof.proofs.options import Options
 from ringproof.proofs.results import Verdict
-from ringproof.proofs.ring import held, spread
-from ringproof.proofs.ring.nests import K, M, Decider, count, lifted, split_digits
+from ringproof.proofs.figures.memory import held
+from ringproof.proofs.figures import spread
+from ringproof.proofs.figures.nests import K, M, Decider, count, lifted, split_digits
 from ringproof.proofs.ring.session import Session
 from ringproof.schedules.expr import eq
 
@@ -59,8 +60,8 @@ def test_cases_of_one_value_collapse_and_different_ones_stay():
 
 _CELLS = """
 import sympy
-from ringproof.proofs.ring.nests import Decider, K, M
-from ringproof.proofs.ring.spread import cells
+from ringproof.proofs.figures.nests import Decider, K, M
+from ringproof.proofs.figures.spread import cells
 l, s = sympy.symbols("l s", integer=True)
 print(cells(sympy.Piecewise((K, s >= 2), (K + 1, True)) + sympy.Piecewise((1, s <= 1), (0, True)),
             [(l, 1, M), (s, 1, M)], Decider()))
@@ -124,7 +125,7 @@ def test_algorithm_3s_counting_hint_is_proved_and_a_wrong_one_never_counts():
     """The hint's two checks (to, back) are proved for every n; a hint without the middle row
     (2a > n only) or naming another PE for a point fails 'to', one with the middle row's columns
     > n/2 too (2a ≥ n only: points no term maps to) fails 'back'; the spread is then not derived."""
-    from ringproof.proofs.ring import recount
+    from ringproof.proofs.figures import recount
     from ringproof.schedules.expr import ge, gt, mod
     S = registry()["algo3"]
     assert recount.proved(S, S.phase("phase2a"), Session()) == ""
@@ -299,8 +300,8 @@ def _stays(S, **changes):
 
 
 def test_algorithm_1s_exact_peak_is_proved_and_is_the_ring_models_at_every_size():
-    from ringproof.proofs.ring import stays
-    from ringproof.proofs.ring.counting import check_sizes
+    from ringproof.proofs.figures.memory import stays
+    from ringproof.proofs.figures.counting import check_sizes
     S, session = registry()["algo1"], Session()
     got = held.summary(S, session)
     assert sympy.simplify(sympy.sympify(got["closed_form"]) - N * (3 * N + 1) / Mm) == 0
@@ -320,8 +321,8 @@ def test_the_occupancy_at_a_candidate_iteration_is_the_forms_xreplace():
     their comparisons' values) builds what sympy's xreplace builds, the same expression: at every
     iteration of Algorithm 1's occupancy forms at small sizes put in as numbers, and at points that
     leave the sizes symbolic (the peak's candidates), of ring-attention-bwd's forms too."""
-    from ringproof.proofs.ring import stays
-    from ringproof.proofs.ring.nests import KD
+    from ringproof.proofs.figures.memory import stays
+    from ringproof.proofs.figures.nests import KD
     for name, points in (("algo1", 12), ("ring-attention-bwd", 8)):
         S = registry()[name]
         inputs, _ = held.inputs_on(S, Session())
@@ -343,7 +344,7 @@ def _occupancy_is_the_ring_models(S, forms, sizes):
     while a form compiles: zigzag's cases nest deeper than Python compiles by default."""
     import sys
     from ringproof.model.ring.memory import occupancy
-    from ringproof.proofs.ring.nests import KD
+    from ringproof.proofs.figures.nests import KD
     depth = sys.getrecursionlimit()
     for n, m, d in sizes:
         tr = build_trace(S, n, m, d)
@@ -407,8 +408,8 @@ def test_the_peaks_bound_proves_the_largest_value_and_refutes_one_less_as_enumer
     """`peak_bound.at_most` on a sum of cases (what an occupancy form is): the value enumeration gives as
     the largest (at the end of a case's range) is shown to bound it, one less is not, in each regime
     of k; the pieces it reads the form as add up to it."""
-    from ringproof.proofs.ring import peak_bound
-    from ringproof.proofs.ring.nests import Decider
+    from ringproof.proofs.figures.memory import peak_bound
+    from ringproof.proofs.figures.nests import Decider
     i, j = sympy.symbols("i j", integer=True)
     f = sympy.Piecewise((i * K + j, (i >= 2) & (j <= K - 1)), (0, True)) + sympy.Piecewise((2 * j, sympy.Eq(j, K)), (0, True))
     ranges = [(i, sympy.Integer(1), K), (j, sympy.Integer(1), K)]
@@ -427,8 +428,8 @@ def test_the_bound_cuts_an_inner_index_at_an_outer_one_where_the_outer_is_not_cu
     not cut by any comparison (its first value, last and those between, again and again, up to the
     cases' limit); b is cut at i + 1 once i's range keeps the cut within b's. The largest value, as
     enumeration gives it, is shown; one less is not."""
-    from ringproof.proofs.ring import peak_bound
-    from ringproof.proofs.ring.nests import Decider
+    from ringproof.proofs.figures.memory import peak_bound
+    from ringproof.proofs.figures.nests import Decider
     i, b = sympy.symbols("i b", integer=True)
     f = sympy.Piecewise((K, b - i >= 2), (0, True)) + sympy.Piecewise((2 * b - i, b - i <= 1), (0, True))
     ranges = [(i, sympy.Integer(1), K), (b, sympy.Integer(1), K)]
@@ -443,8 +444,8 @@ def test_a_part_of_a_cell_that_leaves_a_size_one_value_has_it_put_in():
     put into the pieces, ranges and value before any case) and k ≥ 3. The largest value, as
     enumeration gives it (k·i + i at k = 2, i = 2; else 2k), is shown; one more than the form
     reaches at k = 2 alone is refuted, and so is every value that is off at k = 2 only."""
-    from ringproof.proofs.ring import peak_bound
-    from ringproof.proofs.ring.nests import Decider
+    from ringproof.proofs.figures.memory import peak_bound
+    from ringproof.proofs.figures.nests import Decider
     i = sympy.symbols("i", integer=True)
     f = sympy.Piecewise((K * i + i, K <= 2), (2 * K, True))
     ranges = [(i, sympy.Integer(1), K)]
@@ -474,8 +475,8 @@ def test_a_case_whose_comparisons_read_a_wide_index_through_a_single_value_is_cu
     step before the PE's own), pieces under s ≤ 2 and s ≥ 3 read l only through s: l is cut at 3
     and the parts' tops signed, no Z3 query asked of the case; 2k + m − 1 (s = m − 1, as
     enumeration gives it) is shown, one less is not, and the check alone never shows one less."""
-    from ringproof.proofs.ring import peak_bound
-    from ringproof.proofs.ring.nests import Decider
+    from ringproof.proofs.figures.memory import peak_bound
+    from ringproof.proofs.figures.nests import Decider
     l, s = sympy.symbols("l s", integer=True)
     f = sympy.Piecewise((K, s <= 2), (2 * K, True)) + s
     ranges = [(l, sympy.Integer(2), M), (s, l - 1, l - 1)]
@@ -504,8 +505,8 @@ def test_a_peak_that_is_the_most_of_several_candidates_is_cut_where_each_is_the_
     as d exceeds 2k): the Max of them, proved part by part (`parts`: each where it is at least the
     other) and equal to enumeration; without the candidate at c = d the bound is not shown. A cut's
     factor of shown sign is dropped: (k − 3)(d − 2k) ≥ 0 is d ≥ 2k for k ≥ 4."""
-    from ringproof.proofs.ring import peak_bound
-    from ringproof.proofs.ring.nests import KD, Decider
+    from ringproof.proofs.figures.memory import peak_bound
+    from ringproof.proofs.figures.nests import KD, Decider
     from ringproof.schedules.shape import ANY_D
     i, c = sympy.symbols("i c", integer=True)
     d = KD * M
@@ -538,8 +539,8 @@ def test_a_candidate_row_that_moves_with_d_is_cut_on_its_condition_and_bounded_a
     backward's step 1 on PE m, docs/proofs.md): with those two candidates the bound is shown (Z3
     reads the floor) and the Max is enumeration's; with the row before it (⌊(3d − 1)/2⌋, which for
     even d is less than the two tied rows) it is not shown."""
-    from ringproof.proofs.ring import peak_bound
-    from ringproof.proofs.ring.nests import KD, Decider
+    from ringproof.proofs.figures.memory import peak_bound
+    from ringproof.proofs.figures.nests import KD, Decider
     from ringproof.schedules.shape import ANY_D
     i, d = sympy.Symbol("i", integer=True), KD * M
     f = -i**2 + (3 * d + 1) * i
@@ -567,8 +568,8 @@ def test_a_max_of_candidates_bounds_a_form_in_one_pass_where_neither_alone_does(
     and d at every point, though neither alone bounds it for every k, d; Max(2k, d) − 1 does not.
     A case whose value is linear in an index of unshown sign (i·(d − 2k)) is read at both ends of
     its range (`Cases._tops`)."""
-    from ringproof.proofs.ring import peak_bound
-    from ringproof.proofs.ring.nests import KD, Decider
+    from ringproof.proofs.figures.memory import peak_bound
+    from ringproof.proofs.figures.nests import KD, Decider
     from ringproof.schedules.shape import ANY_D
     i, c = sympy.symbols("i c", integer=True)
     d = KD * M
@@ -591,8 +592,9 @@ def test_a_cases_tops_and_extents_read_as_sparse_polynomials_are_the_expressions
     ends read the sizes and outer indices, in cells that fix a size or not; and neither reads a form
     an index enters squared."""
     import random
-    from ringproof.proofs.ring import peak_bound, sparse
-    from ringproof.proofs.ring.nests import KD, Decider
+    from ringproof.proofs.figures.memory import peak_bound
+    from ringproof.proofs.figures.memory import sparse
+    from ringproof.proofs.figures.nests import KD, Decider
     from ringproof.schedules.shape import ANY_D
     rng = random.Random(7)
     i, j, c = sympy.symbols("i j c", integer=True)
@@ -623,7 +625,7 @@ def test_a_cases_tops_and_extents_read_as_sparse_polynomials_are_the_expressions
 def _sign_by_expanding(e):
     """The sizes' sign read as sympy reads it: e with each size s written s' + 1 (s' ≥ 0), expanded;
     ≤ 0 where every coefficient is, ≥ 1 where the constant is and every coefficient ≥ 0."""
-    from ringproof.proofs.ring.nests import KD
+    from ringproof.proofs.figures.nests import KD
     if not e.free_symbols <= {K, M, KD} or not e.is_polynomial(K, M, KD):
         return None
     shifted = sympy.symbols("_k _m _kd", nonnegative=True, integer=True)
@@ -641,8 +643,9 @@ def test_a_sizes_sign_from_the_cells_least_sizes_is_nests_sign_and_sound():
     (`peak_bound._sign_in`) it shows only what holds at every point of the cell (checked on a grid),
     e.g. −2k²m + 5k² − 1 ≤ 0 for m ≥ 3, not for m ≥ 2 (k² − 1 at m = 2)."""
     import random
-    from ringproof.proofs.ring import peak_bound, witness
-    from ringproof.proofs.ring.nests import KD, _sign
+    from ringproof.proofs.figures.memory import peak_bound
+    from ringproof.proofs.figures import signs
+    from ringproof.proofs.figures.nests import KD, _sign
     rng = random.Random(7)
     i = sympy.Symbol("i", integer=True)
     grid, shown = list(itertools.product(range(1, 8), repeat=3)), 0
@@ -655,7 +658,7 @@ def test_a_sizes_sign_from_the_cells_least_sizes_is_nests_sign_and_sound():
         assert _sign(e) == _sign_by_expanding(e), e
         cell = sympy.And(K >= rng.randint(1, 4), M >= rng.randint(1, 4), sympy.Eq(KD, rng.randint(1, 3)))
         if peak_bound._sign_in(e, cell):
-            at, inside = witness.compiled(e, (K, M, KD)), witness.compiled(cell, (K, M, KD))
+            at, inside = signs.compiled(e, (K, M, KD)), signs.compiled(cell, (K, M, KD))
             assert all(at(*p) <= 0 for p in grid if inside(*p)), (e, cell)
             shown += _sign(e) is not True          # shown only from the cell's least sizes
     assert shown >= 10, shown
@@ -667,8 +670,8 @@ def test_a_query_of_the_sizes_with_a_model_near_its_least_sizes_is_not_asked_of_
     """`peak_bound.Remembered`: a condition that holds near the least sizes it allows (k ≥ 5, m ≥ 3,
     3k < m·kd at k = 5, m = 3, kd = 8) is answered "not shown" without Z3 (a query asked fails the
     test); one with no such point is asked, and its answer kept."""
-    from ringproof.proofs.ring import peak_bound
-    from ringproof.proofs.ring.nests import KD, Decider
+    from ringproof.proofs.figures.memory import peak_bound
+    from ringproof.proofs.figures.nests import KD, Decider
     from ringproof.schedules.shape import ANY_D
     asked = []
     decider = peak_bound.Remembered(Decider(ANY_D))
@@ -684,8 +687,8 @@ def test_settled_reads_a_regimes_cases_and_joins_its_values_as_sympy_does():
     `_apart` (a point where two Max forms differ) never holds of forms sympy finds equal once the
     regime's sizes are put in, `_alike` (the same arguments) only of such forms."""
     import random
-    from ringproof.proofs.ring import peak_bound
-    from ringproof.proofs.ring.nests import KD
+    from ringproof.proofs.figures.memory import peak_bound
+    from ringproof.proofs.figures.nests import KD
     rng = random.Random(11)
     atoms = [K >= 2, M <= 1, sympy.Eq(K, 1), KD * M >= 2, M > 1, K <= 2]
     poly = lambda: sum(rng.randint(-3, 3) * K**rng.randint(0, 2) * M**rng.randint(0, 1) * KD**rng.randint(0, 1)  # noqa: E731
@@ -717,8 +720,9 @@ def test_a_comparison_of_the_sizes_is_decided_in_a_regime_from_its_least_sizes_a
     """`peak_bound._signed_in`: where it decides a comparison of the sizes in a regime (k = v or
     k ≥ v for each size, as `settled` writes them), Z3 decides it alike, and every point of the
     regime on a grid agrees; it decides many of them."""
-    from ringproof.proofs.ring import peak_bound, witness
-    from ringproof.proofs.ring.nests import KD, Decider
+    from ringproof.proofs.figures.memory import peak_bound
+    from ringproof.proofs.figures import signs
+    from ringproof.proofs.figures.nests import KD, Decider
     from ringproof.schedules.shape import ANY_D
     decider, decided = Decider(ANY_D), 0
     grid = list(itertools.product(range(1, 9), repeat=3))
@@ -731,7 +735,7 @@ def test_a_comparison_of_the_sizes_is_decided_in_a_regime_from_its_least_sizes_a
             continue
         decided += 1
         assert decider.never(sympy.And(regime, sympy.Not(a) if got is sympy.true else a)), (a, regime)
-        at, inside = witness.compiled(a, (K, M, KD)), witness.compiled(regime, (K, M, KD))
+        at, inside = signs.compiled(a, (K, M, KD)), signs.compiled(regime, (K, M, KD))
         assert all(at(*p) is (got is sympy.true) for p in grid if inside(*p)), (a, regime)
     assert decided >= 12, decided
     assert peak_bound._signed_in(sympy.Eq(K, 3), K >= 1) is None
@@ -740,7 +744,7 @@ def test_a_comparison_of_the_sizes_is_decided_in_a_regime_from_its_least_sizes_a
 def test_a_cell_that_names_a_size_twice_is_read_as_both():
     """`peak_bound._joined`: m = 2 and m ≥ 2 is m = 2 (it was read as m ≥ 2, a wider cell), one that
     no size satisfies is left out, and cells that differ in adjacent values of one size are joined."""
-    from ringproof.proofs.ring import peak_bound
+    from ringproof.proofs.figures.memory import peak_bound
     assert peak_bound._joined([sympy.Eq(M, 2) & (M >= 2) & (K >= 3)]) == [sympy.Eq(M, 2) & (K >= 3)]
     assert peak_bound._joined([sympy.Eq(M, 2) & (M >= 3), sympy.Eq(K, 1)]) == [sympy.Eq(K, 1)]
     assert peak_bound._joined([sympy.Eq(K, 2) & (K >= 2), K >= 3]) == [K >= 2]
@@ -750,7 +754,7 @@ def test_a_joined_cell_of_the_bound_is_split_where_a_comparison_of_the_sizes_cha
     """`peak_bound._split_on_sizes`: k ≥ 2 (joined from k = 2, 3, ≥ 4) with pieces under k ≥ 3 and k ≤ 2
     is cut once between k = 2 and 3 (the other comparison is decided in both parts); one the same at every corner
     (m ≥ 1) and a cell that fixes k leave it whole."""
-    from ringproof.proofs.ring import peak_bound
+    from ringproof.proofs.figures.memory import peak_bound
     pieces = [(K, K >= 3), (2 * K, K <= 2), (M, M >= 1)]
     parts = peak_bound._split_on_sizes(K >= 2, K >= 2, pieces)
     assert parts == [sympy.And(K >= 2, K <= 2), sympy.And(K >= 2, sympy.Not(K <= 2))]
@@ -761,8 +765,8 @@ def test_a_conjunctions_box_of_the_sizes_holds_every_point_it_allows():
     """`peak_bound._box`: the least and largest value each size's one-size comparisons leave it (4 ≤ k,
     k < 5, 2·kd ≤ 7, 3·kd ≥ 4; others ignored) contain every point of a grid where the conjunction
     holds, and where it has only such comparisons, exactly those points."""
-    from ringproof.proofs.ring import peak_bound
-    from ringproof.proofs.ring.nests import KD
+    from ringproof.proofs.figures.memory import peak_bound
+    from ringproof.proofs.figures.nests import KD
     exact = [sympy.And(sympy.Le(4, K), K < 5, M >= 3), sympy.And(2 * KD <= 7, 3 * KD >= 4, sympy.Le(1, M - 1)),
              sympy.And(sympy.Eq(K, 3), -K <= -2, M > 2, M <= 6), sympy.And(K >= 2, K <= 1)]
     loose = [sympy.And(K * M <= 6, K >= 2), sympy.And(K - M >= 0, M <= 3)]
@@ -782,8 +786,8 @@ def test_a_peaks_regime_is_shown_as_ranges_of_the_sizes_only_where_z3_shows_it_t
     with a number read as its range (k ≥ 5, k > 5, k < 13/2: k = 6), a comparison of two sizes kept,
     adjacent cells with the same such comparisons joined; equal to the regime at every small size;
     a reading Z3 does not show the same (a wrong range) is not taken."""
-    from ringproof.proofs.ring import peak_bound
-    from ringproof.proofs.ring.nests import KD, Decider
+    from ringproof.proofs.figures.memory import peak_bound
+    from ringproof.proofs.figures.nests import KD, Decider
     from ringproof.schedules.shape import ANY_D
     decider = peak_bound.Remembered(Decider(ANY_D))
     two = 3 * KD * M + 4 <= 2 * K
@@ -808,8 +812,8 @@ def test_a_case_left_with_comparisons_of_the_sizes_is_cut_on_them():
     leaving k = 4, put in: the largest value, 3k·d + k + 2 at c = 1 as enumeration gives it, is
     shown for k ≥ 4, m ≥ 3; one less is not, nor the largest without the cut. The check before Z3
     (`Cases._under_through`) cuts on the same comparisons of k and shows it without `_on_sizes`."""
-    from ringproof.proofs.ring import peak_bound
-    from ringproof.proofs.ring.nests import KD, Decider
+    from ringproof.proofs.figures.memory import peak_bound
+    from ringproof.proofs.figures.nests import KD, Decider
     from ringproof.schedules.shape import ANY_D
     i, c = sympy.symbols("i c", integer=True)
     d = KD * M
@@ -832,7 +836,7 @@ def test_a_case_left_with_comparisons_of_the_sizes_is_cut_on_them():
 def test_the_largest_candidate_is_asked_of_z3_only_among_those_largest_at_a_point_of_the_regime():
     """`peak_bound._likely` keeps the candidates largest at the regime's least point (k = 2, m = 3: 7, 6
     and 3; k = 3, m = 3: a tie, both kept), all of them where no point is read off the regime."""
-    from ringproof.proofs.ring import peak_bound
+    from ringproof.proofs.figures.memory import peak_bound
     values = [2 * K + M, K * M, K + 1]
     assert peak_bound._likely(values, sympy.Eq(K, 2) & (M >= 3), {K: sympy.Integer(2)}) == [2 * K + M]
     assert peak_bound._likely(values, sympy.Eq(K, 3) & (M >= 3), {K: sympy.Integer(3)}) == [2 * K + M, K * M]   # 9, 9
@@ -931,7 +935,7 @@ def _per_step_on_the_ring_model(S, n, m, d) -> dict:
 
 
 def _check_per_step(name, most_n):
-    from ringproof.proofs.ring.counting import D as Dc, N as Nc, in_n_m_d
+    from ringproof.proofs.figures.counting import D as Dc, N as Nc, in_n_m_d
     S = registry()[name]
     got, why = spread.step_forms(S, Session())
     assert got and not why, why
@@ -971,7 +975,7 @@ def test_with_idle_pes_not_waiting_the_contiguous_layout_takes_more_cycles_than_
 def test_idle_pe_cycles_in_closed_form_are_the_ring_models():
     """Derived (and checked by the prover at n, d ≤ 12), then compared here at larger sizes."""
     from ringproof.model.ring.trace import idle_cycles
-    from ringproof.proofs.ring.counting import _value
+    from ringproof.proofs.figures.counting import _value
     S = registry()["ring-attention-causal-bwd"]
     form, why = spread.idle_cycles(S, Session())
     assert form is not None, why
@@ -1007,7 +1011,7 @@ def test_ring_attentions_stay_hints_are_proved_and_give_the_ring_models_occupanc
     """The machinery on a second target: copies passed on, a lock-step group of forms, a PE that
     sends to itself (m = 1). Slow: the default run keeps Algorithm 1's occupancy compared with the
     ring model (test_algorithm_1s_exact_peak_is_proved_and_is_the_ring_models_at_every_size)."""
-    from ringproof.proofs.ring import stays
+    from ringproof.proofs.figures.memory import stays
     from ringproof.proofs.ring.smt import discharge
     S = registry()["ring-attention"]
     session = Session()
@@ -1026,8 +1030,8 @@ def test_ring_attentions_exact_peak_is_derived_with_its_hints_and_is_the_ring_mo
     (test_cp_schedules.py, test_each_target_proves_at_tier_parametric) and a wrong hint
     (test_ring_attention_with_a_wrong_stay_hint_has_no_exact_peak)."""
     from dataclasses import replace
-    from ringproof.proofs.ring.counting import check_sizes
-    from ringproof.proofs.ring.nests import KD
+    from ringproof.proofs.figures.counting import check_sizes
+    from ringproof.proofs.figures.nests import KD
     S = registry()["ring-attention"]
     top, how = held.exact(S, Session())
     assert top is not None, how
@@ -1130,7 +1134,7 @@ def test_the_stay_hints_mark_the_ring_models_last_uses_and_unused_copies_at_ever
     by Z3 and its peak and occupancy compared with the ring model at every size
     (test_algorithm_1s_exact_peak_is_proved_and_is_the_ring_models_at_every_size)."""
     from ringproof.model.ring.memory import occupancy
-    from ringproof.proofs.ring.counting import check_sizes
+    from ringproof.proofs.figures.counting import check_sizes
     S = {"algo1": lambda: registry()["algo1"], "algo2": _algo2_with_hints, "algo3": _algo3_with_hints}[name]()
     for n, m, d in check_sizes(S.shape):
         last, alone = _marks_and_last_uses(S, n, m)
@@ -1154,7 +1158,8 @@ def test_algorithm_2s_ledger_checks_refute_wrong_readings():
     short. A ledger on a loop that is not the innermost, and a peak candidate in the ledger's phase
     (its nest padded: a point may be no cycle), are refused. A finished w1 marked freed at j = n
     (phase 2 reads it later) is refuted too."""
-    from ringproof.proofs.ring import ledger, stays
+    from ringproof.proofs.figures.memory import ledger
+    from ringproof.proofs.figures.memory import stays
     from ringproof.proofs.ring.smt import discharge
     from ringproof.schedules.algo2 import hops
     from ringproof.schedules.expr import ge, ite, le, lt
@@ -1193,7 +1198,7 @@ def test_algorithm_2s_peak_from_its_ledger_is_the_ring_models():
     run keeps the ledger's checks and their refutations
     (test_algorithm_2s_ledger_checks_refute_wrong_readings) and the request's gate
     (test_a_peak_marked_on_request_is_derived_only_when_asked)."""
-    from ringproof.proofs.ring import stays
+    from ringproof.proofs.figures.memory import stays
     S = _algo2_with_hints()
     top, how = held.exact(S, Session())
     assert top is not None, how
@@ -1227,7 +1232,7 @@ def _occupancy_is_exact(S, forms, sizes):
 def test_algorithm_3s_stay_hints_are_proved():
     """Slow: Algorithm 3 carries no hints (its peak is not derived); the default run keeps
     Algorithm 1's hints proved (test_algorithm_1s_exact_peak_is_proved_and_is_the_ring_models_at_every_size)."""
-    from ringproof.proofs.ring import stays
+    from ringproof.proofs.figures.memory import stays
     from ringproof.proofs.ring.smt import discharge
     S, session = _algo3_with_hints(), Session()
     todo = stays.checks(S)
@@ -1241,7 +1246,7 @@ def test_algorithm_3s_peak_is_not_derived_from_its_hints():
     counter learns this count, this test fails and the hints can be registered. Slow: the default
     run keeps the same failure, found by `stays.probe` before the hint checks
     (test_a_schedule_whose_sends_the_counter_cannot_follow_fails_before_any_hint_check)."""
-    from ringproof.proofs.ring import stays
+    from ringproof.proofs.figures.memory import stays
     S, session = _algo3_with_hints(), Session()
     inputs, _ = held.inputs_on(S, session)
     with pytest.raises(stays.NotDerived, match=r"phase phase1: .*floor\(k\*m/2\).* ≤ 0 is not affine"):
@@ -1273,8 +1278,8 @@ def _hints_proved_and_the_ring_models(S, checks: int, unread=frozenset()):
     """`S`'s stay hints: `checks` checks, all proved, and a use marked last exactly where the ring
     model's stay of its datum has no later use, a copy marked alone exactly where no one uses it,
     at every size n ≤ 12 with d = n (the marks of `unread` name data no one reads)."""
-    from ringproof.proofs.ring import stays
-    from ringproof.proofs.ring.counting import check_sizes
+    from ringproof.proofs.figures.memory import stays
+    from ringproof.proofs.figures.counting import check_sizes
     from ringproof.proofs.ring.smt import discharge
     session, todo = Session(), stays.checks(S)
     assert len(todo) == checks and all(discharge(c, session).verdict is Verdict.PROVED for c in todo)
@@ -1296,7 +1301,7 @@ def test_zigzags_occupancy_is_counted_from_its_hints_and_is_the_ring_models():
     l = m put in), and it is the ring model's at every iteration at n = d = 4, m = 2. Its peak is not
     derived (the bound over its candidates is not shown, docs/proofs.md). Slow: the default run keeps the comparison's cell
     that leaves one PE (test_a_difference_of_stays_left_at_one_pe_is_put_in_there)."""
-    from ringproof.proofs.ring import stays
+    from ringproof.proofs.figures.memory import stays
     S, session = _causal_with_hints("zigzag"), Session()
     inputs, _ = held.inputs_on(S, session)
     forms, _ = stays.occupancy(S, session, inputs)
@@ -1318,8 +1323,8 @@ def test_a_difference_of_stays_left_at_one_pe_is_put_in_there():
     """`stays._zero_at_one_pe`: a cell l − m ≥ 0 of 1 ≤ l ≤ m is the PE l = m, where zigzag's
     difference of stays begun and ended, −5k·kd·l·m + 5k·kd·m² − k·l + k·m, is 0 (Z3 does not settle
     it: the terms are not linear); the same value on l ≥ 2, or one more on l = m, is not shown 0."""
-    from ringproof.proofs.ring import stays
-    from ringproof.proofs.ring.nests import KD
+    from ringproof.proofs.figures.memory import stays
+    from ringproof.proofs.figures.nests import KD
     L = spread.L
     v = -5 * K * KD * L * M + 5 * K * KD * M**2 - K * L + K * M
     assert stays._zero_at_one_pe(v, L - M >= 0, (L, 1, M))
@@ -1336,8 +1341,8 @@ def test_the_contiguous_causal_forwards_peak_is_derived_from_its_guard_read_in_c
     ring model's at every n, d ≤ 12. About 15 s of CPU, so the registered target carries them on
     request. Slow: the default run keeps a wrong reading refuted
     (test_a_guard_reading_that_is_not_the_guard_is_refuted)."""
-    from ringproof.proofs.ring import stays
-    from ringproof.proofs.ring.nests import KD
+    from ringproof.proofs.figures.memory import stays
+    from ringproof.proofs.figures.nests import KD
     S, session = _causal_with_hints("ring-attention-causal"), Session()
     inputs, _ = held.inputs_on(S, session)
     top = stays.peak(S, session, inputs)
@@ -1406,7 +1411,7 @@ def test_a_guard_reading_that_is_not_the_guard_is_refuted():
     """stays["guard"]: a reading of the causal mask that leaves out the PE's own row (s ≤ l written
     s < l) is refuted (the check that it is the step's guard at every iteration), and a reading of
     the key's owner that is the guard is proved."""
-    from ringproof.proofs.ring import stays
+    from ringproof.proofs.figures.memory import stays
     from ringproof.proofs.ring.smt import discharge
     from ringproof.schedules.context_parallel import FORMS
     from ringproof.schedules.expr import and_, gt, le, lt, or_
@@ -1425,7 +1430,7 @@ def test_a_guard_reading_that_is_not_the_guard_is_refuted():
 def test_a_causal_forwards_hint_that_frees_a_block_a_row_early_is_refuted():
     """A K block marked last at the row before the last: the check that a marked end is an end is
     refuted (the last row reads it again with no new arrival)."""
-    from ringproof.proofs.ring import stays
+    from ringproof.proofs.figures.memory import stays
     from ringproof.proofs.ring.smt import discharge
     from ringproof.schedules.context_parallel import FORMS
     S = _causal_with_hints("ring-attention-causal", {(FORMS["scores"], "k"): lambda P, ix: eq(ix.i, P.k - 1)})
@@ -1443,7 +1448,7 @@ def test_an_unused_input_hint_that_marks_a_used_entry_is_refuted():
     """stays["unused"]: dS and P above the diagonal are read by no iteration of the contiguous causal
     backward (proved, one check per form that reads them); with the diagonal marked too (B ≥ A) the
     check is refuted, and a mark on an array that is not an input is not taken."""
-    from ringproof.proofs.ring import stays
+    from ringproof.proofs.figures.memory import stays
     from ringproof.proofs.ring.smt import discharge
     from ringproof.schedules.expr import and_, div, eq, ge, gt, mod, or_
 
@@ -1510,9 +1515,9 @@ def test_the_contiguous_causal_backwards_busiest_row_moves_with_d_and_its_candid
     and its floor (test_a_candidate_row_that_moves_with_d_is_cut_on_its_condition_and_bounded_at_its_floor)."""
     from types import SimpleNamespace
 
-    from ringproof.proofs.ring import stays
-    from ringproof.proofs.ring.counting import check_sizes
-    from ringproof.proofs.ring.nests import KD
+    from ringproof.proofs.figures.memory import stays
+    from ringproof.proofs.figures.counting import check_sizes
+    from ringproof.proofs.figures.nests import KD
     from ringproof.schedules.causal_stays import BACKWARD_PEAKS
     S, session = _causal_backward_with_hints("ring-attention-causal"), Session()
     inputs, _ = held.inputs_on(S, session)
@@ -1545,7 +1550,7 @@ def test_the_moving_row_candidate_without_its_condition_is_not_taken():
     before any bound is asked ("not shown within"). Slow (the occupancy, about 7 s of CPU): the
     default run keeps the bound at the row and its wrong neighbour refuted
     (test_a_candidate_row_that_moves_with_d_is_cut_on_its_condition_and_bounded_at_its_floor)."""
-    from ringproof.proofs.ring import stays
+    from ringproof.proofs.figures.memory import stays
     from ringproof.schedules.causal_stays import BACKWARD_PEAKS
     from ringproof.schedules.context_parallel import BACKWARD_FORMS
     from ringproof.schedules.expr import div
@@ -1592,7 +1597,7 @@ def test_the_backward_rings_hints_are_proved_and_give_the_ring_models_occupancy_
     (test_a_home_hint_on_a_sum_moved_on_is_refuted)."""
     from dataclasses import replace
     from helpers.backward_stays import STAYS
-    from ringproof.proofs.ring import stays
+    from ringproof.proofs.figures.memory import stays
     from ringproof.proofs.ring.smt import discharge
     S, session = replace(registry()["ring-attention-bwd"], stays=STAYS), Session()
     todo = stays.checks(S)
@@ -1611,8 +1616,8 @@ def test_the_backward_rings_peak_is_the_most_of_three_candidates_as_the_ring_mod
     where the second row alone is less."""
     from dataclasses import replace
     from helpers.backward_stays import STAYS
-    from ringproof.proofs.ring import stays
-    from ringproof.proofs.ring.nests import KD
+    from ringproof.proofs.figures.memory import stays
+    from ringproof.proofs.figures.nests import KD
     S, session = replace(registry()["ring-attention-bwd"], stays=STAYS), Session()
     top = stays.peak(S, session, held.inputs_on(S, session)[0])
     assert held._compared(S, (top["form"], top["at"]))[0] is not None        # every n, d ≤ 12
@@ -1629,7 +1634,7 @@ def test_a_backward_peak_without_its_step_2_candidate_is_not_derived():
     the others, so the bound is not shown and the peak is not derived."""
     from dataclasses import replace
     from helpers.backward_stays import STAYS
-    from ringproof.proofs.ring import stays
+    from ringproof.proofs.figures.memory import stays
     S = replace(registry()["ring-attention-bwd"], stays={**STAYS, "peak": STAYS["peak"][:-1]})
     session = Session()
     with pytest.raises(stays.NotDerived, match="Z3 does not show that no PE holds more"):
@@ -1642,7 +1647,7 @@ def test_a_home_hint_on_a_sum_moved_on_is_refuted():
     not taken at all."""
     from dataclasses import replace
     from helpers.backward_stays import STAYS
-    from ringproof.proofs.ring import stays
+    from ringproof.proofs.figures.memory import stays
     from ringproof.proofs.ring.smt import discharge
     from ringproof.schedules.context_parallel import BACKWARD_FORMS
     S, session = registry()["ring-attention-bwd"], Session()
@@ -1659,7 +1664,7 @@ def test_a_wrong_stay_hint_of_algorithm_3_is_refuted():
     """q[A, C] marked freed at the last block of its row, at every offset: a later offset of the
     same run reads it again."""
     from helpers.algo3_stays import STAYS
-    from ringproof.proofs.ring import stays
+    from ringproof.proofs.figures.memory import stays
     from ringproof.proofs.ring.smt import discharge
     from ringproof.schedules.expr import div
     early = {**STAYS["last"], ("phase1", "q"): lambda P, ix: eq(ix.i, div(P.n - ix.h - 1, P.m) + 1)}
@@ -1674,7 +1679,7 @@ def test_algorithm_2_printeds_memory_reason_names_what_keeps_its_occupancy_from_
     that copies or moves by the iteration and its two slots of x are followed (no longer named).
     Algorithm 1, algo2 and algo2-general (the ledger pads their loop j) have no blocker, nor has
     algo2-even now."""
-    from ringproof.proofs.ring import stays
+    from ringproof.proofs.figures.memory import stays
     top, why = held.exact(registry()["algo2-printed"], Session())
     assert top is None and held.BLOCKED in why, why
     assert why.endswith(f"{held.BLOCKED}phase phase1: the bound of loop j reads h under mod, div or cases"), why
@@ -1715,7 +1720,7 @@ def test_a_send_that_copies_or_moves_by_the_iteration_is_followed_by_the_occupan
     cycle), which held.exact compares with the ring model at every n ≤ 12, and its occupancy is the
     ring model's at every iteration. Without the copy's mark the stays do not balance; a wrong mark
     is refuted."""
-    from ringproof.proofs.ring import stays
+    from ringproof.proofs.figures.memory import stays
     from ringproof.proofs.ring.smt import discharge
     from ringproof.schedules.expr import ge
     S = _copied_on(alone=lambda P, ix: eq(ix.j, P.n))
@@ -1737,7 +1742,7 @@ def test_two_read_slots_of_one_array_are_two_uses_unless_the_array_is_marked_the
     """Algorithm 2's phase 1 reads x[A, C] and x[B, C], one datum where h = 0: two uses that begin
     and end no stay (`Datum.shared`). Marking x there would end one datum twice: refused."""
     from dataclasses import replace
-    from ringproof.proofs.ring import stays
+    from ringproof.proofs.figures.memory import stays
     S = registry()["algo2"]
     p1 = S.phases[0]
     xs = [d for d in stays.data_of(p1.step(stays._vars(S), stays._ix(p1))) if d.ref.array.name == "x"]
@@ -1753,8 +1758,7 @@ def test_a_schedule_whose_sends_the_counter_cannot_follow_fails_before_any_hint_
     memory line names it. With its guard read (stays["guard"], the sends under it read so too) the
     count stops at the middle group's threshold n − n div 2 (floor(k·m/2)); without, earlier, at
     the row group h against a block threshold."""
-    from ringproof.proofs.ring import stays
-
+    from ringproof.proofs.figures.memory import stays
     def asked(schedule):
         raise AssertionError("a hint check was asked")
     monkeypatch.setattr(stays, "checks", asked)
@@ -1770,7 +1774,7 @@ def test_algorithm_3s_guard_reading_is_proved_and_a_wrong_one_refuted():
     the chain Bo ≤ n − n div 2: proved equal to the guard at every iteration; the middle group's
     threshold one too high, or the middle group left out, is refuted."""
     from helpers.algo3_stays import STAYS
-    from ringproof.proofs.ring import stays
+    from ringproof.proofs.figures.memory import stays
     from ringproof.proofs.ring.smt import discharge
     from ringproof.schedules.algo3 import _chain
     from ringproof.schedules.expr import div, le, lt, or_
@@ -1786,7 +1790,7 @@ def test_algorithm_3s_guard_reading_is_proved_and_a_wrong_one_refuted():
 def test_a_long_per_pe_form_is_printed_by_its_length():
     """A per-PE or per-step form longer than a printed count may be (a case analysis derived over a
     refuted coverage) is named by its length in the table's line; --json keeps it whole."""
-    from ringproof.proofs.ring.readable import LIMIT
+    from ringproof.proofs.figures.readable import LIMIT
 
     long_form = "Piecewise(" + ", ".join(f"(n**2*{i}*l/m, l >= {i})" for i in range(40)) + ")"
     at = {"n": 16, "m": 4, "per_pe": {"MAC": [544, 544, 544, 576]}, "spread": 32}

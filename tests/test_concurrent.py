@@ -14,7 +14,7 @@ from helpers.twins import assert_same_check_replays
 from ringproof.errors import BadInput
 from ringproof.model.ring.machine import run
 from ringproof.proofs.options import Options
-from ringproof.proofs.ring.counting import counts
+from ringproof.proofs.figures.counting import counts
 from ringproof.proofs.ring.prover import verify
 from ringproof.proofs.results import Verdict
 

@@ -6,8 +6,7 @@ import random
 
 import sympy
 
-from ringproof.proofs.ring import conjunction as cj
-
+from ringproof.proofs.figures import conjunction as cj
 K, M, I, J = sympy.symbols("k m i j", integer=True)
 
 

@@ -125,7 +125,7 @@ def test_an_empty_range_counts_zero(tmp_path, claim, code):
     if code == 1:
         assert "at n=1, m=1" in out and "ring model at n=1, m=1: cycles = 0" in out
     else:
-        from ringproof.proofs.ring.counting import counts
+        from ringproof.proofs.figures.counting import counts
 
         c = counts(runpy.run_path(str(tmp_path / "user.py"))["SCHEDULE"])
         assert [c.at(n, m)["cycles"] for n, m in ((1, 1), (2, 1), (3, 1), (4, 2), (6, 2))] == [0, 0, 9, 0, 33]
@@ -172,7 +172,7 @@ def test_a_loop_named_as_a_parameter_is_bad_input_at_its_line(tmp_path, name):
 
 def test_a_derived_count_that_differs_from_enumeration_is_an_internal_error(monkeypatch):
     """Never a proof: a counter bug shows at the first size it is wrong, with the phase."""
-    from ringproof.proofs.ring import counting
+    from ringproof.proofs.figures import counting
     from ringproof.schedules.algo1 import ALGO1
 
     real = counting.count
@@ -265,7 +265,7 @@ def test_a_misspelled_tier_is_bad_input():
 def test_the_sampled_bound_of_a_claim_is_the_one_named():
     """A claim that only agrees on samples names the sizes sampled (n, d ≤ 12 where d is a
     parameter of its own), not 24."""
-    from ringproof.proofs.ring.counting import N, check_claim, claim_bound
+    from ringproof.proofs.figures.counting import N, check_claim, claim_bound
 
     assert claim_bound(D_IS_N) == (24, 24) and claim_bound(ANY_D) == (12, 12)
     derived = N * N
@@ -278,7 +278,7 @@ def test_counting_honours_the_seed(monkeypatch):
     """Every Z3 query of the counts runs with the seed asked for (`--seed`)."""
     import z3
 
-    from ringproof.proofs.ring import counting
+    from ringproof.proofs.figures import counting
     from ringproof.schedules.algo2 import ALGO2
 
     seeds = []
@@ -321,7 +321,7 @@ TIDY_FORMS = ["n**3 + n**2*floor(n/2) + n**2", "(n**3/2 + n**2/2)/(m*(n**2*floor
 def test_tidy_factors_as_simplify_then_factor(form):
     """tidy factors without sympy's simplify (counting._factored): the same forms as with it."""
     import sympy
-    from ringproof.proofs.ring.counting import tidy
+    from ringproof.proofs.figures.counting import tidy
     n, m, d, k = sympy.symbols("n m d k", positive=True, integer=True)
     e = sympy.sympify(form, locals={"n": n, "m": m, "d": d, "k": k})
     assert str(tidy(e)) == str(sympy.factor(sympy.simplify(e)))

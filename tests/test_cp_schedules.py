@@ -15,7 +15,7 @@ from ringproof.proofs.options import Options
 from ringproof.proofs.ring.prover import verify as _verify
 from ringproof.proofs.ring.session import Session
 from ringproof.proofs.results import PROPERTIES, Verdict
-from ringproof.proofs.ring import held
+from ringproof.proofs.figures.memory import held
 from ringproof.schedules import context_parallel as cpm
 from ringproof.schedules.expr import ite, le, lt, mod
 
@@ -385,7 +385,7 @@ def test_the_move_counts_are_derived_and_agree_with_the_ring_model_beyond_the_ch
     itself, and here against the ring model at larger sizes (the counts of the target's whole proof
     where this module ran it)."""
     from ringproof.model.ring.machine import run
-    from ringproof.proofs.ring.counting import counts
+    from ringproof.proofs.figures.counting import counts
 
     schedule = registry()[name]
     c = counts(schedule, sessions.setdefault(name, Session()))

@@ -10,7 +10,7 @@ import z3
 
 from helpers.cli import call
 from ringproof import BadInput, Loop, Options, Verdict, le, lt, verify
-from ringproof.proofs.ring.counting import counts
+from ringproof.proofs.figures.counting import counts
 from ringproof.proofs.ring.normalize import Ctx, NormalizationError
 from ringproof.schedules.expr import var
 

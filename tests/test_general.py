@@ -15,7 +15,7 @@ from ringproof.model.ring.trace import build_trace
 from ringproof.proofs.cli.main import main
 from ringproof.proofs.ring.bounded import check_sizes
 from ringproof.proofs.ring.properties import check_trace
-from ringproof.proofs.ring.counting import claim_at
+from ringproof.proofs.figures.counting import claim_at
 from ringproof.proofs.ring.prover import Options, verify
 from ringproof.proofs.results import Verdict
 from ringproof.schedules.algo1 import ALGO1, ALGO1_GENERAL

@@ -115,7 +115,6 @@ def test_a_user_step_that_raises_is_bad_input_naming_its_line(tmp_path, body, er
 
 def test_an_internal_fault_exits_70_never_1(monkeypatch):
     from ringproof.proofs.ring import prover
-
     def boom(*args, **kwargs):
         raise KeyError("injected fault")
 

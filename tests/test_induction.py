@@ -8,9 +8,9 @@ from ringproof.model.ring.trace import build_trace
 from ringproof.schedules.shape import D_IS_N, divisible as sizes
 import pytest
 
-from ringproof.proofs.ring.counting import N, _nest, check_claim, counts, equal, parameters
+from ringproof.proofs.figures.counting import N, _nest, check_claim, counts, equal, parameters
 from ringproof.proofs.ring.induction import prove_through
-from ringproof.proofs.ring.nests import Decider, Unknown, count
+from ringproof.proofs.figures.nests import Decider, Unknown, count
 from ringproof.proofs.ring.prover import Options, verify
 from ringproof.proofs.results import Verdict
 from ringproof.schedules.algo2 import ALGO2, cycles_through

@@ -106,7 +106,6 @@ def test_side_conditions_agree_with_z3_whichever_rule_settles_them():
     """Ctx.prove: intervals, a point already known to satisfy the assumptions, or Z3 — each answer
     is Z3's answer on the same assumptions, and each rule answers some."""
     from ringproof.proofs.ring import normalize
-
     rng = random.Random(41)
     ctx = normalize.Ctx()
     xs = [z3.Int(f"sc{i}.r") for i in range(3)]

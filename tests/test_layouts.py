@@ -351,7 +351,7 @@ def _causal_contiguous():
 
 
 def test_balance_is_derived_per_pe_in_closed_form_and_its_spread_proved():
-    from ringproof.proofs.ring import spread
+    from ringproof.proofs.figures import spread
     assert spread.derived(load("ring_contiguous").SCHEDULE)[0] == 0
     zig = spread.summary(load("ring_zigzag").SCHEDULE)
     assert zig["spread"] == "0" and zig["reason"] == "" and "at" not in zig
@@ -367,8 +367,8 @@ def test_balance_is_derived_per_pe_in_closed_form_and_its_spread_proved():
 
 def test_a_derived_balance_that_disagrees_with_enumeration_is_an_internal_error(monkeypatch):
     from ringproof.errors import InternalError
-    from ringproof.proofs.ring import spread
-    from ringproof.proofs.ring import nests
+    from ringproof.proofs.figures import spread
+    from ringproof.proofs.figures import nests
     real = nests.count
     monkeypatch.setattr(nests, "count", lambda *a, **k: real(*a, **k) + spread.L - 1)   # off on PE l > 1
     from ringproof.proofs.ring.session import Session
@@ -379,7 +379,7 @@ def test_a_derived_balance_that_disagrees_with_enumeration_is_an_internal_error(
 def test_an_underived_balance_is_unknown_with_its_reason_and_enumerated():
     """Algorithm 3 as printed: its phase 2a's coverage fails, so no per-PE form is kept; the spread
     is unknown, saying why, with the figures enumerated at one size."""
-    from ringproof.proofs.ring import spread
+    from ringproof.proofs.figures import spread
     from ringproof.schedules.algo3 import ALGO3_PRINTED
     got = spread.summary(ALGO3_PRINTED)
     assert got["spread"] is None and "its coverage fails" in got["reason"]
@@ -388,7 +388,7 @@ def test_an_underived_balance_is_unknown_with_its_reason_and_enumerated():
 
 def test_a_balance_claim_is_refuted_with_a_real_size_or_left_unknown():
     from dataclasses import replace
-    from ringproof.proofs.ring import spread
+    from ringproof.proofs.figures import spread
     v, why, cex = spread.check_claim(_causal_contiguous(), "0")
     assert v is Verdict.REFUTED and (cex.n, cex.m) == (2, 2) and "enumerated spread 2" in cex.message
     assert cex.replay["confirmed"] and cex.replay["per_pe"]["MAC"] == [2, 4]
@@ -409,7 +409,7 @@ def test_memory_peak_is_measured_per_pe_and_a_claim_is_never_proved():
     from dataclasses import replace
     from ringproof.model.ring.memory import peak_per_pe
     from ringproof.model.ring.trace import build_trace
-    from ringproof.proofs.ring import held
+    from ringproof.proofs.figures.memory import held
     S = load("ring_contiguous").SCHEDULE
     # n = m = 1: q[1,1], k[1,1] held from cycle 0, w1[1,1] from its MAC to the end: 3 data
     assert peak_per_pe(build_trace(S, 1, 1)) == [3]

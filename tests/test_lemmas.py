@@ -1,8 +1,6 @@
 import z3
 
 from ringproof.proofs.ring import lemmas
-
-
 def test_library_proves_cold_and_caches(tmp_path, monkeypatch):
     monkeypatch.setenv("RINGPROOF_CACHE", str(tmp_path))
     cold = lemmas.prove_library()

@@ -9,8 +9,7 @@ import pytest
 from ringproof.model.ring import memory
 from ringproof.model.ring.trace import build_trace
 from ringproof.proofs.cli.targets import registry
-from ringproof.proofs.ring import held
-
+from ringproof.proofs.figures.memory import held
 RANK = {"arrive": 0, "use": 1, "leave": 2}
 
 

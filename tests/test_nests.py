@@ -1,4 +1,4 @@
-"""The counter of `ringproof.proofs.ring.nests` against brute force: random loop nests of 1 to 4
+"""The counter of `ringproof.proofs.figures.nests` against brute force: random loop nests of 1 to 4
 loops whose bounds are affine in n, m, k, d and the outer indices (empty ranges included), under
 random guards built from and/or/not of affine comparisons. At every sampled size the closed form
 equals the enumeration, or the counter answers `unknown`; never a wrong count.
@@ -19,7 +19,7 @@ import sympy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ringproof.proofs.ring.nests import KD, M, K, Decider, Unknown, count
+from ringproof.proofs.figures.nests import KD, M, K, Decider, Unknown, count
 from ringproof.schedules.shape import ANY_D
 
 V = sympy.symbols("a b c e", integer=True)
@@ -159,7 +159,7 @@ def _token(pe, i, h):
     (ZIG, _token(sympy.Mod(A_ - S_, M) + 1, B_, H_) <= _token(A_, I_, H_)),        # causal, zigzag chunks
 ])
 def test_a_kept_index_with_mod_and_digit_splits_equals_brute_force(loops, guard):
-    from ringproof.proofs.ring.nests import lifted
+    from ringproof.proofs.figures.nests import lifted
     decider = Decider(ANY_D)
     form = count(loops, lifted(guard, loops, decider), decider, keep=1)
     for k, m in ((1, 1), (2, 1), (2, 2), (3, 2), (2, 3), (4, 3), (4, 4), (5, 2)):
@@ -173,7 +173,7 @@ def test_a_kept_index_with_mod_and_digit_splits_equals_brute_force(loops, guard)
 
 
 def test_a_mod_whose_quotient_is_not_bounded_or_a_digit_not_in_range_is_unknown():
-    from ringproof.proofs.ring.nests import lifted
+    from ringproof.proofs.figures.nests import lifted
     decider = Decider(ANY_D)
     wide = [(A_, 1, M), (S_, 1, K * M)]
     with pytest.raises(Unknown, match="cannot bound"):
@@ -203,6 +203,6 @@ def test_a_case_is_the_piecewise_sympys_evaluation_writes(atoms, f):
     """The counter builds each case's Piecewise without sympy's evaluation (`nests._case`): it must
     be the very object the evaluation writes, which the peak's bound and the printed forms read
     (a comparison written once, 1 − a + km ≤ 0 as km − a ≤ −1, is not yet its a − km ≥ 1)."""
-    from ringproof.proofs.ring.nests import _case
+    from ringproof.proofs.figures.nests import _case
     cons = [sympy.expand(c * e) for c, e in atoms]
     assert _case(f, cons) == sympy.Piecewise((f, sympy.And(*[e <= 0 for e in cons])), (0, True))

@@ -265,7 +265,6 @@ def test_quiet_report_prints_no_progress(tmp_path):
 
 def _no_proofs(monkeypatch):
     from ringproof.proofs.ring import prover
-
     def refuse(*a, **k):
         raise AssertionError("a proof ran before the output paths were checked")
 
@@ -347,7 +346,7 @@ def test_algorithm_2s_cycles_per_class_match_the_trace():
     independent count; a form sympy cannot close gives None, never a guess."""
     from ringproof.model.ring.trace import build_trace
     from ringproof.proofs.report.maths import class_forms, parse
-    from ringproof.proofs.ring.counting import M, N, counts
+    from ringproof.proofs.figures.counting import M, N, counts
     from ringproof.schedules.algo2 import ALGO2
 
     forms = class_forms(str(counts(ALGO2).cycles))

@@ -10,7 +10,7 @@ import pytest
 
 from ringproof.proofs.options import Options
 from ringproof.proofs.ring.budgets import Budget
-from ringproof.proofs.ring.counting import counts
+from ringproof.proofs.figures.counting import counts
 from ringproof.proofs.ring.properties import derive
 from ringproof.proofs.ring.prover import verify
 from ringproof.proofs.ring.session import Session

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ringproof.proofs.ring.counting import parameters
+from ringproof.proofs.figures.counting import parameters
 from ringproof.proofs.ring.normalize import Ctx
 from ringproof.proofs.ring.smt import small_sizes
 from ringproof.schedules.algo1 import ALGO1

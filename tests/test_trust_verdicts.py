@@ -14,7 +14,6 @@ def test_a_lemma_cache_of_the_wrong_shape_is_rebuilt(tmp_path, monkeypatch, cont
     import json
 
     from ringproof.proofs.ring import lemmas
-
     monkeypatch.setenv("RINGPROOF_CACHE", str(tmp_path))
     (tmp_path / "lemmas.json").write_text(content)
     results = lemmas.prove_library(timeout_ms=60000)

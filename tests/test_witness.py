@@ -6,8 +6,8 @@ import random
 
 import sympy
 
-from ringproof.proofs.ring import witness
-from ringproof.proofs.ring.nests import KD, M, K, Decider, _sign
+from ringproof.proofs.figures import signs
+from ringproof.proofs.figures.nests import KD, M, K, Decider, _sign
 from ringproof.schedules.shape import ANY_D, D_IS_N
 
 I, J, L = sympy.symbols("i j l", integer=True)
@@ -51,7 +51,7 @@ def test_refuting_points_and_bounds_agree_with_z3_on_random_instances():
             if d._refuted(e, ctx, facts):
                 assert z is False, (e, ctx, facts)
                 answered["refuted"] += 1
-            if witness.bounded(e, ctx, facts, _sign):
+            if signs.bounded(e, ctx, facts, _sign):
                 assert z is True, (e, ctx, facts)
                 answered["bounded"] += 1
             cond = sympy.And(e > 0, *[f <= 0 for f in facts])
@@ -77,9 +77,9 @@ def test_exact_evaluation_equals_sympy():
              sympy.Piecewise((K * L, L < M), (sympy.Rational(1, 2) * KD, True)),
              sympy.Max(K, L) - sympy.Min(M, 2 * KD) + L ** 2]
     for form in forms:
-        fn = witness.compiled(form, names)
+        fn = signs.compiled(form, names)
         assert fn is not None
         for _ in range(40):
             point = [rng.randint(1, 6) for _ in names]
             assert fn(*point) == form.xreplace(dict(zip(names, map(sympy.Integer, point)))), (form, point)
-    assert witness.compiled(sympy.exp(K), names) is None          # a node it does not evaluate
+    assert signs.compiled(sympy.exp(K), names) is None          # a node it does not evaluate

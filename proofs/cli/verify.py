@@ -242,7 +242,8 @@ def print_table(target, schedule, results, out) -> None:
                       + ", ".join(f"{k}: {v}" for k, v in c["ops"].items() if v not in ("not derived", "0"))
                       + f"; utilization = {c['utilization']}\n")
         if details.get("balance"):
-            from ringproof.proofs.ring import held, spread
+            from ringproof.proofs.figures.memory import held
+            from ringproof.proofs.figures import spread
             out.write(spread.readable(details["balance"]) + "\n")
             out.write(held.readable(details["memory"]) + "\n")
 

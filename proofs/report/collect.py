@@ -116,7 +116,7 @@ def _counts(results, schedule) -> dict | None:
     r = next((r for r in results if r.property == "counts"), None)
     if r is None or not r.details:
         return None
-    from ringproof.proofs.ring.counting import D, M, N, check_claim, derived_parameters, per_residue
+    from ringproof.proofs.figures.counting import D, M, N, check_claim, derived_parameters, per_residue
     from ringproof.schedules.shape import D_IS_N
 
     shape = schedule.shape
@@ -155,7 +155,8 @@ def _counts(results, schedule) -> dict | None:
         per = row["per_residue"] or []
         row["per_class"] = (class_forms(row["derived"], square)
                             if any(not closed_text(x["formula"]) for x in per) else None)
-    from ringproof.proofs.ring import held, spread
+    from ringproof.proofs.figures.memory import held
+    from ringproof.proofs.figures import spread
     load = ([spread.readable(d["balance"])] if d.get("balance") else []) + \
         ([held.readable(d["memory"])] if d.get("memory") else [])
     return {"verdict": r.verdict.value, "reason": r.reason, "rows": rows,

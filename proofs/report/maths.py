@@ -9,7 +9,7 @@ import itertools
 import sympy
 from sympy.printing.mathml import MathMLPresentationPrinter
 
-from ringproof.proofs.ring.counting import D, M, N
+from ringproof.proofs.figures.counting import D, M, N
 
 _LOCALS = {"n": N, "m": M, "d": D}
 

@@ -12,7 +12,7 @@ from importlib import resources
 
 from ringproof.model.ring.machine import run
 from ringproof.model.ring.trace import build_trace
-from ringproof.proofs.ring.counting import claim_at, counts
+from ringproof.proofs.figures.counting import claim_at, counts
 from ringproof.proofs.ring.session import Session
 
 # Table I: (n, m) -> (Algo.2 cycles, ES cycles; * = (#computations)/(#PEs), not run)

@@ -19,7 +19,6 @@ from pathlib import Path
 import z3
 
 from ringproof.proofs.ring import budgets
-
 MOD_WINDOWS = [(a, b) for a in range(-3, 1) for b in range(1, 5)]   # x ∈ [a·m, b·m)
 BLOCK_WINDOWS = [(a, b) for a in range(-2, 1) for b in range(1, 4)]  # q ∈ [a·k, b·k)
 CONST_DIVISORS = (2, 3)                                               # X div c with X = q·m + r

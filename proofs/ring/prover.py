@@ -160,7 +160,8 @@ def _solve(schedule: Schedule, checks: list[Check], opts: Options, session: Sess
         import sympy.codegen.ast    # noqa: F401
         import sympy.tensor.tensor    # noqa: F401
 
-        from ringproof.proofs.ring import counting, held, readable, recount    # noqa: F401
+        from ringproof.proofs.figures import counting, readable, recount    # noqa: F401
+        from ringproof.proofs.figures.memory import held
         hints = held.hint_checks(schedule, session)
         recounts = recount.pending(schedule)     # the balance counts with them assumed, joined below
         recount.assume(schedule, session, recounts)
@@ -396,7 +397,7 @@ def _memory_rests(schedule: Schedule, result: Result, memory: dict, done: list, 
     Without them (not proved, or proved at tier bounded only) it is printed as derived, not proved,
     and a claim of it is unknown; a peak that disagrees with the ring model while they are proved
     is the prover's error."""
-    from ringproof.proofs.ring import held
+    from ringproof.proofs.figures.memory import held
     rests = [r for r in done if r.property in held.RESTS_ON]
     proved = bool(rests) and all(r.verdict is Verdict.PROVED for r in rests)
     everywhere = proved and all(r.tier != "bounded" for r in rests)
@@ -423,8 +424,8 @@ def _count_task(schedule: Schedule, opts: Options, session: Session, keep: bool 
     bound tells them apart, `unknown` saying which kind and why. Claims of balance and memory are
     decided by `spread` and `held` (`_load_task`; without `load`, left for `_with_load`: `_solve`'s
     pool computes them in `_count_and_balance` and the exact memory peak's tasks)."""
-    from ringproof.proofs.ring.counting import check_claim, claim_bound, counts, derived_parameters
-    from ringproof.proofs.ring.readable import readable
+    from ringproof.proofs.figures.counting import check_claim, claim_bound, counts, derived_parameters
+    from ringproof.proofs.figures.readable import readable
 
     t0 = time.perf_counter()
     c = counts(schedule, session)
@@ -484,8 +485,7 @@ def _load_task(schedule: Schedule, session: Session) -> tuple:
 def _balance_task(schedule: Schedule, session: Session) -> tuple:
     """(balance summary, {position of a balance claim among the claims of balance or memory: its
     verdict}, seconds)."""
-    from ringproof.proofs.ring import spread
-
+    from ringproof.proofs.figures import spread
     t0 = time.perf_counter()
     balance = spread.summary(schedule, session, steps=False)
     verdicts = {i: spread.check_claim(schedule, claim, session) for i, (what, claim) in enumerate(_load_claims(schedule))
@@ -496,8 +496,7 @@ def _balance_task(schedule: Schedule, session: Session) -> tuple:
 def _memory_part(schedule: Schedule, session: Session, balanced: tuple) -> tuple:
     """`_load_task`'s answer from `_balance_task`'s: the memory summary and the verdicts of the
     memory claims added (the exact peak from `session` where a pool joined it there)."""
-    from ringproof.proofs.ring import held
-
+    from ringproof.proofs.figures.memory import held
     t0 = time.perf_counter()
     balance, verdicts, seconds = balanced
     memory = held.summary(schedule, session)
@@ -521,8 +520,8 @@ def _count_and_balance(schedule: Schedule, opts: Options, session: Session) -> t
 def _step_task(schedule: Schedule, opts: Options, session: Session) -> dict:
     """The balance per ring step (`spread.step_summary`) and, with --idle-pes, the cycles with idle
     PEs not waiting (`balance.idle_pes`), JSON-ready: the third part of the counts result."""
-    from ringproof.proofs.ring import spread
-    from ringproof.proofs.ring.counting import in_n_m_d, tidy
+    from ringproof.proofs.figures import spread
+    from ringproof.proofs.figures.counting import in_n_m_d, tidy
     out = spread.step_summary(schedule, session)
     if opts.idle_pes:
         idle, why = spread.idle_cycles(schedule, session)
@@ -572,7 +571,7 @@ def _enumerate_counts(schedule: Schedule, opts: Options, result: Result, c, enum
     sweep's, or a counting sweep of its own; the one size of `opts.size`) against every claim and
     every derived form. A claim the run contradicts is refuted; a derived form the run contradicts
     is refuted where it rests on a phase's coverage, else an internal error (the counter is wrong)."""
-    from ringproof.proofs.ring.counting import claim_at, rests_on_coverage
+    from ringproof.proofs.figures.counting import claim_at, rests_on_coverage
 
     claims = schedule.notes.get("claims", {})
     todo = ([(opts.size[0], opts.size[1], opts.size[2] if len(opts.size) > 2 else opts.size[0])]

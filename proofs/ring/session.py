@@ -42,7 +42,7 @@ class Session:
         the per-PE forms and the memory figures ask it many of the same questions."""
         hit = self.deciders.get(id(shape))
         if hit is None or hit[0] is not shape:
-            from ringproof.proofs.ring.nests import Decider
+            from ringproof.proofs.figures.nests import Decider
             hit = self.deciders[id(shape)] = (shape, Decider(shape, self.budget))
         return hit[1]
 

@@ -24,7 +24,7 @@ import sympy as sp
 import z3
 
 from ringproof.proofs.ring.budgets import GAP
-from ringproof.proofs.ring.counting import M, N, counts
+from ringproof.proofs.figures.counting import M, N, counts
 from ringproof.proofs.ring.session import Session
 from ringproof.proofs.search.bound import CLOSED, K_FORM
 from ringproof.proofs.search.exact_forms import exact

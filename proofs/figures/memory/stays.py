@@ -53,7 +53,7 @@ from types import SimpleNamespace
 import sympy
 
 from ringproof.model.ring import vocabulary
-from ringproof.proofs.ring import peak_bound
+from ringproof.proofs.figures.memory import peak_bound
 from ringproof.schedules.dsl import HOME
 from ringproof.schedules.expr import Term, and_, eq, lift, not_, or_
 
@@ -260,7 +260,7 @@ def checks(schedule) -> list:
                     if h.ref.array.name == arr and slot[q.name] >= slot[p.name]:
                         check(p.name, f"alone {arr} before {q.name}",
                               pair(p, q, lambda a, b, hi=hi: _alone(S, a, b, hi)))
-    from ringproof.proofs.ring import ledger
+    from ringproof.proofs.figures.memory import ledger
     return out + ledger.checks(S)
 
 
@@ -402,14 +402,14 @@ class Counter:
     """Counts of one schedule's events with the iteration (and l) kept, in k, m, kd."""
 
     def __init__(self, schedule, session):
-        from ringproof.proofs.ring.counting import parameters, with_parameters
+        from ringproof.proofs.figures.counting import parameters, with_parameters
         self.S = schedule
         self.P = with_parameters(schedule, parameters(schedule.shape))
         self.decider = session.decider(schedule.shape)
         self.scale, self.back = {}, {}
         hit = session.balanced.get(("stays-chunk", id(schedule)))
         if hit is None or hit[0] is not schedule:
-            from ringproof.proofs.ring.spread import _chunked
+            from ringproof.proofs.figures.spread import _chunked
             hit = (schedule, _chunked(schedule, session))
             session.balanced[("stays-chunk", id(schedule))] = hit
         scale, decider = hit[1]
@@ -422,7 +422,7 @@ class Counter:
 
     def nest(self, phase, suffix=""):
         """[(symbol, lo, hi)] of the phase's loops, symbols named with `suffix`, and the env."""
-        from ringproof.proofs.ring import ledger
+        from ringproof.proofs.figures.memory import ledger
         loops, env, pad = [], {}, ledger.hint(self.S, phase)
         for lp in phase.loops:
             lo, hi = lp.bounds(self.P, SimpleNamespace(**env))
@@ -439,14 +439,14 @@ class Counter:
         return sympy.sympify(evaluate(x, vars(self.P)) if isinstance(x, Term) else x)
 
     def condition(self, term, env):
-        from ringproof.proofs.ring.counting import _condition
+        from ringproof.proofs.figures.counting import _condition
         return sympy.sympify(_condition(term, env, self.P))
 
     def events(self, phase):
         """{"begin", "end", "kept", "arrive", "alone", "home"}: [sympy condition on phase's indices
         (primed) and l′, one per datum] of the events of `phase` (arrivals on the next PE: all, those
         marked alone, those marked kept there, "home")."""
-        from ringproof.proofs.ring.counting import _shape
+        from ringproof.proofs.figures.counting import _shape
         st = _shape(phase)
         try:
             _followed(st)
@@ -458,7 +458,7 @@ class Counter:
         from ringproof.schedules.expr import var
         Pv = SimpleNamespace(**{name: var(name) for name in vars(self.P)})
         ix = _ix(phase)
-        from ringproof.proofs.ring import ledger
+        from ringproof.proofs.figures.memory import ledger
         book = ledger.hint(self.S, phase)
         if book is not None:             # the events as the ledger reads them (checked: `ledger.checks`)
             if any(hint(self.S, kind, phase.name, stored(st).array.name) is not None for kind in ("alone", "home")
@@ -493,7 +493,7 @@ class Counter:
         """#iterations of `phase` on PE l (on PE l − 1 where `sent`: what arrives on l from there) with `cond`,
         over the whole phase, or (`at`: (loops of the kept iteration)) those before it (`strict`) or
         up to it; a form in l (and the kept indices). Kept in the session (`probe` asks some first)."""
-        from ringproof.proofs.ring import ledger
+        from ringproof.proofs.figures.memory import ledger
         if sympy.sympify(cond) is sympy.false:
             return sympy.Integer(0)
         key = ("stays-count", id(self.S), phase.name, str(cond), str(at), strict, sent)
@@ -512,7 +512,7 @@ class Counter:
         kept iteration is one of the same nest. One read under a Mod or floor stays a loop, with
         v′j = vj a condition (`split_digits` writes both in radix, `_mirror`); so does the PE l′ = l
         (put in elsewhere: 0.25 s less of ring-attention's 2.5 s)."""
-        from ringproof.proofs.ring.nests import M
+        from ringproof.proofs.figures.nests import M
         loops, env = self.nest(phase, "_")
         L, L_ = sympy.Symbol("l", integer=True), sympy.Symbol("l_", integer=True)
         cond = sympy.sympify(cond)
@@ -539,7 +539,7 @@ class Counter:
 
     def _nest_count(self, phase, nest, cond, keep):
         """`nests.count` of the nest's iterations with `cond`, its first `keep` indices kept."""
-        from ringproof.proofs.ring.nests import Unknown, count, lifted, split_digits
+        from ringproof.proofs.figures.nests import Unknown, count, lifted, split_digits
         if cond is sympy.false:
             return sympy.Integer(0)
         back = {}
@@ -562,7 +562,7 @@ def blockers(schedule, session) -> list[str]:
     loops without counting: a step the counts cannot follow (`_followed`), the bound of a loop whose
     sends arrive somewhere (counted whatever the marks) reading an outer index under mod, div or
     cases (the counter sums polynomials between affine bounds)."""
-    from ringproof.proofs.ring.counting import _shape
+    from ringproof.proofs.figures.counting import _shape
     c, out = Counter(schedule, session), []
     for phase in schedule.phases:
         st = _shape(phase)
@@ -637,7 +637,7 @@ def _integral(e) -> bool:
 
 def previous(l):
     """The PE before l on the ring (1 before 2, ..., m before 1)."""
-    from ringproof.proofs.ring.nests import M
+    from ringproof.proofs.figures.nests import M
     return sympy.Piecewise((l - 1, l >= 2), (M, True))
 
 
@@ -696,7 +696,7 @@ def _occupancy(schedule, session, inputs, c) -> tuple[dict, sympy.Expr]:
                                         sympy.Integer(0))
     ended = unused + sum((total[p.name]["end"] + total[p.name]["kept"] + total[p.name]["alone"]
                           + total[p.name]["home"] for p in S.phases), sympy.Integer(0))
-    from ringproof.proofs.ring.nests import M
+    from ringproof.proofs.figures.nests import M
     pes = [(L, sympy.Integer(1), M)]
     if not _as_many(begun, ended, c.decider, pes):
         raise NotDerived(f"the stays begun on PE l ({begun}) are not shown to be as many as those the hints "
@@ -714,7 +714,7 @@ def _occupancy(schedule, session, inputs, c) -> tuple[dict, sympy.Expr]:
 def _in_transit(c, phase, env):
     """1 where the kept iteration passes on a copy that arrived in its cycle (a ledger's transit,
     left out of its counts), else 0."""
-    from ringproof.proofs.ring import ledger
+    from ringproof.proofs.figures.memory import ledger
     from ringproof.schedules.expr import var
     book = ledger.hint(c.S, phase)
     if book is None:
@@ -729,7 +729,7 @@ def _unused_on(S, session, scale: dict):
     the counter writes it (`scale`), or NotDerived."""
     if not S.stays.get("unused"):
         return sympy.Integer(0)
-    from ringproof.proofs.ring import held
+    from ringproof.proofs.figures.memory import held
     got, why = held.unused_on(S, session)
     if got is None:
         raise NotDerived(why)
@@ -748,8 +748,8 @@ def _as_many(begun, ended, decider, pes) -> bool:
     """Are the forms equal at every PE? Z3 on the difference, else (a difference with cases of l:
     the causal forwards' counts, which Z3 does not settle in one query) cell by cell of l
     (`spread.cells`: its value 0 in every cell its comparisons cut out)."""
-    from ringproof.proofs.ring.nests import Unknown
-    from ringproof.proofs.ring.spread import cells
+    from ringproof.proofs.figures.nests import Unknown
+    from ringproof.proofs.figures.spread import cells
     diff = sympy.expand(begun - ended)
     if decider.holds(diff, pes) and decider.holds(-diff, pes):
         return True
@@ -863,11 +863,11 @@ def peak(schedule, session, inputs) -> dict:
     shown by Z3 to be the most any PE holds in any cycle (where no one candidate is the most in a
     regime of the sizes, their Max: the occupancy shown at most the largest of them, else, where
     that is not shown, proved in each part where one of them is: `peak_bound.parts`)."""
-    from ringproof.proofs.ring.nests import M
+    from ringproof.proofs.figures.nests import M
     S = schedule
     if not S.stays.get("peak"):
         raise NotDerived("the schedule gives no iteration at which a PE holds the most (stays['peak'])")
-    from ringproof.proofs.ring import ledger
+    from ringproof.proofs.figures.memory import ledger
     for phase, _ in S.stays["peak"]:
         if ledger.hint(S, S.phase(phase)) is not None:      # its nest is padded: a point may be no cycle
             raise NotDerived(f"the peak's iteration in {phase}, a phase read over a ledger")

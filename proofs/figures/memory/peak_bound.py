@@ -17,9 +17,9 @@ from functools import lru_cache
 
 import sympy
 
-from ringproof.proofs.ring import sparse
-from ringproof.proofs.ring.conjunction import put_in
-from ringproof.proofs.ring.nests import _sign, sign_of_terms
+from ringproof.proofs.figures.memory import sparse
+from ringproof.proofs.figures.conjunction import put_in
+from ringproof.proofs.figures.nests import _sign, sign_of_terms
 
 SPREAD = (0, 1, 2, 4, 8, 16)     # past the least value of each size, where `Remembered` looks for a model
 TOPS = 16         # the values at the ends of the ranges `Cases._tops` may ask about in one case
@@ -50,13 +50,13 @@ class Remembered:
         """Does `cond`, of the sizes alone, hold at a point near the least sizes it allows (`SPREAD`
         past each, the side condition met)? A model of Z3's query, found without it: the answer
         could only be "not shown"."""
-        from ringproof.proofs.ring import witness
-        from ringproof.proofs.ring.nests import SYMPY_PARAMETERS
+        from ringproof.proofs.figures import signs
+        from ringproof.proofs.figures.nests import SYMPY_PARAMETERS
         d = self.decider
         if d.least or not cond.free_symbols <= set(SYMPY_PARAMETERS):
             return False
-        fn = witness.compiled(cond, SYMPY_PARAMETERS)
-        req = witness.compiled(d.requires, SYMPY_PARAMETERS) if d.requires is not None else None
+        fn = signs.compiled(cond, SYMPY_PARAMETERS)
+        req = signs.compiled(d.requires, SYMPY_PARAMETERS) if d.requires is not None else None
         if fn is None or (d.requires is not None and req is None):
             return False
         least = _least_of(cond)
@@ -64,7 +64,7 @@ class Remembered:
         for p in itertools.product(k, m, k if d.d_is_n else kd):
             if d.d_is_n and p[2] != p[0]:
                 continue
-            if witness._at(fn, p) is True and (req is None or witness._at(req, p) is True):
+            if signs._at(fn, p) is True and (req is None or signs._at(req, p) is True):
                 return True
         return False
 
@@ -123,7 +123,7 @@ def _split_on_sizes(cond, cell, pieces) -> list:
     (the cell's, 4 past its lower end where it has no upper): in each part it is decided once (Z3),
     not left open in every case of the indices (each query would carry it). The parts cover the
     cell whatever the corners show."""
-    from ringproof.proofs.ring.nests import SYMPY_PARAMETERS
+    from ringproof.proofs.figures.nests import SYMPY_PARAMETERS
     box = {x: (1, None) for x in SYMPY_PARAMETERS}
     for a in sympy.And.make_args(cell):
         if isinstance(a, sympy.Eq) and a.lhs.is_Symbol and a.rhs.is_Integer:
@@ -205,7 +205,7 @@ def _unit_in(a, v):
 def _range_of(a):
     """(size, least, largest or None) that a comparison of one size with a number (a linear one,
     rational coefficients) leaves it, the size an integer ≥ 1; else None."""
-    from ringproof.proofs.ring.nests import SYMPY_PARAMETERS
+    from ringproof.proofs.figures.nests import SYMPY_PARAMETERS
     if type(a) not in (sympy.Le, sympy.Lt, sympy.Ge, sympy.Gt, sympy.Eq) or len(a.free_symbols) != 1:
         return None
     (x,) = a.free_symbols
@@ -384,7 +384,7 @@ class Cases:
         once the single-point indices `one` are put in (i ≥ 5 at i = k), and under its negation
         (each added to the conditions, where it is then decided). The cases cover this one: whether
         all hold; None where there is none to cut."""
-        from ringproof.proofs.ring.nests import SYMPY_PARAMETERS
+        from ringproof.proofs.figures.nests import SYMPY_PARAMETERS
         cond, values = self.cond, self.values
         used = [f for p in pieces for f in p] + [b for r in ranges for b in r[1:]] + list(values)
         for x, (lo, hi) in _box(cond).items():
@@ -459,7 +459,7 @@ class Cases:
         are its range: cut where an open comparison a·v + r ≤ 0 (a = ±1, r of the sizes and outer
         indices) changes, where the cut is shown within the range; else its first value, its last
         and those between."""
-        from ringproof.proofs.ring.nests import SYMPY_PARAMETERS
+        from ringproof.proofs.figures.nests import SYMPY_PARAMETERS
         names = [x for x, _, _ in ranges]
         at = names.index(v)
         _, lo, hi = ranges[at]
@@ -718,7 +718,7 @@ def _comparisons(c) -> tuple:
 def _box(cond) -> dict:
     """{size: [least, largest or None]} that the conjuncts of `cond` comparing one size, linearly
     with integer coefficients, with a number leave it (k ≥ 1 where none does): 4 ≤ k, k < 5."""
-    from ringproof.proofs.ring.nests import SYMPY_PARAMETERS
+    from ringproof.proofs.figures.nests import SYMPY_PARAMETERS
     box = {x: [1, None] for x in SYMPY_PARAMETERS}
     for a in sympy.And.make_args(cond):
         if type(a) not in (sympy.Le, sympy.Lt, sympy.Ge, sympy.Gt, sympy.Eq) or len(a.free_symbols) != 1:
@@ -743,7 +743,7 @@ def _box(cond) -> dict:
 
 def _least_of(cond) -> dict:
     """{size: the least value the atoms x = v and x ≥ v of the conjunction `cond` leave it}."""
-    from ringproof.proofs.ring.nests import SYMPY_PARAMETERS
+    from ringproof.proofs.figures.nests import SYMPY_PARAMETERS
     least = {}
     for a in sympy.And.make_args(cond):
         if isinstance(a, (sympy.Eq, sympy.GreaterThan)) and a.lhs in SYMPY_PARAMETERS and a.rhs.is_Integer:
@@ -794,7 +794,7 @@ def _likely(values: list, cond, fixed: dict) -> list:
     """The values that may be the largest where `cond` holds: those largest at one point of it (its
     fixed sizes, the others at the least value it allows); all of them where that point is not
     found. No other can be at least every value there, so `settled` asks Z3 only about these."""
-    from ringproof.proofs.ring.nests import SYMPY_PARAMETERS
+    from ringproof.proofs.figures.nests import SYMPY_PARAMETERS
     point = {x: fixed.get(x, sympy.Integer(1)) for x in SYMPY_PARAMETERS}
     for a in sympy.And.make_args(cond):
         if isinstance(a, sympy.GreaterThan) and a.lhs in point and a.rhs.is_Integer:
@@ -866,7 +866,7 @@ def settled(candidates: list, decider):
     that may be 1 or 2 is split so (twice at most), and else the value is the Max of those no other
     is shown to exceed (`parts` cuts it where each is the most). A regime whose value, at its fixed
     sizes, is another's joins it. None where a comparison is not decided."""
-    from ringproof.proofs.ring.nests import SYMPY_PARAMETERS
+    from ringproof.proofs.figures.nests import SYMPY_PARAMETERS
     exprs = [sympy.sympify(e) for e in candidates]
     atoms = {a for e in exprs for a in e.atoms(sympy.core.relational.Relational)}
     if any(not a.free_symbols <= set(SYMPY_PARAMETERS) for a in atoms):
@@ -989,13 +989,13 @@ def _apart(v, w, fixed: dict) -> bool:
     """Do v and w (polynomials or Max of them, of the sizes) differ at a point of positive sizes with
     the `fixed` ones put in? Then they are not one form there, which `settled` would otherwise learn
     by rebuilding each Max with those sizes (sympy's Max compares its arguments as it is built)."""
-    from ringproof.proofs.ring import witness
-    from ringproof.proofs.ring.nests import SYMPY_PARAMETERS
-    f, g = witness.compiled(v, SYMPY_PARAMETERS), witness.compiled(w, SYMPY_PARAMETERS)
+    from ringproof.proofs.figures import signs
+    from ringproof.proofs.figures.nests import SYMPY_PARAMETERS
+    f, g = signs.compiled(v, SYMPY_PARAMETERS), signs.compiled(w, SYMPY_PARAMETERS)
     if f is None or g is None:
         return False
     for p in itertools.product(*[[int(fixed[x])] if x in fixed else SPOTS for x in SYMPY_PARAMETERS]):
-        a, b = witness._at(f, p), witness._at(g, p)
+        a, b = signs._at(f, p), signs._at(g, p)
         if a is not None and b is not None and a != b:
             return True
     return False

@@ -28,7 +28,7 @@ from ringproof.model.ring.layout import Layout
 from ringproof.model.ring.memory import at_peak, peak_per_pe
 from ringproof.model.ring.trace import build_trace, homes, sizes
 from ringproof.proofs.results import Counterexample, Verdict
-from ringproof.proofs.ring.spread import L, figure_size
+from ringproof.proofs.figures.spread import L, figure_size
 from ringproof.schedules.dsl import check_shape, params
 
 CLAIM_N = 12
@@ -72,7 +72,7 @@ def asked(schedule, session) -> bool:
 
 def hint_checks(schedule, session) -> list:
     """The checks of the stays' hints that `exact` may ask Z3 (none where it asks none)."""
-    from ringproof.proofs.ring import stays
+    from ringproof.proofs.figures.memory import stays
     if not asked(schedule, session):
         return []
     try:
@@ -84,7 +84,7 @@ def hint_checks(schedule, session) -> list:
 def _stay_checks(schedule, session) -> list:
     """`stays.checks`, kept in the session: built once where the prover's parent asks for them
     before its pool forks, not again by `apart`'s `_early` in a worker (0.05 s of CPU)."""
-    from ringproof.proofs.ring import stays
+    from ringproof.proofs.figures.memory import stays
     hit = session.balanced.get(("stay-checks", id(schedule)))
     if hit is None or hit[0] is not schedule:
         try:
@@ -109,7 +109,7 @@ def apart(schedule, session) -> tuple:
 
 def _text(form) -> str:
     """A form in k, m, kd (l) as `summary` prints it: in n, m, d, tidied."""
-    from ringproof.proofs.ring.counting import in_n_m_d, tidy
+    from ringproof.proofs.figures.counting import in_n_m_d, tidy
     return str(tidy(in_n_m_d(form)))
 
 
@@ -117,7 +117,7 @@ def measured(schedule, session) -> list | None:
     """The ring model's peak at every size of `_check_peak` where the peak is derived (`asked`;
     `exact` may compare it with this), else None: independent of the derivation, a task of its
     own beside `apart`."""
-    from ringproof.proofs.ring.counting import check_sizes
+    from ringproof.proofs.figures.counting import check_sizes
     return list(_measured_at(schedule, check_sizes(schedule.shape))) if asked(schedule, session) else None
 
 
@@ -146,7 +146,7 @@ def _early(schedule, session):
     """`exact`'s answer where it asks no hint check: no hints, hints on request not asked for, the
     inputs on PE l not counted, a count the occupancy needs whatever the hints mark failing
     (`stays.probe`), the hints' checks not derived; else None."""
-    from ringproof.proofs.ring import stays
+    from ringproof.proofs.figures.memory import stays
     if not schedule.stays.get("peak"):
         blocked = stays.blockers(schedule, session)
         return None, WHY + (f"; {BLOCKED}{'; '.join(blocked)}" if blocked else "")
@@ -179,7 +179,7 @@ def _peak(schedule, session, compare=True):
     """The peak derived from the stays with their hint checks assumed proved, compared with the
     ring model unless not `compare` (`_compared` does it then): (form, the hint's iterations) or
     (None, why not)."""
-    from ringproof.proofs.ring import stays
+    from ringproof.proofs.figures.memory import stays
     try:
         top = stays.peak(schedule, session, inputs_on(schedule, session)[0])
     except stays.NotDerived as e:
@@ -203,8 +203,8 @@ def _check_peak(schedule, form, peaks: list | None = None) -> str:
     ...). The derivation counts no stay begun by a use, which holds where ring-locality and
     data-flow do: a schedule that fails them (a mutant) may disagree; one that satisfies them may
     not (`prover._counts` raises an internal error then)."""
-    from ringproof.proofs.ring.counting import check_sizes, in_n_m_d, least_at
-    from ringproof.proofs.ring.spread import _compile, _on_pes
+    from ringproof.proofs.figures.counting import check_sizes, in_n_m_d, least_at
+    from ringproof.proofs.figures.spread import _compile, _on_pes
     names = tuple(least_at(schedule.shape, *check_sizes(schedule.shape)[0]))
     fn = _compile(form, names)                   # once: a sympy form put in at 219 sizes costs more than the traces
     sizes = check_sizes(schedule.shape)
@@ -232,10 +232,10 @@ def _homed_count(schedule, session, what: str, arrays: dict, measured):
     """(the data of the input arrays `arrays` ({name: None, or (P, indices) -> the condition on an
     element's indices}) homed on PE l, a closed form checked against `measured(schedule, n, m, d)`
     at every size n, d ≤ 12, "") or (None, why not); kept in the session under `what`."""
-    from ringproof.proofs.ring.counting import parameters, with_parameters
-    from ringproof.proofs.ring.nests import M, Unknown, count, lifted, split_digits
+    from ringproof.proofs.figures.counting import parameters, with_parameters
+    from ringproof.proofs.figures.nests import M, Unknown, count, lifted, split_digits
     from ringproof.proofs.ring.session import Session
-    from ringproof.proofs.ring.spread import _chunked, collapse
+    from ringproof.proofs.figures.spread import _chunked, collapse
     session = session if session is not None else Session()
     hit = session.balanced.get((what, id(schedule)))
     if hit is not None and hit[0] is schedule:
@@ -294,8 +294,8 @@ def _unused_homed(schedule, n: int, m: int, d: int) -> list[int]:
 def _check(schedule, form, measured=None, what: str = "inputs") -> None:
     """The form against the ring model's placement (`measured`, else `_homed`) at every size n, d ≤
     12: InternalError at the first disagreement."""
-    from ringproof.proofs.ring.counting import check_sizes, in_n_m_d, least_at
-    from ringproof.proofs.ring.spread import _compile, _on_pes
+    from ringproof.proofs.figures.counting import check_sizes, in_n_m_d, least_at
+    from ringproof.proofs.figures.spread import _compile, _on_pes
     names = tuple(least_at(schedule.shape, *check_sizes(schedule.shape)[0]))
     fn = _compile(form, names)
     for n, m, d in check_sizes(schedule.shape):
@@ -333,8 +333,8 @@ def summary(schedule, session=None) -> dict:
 def check_claim(schedule, claim: str, session=None):
     """(verdict, reason, Counterexample or None) of a claimed peak (the largest over PEs): proved
     where it equals the derived peak, else refuted where the measured peak differs at a size."""
-    from ringproof.proofs.ring import counting
-    from ringproof.proofs.ring.counting import claim_at
+    from ringproof.proofs.figures import counting
+    from ringproof.proofs.figures.counting import claim_at
     top, why = exact(schedule, session)
     if top is not None:
         bad = counting.check_claim(counting.in_n_m_d(top), claim, shape=schedule.shape,

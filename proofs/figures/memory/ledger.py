@@ -37,7 +37,7 @@ def hint(schedule, phase):
     """The phase's ledger hint, or None. NotDerived where its loop is not the phase's innermost
     (a transit's predecessor, index − 1, is then not the cycle before) or where the slot holds
     another phase."""
-    from ringproof.proofs.ring.stays import NotDerived
+    from ringproof.proofs.figures.memory.stays import NotDerived
     got = schedule.stays.get("ledger", {}).get(phase.name)
     if got is not None:
         if phase.loops[-1].name != got["loop"]:
@@ -54,7 +54,7 @@ def checks(schedule) -> list:
     from ringproof.proofs.ring.normalize import PARAMS
     from ringproof.proofs.ring.properties import shape_of
     from ringproof.proofs.ring.properties.base import Check
-    from ringproof.proofs.ring.stays import data_of, ends, stored
+    from ringproof.proofs.figures.memory.stays import data_of, ends, stored
     S, out = schedule, []
     requires, chunk, _ = shape_of(S)
     P = PARAMS

@@ -11,7 +11,7 @@ import math
 
 import sympy
 
-from ringproof.proofs.ring.counting import M, N, _divisors
+from ringproof.proofs.figures.counting import M, N, _divisors
 
 LIMIT = 160          # characters a printed form may take
 SAMPLE = (8, 2)      # (n, m) a long form is evaluated at

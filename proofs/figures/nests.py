@@ -37,8 +37,8 @@ from functools import lru_cache
 import sympy
 import z3
 
-from ringproof.proofs.ring import witness
-from ringproof.proofs.ring.conjunction import conjunction
+from ringproof.proofs.figures import signs
+from ringproof.proofs.figures.conjunction import conjunction
 from ringproof.proofs.ring.budgets import Budget
 from ringproof.schedules.expr import evaluate, lift, var
 from ringproof.schedules.shape import D_IS_N, Shape
@@ -476,7 +476,7 @@ class Decider:
         self.requires = _requires(shape)
         self.least, self._exists = _least(shape)
         self._known: dict = {}
-        self._points: dict = {}       # (ctx, side condition) -> `witness.points` of it
+        self._points: dict = {}       # (ctx, side condition) -> `signs.points` of it
         self._base = None             # (side condition, `_env`'s answer) once built
         self._z3_terms: dict = {}     # symbols named -> {sympy formula: its Z3 term} (`_translated`)
         self.counted: dict = {}       # `count`'s arguments -> (its form, None) or (None, why Unknown)
@@ -533,7 +533,7 @@ class Decider:
         answer = _sign(e) if free <= set(SYMPY_PARAMETERS) else None
         if answer is None and self._refuted(e, ctx, facts):
             answer = False
-        if answer is None and ctx and witness.bounded(e, ctx, facts, _sign):
+        if answer is None and ctx and signs.bounded(e, ctx, facts, _sign):
             answer = True
         if answer is None:
             answer = self._z3(e, ctx, facts)
@@ -567,13 +567,13 @@ class Decider:
         key = (ctx, self.requires)
         pts = self._points.get(key)
         if pts is None:
-            pts = self._points[key] = witness.points(SYMPY_PARAMETERS, ctx, self.requires, self.d_is_n)
+            pts = self._points[key] = signs.points(SYMPY_PARAMETERS, ctx, self.requires, self.d_is_n)
         names = (*SYMPY_PARAMETERS, *[v for v, _, _ in ctx])
-        fn = witness.compiled(e, names) if pts else None
-        checks = [witness.compiled(f, names) for f in facts] if fn is not None else [None]
+        fn = signs.compiled(e, names) if pts else None
+        checks = [signs.compiled(f, names) for f in facts] if fn is not None else [None]
         if fn is None or None in checks:
             return False
-        return witness.refuted(fn, checks, pts, strict_above=not condition)
+        return signs.refuted(fn, checks, pts, strict_above=not condition)
 
     def _check(self, *assertions, rlimit: int | None = None):
         """Z3's answer on the assertions (`rlimit`: where not the counter's): asked with the

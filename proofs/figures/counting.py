@@ -3,7 +3,7 @@
 A phase takes one cycle per tuple of its sequential loops; an iteration's op happens where its
 guard holds, and a cycle whose guard is false but which sends is a MOVE (as the ring machine tallies
 them). Each count is the number of points of a loop nest under a condition, counted exactly by
-`ringproof.proofs.ring.nests` (empty ranges count 0, guards of any and/or/not of comparisons fold
+`ringproof.proofs.figures.nests` (empty ranges count 0, guards of any and/or/not of comparisons fold
 into max/min bounds by cases) or `unknown` with the reason. Where the nest has no closed form, the
 outermost loop's `through` hint is used once `ringproof.proofs.ring.induction` proves it; where a
 guard cannot be counted, the phase's ops are the |terms| of its equation, valid only with the
@@ -29,7 +29,7 @@ from ringproof.errors import BadInput, InternalError
 from ringproof.model.ring.vocabulary import forwards
 from ringproof.proofs.ring.induction import prove_through
 from ringproof.proofs.ring import budgets
-from ringproof.proofs.ring.nests import KD, M, K, Decider, NoZ3, Unknown, count, lifted, to_z3
+from ringproof.proofs.figures.nests import KD, M, K, Decider, NoZ3, Unknown, count, lifted, to_z3
 from ringproof.proofs.ring.session import Session
 from ringproof.proofs.ring.smt import small_sizes
 from ringproof.schedules.dsl import (ALWAYS_COUNTED, ARITHMETIC, Op, Phase, Schedule, Step, params,
@@ -212,13 +212,13 @@ class Counts:
 
 def value_at(e: sympy.Expr, sub: dict) -> int:
     """int(e) at the integer values `sub` ({symbol: int}), e compiled once for every size asked
-    (`witness.compiled`: exact, floor and mod as sympy reads them for a positive divisor; a bounded
+    (`signs.compiled`: exact, floor and mod as sympy reads them for a positive divisor; a bounded
     run asks every form at hundreds of sizes), else by sympy with the values put in (`xreplace`:
     a Sum, a node not compiled such as a division by a size, no case of a Piecewise holding, a
     divisor not positive; sympy's `subs` took 3 ms a form, a second of algo2's counts check)."""
-    from ringproof.proofs.ring import witness
+    from ringproof.proofs.figures import signs
     names = tuple(sorted(sub, key=lambda x: x.name))      # not str: printing a symbol takes longer
-    fn = witness.compiled(e, names)
+    fn = signs.compiled(e, names)
     try:
         v = fn(*(sub[x] for x in names)) if fn is not None else None
     except (ArithmeticError, TypeError, ValueError):

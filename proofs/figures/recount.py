@@ -182,7 +182,7 @@ def _read(schedule, phase) -> str:
 
 def _equation(schedule, phase):
     """(the equation whose terms the phase covers, its term's dimensions)."""
-    from ringproof.proofs.ring.counting import _shape
+    from ringproof.proofs.figures.counting import _shape
     eqn = schedule.problem.equation_for(_shape(phase).target.array)
     return eqn, list(eqn.target.dims) + ([eqn.reduce] if eqn.reduce else [])
 

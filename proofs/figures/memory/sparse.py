@@ -13,7 +13,7 @@ from sympy.polys.domains import QQ
 from sympy.polys.polyerrors import CoercionFailed
 from sympy.polys.rings import PolyElement, ring
 
-from ringproof.proofs.ring.nests import SYMPY_PARAMETERS
+from ringproof.proofs.figures.nests import SYMPY_PARAMETERS
 
 SIZES = len(SYMPY_PARAMETERS)     # the ring's first generators are the sizes, in SYMPY_PARAMETERS' order
 

@@ -66,8 +66,8 @@ def forms(schedule, session=None):
     -- ({}, {the phases derived}, reason, [...]) where some phase's form is not derived. Each
     phase's form is checked by enumeration (module doc). Found under the session's budget (None: a
     fresh session under the default budget) and kept in it where derived."""
-    from ringproof.proofs.ring.counting import _condition, _nest, _shape, exact_chunks, parameters, with_parameters
-    from ringproof.proofs.ring.nests import Unknown, count, lifted
+    from ringproof.proofs.figures.counting import _condition, _nest, _shape, exact_chunks, parameters, with_parameters
+    from ringproof.proofs.figures.nests import Unknown, count, lifted
     session = _session(session)
     hit = session.balanced.get(id(schedule))
     if hit is not None and hit[0] is schedule:
@@ -127,8 +127,8 @@ def step_forms(schedule, session=None):
     size the side condition makes exact (k/c) is counted as c·k' (no floor to split); the summed
     cases are then read as the cells of l and s their conditions cut out (`cells`). Each form is
     checked against enumeration at every (l, s) and every size n, d ≤ 12 (`_check_steps`)."""
-    from ringproof.proofs.ring.counting import _condition, _nest, _shape, parameters, with_parameters
-    from ringproof.proofs.ring.nests import Unknown, count, lifted
+    from ringproof.proofs.figures.counting import _condition, _nest, _shape, parameters, with_parameters
+    from ringproof.proofs.figures.nests import Unknown, count, lifted
     session = _session(session)
     key = ("steps", id(schedule))
     hit = session.balanced.get(key)
@@ -169,8 +169,8 @@ def step_forms(schedule, session=None):
 def _chunked(schedule, session):
     """({k: c·k} where the side condition makes the chunk k/c exact (one chunk), else {}; a Decider
     whose facts read k as k/c there, so that what it shows holds of the substituted forms)."""
-    from ringproof.proofs.ring.counting import exact_chunks
-    from ringproof.proofs.ring.nests import K, Decider
+    from ringproof.proofs.figures.counting import exact_chunks
+    from ringproof.proofs.figures.nests import K, Decider
     decider = Decider(schedule.shape, session.budget)
     exact = exact_chunks(schedule)
     chunks = {sympy.cancel(K / v) for v in exact.values()}
@@ -187,7 +187,7 @@ def _chunked(schedule, session):
 def _atom(rel):
     """A comparison as e with `rel` ⇔ e ≤ 0 (integers; e scaled to integer coefficients, as Z3
     takes it: the counter writes l ≥ m + 1/2 for l ≥ m + 1), or None."""
-    from ringproof.proofs.ring.nests import _denominator
+    from ringproof.proofs.figures.nests import _denominator
     if isinstance(rel, (sympy.LessThan, sympy.StrictLessThan, sympy.GreaterThan, sympy.StrictGreaterThan)):
         e = rel.lhs - rel.rhs if isinstance(rel, (sympy.LessThan, sympy.StrictLessThan)) else rel.rhs - rel.lhs
         e = sympy.expand(e * _denominator(e))
@@ -203,7 +203,7 @@ def cells(form, kept, decider):
     side condition; a cell Z3 does not show empty is kept), a cell's value is the sum of the cases
     that hold there, cells shown to have one value are joined. Raises nests.Unknown if a comparison
     is not one of integers."""
-    from ringproof.proofs.ring.nests import Unknown
+    from ringproof.proofs.figures.nests import Unknown
     form = sympy.expand(form)
     rels = sorted(form.atoms(sympy.core.relational.Relational), key=sympy.default_sort_key)
     atoms: list = []                   # e or 1 − e, whichever comes first: the same in every process
@@ -267,15 +267,15 @@ def _equal_on_window(diff, cell: dict, v) -> bool:
 class _Cells:
     """One Z3 solver holding the sizes' facts and the kept indices' ranges; cells are asked about
     under push/pop (each comparison translated once). A cell is first looked for at the counter's
-    small points (`witness.points`: sizes that meet the side condition, each kept index at the ends
+    small points (`signs.points`: sizes that meet the side condition, each kept index at the ends
     and middle of its range): one where every comparison of the question takes its side is a model
     of the query Z3 would be given, which Z3 could then only find satisfiable (or not decide): not
     shown empty either way (zigzag's per-step forms: most of 690 queries)."""
 
     def __init__(self, decider, kept):
         import z3
-        from ringproof.proofs.ring import witness
-        from ringproof.proofs.ring.nests import SYMPY_PARAMETERS, to_z3
+        from ringproof.proofs.figures import signs
+        from ringproof.proofs.figures.nests import SYMPY_PARAMETERS, to_z3
         env, facts = decider._env()
         for v, lo, hi in kept:
             env[v] = z3.Int(str(v))
@@ -283,29 +283,29 @@ class _Cells:
         self.env, self.solver, self._terms, self._z = env, decider._solver(plain=True), {}, {}   # incremental: the preprocessing would be redone at each check
         self.solver.add(*facts)
         self.names = (*SYMPY_PARAMETERS, *[v for v, _, _ in kept])
-        self.points = [] if decider.least else witness.points(SYMPY_PARAMETERS, tuple(kept), decider.requires,
+        self.points = [] if decider.least else signs.points(SYMPY_PARAMETERS, tuple(kept), decider.requires,
                                                               decider.d_is_n)
 
     def _seen(self, sides: dict, nonzero) -> bool:
         """Does one of `points` put every e of `sides` on its side (e ≤ 0 where True, e ≥ 1 where
         False) and make `nonzero` (a condition, or None) hold?"""
-        from ringproof.proofs.ring import witness
+        from ringproof.proofs.figures import signs
         if not self.points:
             return False
-        fns = [(witness.compiled(e, self.names), t) for e, t in sides.items()]
-        extra = witness.compiled(nonzero, self.names) if nonzero is not None else None
+        fns = [(signs.compiled(e, self.names), t) for e, t in sides.items()]
+        extra = signs.compiled(nonzero, self.names) if nonzero is not None else None
         if any(fn is None for fn, _ in fns) or (nonzero is not None and extra is None):
             return False
         for p in self.points:
-            if all((v := witness._at(fn, p)) is not None and (v <= 0 if t else v >= 1) for fn, t in fns) \
-                    and (extra is None or witness._at(extra, p) is True):
+            if all((v := signs._at(fn, p)) is not None and (v <= 0 if t else v >= 1) for fn, t in fns) \
+                    and (extra is None or signs._at(extra, p) is True):
                 return True
         return False
 
     def _atom(self, e, truth: bool):
         """e ≤ 0 (`truth`) or e ≥ 1 as a Z3 literal, built once (a cell's are asked again with each
         further comparison)."""
-        from ringproof.proofs.ring.nests import to_z3
+        from ringproof.proofs.figures.nests import to_z3
         key = (e, truth)
         if key not in self._z:
             if e not in self._terms:
@@ -316,7 +316,7 @@ class _Cells:
     def possible(self, cell: dict, more: dict | None = None, nonzero=None) -> bool:
         """Not shown empty: the cell with `more` (and `nonzero` ≠ 0)."""
         import z3
-        from ringproof.proofs.ring.nests import to_z3
+        from ringproof.proofs.figures.nests import to_z3
         sides = {**cell, **(more or {})}
         atoms = [self._atom(e, t) for e, t in sides.items()]      # translated first: NoZ3 as before
         other = _nonzero(nonzero) if nonzero is not None else None
@@ -368,8 +368,8 @@ class _Cells:
 def _check_steps(schedule, by_phase: dict, session) -> None:
     """Each per-step form against enumeration at every (l, s) and every size n, d ≤ 12: an
     InternalError at the first disagreement."""
-    from ringproof.proofs.ring.counting import check_sizes, in_n_m_d
-    from ringproof.proofs.ring.nests import KD, K, M
+    from ringproof.proofs.figures.counting import check_sizes, in_n_m_d
+    from ringproof.proofs.figures.nests import KD, K, M
     from ringproof.schedules.dsl import params, with_derived
     compiled = {name: sympy.lambdify((K, M, KD, L, S), form, modules=["math"]) for name, form in by_phase.items()}
     for n, m, d in check_sizes(schedule.shape):
@@ -388,7 +388,7 @@ def _enumerated(session, phase, P, size: tuple) -> dict:
     """{value of the phase's outermost loop: [its active ops on PE 1, ..., m]} at one size
     (`trace.active_per_step`), enumerated once per session (`counting.enumerated`): the counts,
     the per-PE forms and the per-step forms are all checked against it."""
-    from ringproof.proofs.ring.counting import enumerated
+    from ringproof.proofs.figures.counting import enumerated
     return enumerated(phase, P, size, session)[1]
 
 
@@ -402,7 +402,7 @@ def _by_terms(schedule, phase, st, P, decider, session):
     only where the phase's coverage (a bijection onto the terms) is proved. Indices read mod m are
     split in radix m (`nests.split_digits`). A phase with a counting hint is counted through it
     (`_recounted`). Unknown where it does not apply."""
-    from ringproof.proofs.ring.nests import K, M, Unknown, count, lifted, split_digits
+    from ringproof.proofs.figures.nests import K, M, Unknown, count, lifted, split_digits
     problem = schedule.problem
     if st.target is None or phase.inverse is None or st.target.array in problem.symmetric_pairs:
         raise Unknown("no equation whose terms it covers once")
@@ -438,8 +438,8 @@ def _by_terms(schedule, phase, st, P, decider, session):
 def _recounted(schedule, phase, P, decider, session):
     """The terms on PE l counted as the points of the phase's counting hint (`recount`: used only
     with its two checks proved), indices read mod m split in radix m."""
-    from ringproof.proofs.ring import recount
-    from ringproof.proofs.ring.nests import Unknown, count, lifted, split_digits
+    from ringproof.proofs.figures import recount
+    from ringproof.proofs.figures.nests import Unknown, count, lifted, split_digits
     why = recount.proved(schedule, phase, session)
     if why:
         raise Unknown(why)
@@ -460,7 +460,7 @@ def by_parities(form, shape, session):
     cells of l there (`cells`, under the side condition with the same substitution); one Piecewise
     on k mod 2 and m mod 2, classes of one value joined. `form` unchanged where a class keeps a
     floor or ceiling, or halves no size."""
-    from ringproof.proofs.ring.nests import K, M
+    from ringproof.proofs.figures.nests import K, M
     halved = [x for x in (K, M) if any(f.args[0].has(x) for f in form.atoms(sympy.floor, sympy.ceiling))]
     if not halved:
         return form
@@ -489,7 +489,7 @@ def _by_parity(loops, cond, shape, session):
     Piecewise((even form, m mod 2 = 0), (odd form, True)). Each case is counted under the side
     condition with the same substitution (`_parity_decider`). Kept in the session: a second phase
     with the same terms and PE (step 2 of Algorithm 3) reuses it."""
-    from ringproof.proofs.ring.nests import K, M, count, lifted
+    from ringproof.proofs.figures.nests import K, M, count, lifted
     key = ("parity", tuple(loops), cond, shape.requires)
     hit = session.balanced.get(key)
     if hit is not None:
@@ -514,7 +514,7 @@ def _parity_decider(shape, session, sub):
     """A Decider whose facts read m as `sub` writes it (2M − p, M ≥ 1): the side condition with the
     same substitution, so that what it shows holds of the substituted forms. Unknown where the
     shape has a derived parameter defined by a condition (its facts speak of m)."""
-    from ringproof.proofs.ring.nests import Decider, Unknown
+    from ringproof.proofs.figures.nests import Decider, Unknown
     decider = Decider(shape, session.budget)
     if decider.least:
         raise Unknown("the PE of a term is chosen by cases and a derived parameter is defined by a condition")
@@ -528,7 +528,7 @@ def _scaled(cond):
     coefficients by a positive factor (the same comparison). sympy writes 2A < 2M − 1 as
     A < M − 1/2, and its negation as A ≥ M − 1/2, which the counter would take as the lower bound
     M − 1/2 (not an integer)."""
-    from ringproof.proofs.ring.nests import _denominator
+    from ringproof.proofs.figures.nests import _denominator
     scale = {}
     for r in cond.atoms(sympy.core.relational.Relational):
         den = _denominator(r.lhs - r.rhs)
@@ -544,7 +544,7 @@ def collapse(form, decider, keep=(L,), points=()):
     case); else `form` unchanged. `points`: sizes ({symbol: value} of k, m, kd and the Least
     parameters) at which a value is first compared with the form at every l, so that a value the
     form does not take there is passed over without a solver call (it could not be proved)."""
-    from ringproof.proofs.ring.nests import M
+    from ringproof.proofs.figures.nests import M
     if not form.has(sympy.Piecewise):
         return form
     folded = sympy.piecewise_fold(form)
@@ -593,8 +593,8 @@ def plain(form):
     m, d) by the divisors under its floors (`counting.per_residue`: n = c·ν + s, where sympy's
     algebra writes each floor as a polynomial): that polynomial, an identity in each class; else
     `form` unchanged. (algo3-fast's phase 1 counts floor(n/2) and ceiling(n/2), which cancel.)"""
-    from ringproof.proofs.ring.counting import D, N, in_n_m_d, per_residue
-    from ringproof.proofs.ring.nests import KD, K, M
+    from ringproof.proofs.figures.counting import D, N, in_n_m_d, per_residue
+    from ringproof.proofs.figures.nests import KD, K, M
     if form.has(sympy.Piecewise) or not form.has(sympy.floor, sympy.ceiling):
         return form
     classes = per_residue(in_n_m_d(form), tidy=False)
@@ -613,16 +613,16 @@ def _same(a: list, b: list) -> bool:
 
 def _values(form, keep, points) -> list:
     """`form`'s values at every point of `points` and every 1 ≤ l ≤ m (the `keep` indices),
-    compiled: exactly (`witness.compiled`, a tenth of lambdify's cost), else by lambdify in floats
+    compiled: exactly (`signs.compiled`, a tenth of lambdify's cost), else by lambdify in floats
     (at these sizes the values are integers or rationals with small denominators, so different
     values differ by far more than 1e-6)."""
     import itertools
 
-    from ringproof.proofs.ring import witness
-    from ringproof.proofs.ring.nests import M
+    from ringproof.proofs.figures import signs
+    from ringproof.proofs.figures.nests import M
     names = tuple(points[0])
     done = form.doit()
-    f = witness.compiled(done, (*names, *keep)) or sympy.lambdify((*names, *keep), done, modules=["math"])
+    f = signs.compiled(done, (*names, *keep)) or sympy.lambdify((*names, *keep), done, modules=["math"])
     out = []
     for p in points:
         args = tuple(int(p[x]) for x in names)
@@ -632,8 +632,8 @@ def _values(form, keep, points) -> list:
 
 def _points(schedule) -> list[dict]:
     """{symbol: value} of k, m, kd and the Least parameters at every size of `check_sizes`."""
-    from ringproof.proofs.ring.counting import check_sizes, least_at
-    from ringproof.proofs.ring.nests import KD, K, M
+    from ringproof.proofs.figures.counting import check_sizes, least_at
+    from ringproof.proofs.figures.nests import KD, K, M
     return [{K: n // m, M: m, KD: d // m, **least_at(schedule.shape, n, m, d)} for n, m, d in check_sizes(schedule.shape)]
 
 
@@ -653,7 +653,7 @@ def _session(session):
 def _compile(form, least=()):
     """The form as a Python function of (k, m, kd, l and the `least` symbols: derived parameters
     defined by a condition), compiled once."""
-    from ringproof.proofs.ring.nests import KD, K, M
+    from ringproof.proofs.figures.nests import KD, K, M
     return sympy.lambdify((K, M, KD, L, *least), form.doit(), modules=["math"])
 
 
@@ -672,7 +672,7 @@ def _check(schedule, phases: dict, on_terms=(), session=None) -> str:
     """Each phase's per-PE form against enumeration (its guard and PE at every iteration) at every
     size n, d ≤ 12: InternalError at the first disagreement; for a form counted over the terms
     (`on_terms`), whose coverage may fail, the reason it is not used instead ("" where all agree)."""
-    from ringproof.proofs.ring.counting import check_sizes, in_n_m_d, least_at
+    from ringproof.proofs.figures.counting import check_sizes, in_n_m_d, least_at
     from ringproof.schedules.dsl import params, with_derived
     names = tuple(least_at(schedule.shape, *check_sizes(schedule.shape)[0]))   # symbols of a Least, if any
     compiled = {name: _compile(form, names) for name, (_, form) in phases.items()}
@@ -708,8 +708,8 @@ def derived(schedule, session=None, found=None):
     """(spread as a sympy expression in n, m, d, "") when proved for every n, else (None, why not).
     `found`: `forms(schedule, session)` if the caller has it (not kept in the session where a form
     is not derived, and seconds to find again)."""
-    from ringproof.proofs.ring.counting import in_n_m_d, tidy
-    from ringproof.proofs.ring.nests import K, M
+    from ringproof.proofs.figures.counting import in_n_m_d, tidy
+    from ringproof.proofs.figures.nests import K, M
     session = _session(session)
     per, _, why, _ = found if found is not None else forms(schedule, session)
     if why:
@@ -719,7 +719,7 @@ def derived(schedule, session=None, found=None):
     if not halved:
         got = _spread(total, M, session.decider(schedule.shape))
         return (None, _NOT_MONOTONE) if got is None else (tidy(in_n_m_d(got)), "")
-    from ringproof.proofs.ring.nests import Unknown
+    from ringproof.proofs.figures.nests import Unknown
     cases = []
     for bits in itertools.product((0, 1), repeat=len(halved)):  # x = 2x' − p: each parity case of the forms
         sub = {x: 2 * x - p for x, p in zip(halved, bits)}        # (`_by_parity`, `by_parities`)
@@ -793,7 +793,7 @@ def summary(schedule, session=None, steps: bool = True) -> dict:
     and "recounted" (those of them counted through their counting hint) where any, "at": {"n",
     "m", "per_pe", "spread"} where the spread is not derived, and `step_summary`'s keys unless
     `steps` is False} (JSON-ready)."""
-    from ringproof.proofs.ring.counting import in_n_m_d, tidy
+    from ringproof.proofs.figures.counting import in_n_m_d, tidy
     session = _session(session)
     found = forms(schedule, session)
     spread, why = derived(schedule, session, found)
@@ -821,7 +821,7 @@ def summary(schedule, session=None, steps: bool = True) -> dict:
 def step_summary(schedule, session=None) -> dict:
     """{"per_step": {phase: form in n, m, d, l, s}} where derived, {"per_step_reason": why} where
     not, {} where no phase has a ring step (JSON-ready; a task of its own in the prover's pool)."""
-    from ringproof.proofs.ring.counting import in_n_m_d, tidy
+    from ringproof.proofs.figures.counting import in_n_m_d, tidy
     steps, why = step_forms(schedule, session)
     out = {"per_step": {k: str(tidy(in_n_m_d(v))) for k, v in steps.items()}} if steps else {}
     return {**out, "per_step_reason": why} if why else out
@@ -829,7 +829,7 @@ def step_summary(schedule, session=None) -> dict:
 
 def check_claim(schedule, claim: str, session=None):
     """(verdict, reason, Counterexample or None) of a claimed spread."""
-    from ringproof.proofs.ring import counting
+    from ringproof.proofs.figures import counting
     spread, why = derived(schedule, session)
     if spread is not None:
         bad = counting.check_claim(spread, claim, shape=schedule.shape,
@@ -905,7 +905,7 @@ def _brief(form: str) -> str:
     """`form`, or where it is longer than a printed count may be (`readable.LIMIT`) its length:
     a case analysis of thousands of characters (a derivation over a refuted coverage, say) does
     not bury the table; --json has it whole, and the line's sample size gives its values."""
-    from ringproof.proofs.ring.readable import LIMIT
+    from ringproof.proofs.figures.readable import LIMIT
     return form if len(form) <= LIMIT else f"a closed form of {len(form)} characters (full form with --json)"
 
 
@@ -968,8 +968,8 @@ def idle_cycles(schedule, session=None, counted=None):
     shown by Z3 to have g(l, s) ≤ g(c(s), s) for every l, and the sum over s is counted case by
     case (`nests.count`); any other phase takes its lock-step cycles (`counted`: the schedule's
     Counts). Checked against `model.ring.trace.idle_cycles` at every size n, d ≤ 12 by the caller."""
-    from ringproof.proofs.ring.counting import D, N, counts
-    from ringproof.proofs.ring.nests import KD, K, M, Decider, Unknown, count
+    from ringproof.proofs.figures.counting import D, N, counts
+    from ringproof.proofs.figures.nests import KD, K, M, Decider, Unknown, count
     session = _session(session)
     counted = counted or counts(schedule, session)
     steps, why = step_forms(schedule, session)
@@ -1017,7 +1017,7 @@ def _check_idle(schedule, form) -> None:
     schedule as written where the ring model finds a datum read in the ring step it arrives in (at
     the smallest size with two PEs), else ""."""
     from ringproof.model.ring.trace import idle_cycles as enumerated, idle_violations
-    from ringproof.proofs.ring.counting import _value, check_sizes, in_n_m_d
+    from ringproof.proofs.figures.counting import _value, check_sizes, in_n_m_d
     sizes = check_sizes(schedule.shape)
     n, m, d = min((x for x in sizes if x[1] >= 2), key=lambda x: (x[0], x[2]), default=sizes[0])
     bad = idle_violations(schedule, n, m, d if schedule.shape.is_free("d") else None)
@@ -1060,7 +1060,7 @@ def _disjoint(form) -> list:
 def _step_range(phase, schedule):
     """The ring-step loop's bounds in k, m, kd."""
     from types import SimpleNamespace
-    from ringproof.proofs.ring.counting import parameters, with_parameters
+    from ringproof.proofs.figures.counting import parameters, with_parameters
     P = with_parameters(schedule, parameters(schedule.shape))
     lo, hi = phase.loops[0].bounds(P, SimpleNamespace())
     return sympy.sympify(lo), sympy.sympify(hi)
