@@ -18,6 +18,7 @@ the single-sequence one, evaluated per document.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -90,13 +91,29 @@ class Varlen:
             raise BadInput(f"{self.name} needs {self.requires_text}: lengths {','.join(map(str, lengths))}, m={m}")
         full = self.padded_lengths(lengths, m)
         cu = cu_seqlens(full)
-        per_rank = []
-        for r in range(m):
-            for i, length in enumerate(full):
-                P = self.base.params(length, m)
-                j = np.arange(P.k, dtype=np.int64)
-                per_rank.append(cu[i] + np.asarray(self.base.layout.token(P, r, j), dtype=np.int64))
-        return np.concatenate(per_rank) if per_rank else np.zeros(0, dtype=np.int64)
+        # row r of each document's block is rank r's slots of it: side by side, rank after rank
+        blocks = [cu[i] + _document_slots(self.base.name, length, m) for i, length in enumerate(full)]
+        return np.concatenate(blocks, axis=1).reshape(-1)
+
+    def keys_seen(self, lengths, m: int) -> np.ndarray:
+        """seen[t]: how many keys (padded) token t attends under the document mask (0 for padding):
+        the real tokens of its document up to itself (all of them where the base is not causal)."""
+        full = self.padded_lengths(lengths, m)
+        seen = []
+        for f, length in zip(full, lengths):
+            local = np.arange(f, dtype=np.int64)
+            row = np.minimum(local + 1, length) if self.causal else np.full(f, length, dtype=np.int64)
+            seen.append(np.where(local < length, row, 0))
+        return np.concatenate(seen) if seen else np.zeros(0, dtype=np.int64)
+
+    def load(self, lengths, m: int, positions) -> tuple[int, ...]:
+        """Pairs (query, key) per rank under the document mask when rank r holds slice r of
+        `positions` (any positions: one outside the sequence counts none): a layout's balance."""
+        seen = self.keys_seen(lengths, m)
+        pos = np.asarray(positions, dtype=np.int64).reshape(-1)
+        inside = (pos >= 0) & (pos < len(seen))
+        per_token = np.where(inside, seen[np.clip(pos, 0, max(len(seen) - 1, 0))] if len(seen) else 0, 0)
+        return tuple(int(part.sum()) for part in np.array_split(per_token, m))
 
     def document(self, lengths, m: int) -> np.ndarray:
         """doc[t]: the 0-based document of (padded) token t."""
@@ -115,6 +132,18 @@ class Varlen:
         if doc[query] != doc[key] or not (real[query] and real[key]):
             return False
         return key <= query if self.causal else True
+
+
+@functools.lru_cache(maxsize=4096)
+def _document_slots(base: str, length: int, m: int) -> np.ndarray:
+    """Rank r's slots of a document of `length` tokens as row r (0-based in the document): the
+    base layout's formula, the same one the prover proves."""
+    cp = SCHEDULES[base]
+    P = cp.params(length, m)
+    r, j = np.divmod(np.arange(length, dtype=np.int64), P.k)
+    slots = np.asarray(cp.layout.token(P, r, j), dtype=np.int64).reshape(m, P.k)
+    slots.setflags(write=False)
+    return slots
 
 
 VARLEN = {v.name: v for v in (
