@@ -37,6 +37,7 @@ _LAZY = {
     "run": "ringproof.model.ring.machine",
     "execute": "ringproof.model.ring.numerics",
     "check_layout": "ringproof.proofs.cp.layout",
+    "check_varlen_layout": "ringproof.proofs.cp.layout",
 }
 
 __all__ = [
