@@ -1,6 +1,14 @@
-"""Named index maps of real load balancers, for `prove layout --against NAME`."""
+"""Named index maps of real load balancers, for `prove layout --against NAME`.
+
+`LAYOUT_ADAPTERS` is the one table of them: each row a map, the module it needs, and whether it
+maps a single sequence `(seq_len, world_size)` or a packed one `(lengths, world_size)`.
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
 
 from ringproof.errors import BadInput
 from ringproof.proofs.cp.load import load_callable
@@ -15,19 +23,89 @@ def torch_head_tail(seq_len: int, world_size: int):
     return _HeadTailLoadBalancer(seq_len, world_size, "cpu")._generate_indices().reshape(-1).numpy()
 
 
-LAYOUT_ADAPTERS = {"torch-head-tail": (torch_head_tail, "torch.distributed.tensor.experimental._attention")}
+def torch_per_document_head_tail(lengths, world_size: int):
+    """PyTorch's per-document head-tail load balancer (`_PerDocumentHeadTailLoadBalancer` of
+    torch.distributed.tensor.experimental._context_parallel._load_balancer) for one batch row of
+    documents: its rearrange indices, on CPU, no process group. It asserts 2m | L_i itself."""
+    from torch.distributed.tensor.experimental._context_parallel._load_balancer import (
+        _PerDocumentHeadTailLoadBalancer)
+
+    balancer = _PerDocumentHeadTailLoadBalancer([[int(x) for x in lengths]], world_size, "cpu")
+    return balancer._generate_indices()[0].numpy()
 
 
-def index_map(spec: str):
-    """The index map `--against` names: an adapter's name or MODULE:CALLABLE."""
+def te_thd(lengths, world_size: int):
+    """TransformerEngine's THD partition (its `thd_get_partitioned_indices`), from its definition:
+    rank r's local token idx lies in sequence s of cu_s = cu_seqlens / m, at index i = idx − cu_s[s]
+    of its ℓ = cu_s[s+1] − cu_s[s] local tokens, and is global token i + m·cu_s[s] + (ℓ/2)·o with
+    o = r for the first half (i < ℓ/2) and 2(m − 1) − r for the second. TE asserts that every
+    cu_seqlens entry is a multiple of 2m; so does this map (ValueError), rather than divide."""
+    m = int(world_size)
+    cu = [0]
+    for length in lengths:
+        cu.append(cu[-1] + int(length))
+    if m < 1 or any(c % (2 * m) for c in cu):
+        raise ValueError(f"cu_seqlens {cu} has an entry that is not a multiple of 2·{m}")
+    cu_s = np.asarray(cu, dtype=np.int64) // m
+    idx = np.arange(cu_s[-1], dtype=np.int64)
+    seq = np.searchsorted(cu_s, idx, side="right") - 1
+    local = idx - cu_s[seq]
+    half = (cu_s[seq + 1] - cu_s[seq]) // 2
+    ranks = []
+    for r in range(m):
+        offset = np.where(local < half, r, 2 * (m - 1) - r)
+        ranks.append(local + m * cu_s[seq] + half * offset)
+    return np.concatenate(ranks)
+
+
+def te_thd_padded(lengths, world_size: int):
+    """`te_thd` over cu_seqlens_padded: each length rounded up to a multiple of 2m first, as
+    TransformerEngine's callers pad THD documents for context parallelism."""
+    unit = 2 * int(world_size)
+    return te_thd([-(-int(x) // unit) * unit for x in lengths], world_size)
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """One named index map: `fn`, the module it imports (`needs`), `varlen` whether it maps
+    (lengths, world_size) rather than (seq_len, world_size), and what it is."""
+
+    fn: object
+    needs: str | None
+    varlen: bool
+    doc: str
+
+
+_TORCH = "PyTorch: pip install -e '.[torch]'"
+LAYOUT_ADAPTERS = {
+    "torch-head-tail": Adapter(torch_head_tail, "torch.distributed.tensor.experimental._attention", False,
+                               "PyTorch's _HeadTailLoadBalancer (zigzag)"),
+    "torch-per-document-head-tail": Adapter(
+        torch_per_document_head_tail, "torch.distributed.tensor.experimental._context_parallel._load_balancer",
+        True, "PyTorch's _PerDocumentHeadTailLoadBalancer (zigzag-varlen)"),
+    "te-thd": Adapter(te_thd, None, True, "TransformerEngine's THD partition formula (zigzag-varlen)"),
+    "te-thd-padded": Adapter(te_thd_padded, None, True,
+                             "te-thd over cu_seqlens_padded (zigzag-varlen-padded)"),
+}
+
+
+def index_map(spec: str, varlen: bool = False):
+    """The index map `--against` names: an adapter's name or MODULE:CALLABLE; `varlen`: the
+    target's kind, which an adapter must share."""
     if spec in LAYOUT_ADAPTERS:
-        fn, needs = LAYOUT_ADAPTERS[spec]
-        try:
-            __import__(needs)
-        except Exception as err:
-            raise BadInput(f"{spec} needs {needs} (PyTorch: pip install -e '.[torch]'): "
-                           f"{type(err).__name__}: {err}") from None
-        return fn
+        row = LAYOUT_ADAPTERS[spec]
+        if row.varlen != varlen:
+            kinds = ("(seq_len, world_size)", "(lengths, world_size)")
+            raise BadInput(f"{spec} maps {kinds[row.varlen]}, but the target needs a map "
+                           f"{kinds[varlen]}: expected one of "
+                           f"{', '.join(name for name, r in LAYOUT_ADAPTERS.items() if r.varlen == varlen)}")
+        if row.needs is not None:
+            try:
+                __import__(row.needs)
+            except Exception as err:
+                raise BadInput(f"{spec} needs {row.needs} ({_TORCH}): "
+                               f"{type(err).__name__}: {err}") from None
+        return row.fn
     if ":" not in spec:
         raise BadInput(f"--against {spec[:80]!r}: expected one of {', '.join(LAYOUT_ADAPTERS)} or MODULE:CALLABLE")
     return load_callable(spec, "--against")
