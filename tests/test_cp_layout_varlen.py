@@ -271,3 +271,14 @@ def test_torch_per_document_balancer_is_document_major():
     # it refuses outside 2m | L_i, as it must, and equals the layout for one document
     check = ringproof.check_varlen_layout(torch_per_document_head_tail, "zigzag-varlen", max_docs=1, max_len=32)
     assert check.ok and check.refused > 0
+
+    # and the order is all that differs: its blocks regrouped rank-major are the layout everywhere
+    def regrouped(lengths, m):
+        out, start, ranks = torch_per_document_head_tail(lengths, m).tolist(), 0, [[] for _ in range(m)]
+        for length in lengths:
+            for r in range(m):
+                ranks[r] += out[start + r * length // m:start + (r + 1) * length // m]
+            start += length
+        return [t for rank in ranks for t in rank]
+
+    assert ringproof.check_varlen_layout(regrouped, "zigzag-varlen", max_docs=3, max_len=32).ok
