@@ -89,8 +89,10 @@ def _call_positions(call, where: str, allowed: str) -> np.ndarray:
     or returns something else."""
     try:
         out = call()
-    except RingproofError:
-        raise
+    except RingproofError as err:
+        if not isinstance(err, BadInput):   # Ctrl-C, or a bug of ours
+            raise
+        raise BadInput(f"the index map raised at {where} ({allowed}): {err}") from None
     except Exception as err:   # the user's function: any failure is bad input, in one line
         raise BadInput(f"the index map raised at {where} ({allowed}): "
                        f"{type(err).__name__}: {err}") from None
