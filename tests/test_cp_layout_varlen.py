@@ -282,3 +282,20 @@ def test_torch_per_document_balancer_is_document_major():
         return [t for rank in ranks for t in rank]
 
     assert ringproof.check_varlen_layout(regrouped, "zigzag-varlen", max_docs=3, max_len=32).ok
+
+
+def test_the_counts_docs_context_parallel_md_gives():
+    """The defaults hold 174,976 (lengths, m) pairs; zigzag-varlen allows 6,451 of them (66 with one
+    document), the padded target all of them."""
+    from ringproof.proofs.cli.layout import VARLEN_DEFAULTS
+
+    bounds = VARLEN_DEFAULTS
+    pairs = [(lengths, m) for lengths in lengths_vectors(bounds["max_docs"], bounds["max_len"])
+             for m in range(1, bounds["max_m"] + 1)]
+    assert len(pairs) == varlen_pairs(**bounds) == 174_976
+    valid = [p for p in pairs if VARLEN["zigzag-varlen"].valid(*p)]
+    assert (len(valid), len(pairs) - len(valid)) == (6_451, 168_525)
+    assert sum(len(lengths) == 1 for lengths, _ in valid) == 66
+    assert all(VARLEN["zigzag-varlen-padded"].valid(*p) for p in pairs)
+    text = (__import__("pathlib").Path(__file__).parent.parent / "docs" / "context-parallel.md").read_text()
+    assert all(figure in text for figure in ("6,451", "168,525", "174,976", "all 66 pairs"))
