@@ -235,8 +235,10 @@ def test_cli_json_follows_its_schema():
     doc = json.loads(out)
     jsonschema.validate(doc, schema)
     assert code == 1 and not doc["equal"]
-    assert {k: doc["difference"][k] for k in ("lengths", "m", "rank", "slot", "expected", "got")} == \
-        {"lengths": [2, 2], "m": 1, "rank": 0, "slot": 2, "expected": 2, "got": 0}
+    assert {k: doc["difference"][k] for k in ("lengths", "m", "rank", "slot", "expected", "got",
+                                              "document_expected", "document_got")} == \
+        {"lengths": [2, 2], "m": 1, "rank": 0, "slot": 2, "expected": 2, "got": 0,
+         "document_expected": 2, "document_got": 1}
     code, out, _ = _cli("striped", "--against", f"{__file__}:_striped_wrong", "--max-n", "8",
                         "--json")
     doc = json.loads(out)
@@ -266,7 +268,8 @@ def test_torch_per_document_balancer_is_document_major():
     assert torch_per_document_head_tail((8,), 2).tolist() == VARLEN["zigzag-varlen"].positions((8,), 2).tolist()
     code, out, _ = _cli("zigzag-varlen", "--against", "torch-per-document-head-tail")
     assert code == 1, out
-    assert ("lengths 4,4, m=2, rank 0, slot 2: the layout has token 4, the map token 1; pairs per rank "
+    assert ("lengths 4,4, m=2, rank 0, slot 2: the layout has token 4 (document 2), the map token 1 "
+            "(document 1); pairs per rank "
             "(document mask): the layout 10, 10, the map 10, 10") in out
     # it refuses outside 2m | L_i, as it must, and equals the layout for one document
     check = ringproof.check_varlen_layout(torch_per_document_head_tail, "zigzag-varlen", max_docs=1, max_len=32)

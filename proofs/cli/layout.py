@@ -121,6 +121,7 @@ def _varlen(args, v, stdout) -> int:
                 "expected": d.expected, "got": d.got,
                 "load_expected": None if d.load_expected is None else list(d.load_expected),
                 "load_got": None if d.load_got is None else list(d.load_got),
+                "document_expected": d.document_expected, "document_got": d.document_got,
                 "answered": d.answered, "text": str(d)},
         }, stdout)
         return Exit.OK if check.ok else Exit.REFUTED

@@ -145,6 +145,8 @@ class VarlenDifference:
     got: int | None = None
     load_expected: tuple[int, ...] | None = None
     load_got: tuple[int, ...] | None = None
+    document_expected: int | None = None     # 1-based documents of the two tokens (None: no token,
+    document_got: int | None = None          # or one outside the sequence)
     answered: int | None = None
     requires: str = ""
 
@@ -156,8 +158,11 @@ class VarlenDifference:
         if self.answered is not None:
             return (f"{self.where}: outside the side condition ({self.requires}) the map returned "
                     f"{self.answered} positions; it must refuse (raise) there")
-        want = "no slot" if self.expected is None else f"token {self.expected}"
-        got = "nothing (too few positions)" if self.got is None else f"token {self.got}"
+        def of(doc):
+            return "" if doc is None else f" (document {doc})"
+
+        want = "no slot" if self.expected is None else f"token {self.expected}{of(self.document_expected)}"
+        got = "nothing (too few positions)" if self.got is None else f"token {self.got}{of(self.document_got)}"
         return (f"{self.where}, rank {self.rank}, slot {self.slot}: the layout has {want}, the map {got}; "
                 f"pairs per rank (document mask): the layout {', '.join(map(str, self.load_expected))}, "
                 f"the map {', '.join(map(str, self.load_got))}")
@@ -245,9 +250,15 @@ def check_varlen_layout(fn, target: str, max_docs: int = 3, max_len: int = 64, m
             want = v.positions(lengths, m)
             diff = _first_difference(want, got, len(want), m, len(want) // m)
             if diff is not None:
+                doc = v.document(lengths, m)
+
+                def document(token):
+                    return None if token is None or not 0 <= token < len(doc) else int(doc[token]) + 1
+
                 return VarlenLayoutCheck(target, max_docs, max_len, max_m, vectors, refused, VarlenDifference(
                     lengths, m, diff.rank, diff.slot, diff.expected, diff.got,
-                    v.load(lengths, m, want), v.load(lengths, m, got), requires=v.requires_text))
+                    v.load(lengths, m, want), v.load(lengths, m, got),
+                    document(diff.expected), document(diff.got), requires=v.requires_text))
     return VarlenLayoutCheck(target, max_docs, max_len, max_m, vectors, refused, None)
 
 
