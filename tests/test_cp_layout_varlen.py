@@ -302,3 +302,7 @@ def test_the_counts_docs_context_parallel_md_gives():
     assert all(VARLEN["zigzag-varlen-padded"].valid(*p) for p in pairs)
     text = (__import__("pathlib").Path(__file__).parent.parent / "docs" / "context-parallel.md").read_text()
     assert all(figure in text for figure in ("6,451", "168,525", "174,976", "all 66 pairs"))
+
+
+def test_more_documents_than_tokens_cost_nothing():
+    assert varlen_pairs(10**9, 8, 1) == 2**8 - 1 == len(list(lengths_vectors(10**9, 8)))

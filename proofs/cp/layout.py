@@ -158,6 +158,7 @@ class VarlenDifference:
         if self.answered is not None:
             return (f"{self.where}: outside the side condition ({self.requires}) the map returned "
                     f"{self.answered} positions; it must refuse (raise) there")
+
         def of(doc):
             return "" if doc is None else f" (document {doc})"
 
@@ -191,7 +192,7 @@ def lengths_vectors(max_docs: int, max_len: int):
     first: by D, then T, then the lengths themselves."""
     from itertools import combinations
 
-    for docs in range(1, max_docs + 1):
+    for docs in range(1, min(max_docs, max_len) + 1):
         for total in range(docs, max_len + 1):
             for cuts in combinations(range(1, total), docs - 1):
                 bounds = (0, *cuts, total)
@@ -202,7 +203,7 @@ def varlen_pairs(max_docs: int, max_len: int, max_m: int) -> int:
     """How many (lengths, m) pairs the bounds hold: Σ_D C(max_len, D) vectors, each at m = 1..max_m."""
     from math import comb
 
-    return max_m * sum(comb(max_len, docs) for docs in range(1, max_docs + 1))
+    return max_m * sum(comb(max_len, docs) for docs in range(1, min(max_docs, max_len) + 1))
 
 
 def check_varlen_layout(fn, target: str, max_docs: int = 3, max_len: int = 64, max_m: int = 4) -> VarlenLayoutCheck:
