@@ -70,6 +70,10 @@ class Counterexample:
         """The command that re-runs the failing check `prop` at this size (with no property: the
         ring model's run of this size)."""
         shape = f" -d {self.d}" if self.d is not None else ""
+        if self.replay.get("lengths"):         # a packing of a varlen schedule
+            lengths = ",".join(map(str, self.replay["lengths"]))
+            return (f"prove {target} --tier bounded --lengths {lengths} -m {self.m}" if prop is not None
+                    else f"prove simulate {target} --lengths {lengths} -m {self.m}{shape}")
         if prop is not None:
             return f"prove {target} --tier bounded --property {prop} -n {self.n}{shape} -m {self.m}"
         return f"prove simulate {target} -n {self.n}{shape} -m {self.m}"

@@ -37,6 +37,9 @@ _LAZY = {
     "run": "ringproof.model.ring.machine",
     "execute": "ringproof.model.ring.numerics",
     "check_layout": "ringproof.proofs.cp.layout",
+    "Varlen": "ringproof.schedules.documents",
+    "VARLEN": "ringproof.schedules.documents",
+    "document": "ringproof.schedules.documents",
     "check_varlen_layout": "ringproof.proofs.cp.layout",
 }
 

@@ -18,13 +18,15 @@ the single-sequence one, evaluated per document.
 
 from __future__ import annotations
 
-import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Callable
 
 import numpy as np
 
 from ringproof.errors import BadInput
 from ringproof.schedules.context_parallel import SCHEDULES, ContextParallel
+from ringproof.schedules.expr import and_, eq, le, lt
 
 
 def cu_seqlens(lengths) -> tuple[int, ...]:
@@ -47,15 +49,72 @@ def parse_lengths(text: str) -> tuple[int, ...]:
     return lengths
 
 
+def document(base: ContextParallel, n, m, *, c, o, i, D, d=None, real=None, **derived) -> SimpleNamespace:
+    """The record a varlen formula sees for one document: the base's sizes of a sequence of `n`
+    tokens on m ranks (n, m, k = n/m, d, kd and the base's derived sizes, e.g. zigzag's h; given in
+    `derived` they are taken as they are, as the prover's symbols), its offset `c` (its first token
+    in the packed sequence), `o` (its first local slot on every rank: the slots of the documents
+    before it), its 1-based index `i` of `D` documents and `real` (its real length, n unless padded).
+    Ints for a concrete packing; Z3 or sympy values for the proof of a generic document."""
+    if derived or not isinstance(n, int):
+        P = SimpleNamespace(n=n, m=m, d=n if d is None else d, **derived)
+    else:
+        P = SimpleNamespace(**vars(base.params(n, m, d=d)))
+    for name, value in dict(c=c, o=o, i=i, D=D, real=n if real is None else real).items():
+        setattr(P, name, value)
+    return P
+
+
+def _token(base):
+    return lambda P, r, j: P.c + base.layout.token(P, r, j)
+
+
+def _owner(base):
+    return lambda P, t: base.layout.owner(P, t - P.c)
+
+
+def _slot(base):
+    return lambda P, t: P.o + base.layout.slot(P, t - P.c)
+
+
+def _mask(base, padded):
+    """Document-causal (document-local where the base has no mask); padded: real tokens only."""
+    def mask(Q, K, q, k):
+        same = eq(Q.i, K.i)
+        seen = and_(same, le(k, q)) if base.causal else same
+        return and_(seen, lt(q - Q.c, Q.real), lt(k - K.c, K.real)) if padded else seen
+    return mask
+
+
 @dataclass(frozen=True)
 class Varlen:
     """One varlen schedule: a single-sequence `base` laid out per document; `padded`: documents
-    of any length padded to the base's unit, the padding masked out."""
+    of any length padded to the base's unit, the padding masked out.
+
+    Its formulas, each of a document's record (`document`) and written with the DSL helpers:
+    `token(P, r, j)` the packed token in rank r's slot j of the document (0-based, j < P.k),
+    `owner(P, t)` and `slot(P, t)` of a packed token t of the document (the slot in the rank's
+    local order, documents one after another: P.o + the slot within the document), `mask(Q, K, q,
+    k)` whether query token q (of document record Q) sees key token k (of K). Not given: the
+    base's layout at the document's offset and the document-causal mask. The prover shows each is
+    the base's shifted (proofs/varlen), so the base's proof holds per document."""
 
     name: str
     base: ContextParallel
     padded: bool
     doc: str
+    token: Callable | None = field(default=None, compare=False)
+    owner: Callable | None = field(default=None, compare=False)
+    slot: Callable | None = field(default=None, compare=False)
+    mask: Callable | None = field(default=None, compare=False)
+    backward: bool = False            # the backward pass of the base (NAME-bwd)
+
+    def __post_init__(self):
+        for name, default in (("token", _token), ("owner", _owner), ("slot", _slot)):
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, default(self.base))
+        if self.mask is None:
+            object.__setattr__(self, "mask", _mask(self.base, self.padded))
 
     @property
     def causal(self) -> bool:
@@ -89,11 +148,20 @@ class Varlen:
         where the schedule pads): what a varlen index map returns."""
         if not self.valid(lengths, m):
             raise BadInput(f"{self.name} needs {self.requires_text}: lengths {','.join(map(str, lengths))}, m={m}")
+        records = self.documents(lengths, m)
+        per_rank = [np.asarray(self.token(P, r, np.arange(P.k, dtype=np.int64)), dtype=np.int64)
+                    for r in range(m) for P in records]
+        return np.concatenate(per_rank) if per_rank else np.zeros(0, dtype=np.int64)
+
+    def documents(self, lengths, m: int, d: int | None = None) -> list[SimpleNamespace]:
+        """Each document's record (`document`) in a packing: its (padded) length, offset, first
+        local slot, index and real length."""
         full = self.padded_lengths(lengths, m)
-        cu = cu_seqlens(full)
-        # row r of each document's block is rank r's slots of it: side by side, rank after rank
-        blocks = [cu[i] + _document_slots(self.base.name, length, m) for i, length in enumerate(full)]
-        return np.concatenate(blocks, axis=1).reshape(-1)
+        cu, out, o = cu_seqlens(full), [], 0
+        for i, (length, real) in enumerate(zip(full, lengths)):
+            out.append(document(self.base, length, m, c=cu[i], o=o, i=i + 1, D=len(full), d=d, real=real))
+            o += length // m
+        return out
 
     def keys_seen(self, lengths, m: int) -> np.ndarray:
         """seen[t]: how many keys (padded) token t attends under the document mask (0 for padding):
@@ -127,23 +195,10 @@ class Varlen:
             if full else np.zeros(0, dtype=bool)
 
     def computes(self, lengths, m: int, query: int, key: int) -> bool:
-        """Whether the schedule computes the pair (query token, key token), 0-based, padded."""
-        doc, real = self.document(lengths, m), self.real(lengths, m)
-        if doc[query] != doc[key] or not (real[query] and real[key]):
-            return False
-        return key <= query if self.causal else True
-
-
-@functools.lru_cache(maxsize=4096)
-def _document_slots(base: str, length: int, m: int) -> np.ndarray:
-    """Rank r's slots of a document of `length` tokens as row r (0-based in the document): the
-    base layout's formula, the same one the prover proves."""
-    cp = SCHEDULES[base]
-    P = cp.params(length, m)
-    r, j = np.divmod(np.arange(length, dtype=np.int64), P.k)
-    slots = np.asarray(cp.layout.token(P, r, j), dtype=np.int64).reshape(m, P.k)
-    slots.setflags(write=False)
-    return slots
+        """Whether the schedule computes the pair (query token, key token), 0-based, padded: its
+        `mask` at the two tokens' documents."""
+        records, doc = self.documents(lengths, m), self.document(lengths, m)
+        return bool(self.mask(records[doc[query]], records[doc[key]], query, key))
 
 
 VARLEN = {v.name: v for v in (
@@ -162,5 +217,8 @@ VARLEN = {v.name: v for v in (
 
 
 def varlen(name: str) -> Varlen | None:
-    """The varlen schedule of a target name (its `-bwd` twin shares it), or None."""
-    return VARLEN.get(name.removesuffix("-bwd"))
+    """The varlen schedule of a target name (NAME-bwd: its backward pass), or None."""
+    from dataclasses import replace
+
+    row = VARLEN.get(name.removesuffix("-bwd"))
+    return replace(row, name=name, backward=True) if row is not None and name.endswith("-bwd") else row

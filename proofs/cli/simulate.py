@@ -24,7 +24,7 @@ def parser() -> ArgumentParser:
                        epilog="exit codes: 0 the run is valid and y matches numpy (relative error "
                        "≤ 1e-9), 1 a machine rule broke or y differs, 64 bad input.")
     p.add_argument("target")
-    p.add_argument("-n", type=int, required=True, help="number of vectors (sequence length)")
+    p.add_argument("-n", type=int, help="number of vectors (sequence length); a varlen target takes --lengths instead")
     p.add_argument("-m", type=int, required=True, help="number of PEs; m must divide n (and d)")
     p.add_argument("-d", type=int, default=None, help="head dimension (default n; d ≠ n needs a "
                    "-general schedule)")
@@ -35,6 +35,8 @@ def parser() -> ArgumentParser:
                    "or a number")
     p.add_argument("--seed", type=bounded_int(0, 2**32 - 1, "a seed"), default=0, help="seed of the random inputs")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--lengths", action="append", metavar="L1,L2,...",
+                   help="a varlen target: the document lengths of the packing to run (with -m, -d)")
     p.add_argument("--idle-pes", action="store_true",
                    help="also the cycles when a PE with nothing to do in a ring step does not hold the others "
                         "back (each ring step lasts as its busiest PE's active ops; JSON cycles_idle_pes)")
@@ -65,6 +67,15 @@ def main(argv, stdout, stderr) -> int:
     args = parser().parse(argv, stdout)
     if args is None:
         return Exit.OK
+    from ringproof.schedules.documents import Varlen, varlen
+    found = varlen(args.target) or (resolve(args.target) if args.lengths else None)
+    if isinstance(found, Varlen):
+        from ringproof.proofs.cli import varlen as packed
+        return packed.simulate(args, found, stdout)
+    if args.lengths:
+        raise BadInput(f"--lengths names a packing of a varlen target, not of {args.target[:60]!r}")
+    if args.n is None:
+        raise BadInput("prove simulate needs -n (the sequence length)")
     check_size(args.n, args.m, args.d)
     picture = output_file(args.picture, "--picture") if args.picture else None
     d = args.n if args.d is None else args.d

@@ -105,11 +105,13 @@ def load_file(path: Path) -> Schedule:
             raise BadInput(f"{line}: importing {path} called sys.exit({err.code!r}); a schedule file "
                            "must not exit") from None
         raise BadInput(f"cannot import {path}: {line}: {type(err).__name__}: {err}") from None
-    if isinstance(getattr(module, "SCHEDULE", None), Schedule):
-        return module.SCHEDULE
+    from ringproof.schedules.documents import Varlen
+
+    if isinstance(getattr(module, "SCHEDULE", None), (Schedule, Varlen)):
+        return module.SCHEDULE        # a Varlen: a packed-sequence schedule (`prove` routes it)
     if "SCHEDULE" in vars(module):
         raise BadInput(f"{path}: SCHEDULE = {repr(module.SCHEDULE)[:40]} is not a Schedule "
-                       "(assign SCHEDULE = Schedule(...))")
+                       "(assign SCHEDULE = Schedule(...), or Varlen(...) for packed sequences)")
     found = [v for v in vars(module).values() if isinstance(v, Schedule)]
     if len(found) == 1:
         return found[0]

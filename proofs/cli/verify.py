@@ -35,6 +35,8 @@ def parser() -> ArgumentParser:
     p.add_argument("-m", type=int, help="with --method bitlevel or --tier bounded: number of PEs")
     p.add_argument("-d", type=int, help="with --tier bounded and -n, -m: the head dimension (default n)")
     p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
+    p.add_argument("--lengths", action="append", metavar="L1,L2,...",
+                   help="a varlen target with --tier bounded and -m: check this packing (document lengths; repeatable)")
     return p
 
 
@@ -96,7 +98,13 @@ def main(argv, stdout, stderr) -> int:
     if args is None:
         return Exit.OK
     opts = solver_options(args)
-    schedule = resolve(args.target)
+    from ringproof.schedules.documents import Varlen, varlen
+    schedule = varlen(args.target) or resolve(args.target)
+    if isinstance(schedule, Varlen):               # packed sequences: proofs/varlen
+        from ringproof.proofs.cli import varlen as packed
+        return packed.prove(args, opts, schedule, stdout, stderr)
+    if args.lengths:
+        raise BadInput(f"--lengths names a packing of a varlen target, not of {args.target[:60]!r}")
     if args.method == "bitlevel":
         return _bitlevel(args, schedule, stdout)
     size = None
