@@ -173,6 +173,29 @@ def _pair_forms(v, base_details: dict):
 PADDED_PAIRS = "real*(real + 1)/2"      # a padded document's pairs: its real tokens', causal
 
 
+def _spread(balance: dict) -> dict:
+    """{"spread", "reason"} of the packed schedule: the base's active ops on PE l summed over the
+    kinds are a·l + b (a, b in n, m, d) with a of one sign for every size (its terms' coefficients
+    all of one sign), so every document's busiest and idlest PEs are the same ones and the spread
+    of the sum is (m − 1)·|Σ_i a(L_i)|; otherwise not in closed form."""
+    import sympy
+
+    forms = list((balance.get("per_pe") or {}).values())
+    if balance.get("spread") == "0":
+        return {"spread": "0", "reason": ""}
+    l, n = sympy.Symbol("l"), sympy.Symbol("n")
+    total = sympy.expand(sum((sympy.sympify(f) for f in forms), sympy.Integer(0)))
+    slope = sympy.expand(sympy.diff(total, l))
+    num, den = sympy.fraction(sympy.together(slope))
+    coeffs = sympy.Poly(sympy.expand(num), *sorted(num.free_symbols, key=str)).coeffs() if num.free_symbols else [num]
+    den_ok = all(c > 0 for c in sympy.Poly(den, *sorted(den.free_symbols, key=str)).coeffs()) if den.free_symbols else den > 0
+    if not forms or sympy.diff(total, l, 2) != 0 or not den_ok or not (all(c > 0 for c in coeffs) or all(c < 0 for c in coeffs)):
+        return {"spread": None, "reason": "the active ops on PE l are not a·l + b with a of one sign: "
+                                          "the spread of the sum over documents is not derived (per-PE loads given as sums)"}
+    width = sympy.Abs(slope) if any(c < 0 for c in coeffs) else slope
+    return {"spread": summed(str(sympy.factor((sympy.Symbol("m") - 1) * width))), "reason": ""}
+
+
 def figures(v, base_details: dict) -> dict:
     """The varlen schedule's counts, balance and memory inputs: the base's forms summed over the
     documents (the composition lemma's loads part); a padded schedule's pairs are its real
@@ -195,9 +218,7 @@ def figures(v, base_details: dict) -> dict:
         out["balance"] = {
             "per_pe": {kind: summed(f) for kind, f in (balance.get("per_pe") or {}).items()},
             "per_step": {phase: summed(f) for phase, f in (balance.get("per_step") or {}).items()},
-            "spread": "0" if balance.get("spread") == "0" else None,
-            "reason": "" if balance.get("spread") == "0" else
-                      "the spread of a sum over documents is not the sum of their spreads: per-PE loads given as sums",
+            **_spread(balance),
         }
     memory = base_details.get("memory") or {}
     if memory.get("inputs_on_pe"):
