@@ -132,8 +132,8 @@ def _main_varlen(args, v, stdout) -> int:
     from ringproof.proofs.cp.conform import (RING_FLASH_ATTN_LACKS, Setup, conform_varlen, load_implementation,
                                              varlen_plan)
 
-    if args.impl == "ring-flash-attn" and v.name in RING_FLASH_ATTN_LACKS:
-        raise BadInput(RING_FLASH_ATTN_LACKS[v.name])
+    if args.impl == "ring-flash-attn" and v.name.removesuffix("-bwd") in RING_FLASH_ATTN_LACKS:
+        raise BadInput(RING_FLASH_ATTN_LACKS[v.name.removesuffix("-bwd")])
     vectors = args.vectors if args.vectors is not None else (0 if args.lengths else 3)
     plan, skipped = varlen_plan(v, args.world_sizes, args.lengths, vectors, args.seed)
     if not any(vs for _, vs in plan):
@@ -163,7 +163,8 @@ def _main_varlen(args, v, stdout) -> int:
         stdout.write(f"differs: {result.difference} {took}\n")
         return 1
     ran = sorted({m for m, *_ in result.runs})
-    stdout.write(f"conforms at every world size and lengths vector run: {len(result.runs)} vectors at world "
+    stdout.write(f"conforms at every world size and lengths vector run: {len(result.runs)} vector"
+                 f"{'s' if len(result.runs) > 1 else ''} at world "
                  f"size{'s' if len(ran) > 1 else ''} {', '.join(map(str, ran))} {took}\n")
     return 0
 

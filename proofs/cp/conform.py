@@ -124,9 +124,10 @@ def _ring_flash_attn(cp: ContextParallel | Varlen):
     """ring-flash-attn's function, its modules loaded under a private package name: the package's
     own __init__ imports transformers and the varlen kernels, which CPU-only machines lack, and a
     copy imported earlier with the real kernels is left alone."""
-    if cp.name in RING_FLASH_ATTN_LACKS:
-        raise BadInput(RING_FLASH_ATTN_LACKS[cp.name])
-    if cp.name not in RING_FLASH_ATTN:
+    name = cp.name.removesuffix("-bwd")          # a varlen row's -bwd twin runs the same functions
+    if name in RING_FLASH_ATTN_LACKS:
+        raise BadInput(RING_FLASH_ATTN_LACKS[name])
+    if name not in RING_FLASH_ATTN:
         raise BadInput(f"ring-flash-attn has no schedule for {cp.name}")
     try:
         spec = importlib.util.find_spec("ring_flash_attn")
@@ -144,7 +145,7 @@ def _ring_flash_attn(cp: ContextParallel | Varlen):
         stub = types.ModuleType(package)
         stub.__path__ = list(spec.submodule_search_locations)
         sys.modules[package] = stub
-    module_name, fn_name = RING_FLASH_ATTN[cp.name]
+    module_name, fn_name = RING_FLASH_ATTN[name]
     try:
         module = importlib.import_module(f"{package}.{module_name}")
     except Exception as err:
