@@ -125,6 +125,8 @@ def test_ring_flash_attn_varlen_conforms_on_every_vector_run():
     code, out, err = _cli("ring-attention-varlen", "--impl", "ring-flash-attn", "--world-sizes", "2,3",
                           "--lengths", "6,12", "--dtype", "bfloat16")
     assert code == 0, out + err
+    code, out, err = _cli("zigzag-varlen-bwd", "--impl", "ring-flash-attn", "--world-sizes", "2", "--lengths", "4,8")
+    assert code == 0 and "1 vector at world size 2" in out, out + err
 
 
 @needs_library
