@@ -11,7 +11,7 @@ import json
 import math
 
 SCHEMA_VERSIONS = {"prove": 1, "bitlevel": 1, "simulate": 1, "report": 1, "search": 1, "balance": 1,
-                   "unroll": 1, "unroll-facts": 1, "bound": 1, "layout": 1}
+                   "unroll": 1, "unroll-facts": 1, "bound": 1, "layout": 1, "conform": 1}
 
 
 def strict(value):

@@ -12,6 +12,12 @@ The implementation conforms when, at every (m, n):
     queries with the K/V block of rank (r − s) mod m that the mask allows), each pair once;
   - every rank sends only to the next rank and receives only from the previous one;
   - outputs and gradients equal the reference within `TOLERANCE` (relative to the largest value).
+
+Packed sequences (`conform_varlen`, a `documents.Varlen` row): the same at every (m, lengths
+vector), the implementation's varlen function taking each rank's tokens of every document and the
+local prefix sums cu_seqlens // m; the expected pairs are the row's (rank r at step s: its
+positions' queries with rank (r − s) mod m's keys where the row `computes` the pair), and the
+reference is SDPA and autograd per document.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from ringproof.proofs import threads
 from ringproof.proofs.cp import kernels
 from ringproof.proofs.cp.load import load_callable
 from ringproof.schedules.context_parallel import RING_PASSES, ContextParallel
+from ringproof.schedules.documents import Varlen, cu_seqlens
 from ringproof.schedules.dsl import params
 
 # The largest |difference| from the float64 reference, relative to the quantity's largest |value|,
@@ -48,7 +55,18 @@ RING_FLASH_ATTN = {
     "ring-attention-causal": ("ring_flash_attn", "ring_flash_attn_func"),
     "striped": ("stripe_flash_attn", "stripe_flash_attn_func"),
     "zigzag": ("zigzag_ring_flash_attn", "zigzag_ring_flash_attn_func"),
+    "ring-attention-varlen": ("ring_flash_attn_varlen", "ring_flash_attn_varlen_func"),
+    "zigzag-varlen": ("zigzag_ring_flash_attn_varlen", "zigzag_ring_flash_attn_varlen_func"),
 }
+
+# What ring-flash-attn lacks, said in one line (exit 64) instead of a run.
+RING_FLASH_ATTN_LACKS = {
+    "zigzag-varlen-padded": "ring-flash-attn has no padded varlen path (its varlen functions take one "
+                            "cu_seqlens, no cu_seqlens_padded): zigzag-varlen-padded cannot be run against it",
+}
+
+# The most tokens (T = Σ L_i) of a packed run: the expected pairs are read pair by pair from the row.
+MAX_TOKENS = 512
 
 
 @dataclass(frozen=True)
@@ -62,16 +80,18 @@ class Difference:
     rank: int | None = None
     step: int | None = None
     tokens: tuple = ()
+    lengths: tuple | None = None      # the lengths vector of a packed run (n is then its T)
 
     def __str__(self):
-        return f"world size {self.m}, n={self.n}: {self.message}"
+        where = f"lengths {','.join(map(str, self.lengths))}" if self.lengths else f"n={self.n}"
+        return f"world size {self.m}, {where}: {self.message}"
 
 
 @dataclass
 class Conformance:
     target: str
     impl: str
-    runs: list = field(default_factory=list)          # (m, n, kernel calls, max error, seconds)
+    runs: list = field(default_factory=list)          # (m, n or lengths, kernel calls, max error, seconds)
     difference: Difference | None = None
     unknown: str | None = None
 
@@ -100,11 +120,14 @@ def load_implementation(impl: str, cp: ContextParallel):
                 sys.modules[name] = module
 
 
-def _ring_flash_attn(cp: ContextParallel):
+def _ring_flash_attn(cp: ContextParallel | Varlen):
     """ring-flash-attn's function, its modules loaded under a private package name: the package's
     own __init__ imports transformers and the varlen kernels, which CPU-only machines lack, and a
     copy imported earlier with the real kernels is left alone."""
-    if cp.name not in RING_FLASH_ATTN:
+    name = cp.name.removesuffix("-bwd")          # a varlen row's -bwd twin runs the same functions
+    if name in RING_FLASH_ATTN_LACKS:
+        raise BadInput(RING_FLASH_ATTN_LACKS[name])
+    if name not in RING_FLASH_ATTN:
         raise BadInput(f"ring-flash-attn has no schedule for {cp.name}")
     try:
         spec = importlib.util.find_spec("ring_flash_attn")
@@ -122,7 +145,7 @@ def _ring_flash_attn(cp: ContextParallel):
         stub = types.ModuleType(package)
         stub.__path__ = list(spec.submodule_search_locations)
         sys.modules[package] = stub
-    module_name, fn_name = RING_FLASH_ATTN[cp.name]
+    module_name, fn_name = RING_FLASH_ATTN[name]
     try:
         module = importlib.import_module(f"{package}.{module_name}")
     except Exception as err:
@@ -147,38 +170,97 @@ def conform(cp: ContextParallel, fn, impl: str, world_sizes, ns, setup: Setup = 
     least n `cp` allows and 16·m); stop at the first world size with a difference."""
     if setup.dtype not in TOLERANCE:
         raise BadInput(f"dtype {setup.dtype!r}: expected one of {', '.join(TOLERANCE)}")
-    timeout = setup.timeout
     result = Conformance(cp.name, impl)
     for m in world_sizes:
         sizes = sorted({cp.unit(m), 16 * m}) if ns is None else [n for n in ns if cp.valid(n, m)]
-        if not sizes:
-            continue
-        start = time.monotonic()
-        reports, failure = _run_ring(cp, fn, m, sizes, setup)
-        seconds = time.monotonic() - start
-        if failure == "timeout":
-            result.unknown = (f"world size {m}: no answer from every rank within {timeout:g} s "
-                              "(a rank waits for a message that never comes?)")
-            return result
-        for n in sizes:
-            diff, calls, error = _judge(cp, m, n, [reports.get((r, n)) for r in range(m)], failure,
-                                        TOLERANCE[setup.dtype])
-            if diff is not None:
-                result.difference = diff
-                return result
-            result.runs.append((m, n, calls, error, seconds / len(sizes)))
+        if sizes and not _run_world(result, m, [_Single(cp, n, m) for n in sizes], fn, setup):
+            break
     return result
 
 
-def _run_ring(cp, fn, m, sizes, setup):
-    """Fork m ranks; collect each rank's report per n. Returns ({(rank, n): report}, failure):
-    failure None, 'timeout', or the first report with an error (a rank that ended without a report
-    gets one naming its exit code)."""
+def conform_varlen(v: Varlen, fn, impl: str, plan, setup: Setup = Setup()) -> Conformance:
+    """Run the varlen function `fn` at every (m, lengths vectors) of `plan`, each vector meeting
+    the row's side condition at m (`varlen_plan`); stop at the first world size with a difference."""
+    if setup.dtype not in TOLERANCE:
+        raise BadInput(f"dtype {setup.dtype!r}: expected one of {', '.join(TOLERANCE)}")
+    result = Conformance(v.name, impl)
+    for m, vectors in plan:
+        bad = [lengths for lengths in vectors if not v.valid(lengths, m) or v.padded]
+        if bad:
+            raise BadInput(f"{v.name} at world size {m}: lengths {','.join(map(str, bad[0]))} cannot be run "
+                           f"(it needs {v.requires_text})")
+        if vectors and not _run_world(result, m, [_Packed(v, tuple(lengths), m) for lengths in vectors], fn, setup):
+            break
+    return result
+
+
+def _run_world(result, m, cases, fn, setup) -> bool:
+    """Run `cases` on one process group of m ranks and judge each into `result`; False once there
+    is a difference or no answer."""
+    start = time.monotonic()
+    reports, failure = _run_ring(cases, fn, m, setup)
+    seconds = time.monotonic() - start
+    if failure == "timeout":
+        result.unknown = (f"world size {m}: no answer from every rank within {setup.timeout:g} s "
+                          "(a rank waits for a message that never comes?)")
+        return False
+    keys = [case.key for case in cases]
+    for case in cases:
+        diff, calls, error = _judge(case, [reports.get((r, case.key)) for r in range(m)], failure,
+                                    TOLERANCE[setup.dtype], keys)
+        if diff is not None:
+            result.difference = diff
+            return False
+        result.runs.append((m, case.key, calls, error, seconds / len(cases)))
+    return True
+
+
+def varlen_plan(v: Varlen, world_sizes, lengths=(), vectors: int = 0, seed: int = 0, max_tokens: int = MAX_TOKENS):
+    """[(m, [lengths vector, ...])] and the skipped [(lengths, m)]: every given vector at each world
+    size where it meets the side condition, then `vectors` random ones per world size that meet it
+    (1 to 4 documents, mostly 2 or 3, each 1 to 3 units long, drawn from `seed`). BadInput (one line, naming the
+    side condition and the first document that breaks it) for a vector that meets it at no world
+    size, or one over `max_tokens` tokens: outside the condition the implementation is never run."""
+    import random
+
+    if v.padded:
+        raise BadInput(f"{v.name}: no conform check of a padded varlen schedule (its implementations take "
+                       "cu_seqlens_padded beside cu_seqlens)")
+    plan, skipped = [], []
+    for given in lengths:
+        if sum(given) > max_tokens:
+            raise BadInput(f"--lengths {','.join(map(str, given))}: {sum(given)} tokens, at most {max_tokens} here")
+        if not any(v.valid(given, m) for m in world_sizes):
+            m = min(world_sizes)
+            i = next(i for i, length in enumerate(given) if length % v.unit(m))
+            raise BadInput(f"--lengths {','.join(map(str, given))}: {v.name} needs {v.requires_text} "
+                           f"(the library checks none of it), and document {i + 1} has length {given[i]}, not a "
+                           f"multiple of {v.unit(m)} at world size {m}"
+                           + (" (nor at any world size asked for)" if len(world_sizes) > 1 else ""))
+    for m in world_sizes:
+        run = [tuple(given) for given in lengths if v.valid(given, m)]
+        skipped += [(tuple(given), m) for given in lengths if not v.valid(given, m)]
+        rng = random.Random(seed * 1_000_003 + m)
+        unit, drawn, tries = v.unit(m), [], 0
+        while len(drawn) < vectors and tries < 100 * vectors:
+            tries += 1
+            vector = tuple(unit * rng.randint(1, 3) for _ in range(rng.choice((1, 2, 2, 3, 3, 4))))
+            if vector not in run and vector not in drawn and sum(vector) <= max_tokens:
+                drawn.append(vector)
+        plan.append((m, run + drawn))
+    return plan, skipped
+
+
+def _run_ring(cases, fn, m, setup):
+    """Fork m ranks; collect each rank's report per case. Returns ({(rank, case key): report},
+    failure): failure None, 'timeout', or the first report with an error (a rank that ended
+    without a report gets one naming its exit code)."""
     ctx = multiprocessing.get_context("fork")
     results = ctx.Queue()
+    sizes = [case.key for case in cases]
     with tempfile.TemporaryDirectory(prefix="ringproof-cp-") as tmp:
         store = os.path.join(tmp, "store")
-        procs = [ctx.Process(target=_rank_main, args=(r, m, sizes, store, cp, fn, setup, results),
+        procs = [ctx.Process(target=_rank_main, args=(r, m, cases, store, fn, setup, results),
                              daemon=True) for r in range(m)]
         with threads.paused():           # no thread of ours alive while the ranks fork
             for p in procs:
@@ -268,8 +350,85 @@ def _inputs(torch, n, heads, d, seed, dtype):
             return q, k, v, do
 
 
-def _rank_main(rank, m, sizes, store, cp, fn, setup, results):
-    """One rank: its tokens of every n, the implementation's forward and backward, its report.
+class _Single:
+    """One single-sequence run: n tokens of `cp` on m ranks; `fn(q, k, v, causal=...)` on (1, n/m, h, d)."""
+
+    def __init__(self, cp: ContextParallel, n: int, m: int):
+        self.cp, self.n, self.m, self.key, self.lengths = cp, n, m, n, None
+        self.positions = cp.positions(params(n, m))
+
+    def call(self, fn, local, rank):
+        return fn(*local, causal=self.cp.causal)
+
+    def reference(self, torch, q, k, v, do):
+        """out, dq, dk, dv of the whole sequence, (1, n, h, d) in float64."""
+        ref = [x.double().transpose(1, 2).detach().requires_grad_(True) for x in (q, k, v)]
+        o = torch.nn.functional.scaled_dot_product_attention(*ref, is_causal=self.cp.causal)
+        o.backward(do.double().transpose(1, 2))
+        return [x.transpose(1, 2) for x in (o.detach(), ref[0].grad, ref[1].grad, ref[2].grad)]
+
+    def expected(self) -> set:
+        return _schedule(self.cp, self.m, self.n)
+
+    def excluded(self, qt, kt) -> str | None:
+        """Why the mask excludes (query, key), or None when it allows it."""
+        return None if self.cp.computes(params(self.n, self.m), qt, kt) else "the mask excludes it (key after query)"
+
+    def difference(self, what, message, **kw):
+        return Difference(self.m, self.n, what, message, **kw)
+
+
+class _Packed:
+    """One packed run: documents of `lengths` laid out by the varlen row `v` on m ranks; the
+    varlen function takes (T/m, h, d) rows, the local prefix sums cu_seqlens // m (int32) and their
+    largest difference."""
+
+    def __init__(self, v: Varlen, lengths: tuple, m: int):
+        self.v, self.lengths, self.m, self.key = v, lengths, m, lengths
+        self.n = sum(lengths)
+        self.positions = v.positions(lengths, m)
+        self.doc = v.document(lengths, m)
+
+    def call(self, fn, local, rank):
+        import torch
+
+        cu = torch.tensor(cu_seqlens(self.lengths), dtype=torch.int32) // self.m
+        out = fn(*(x[0] for x in local), cu, max(self.lengths) // self.m, causal=self.v.causal)
+        return out.unsqueeze(0) if isinstance(out, torch.Tensor) and out.dim() == 3 else out
+
+    def reference(self, torch, q, k, v, do):
+        """out, dq, dk, dv per document (SDPA and autograd on its own tokens), (1, T, h, d) float64."""
+        parts = [[] for _ in QUANTITIES]
+        for a, b in zip(cu_seqlens(self.lengths), cu_seqlens(self.lengths)[1:]):
+            ref = [x[:, a:b].double().transpose(1, 2).detach().requires_grad_(True) for x in (q, k, v)]
+            o = torch.nn.functional.scaled_dot_product_attention(*ref, is_causal=self.v.causal)
+            o.backward(do[:, a:b].double().transpose(1, 2))
+            for part, x in zip(parts, (o.detach(), ref[0].grad, ref[1].grad, ref[2].grad)):
+                part.append(x.transpose(1, 2))
+        return [torch.cat(part, dim=1) for part in parts]
+
+    def expected(self) -> set:
+        """(rank, step, query, key): rank r at step s, its queries with rank (r − s) mod m's keys
+        where the row computes the pair."""
+        c = self.n // self.m
+        own = [self.positions[r * c:(r + 1) * c].tolist() for r in range(self.m)]
+        return {(r, s, qt, kt) for r in range(self.m) for s in range(self.m)
+                for qt in own[r] for kt in own[(r - s) % self.m] if self.v.computes(self.lengths, self.m, qt, kt)}
+
+    def excluded(self, qt, kt) -> str | None:
+        if self.v.computes(self.lengths, self.m, qt, kt):
+            return None
+        if self.doc[qt] != self.doc[kt]:
+            return (f"it crosses documents (query in document {self.doc[qt] + 1}, key in document "
+                    f"{self.doc[kt] + 1})")
+        return "the mask excludes it (key after query)"
+
+    def difference(self, what, message, **kw):
+        return Difference(self.m, self.n, what, message, lengths=self.lengths, **kw)
+
+
+def _rank_main(rank, m, cases, store, fn, setup, results):
+    """One rank: its tokens of every case, the implementation's forward and backward, its report.
     An exception inside the implementation is its error; anything else is ours (internal)."""
     try:
         os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
@@ -284,17 +443,18 @@ def _rank_main(rank, m, sizes, store, cp, fn, setup, results):
         dist.init_process_group("gloo", store=dist.FileStore(store, m), rank=rank, world_size=m,
                                 timeout=datetime.timedelta(seconds=setup.timeout))
         kernels.install_clock(dist)
-        for n in sizes:
-            report = {"rank": rank, "n": n, "error": None, "calls": [], "peers": [], "numerics": None}
+        for case in cases:
+            n = case.n
+            report = {"rank": rank, "n": case.key, "error": None, "calls": [], "peers": [], "numerics": None}
             q, k, v, do = _inputs(torch, n, setup.heads, setup.d, setup.seed, getattr(torch, setup.dtype))
-            mine = torch.as_tensor(cp.positions(params(n, m))[rank * (n // m):(rank + 1) * (n // m)])
+            mine = torch.as_tensor(case.positions[rank * (n // m):(rank + 1) * (n // m)])
             rec.start(q, k)
             rec.calls.clear()
             rec.peers.clear()
             local = [x[:, mine].clone().requires_grad_(True) for x in (q, k, v)]
             try:
                 report["pass"] = "forward"
-                out = fn(*local, causal=cp.causal)
+                out = case.call(fn, local, rank)
                 rec.rounds = 0                       # the backward pass walks the ring anew
                 report["pass"] = "backward"
                 out.backward(do[:, mine])
@@ -303,7 +463,7 @@ def _rank_main(rank, m, sizes, store, cp, fn, setup, results):
                 report["error"] = f"{type(err).__name__}: {text[0] if text else ''}"
             report["calls"], report["peers"] = list(rec.calls), list(rec.peers)
             if report["error"] is None:
-                report["numerics"] = _numerics(torch, cp, q, k, v, do, mine, out, local)
+                report["numerics"] = _numerics(torch, case, q, k, v, do, mine, out, local)
             results.put(report)
             if report["error"] is not None:
                 return
@@ -315,19 +475,16 @@ def _rank_main(rank, m, sizes, store, cp, fn, setup, results):
 QUANTITIES = ("out", "dq", "dk", "dv")
 
 
-def _numerics(torch, cp, q, k, v, do, mine, out, local):
+def _numerics(torch, case, q, k, v, do, mine, out, local):
     """{quantity: (error, local slot of the worst token)} for out, dq, dk, dv on this rank: error
     is the largest |difference| from the float64 reference relative to the quantity's largest
     |value| over the whole sequence."""
-    ref = [x.double().transpose(1, 2).detach().requires_grad_(True) for x in (q, k, v)]
-    o = torch.nn.functional.scaled_dot_product_attention(*ref, is_causal=cp.causal)
-    o.backward(do.double().transpose(1, 2))
-    want = dict(zip(QUANTITIES, (o.detach(), ref[0].grad, ref[1].grad, ref[2].grad)))
+    want = dict(zip(QUANTITIES, case.reference(torch, q, k, v, do)))
     got = dict(zip(QUANTITIES, (out.detach(), local[0].grad, local[1].grad, local[2].grad)))
     errors = {}
     for name in QUANTITIES:
-        full = want[name].transpose(1, 2)
-        if got[name] is None:
+        full = want[name]
+        if got[name] is None or got[name].shape != full[:, mine].shape:
             errors[name] = (math.inf, 0)
             continue
         diff = (got[name].double() - full[:, mine]).abs() / max(float(full.abs().max()), 1e-300)
@@ -335,31 +492,33 @@ def _numerics(torch, cp, q, k, v, do, mine, out, local):
     return errors
 
 
-def _judge(cp, m, n, reports, failure, tolerance):
-    """(difference or None, kernel calls, max relative error) of the run at (m, n)."""
+def _judge(case, reports, failure, tolerance, keys=None):
+    """(difference or None, kernel calls, max relative error) of the run of `case` (at its m)."""
+    m, n = case.m, case.n
+    keys = keys or [case.key]
     if any(r is None for r in reports) or any(r["error"] for r in reports):
         bad = next((r for r in reports if r is not None and r["error"]), None)
-        if bad is None and isinstance(failure, dict) and failure["n"] <= n:
+        if bad is None and isinstance(failure, dict) and keys.index(failure["n"]) <= keys.index(case.key):
             bad = failure
         if bad is None:
-            return Difference(m, n, "error", "a rank gave no report (it ended early)"), 0, None
+            return case.difference("error", "a rank gave no report (it ended early)"), 0, None
         sent = [p for what, p in bad["peers"] if what == "send"]
         note = f"; it had sent to rank{'s' if len(set(sent)) > 1 else ''} {', '.join(map(str, sorted(set(sent))))}" if sent else ""
         self_send = " (itself)" if bad["rank"] in sent else ""
         during = f" in the {bad['pass']} pass" if bad.get("pass") else ""
         verb = "" if bad.get("died") else "raised "
-        return Difference(m, n, "error", f"rank {bad['rank']}{during} {verb}{bad['error']}{note}{self_send}",
-                          rank=bad["rank"]), 0, None
+        return case.difference("error", f"rank {bad['rank']}{during} {verb}{bad['error']}{note}{self_send}",
+                               rank=bad["rank"]), 0, None
     for rep in reports:
         for what, peer in rep["peers"]:
             want = (rep["rank"] + (1 if what == "send" else -1)) % m
             if peer != want:
-                return Difference(m, n, "ring", f"rank {rep['rank']} {what}s {'to' if what == 'send' else 'from'} "
-                                  f"rank {peer}, not its ring neighbour {want}", rank=rep["rank"]), 0, None
+                return case.difference("ring", f"rank {rep['rank']} {what}s {'to' if what == 'send' else 'from'} "
+                                       f"rank {peer}, not its ring neighbour {want}", rank=rep["rank"]), 0, None
     calls = [c for rep in reports for c in rep["calls"]]
-    expected = _schedule(cp, m, n)
+    expected = case.expected()
     for kind in ("forward", "backward"):
-        diff = _compare(cp, m, n, kind, [c for c in calls if c.kind == kind], expected)
+        diff = _compare(case, kind, [c for c in calls if c.kind == kind], expected)
         if diff is not None:
             return diff, len(calls), None
     worst = max(err for rep in reports for err, _ in rep["numerics"].values())
@@ -368,11 +527,11 @@ def _judge(cp, m, n, reports, failure, tolerance):
             err, slot = rep["numerics"][name]
             if err <= tolerance:
                 continue
-            token = int(cp.positions(params(n, m))[rep["rank"] * (n // m) + slot])
-            return Difference(m, n, "numerics", f"{name} of token {token} on rank {rep['rank']} differs from "
-                              f"{'scaled_dot_product_attention' if name == 'out' else 'autograd'} by "
-                              f"{err:.3g} (relative to its largest value; tolerance {tolerance:g})",
-                              rank=rep["rank"], tokens=(token,)), len(calls), err
+            token = int(case.positions[rep["rank"] * (n // m) + slot])
+            return case.difference("numerics", f"{name} of token {token} on rank {rep['rank']} differs from "
+                                   f"{'scaled_dot_product_attention' if name == 'out' else 'autograd'} by "
+                                   f"{err:.3g} (relative to its largest value; tolerance {tolerance:g})",
+                                   rank=rep["rank"], tokens=(token,)), len(calls), err
     return None, len(calls), worst
 
 
@@ -397,7 +556,8 @@ def ring_pairs(schedule, n: int, m: int) -> set:
     return set(zip((pe[keep] - 1).tolist(), (s[keep] - 1).tolist(), (A[keep] - 1).tolist(), (B[keep] - 1).tolist()))
 
 
-def _compare(cp, m, n, kind, calls, expected):
+def _compare(case, kind, calls, expected):
+    m, n = case.m, case.n
     done = Counter((c.rank, c.step, q, k) for c in calls for q, k in c.pairs())
     wrong = [(key, "extra") for key, count in done.items() if key not in expected] + \
             [(key, "twice") for key, count in done.items() if key in expected and count > 1] + \
@@ -405,9 +565,9 @@ def _compare(cp, m, n, kind, calls, expected):
     if not wrong:
         return None
     (rank, step, qt, kt), how = min(wrong, key=lambda w: (w[0][1], w[0][0], w[0][2], w[0][3]))
-    P = params(n, m)
-    pos = cp.positions(P).tolist()
+    pos = case.positions.tolist()
     home_q, home_k = pos.index(qt) // (n // m) if qt >= 0 else -1, pos.index(kt) // (n // m) if kt >= 0 else -1
+    why = case.excluded(qt, kt) if qt >= 0 and kt >= 0 else None
     if how == "missing":
         msg = f"rank {rank} never computes (query {qt}, key {kt}) at ring step {step}, as the schedule does"
     elif how == "twice":
@@ -415,9 +575,9 @@ def _compare(cp, m, n, kind, calls, expected):
     elif qt < 0 or kt < 0:
         msg = (f"rank {rank} at ring step {step} passes the kernel rows that are no token's "
                f"({'query' if qt < 0 else 'key'}): the implementation changed them")
-    elif not cp.computes(P, qt, kt):
-        msg = f"rank {rank} at ring step {step} computes (query {qt}, key {kt}): the mask excludes it (key after query)"
+    elif why is not None:
+        msg = f"rank {rank} at ring step {step} computes (query {qt}, key {kt}): {why}"
     else:
         msg = (f"rank {rank} computes (query {qt}, key {kt}) at ring step {step}; the schedule computes "
                f"it on rank {home_q} at step {(home_q - home_k) % m}")
-    return Difference(m, n, kind, f"{kind}: {msg}", rank=rank, step=step, tokens=(qt, kt))
+    return case.difference(kind, f"{kind}: {msg}", rank=rank, step=step, tokens=(qt, kt))

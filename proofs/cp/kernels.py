@@ -1,5 +1,6 @@
-"""Exact CPU stand-ins for flash-attn's `_flash_attn_forward` / `_flash_attn_backward`, which record
-every call, and a ring clock over torch.distributed's point-to-point calls.
+"""Exact CPU stand-ins for flash-attn's `_flash_attn_forward` / `_flash_attn_backward` and their
+varlen forms `_flash_attn_varlen_forward` / `_flash_attn_varlen_backward`, which record every call,
+and a ring clock over torch.distributed's point-to-point calls.
 
 A ring-attention library calls the kernels on blocks of its local queries and of the K/V block
 that has travelled to it. The stand-ins compute the same results in float64 (scores, the mask
@@ -61,9 +62,12 @@ class Recorder:
         self.rounds = 0
 
     def tokens(self, x, table):
+        """The global tokens of the rows of x: (b, L, h, d), or (L, h, d) as varlen kernels take."""
+        x = x.unsqueeze(0) if x.dim() == 3 else x
         return tuple(table.get(_row(x, t), -1) for t in range(x.shape[1]))
 
     def carries_keys(self, tensor) -> bool:
+        tensor = tensor.unsqueeze(0) if tensor.dim() == 3 else tensor
         return tensor.dim() >= 2 and tensor.shape[0] >= 1 and tensor.shape[1] >= 1 \
             and _row(tensor, 0) in self.k_rows
 
@@ -130,6 +134,80 @@ def flash_attn_backward(dout, q, k, v, out, softmax_lse, dq, dk, dv, dropout_p, 
     return dq, dk, dv, d_row.squeeze(-1).float()
 
 
+def _sequences(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k):
+    """The (query rows, key rows) of each sequence of a varlen call. ValueError where flash-attn
+    would read or write outside its tensors or skip rows: prefix sums that are not non-decreasing
+    from 0, that end past the rows given, of unequal counts, or a sequence longer than max_seqlen."""
+    cq, ck = (list(map(int, c.tolist() if hasattr(c, "tolist") else c)) for c in (cu_seqlens_q, cu_seqlens_k))
+    if len(cq) != len(ck) or len(cq) < 2:
+        raise ValueError(f"cu_seqlens_q has {len(cq)} entries, cu_seqlens_k {len(ck)}: one batch of sequences needs "
+                         "as many of each, at least 2")
+    for name, cu, rows, cap in (("q", cq, q.shape[0], max_seqlen_q), ("k", ck, k.shape[0], max_seqlen_k)):
+        if cu[0] != 0 or any(b < a for a, b in zip(cu, cu[1:])) or cu[-1] > rows:
+            raise ValueError(f"cu_seqlens_{name} {cu} does not cut the {rows} rows of {name} into sequences "
+                             "(0 first, non-decreasing, at most the rows given)")
+        longest = max(b - a for a, b in zip(cu, cu[1:]))
+        if longest > int(cap):
+            raise ValueError(f"a sequence of {longest} rows of {name} beyond max_seqlen_{name} = {int(cap)}")
+    return [(slice(a, b), slice(c, d)) for a, b, c, d in zip(cq, cq[1:], ck, ck[1:])]
+
+
+def flash_attn_varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, dropout_p,
+                              softmax_scale, causal, window_size_left=-1, window_size_right=-1, softcap=0.0,
+                              alibi_slopes=None, return_softmax=False, block_table=None, leftpad_k=None,
+                              seqused_k=None):
+    """flash-attn 2.6's `_flash_attn_varlen_forward` on (total, h, d) rows cut into sequences by
+    the prefix sums: each sequence attends its own keys, causal with the bottom-right mask of its
+    own lengths. Returns (out, softmax_lse of shape (h, total_q), S_dmask, rng_state); rows that
+    no sequence covers get out 0 and lse −inf."""
+    import torch
+
+    _refuse_extras(dropout_p, window_size_left, window_size_right, softcap, alibi_slopes)
+    if block_table is not None or leftpad_k is not None or seqused_k is not None:
+        raise NotImplementedError("the CPU stand-in takes no paged KV cache, leftpad_k or seqused_k")
+    out = torch.zeros(q.shape, dtype=torch.float64)
+    lse = torch.full((q.shape[1], q.shape[0]), -math.inf, dtype=torch.float64)
+    for rows, keys in _sequences(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k):
+        qs, ks, vs = q[None, rows], k[None, keys], v[None, keys]
+        _record("forward", qs, ks, causal)
+        s, _ = _attention(qs, ks, vs, softmax_scale, causal)
+        block_lse = torch.logsumexp(s, dim=-1)                          # (1, h, Lq)
+        p = torch.exp(s - block_lse[..., None]).nan_to_num(0.0)
+        out[rows] = (p @ vs.double().transpose(1, 2)).transpose(1, 2)[0]
+        lse[:, rows] = block_lse[0]
+    return out.to(q.dtype).contiguous(), lse.float(), None, None
+
+
+def flash_attn_varlen_backward(dout, q, k, v, out, softmax_lse, dq, dk, dv, cu_seqlens_q, cu_seqlens_k,
+                               max_seqlen_q, max_seqlen_k, dropout_p, softmax_scale, causal,
+                               window_size_left=-1, window_size_right=-1, softcap=0.0, alibi_slopes=None,
+                               deterministic=False, rng_state=None):
+    """flash-attn 2.6's `_flash_attn_varlen_backward`: P from the given lse (h, total_q), per
+    sequence; writes dq, dk, dv (0 on rows no sequence covers); returns (dq, dk, dv, softmax_d)."""
+    import torch
+
+    _refuse_extras(dropout_p, window_size_left, window_size_right, softcap, alibi_slopes)
+    grads = [torch.zeros(x.shape, dtype=torch.float64) for x in (q, k, v)]
+    d_all = torch.zeros((q.shape[1], q.shape[0]), dtype=torch.float64)
+    for rows, keys in _sequences(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k):
+        qs, ks, vs = q[None, rows], k[None, keys], v[None, keys]
+        _record("backward", qs, ks, causal)
+        s, _ = _attention(qs, ks, vs, softmax_scale, causal)
+        p = torch.exp(s - softmax_lse[None, :, rows].double()[..., None]).nan_to_num(0.0)
+        do = dout[None, rows].double().transpose(1, 2)
+        o = out[None, rows].double().transpose(1, 2)
+        dp = do @ vs.double().transpose(1, 2).transpose(-1, -2)
+        d_row = (do * o).sum(-1, keepdim=True)
+        ds = p * (dp - d_row)
+        grads[0][rows] = (ds @ ks.double().transpose(1, 2) * softmax_scale).transpose(1, 2)[0]
+        grads[1][keys] += (ds.transpose(-1, -2) @ qs.double().transpose(1, 2) * softmax_scale).transpose(1, 2)[0]
+        grads[2][keys] += (p.transpose(-1, -2) @ do).transpose(1, 2)[0]
+        d_all[:, rows] = d_row[0, :, :, 0]
+    for buffer, grad in zip((dq, dk, dv), grads):
+        buffer.copy_(grad)
+    return dq, dk, dv, d_all.float()
+
+
 def _refuse_extras(dropout_p, left, right, softcap, alibi):
     if dropout_p or left != -1 or right != -1 or softcap or alibi is not None:
         raise NotImplementedError("the CPU stand-in computes exact attention only: no dropout, "
@@ -148,6 +226,8 @@ def flash_attn_module() -> types.ModuleType:
     interface = types.ModuleType("flash_attn.flash_attn_interface")
     interface._flash_attn_forward = flash_attn_forward
     interface._flash_attn_backward = flash_attn_backward
+    interface._flash_attn_varlen_forward = flash_attn_varlen_forward
+    interface._flash_attn_varlen_backward = flash_attn_varlen_backward
     package.flash_attn_interface = interface
     return package
 
