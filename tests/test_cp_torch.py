@@ -55,7 +55,8 @@ def test_a_layout_pytorch_does_not_compute_on_is_a_difference_before_any_run(mon
 def test_bad_input_is_one_line_exit_64(monkeypatch):
     for argv in (("striped", "--impl", "torch"), ("zigzag", "--impl", "ring-flash-attn", "--rotate", "alltoall"),
                  ("zigzag", "--impl", "torch", "--rotate", "ring"), ("zigzag", "--impl", "torch", "-n", "6",
-                                                                     "--world-sizes", "2")):
+                                                                     "--world-sizes", "2"),
+                 ("zigzag-varlen", "--impl", "torch"), ("zigzag", "--impl", "torch", "--json")):
         code, _, err = _cli(*argv, "--world-sizes", "2") if "--world-sizes" not in argv else _cli(*argv)
         assert code == 64 and len(err.strip().splitlines()) == 1, (argv, err)
     monkeypatch.setattr(torch_ring, "MODULE", "no_such_torch_module_xyz")
