@@ -45,9 +45,12 @@ def parser() -> ArgumentParser:
     p.add_argument("target", help=f"one of {', '.join(SCHEDULES)}; varlen (packed documents): "
                    f"{', '.join(VARLEN)}")
     p.add_argument("--impl", required=True, help="ring-flash-attn (the PyPI package, loaded without its "
-                   "__init__) or MODULE:FUNCTION with the signature of its *_func(q, k, v, ..., causal=...) "
+                   "__init__), torch (PyTorch's own ring attention: ring-attention, ring-attention-causal, "
+                   "zigzag) or MODULE:FUNCTION with the signature of its *_func(q, k, v, ..., causal=...) "
                    "(varlen targets: of its *_varlen_func(q, k, v, cu_seqlens, max_seqlen, ..., causal=...), "
                    "given the local cu_seqlens // world size)")
+    p.add_argument("--rotate", choices=("allgather", "alltoall"), default=None,
+                   help="--impl torch: PyTorch's rotate method for K/V (default: both, one after the other)")
     p.add_argument("--world-sizes", type=_sizes, default=[2, 3, 4], metavar="M,M,...",
                    help="world sizes run, one process group each (default 2,3,4)")
     p.add_argument("-n", type=_sizes, default=None, metavar="N,N,...",
@@ -88,6 +91,12 @@ def main(argv, stdout, stderr) -> int:
                        f"{', '.join([*SCHEDULES, *VARLEN])}")
     if max(args.world_sizes) > 16:
         raise BadInput(f"--world-sizes: at most 16 processes, got {max(args.world_sizes)}")
+    if args.rotate is not None and args.impl != "torch":
+        raise BadInput("--rotate is for --impl torch (PyTorch's rotate methods)")
+    if args.impl == "torch":
+        from ringproof.proofs.cli import conform_torch
+
+        return conform_torch.main(args, cp or packed, stdout)
     if packed is not None:
         return _main_varlen(args, packed, stdout)
     if args.lengths or args.vectors is not None:
