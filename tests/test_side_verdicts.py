@@ -1,0 +1,93 @@
+"""Verdicts at the edges of a schedule's side conditions and load claims (issue 45, "Verdicts this
+must add"): each case is a user's schedule file, proved with `prove` as a user would."""
+
+import json
+import textwrap
+
+import pytest
+
+from helpers.cli import call
+from ringproof import Options, Verdict, run, verify
+from ringproof.proofs.cli.targets import load_file
+
+ZIGZAG = '''
+from ringproof import (HOME, MAC, At, Copy, Either, Loop, Phase, Schedule, Step, computation, div, eq, ite,
+                       le, lt, mod, wrap)
+
+CAUSAL = computation("causal-scores", {"q": "n d", "k": "n d", "w1": "n n"},
+                     ["w1[A, B] += q[A, C] * k[B, C] if B <= A"])
+q, kk = CAUSAL.inputs
+w1 = CAUSAL.output
+H = CHUNK
+
+
+def token(P, pe, i):
+    return ite(le(i, H(P)), (pe - 1) * H(P) + i, (2 * P.m - pe) * H(P) + i - H(P))
+
+
+def owner(P, A):
+    g = div(A - 1, H(P))
+    return ite(lt(g, P.m), g + 1, 2 * P.m - g)
+
+
+def local(P, A):
+    return ite(lt(div(A - 1, H(P)), P.m), 0, H(P)) + mod(A - 1, H(P)) + 1
+
+
+def step(P, ix):
+    A, B = token(P, ix.l, ix.i), token(P, mod(ix.l - ix.s, P.m) + 1, ix.b)
+    key = Either(eq(ix.s, 1), HOME, At("scores", dict(s=ix.s - 1, i=1, b=ix.b, c=ix.c, l=wrap(ix.l - 1, P.m))))
+    return Step(pe=ix.l, op=MAC, target=w1[A, B], operands=(q[A, ix.c], kk[B, ix.c]), guard=le(B, A),
+                send=Copy(kk[B, ix.c], when=eq(ix.i, 1), source=key), first=eq(ix.c, 1),
+                prev=At("scores", dict(s=ix.s, i=ix.i, b=ix.b, c=ix.c - 1, l=ix.l)),
+                sources=(HOME, Either(eq(ix.i, 1), key, At("scores", dict(s=ix.s, i=1, b=ix.b, c=ix.c, l=ix.l)))))
+
+
+def inverse(P, key):
+    A, B, C = key
+    l = owner(P, A)
+    return dict(s=mod(l - owner(P, B), P.m) + 1, i=local(P, A), b=local(P, B), c=C, l=l)
+
+
+PHASE = Phase("scores", (Loop("s", 1, "m"), Loop("i", 1, "k"), Loop("b", 1, "k"), Loop("c", 1, "d")),
+              step, inverse=inverse)
+SCHEDULE = Schedule("my-zigzag", CAUSAL, (PHASE,), home=lambda P, ref: owner(P, ref.idx[0]),
+                    requires=REQUIRES, DERIVED
+                    notes={"claims": CLAIMS})
+'''
+
+
+def _zigzag(tmp_path, requires="lambda P: eq(mod(P.n, 2 * P.m), 0)", chunk="lambda P: P.h",
+            derived='derived={"h": lambda P: div(P.n, 2 * P.m)},',
+            claims='{"cycles": "n**3/m", "MAC": "m*h*n*(2*m*h + 1)"}', name="my_zigzag.py"):
+    path = tmp_path / name
+    path.write_text(ZIGZAG.replace("REQUIRES", requires).replace("CHUNK", chunk).replace("DERIVED", derived)
+                    .replace("CLAIMS", claims))
+    return path
+
+
+# ------------------------------------------------ a side condition that admits sizes where it breaks
+
+def test_a_side_condition_admitting_a_broken_size_refutes_the_counts_there(tmp_path):
+    """'n even' where the zigzag needs 2m | n: at n=2, m=2 the chunk size h is 0 and the schedule
+    breaks. The counts' claim check meets that size first; it is the schedule refuted (exit 1, the
+    ring model's run at that size replayed), not ringproof broken (it was exit 70)."""
+    path = _zigzag(tmp_path, requires="lambda P: eq(mod(P.n, 2), 0)")
+    code, out, err = call(str(path), "--property", "counts", "--json")
+    assert code == 1, (code, err)
+    (row,) = json.loads(out)["results"]
+    assert row["verdict"] == "refuted" and "the schedule breaks at n=2, m=2" in row["reason"], row["reason"]
+    cex = row["counterexample"]
+    assert (cex["n"], cex["m"]) == (2, 2) and cex["replay"]["confirmed"] and cex["replay"]["breaks"]
+    ring = run(load_file(path), 2, 2)
+    assert not ring.ok and ring.ops["MAC"] == cex["replay"]["measured"]
+
+
+def test_a_valid_run_measuring_another_count_stays_an_internal_error():
+    """The other side of the line: where the ring model's run is valid, a derived count it
+    contradicts is ringproof wrong (exit 70), never the schedule refuted."""
+    from ringproof import ALGO1, InternalError
+    from ringproof.proofs.ring.prover import _count_replay
+    assert run(ALGO1, 4, 2).ok
+    with pytest.raises(InternalError, match="in a valid run"):
+        _count_replay(ALGO1, "MAC", 4, 2, 4, derived=1, claimed=2)
