@@ -3,12 +3,15 @@ must add"): each case is a user's schedule file, proved with `prove` as a user w
 
 import json
 import textwrap
+from pathlib import Path
 
 import pytest
 
 from helpers.cli import call
 from ringproof import Options, Verdict, run, verify
 from ringproof.proofs.cli.targets import load_file
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 ZIGZAG = '''
 from ringproof import (HOME, MAC, At, Copy, Either, Loop, Phase, Schedule, Step, computation, div, eq, ite,
@@ -91,3 +94,61 @@ def test_a_valid_run_measuring_another_count_stays_an_internal_error():
     assert run(ALGO1, 4, 2).ok
     with pytest.raises(InternalError, match="in a valid run"):
         _count_replay(ALGO1, "MAC", 4, 2, 4, derived=1, claimed=2)
+
+
+# ------------------------------------------------ a side condition no size, or few sizes, satisfy
+
+def test_a_side_condition_no_size_satisfies_is_vacuous_on_every_path(tmp_path):
+    """2m | n and n < m together admit no size: every property on every phase, counts (balance
+    and memory with it) included, is `unknown`, saying it is vacuous (exit 2): never proved, and
+    no path fails on the empty set of sizes (a memory path raised IndexError, exit 70)."""
+    path = _zigzag(tmp_path, requires="lambda P: and_(eq(mod(P.n, 2 * P.m), 0), lt(P.n, P.m))")
+    path.write_text(path.read_text().replace("le, lt, mod, wrap)", "le, lt, mod, wrap, and_)"))
+    for tier in ("parametric", "bounded"):
+        code, out, err = call(str(path), "--tier", tier, "--json")
+        assert code == 2, (tier, code, err)
+        rows = json.loads(out)["results"]
+        assert {r["property"] for r in rows} >= {"well-formed", "coverage", "no-conflict", "ring-locality", "counts"}
+        assert all(r["verdict"] == "unknown" and r["reason"].startswith("vacuous: no size satisfies") for r in rows)
+    code, out, _ = call(str(path))
+    assert code == 2 and "(admits no size)" in out.split("assumed:")[1].splitlines()[0]
+
+
+def test_a_side_condition_leaving_finitely_many_sizes_names_them():
+    """2m | n and n ≤ 4: the "assumed:" line names the three sizes it leaves, the same the
+    enumeration of every size up to 40 finds (Z3 shows none beyond)."""
+    from ringproof.proofs.ring.conditions import admitted
+    import tempfile
+    from pathlib import Path
+    with tempfile.TemporaryDirectory() as tmp:
+        path = _zigzag(Path(tmp), requires="lambda P: and_(eq(mod(P.n, 2 * P.m), 0), le(P.n, 4))")
+        path.write_text(path.read_text().replace("le, lt, mod, wrap)", "le, lt, mod, wrap, and_)"))
+        schedule = load_file(path)
+        code, out, err = call(str(path), "--property", "coverage")
+    enumerated = schedule.shape.sizes(40)
+    assert enumerated == [(2, 1, 2), (4, 1, 4), (4, 2, 4)]
+    assert admitted(schedule) == ("finite", enumerated)
+    assert code in (0, 2), err
+    assumed = out.split("assumed:")[1].splitlines()[0]
+    assert assumed.endswith("(admits only n=2, m=1; n=4, m=1; n=4, m=2)"), assumed
+    assert admitted(load_file(_zigzag(Path(tempfile.mkdtemp())))) == ("many", [])
+
+
+def test_figures_are_checked_where_the_side_condition_admits_only_larger_sizes(tmp_path):
+    """n ≥ 14: no size n, d ≤ 12 to compare the figures with enumeration at, so they are compared
+    at the smallest admitted ones instead (it was an IndexError, and no figure checked)."""
+    from ringproof.proofs.figures.counting import check_sizes
+    path = tmp_path / "big_matvec.py"
+    path.write_text(textwrap.dedent(f'''
+        import sys
+        from dataclasses import replace
+        sys.path.insert(0, {str(EXAMPLES)!r})
+        from matvec import SCHEDULE as MATVEC
+        from ringproof import ge
+        SCHEDULE = replace(MATVEC, name="big-matvec", requires=lambda P: ge(P.n, 14))
+    '''))
+    sizes = check_sizes(load_file(path).shape)
+    assert sizes and all(n >= 14 for n, _, _ in sizes)
+    code, out, err = call(str(path), "--property", "counts")
+    assert code == 0, err
+    assert "spread (max − min active ops over PEs) = 0 for every n" in out

@@ -270,8 +270,18 @@ def counts(schedule: Schedule, session: Session | None = None) -> Counts:
 
 
 def check_sizes(shape: Shape, limit: int = CHECK_MAX) -> list[tuple[int, int, int]]:
-    """The (n, m, d) every derived count is compared at: the sizes of `shape` with n, d ≤ limit."""
-    return [(n, m, d) for n, d, m in small_sizes(shape, limit)]
+    """The (n, m, d) every derived count is compared at: the sizes of `shape` with n, d ≤ limit, or,
+    where its side condition admits none of those, its smallest few up to 4·limit (so no figure
+    goes unchecked); empty only where it admits none up to there."""
+    small = small_sizes(shape, limit)
+    return [(n, m, d) for n, d, m in (small or small_sizes(shape, 4 * limit)[:4])]
+
+
+def least_names(shape: Shape) -> tuple:
+    """The symbols of the shape's derived parameters defined by a condition (`Least`), in the order
+    `least_at` gives their values."""
+    from ringproof.schedules.shape import Least
+    return tuple(sympy.Symbol(name, integer=True) for name, fn in shape.derived if isinstance(fn, Least))
 
 
 def least_at(shape: Shape, n: int, m: int, d: int | None = None) -> dict:

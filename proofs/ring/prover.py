@@ -16,7 +16,7 @@ from ringproof.errors import BadInput, InternalError
 from ringproof.model.ring.machine import run
 from ringproof.model.ring.trace import build_trace
 from ringproof.proofs.ring.bounded import check_sizes, shapes, sweep
-from ringproof.proofs.ring.conditions import conditions as size_conditions
+from ringproof.proofs.ring.conditions import admitted, vacuous, conditions as size_conditions
 from ringproof.proofs.ring.formulas import check_formulas
 from ringproof.proofs.ring.pool import beside, run_all
 from ringproof.proofs.ring.properties import Check, check_trace, derive
@@ -60,6 +60,8 @@ def verify_with_conditions(schedule: Schedule, opts: Options = Options(), sessio
     unknown = set(opts.properties) - set(PROPERTIES)
     if unknown:
         raise BadInput(f"unknown property {sorted(unknown)[0]!r}; known: {', '.join(PROPERTIES)}")
+    if admitted(schedule)[0] == "none":
+        return vacuous(schedule, opts.properties, opts.tier), size_conditions(schedule) if conditions else None
     opts.progress(f"{schedule.name}: its steps on ints against their formulas")
     results: list[Result] = []
     solver_props = [p for p in opts.properties if p in SOLVER_PROPERTIES]

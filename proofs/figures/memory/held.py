@@ -203,9 +203,9 @@ def _check_peak(schedule, form, peaks: list | None = None) -> str:
     ...). The derivation counts no stay begun by a use, which holds where ring-locality and
     data-flow do: a schedule that fails them (a mutant) may disagree; one that satisfies them may
     not (`prover._counts` raises an internal error then)."""
-    from ringproof.proofs.figures.counting import check_sizes, in_n_m_d, least_at
+    from ringproof.proofs.figures.counting import check_sizes, in_n_m_d, least_at, least_names
     from ringproof.proofs.figures.spread import _compile, _on_pes
-    names = tuple(least_at(schedule.shape, *check_sizes(schedule.shape)[0]))
+    names = least_names(schedule.shape)
     fn = _compile(form, names)                   # once: a sympy form put in at 219 sizes costs more than the traces
     sizes = check_sizes(schedule.shape)
     for (n, m, d), want in zip(sizes, peaks if peaks is not None else _measured_at(schedule, sizes), strict=True):
@@ -294,9 +294,9 @@ def _unused_homed(schedule, n: int, m: int, d: int) -> list[int]:
 def _check(schedule, form, measured=None, what: str = "inputs") -> None:
     """The form against the ring model's placement (`measured`, else `_homed`) at every size n, d ≤
     12: InternalError at the first disagreement."""
-    from ringproof.proofs.figures.counting import check_sizes, in_n_m_d, least_at
+    from ringproof.proofs.figures.counting import check_sizes, in_n_m_d, least_at, least_names
     from ringproof.proofs.figures.spread import _compile, _on_pes
-    names = tuple(least_at(schedule.shape, *check_sizes(schedule.shape)[0]))
+    names = least_names(schedule.shape)
     fn = _compile(form, names)
     for n, m, d in check_sizes(schedule.shape):
         want = (measured or _homed)(schedule, n, m, d)
