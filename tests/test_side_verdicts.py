@@ -3,6 +3,7 @@ must add"): each case is a user's schedule file, proved with `prove` as a user w
 
 import json
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -152,3 +153,74 @@ def test_figures_are_checked_where_the_side_condition_admits_only_larger_sizes(t
     code, out, err = call(str(path), "--property", "counts")
     assert code == 0, err
     assert "spread (max − min active ops over PEs) = 0 for every n" in out
+
+
+# ------------------------------------------------ a false load claim that agrees on the sizes sampled
+
+def _claiming(tmp_path, base: str, claims: dict, name: str):
+    """A user's file: a registered schedule or an example under a name of its own, with claims."""
+    path = tmp_path / f"{name}.py"
+    path.write_text(textwrap.dedent(f'''
+        import sys
+        from dataclasses import replace
+        sys.path.insert(0, {str(EXAMPLES)!r})
+        {base}
+        SCHEDULE = replace(BASE, name={name!r}, notes={{**BASE.notes, "claims": {{**BASE.notes.get("claims", {{}}), **{claims!r}}}}})
+    '''))
+    return path
+
+
+def _refuted_at(path, n, m):
+    code, out, err = call(str(path), "--property", "counts", "--json")
+    assert code == 1, (code, err, out[-2000:])
+    (row,) = json.loads(out)["results"]
+    cex = row["counterexample"]
+    assert row["verdict"] == "refuted" and (cex["n"], cex["m"]) == (n, m), row["reason"]
+    assert cex["replay"]["confirmed"]
+    return cex
+
+
+def test_a_memory_claim_agreeing_up_to_n_24_is_refuted_past_it(tmp_path):
+    """Algorithm 1's peak n(3n + 1)/m, claimed with + max(0, n − 24): equal at every size the
+    claims were sampled at (n ≤ 12 against the ring model, n ≤ 24 against the form), unknown
+    before; Z3 finds where the difference is not 0, n = 25, and the ring model's peak there
+    refutes the claim."""
+    path = _claiming(tmp_path, "from ringproof import ALGO1 as BASE", {"memory": "n*(3*n + 1)/m + Max(0, n - 24)"},
+                     "algo1_memory")
+    cex = _refuted_at(path, 25, 1)
+    from ringproof.model.ring.trace import build_trace
+    from ringproof.proofs.figures.memory.held import peak_per_pe
+    assert max(peak_per_pe(build_trace(load_file(path), 25, 1, 25))) == cex["replay"]["measured"] == 25 * 76
+
+
+def test_a_balance_claim_agreeing_up_to_n_24_is_refuted_past_it(tmp_path):
+    """The zigzag's spread is 0; claimed max(0, n − 26), first different at n = 28 (2m | n)."""
+    path = _claiming(tmp_path, "from ring_zigzag import SCHEDULE as BASE", {"balance": "Max(0, n - 26)"},
+                     "zigzag_balance")
+    cex = _refuted_at(path, 28, 1)
+    from ringproof.proofs.figures.spread import per_pe, spread_of
+    assert spread_of(per_pe(load_file(path), 28, 1, 28)) == cex["replay"]["measured"] == 0
+
+
+def test_a_claim_equal_in_another_form_is_proved_and_one_z3_cannot_read_names_its_bound():
+    """max((m + 3n²)/m, n(3n + 1)/m) is Algorithm 1's peak written otherwise: Z3 shows the
+    difference 0 at every size (cross-checked here at every size n ≤ 60). A claim through a size
+    defined by a condition (K of matvec-padded) is beyond Z3's reading: unknown, naming n ≤ 24."""
+    import sympy
+    from ringproof.proofs.figures.counting import M, N, check_claim
+    from ringproof.proofs.ring.smt import small_sizes
+    from ringproof.schedules.shape import D_IS_N
+    peak = N * (3 * N + 1) / M
+    claim = "Max((m + 3*n**2)/m, n*(3*n + 1)/m)"
+    assert check_claim(peak, claim) is None
+    assert all((peak - sympy.sympify(claim, locals={"n": N, "m": M})).subs({N: n, M: m}) == 0
+               for n, _, m in small_sizes(D_IS_N, 60))
+    from test_derived import PADDED
+    from ringproof.proofs.figures.counting import counts, derived_parameters
+    c = counts(PADDED)
+    bad = check_claim(c.cycles, "n*(n + K)/m + Max(0, K - 8)", shape=PADDED.shape,
+                      derived_params=derived_parameters(PADDED))
+    assert bad[0] is None
+    (r,) = verify(replace(PADDED, notes={"claims": {"cycles": "n*(n + K)/m + Max(0, K - 8)"}}),
+                  Options(properties=("counts",)))
+    assert r.verdict is Verdict.UNKNOWN and "for every n ≤ 24 only" in r.reason, r.reason

@@ -838,7 +838,7 @@ def check_claim(schedule, claim: str, session=None):
             return Verdict.PROVED, "", None
         if bad[0] is None:
             return (Verdict.UNKNOWN, f"claim balance = {claim} not shown equal to the derived spread {spread}, "
-                    f"nor told apart up to n = {counting.claim_bound(schedule.shape)[0]}", None)
+                    f"nor told apart up to n = {counting.claim_bound(schedule.shape)[0]} nor by Z3", None)
         sizes = [bad[:3]]
     else:
         want = counting.parse_claim(claim, schedule.shape, counting.derived_parameters(schedule))

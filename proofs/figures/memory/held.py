@@ -332,16 +332,21 @@ def summary(schedule, session=None) -> dict:
 
 def check_claim(schedule, claim: str, session=None):
     """(verdict, reason, Counterexample or None) of a claimed peak (the largest over PEs): proved
-    where it equals the derived peak, else refuted where the measured peak differs at a size."""
+    where it equals the derived peak, else refuted where the measured peak differs at a size: the
+    first where the derived peak differs from the claim (found by Z3 past the sizes sampled), else
+    each size n ≤ CLAIM_N."""
     from ringproof.proofs.figures import counting
     from ringproof.proofs.figures.counting import claim_at
     top, why = exact(schedule, session)
+    sizes = sorted(schedule.shape.sizes(CLAIM_N), key=lambda s: (s[0], s[2], s[1]))
     if top is not None:
         bad = counting.check_claim(counting.in_n_m_d(top), claim, shape=schedule.shape,
                                    derived_params=counting.derived_parameters(schedule))
         if bad is None:
             return Verdict.PROVED, "", None
-    for n, m, d in sorted(schedule.shape.sizes(CLAIM_N), key=lambda s: (s[0], s[2], s[1])):
+        if bad[0] is not None and bad[:3] not in sizes:     # past n ≤ CLAIM_N (`counting.apart`): first
+            sizes = [bad[:3], *sizes]
+    for n, m, d in sizes:
         peaks = peak_per_pe(build_trace(schedule, n, m, d))
         got, claimed = max(peaks), claim_at(claim, n, m, d, schedule.shape)   # it may name derived sizes
         if got != claimed:
