@@ -224,3 +224,41 @@ def test_a_claim_equal_in_another_form_is_proved_and_one_z3_cannot_read_names_it
     (r,) = verify(replace(PADDED, notes={"claims": {"cycles": "n*(n + K)/m + Max(0, K - 8)"}}),
                   Options(properties=("counts",)))
     assert r.verdict is Verdict.UNKNOWN and "for every n ≤ 24 only" in r.reason, r.reason
+
+
+# ------------------------------------------------ a chunk size the side condition makes exact, inline
+
+@pytest.mark.parametrize("chunk", ["lambda P: div(P.k, 2)", "lambda P: div(P.n, 2 * P.m)"])
+def test_a_chunk_size_written_inline_proves_as_the_derived_one(tmp_path, chunk):
+    """With 2m | n required, the zigzag written with div(k, 2) (or n div 2m) for its chunk size and
+    no `derived=` proves every property, with the same counts, balance and memory figures, as the
+    one naming h (it was unknown on every property: "product of two values that both involve m");
+    cross-checked by the bounded tier at every size n ≤ 8."""
+    claims = '{"cycles": "n**3/m", "MAC": "n**2*(n + 1)/2"}'
+    named = _zigzag(tmp_path, claims=claims, name="named.py")
+    inline = _zigzag(tmp_path, chunk=chunk, derived="", claims=claims, name="inline.py")
+    runs = []
+    for path in (named, inline):
+        code, out, err = call(str(path), "--json")
+        assert code == 0, (path.name, err, out[-3000:])
+        runs.append(json.loads(out)["results"])
+    assert [(r["property"], r["phase"], r["verdict"], r["tier"]) for r in runs[0]] == \
+        [(r["property"], r["phase"], r["verdict"], r["tier"]) for r in runs[1]]
+    figures = [next(r for r in rs if r["property"] == "counts")["details"] for rs in runs]
+    for key in ("cycles", "ops", "balance", "memory"):
+        want, got = figures[0][key], figures[1][key]
+        if key == "memory":
+            want, got = ({k: v for k, v in x.items() if k != "derived_sizes"} for x in (want, got))
+        assert want == got, key
+    code, _, err = call(str(inline), "--tier", "bounded", "--max-n", "8")
+    assert code == 0, err
+
+
+def test_an_inline_chunk_under_a_side_condition_that_does_not_make_it_exact_is_not_taken(tmp_path):
+    """n even does not make 2 divide k: the chunk is not split exactly and the schedule, broken at
+    n=2, m=2, is refuted there, never proved."""
+    path = _zigzag(tmp_path, requires="lambda P: eq(mod(P.n, 2), 0)", chunk="lambda P: div(P.k, 2)", derived="")
+    from ringproof.proofs.ring.properties import shape_of
+    assert shape_of(load_file(path))[1] == 1
+    code, out, _ = call(str(path), "--property", "coverage", "--json")
+    assert code == 1 and {r["verdict"] for r in json.loads(out)["results"]} == {"refuted"}

@@ -657,7 +657,12 @@ def derived_parameters(schedule, P=None) -> dict:
 
 def exact_chunks(schedule) -> dict:
     """{floor form: exact value} of the derived parameters proved exact (a chunk k/c where the side
-    condition makes c divide k: `derived_parameters`), in k, m, kd."""
+    condition makes c divide k: `derived_parameters`), in k, m, kd; where the steps write that
+    chunk inline (`properties.shape_of` with no name), {floor(k/c): k/c}."""
+    if schedule.requires is not None and not schedule.derived:
+        from ringproof.proofs.ring.properties import shape_of
+        _, c, name = shape_of(schedule)
+        return {sympy.floor(K / c): K / c} if c > 1 and name is None else {}
     if not schedule.derived:
         return {}
     P = parameters(schedule.shape)
