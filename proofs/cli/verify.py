@@ -197,9 +197,9 @@ def print_conditions(needed, out) -> None:
     for c in needed:
         cex = c["counterexample"]
         if cex is None:
-            out.write(f"  without {c['condition']}: no failure found up to size {MAX_SIZE}\n")
+            out.write(f"  without {c.get('written', c['condition'])}: no failure found up to size {MAX_SIZE}\n")
         else:
-            out.write(f"  without {c['condition']}: {cex.check} fails at {cex.sizes()} ({cex.message})\n")
+            out.write(f"  without {c.get('written', c['condition'])}: {cex.check} fails at {cex.sizes()} ({cex.message})\n")
 
 
 def print_table(target, schedule, results, out) -> None:

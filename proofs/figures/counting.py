@@ -270,8 +270,18 @@ def counts(schedule: Schedule, session: Session | None = None) -> Counts:
 
 
 def check_sizes(shape: Shape, limit: int = CHECK_MAX) -> list[tuple[int, int, int]]:
-    """The (n, m, d) every derived count is compared at: the sizes of `shape` with n, d ≤ limit."""
-    return [(n, m, d) for n, d, m in small_sizes(shape, limit)]
+    """The (n, m, d) every derived count is compared at: the sizes of `shape` with n, d ≤ limit, or,
+    where its side condition admits none of those, its smallest few up to 4·limit (so no figure
+    goes unchecked); empty only where it admits none up to there."""
+    small = small_sizes(shape, limit)
+    return [(n, m, d) for n, d, m in (small or small_sizes(shape, 4 * limit)[:4])]
+
+
+def least_names(shape: Shape) -> tuple:
+    """The symbols of the shape's derived parameters defined by a condition (`Least`), in the order
+    `least_at` gives their values."""
+    from ringproof.schedules.shape import Least
+    return tuple(sympy.Symbol(name, integer=True) for name, fn in shape.derived if isinstance(fn, Least))
 
 
 def least_at(shape: Shape, n: int, m: int, d: int | None = None) -> dict:
@@ -553,7 +563,65 @@ def check_claim(derived: sympy.Expr, claim: str, shape: Shape = D_IS_N, seed: in
         got, want = derived.subs(sub).doit(), c.subs(sub)
         if got != want:
             return n, m, d, got, want
+    found = apart(derived, c, shape, seed) if closed(derived) else None
+    if found == "equal":
+        return None
+    if found is not None:
+        n, m, d = found
+        sub = {N: n, M: m, D: d}
+        got, want = derived.subs(sub).doit(), c.subs(sub)
+        if got != want:          # Z3's reading of the forms confirmed by sympy's at that size
+            return n, m, d, got, want
     return (None, None, None, derived, c)
+
+
+def apart(derived: sympy.Expr, claimed: sympy.Expr, shape: Shape = D_IS_N, seed: int = 0):
+    """Where two closed forms in n, m (d) differ, past any sampled bound: "equal" where Z3 shows
+    them equal at every size the shape admits (m | n, m | d and its side condition); else the
+    smallest (n, m, d) where they differ, in `small_sizes`' order (n + d, then n, then m: Z3 asked
+    with bisected bounds); None where Z3 cannot tell (a form it does not translate, a derived
+    size defined by a condition, an unknown answer)."""
+    from ringproof.proofs.figures.nests import _requires
+    diff = (derived - claimed).subs({N: K * M, D: KD * M})
+    if diff.free_symbols - {K, M, KD}:
+        return None
+    k, m = z3.Ints("k m")
+    kd = z3.Int("kd") if shape.is_free("d") else k
+    env = {K: k, M: m, KD: kd}
+    try:
+        facts = [k >= 1, m >= 1, kd >= 1, to_z3(sympy.Ne(diff, 0, evaluate=False), env)]
+        req = _requires(shape)
+        facts += [to_z3(req, env)] if req is not None else []
+    except NoZ3:
+        return None
+
+    def model(*more):
+        s = z3.Solver()
+        s.set("rlimit", budgets.SIDE_CONDITION)
+        s.set("random_seed", seed)
+        s.add(*facts, *more)
+        r = s.check()
+        return s.model() if r == z3.sat else (False if r == z3.unsat else None)
+
+    found = model()
+    if not found:
+        return "equal" if found is False else None
+    n_of, d_of = k * m, kd * m
+    value = (lambda e, at: at.eval(e, model_completion=True).as_long())
+    fixed = []
+    for e in (n_of + d_of, n_of, m):           # the smallest sum, then n, then m
+        lo, hi = 0, value(e, found)            # e ≤ lo unsat: every size is ≥ 1
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            better = model(*fixed, e <= mid)
+            if better is None:
+                break
+            if better is False:
+                lo = mid
+            else:
+                found, hi = better, value(e, better)
+        fixed.append(e == value(e, found))
+    return value(n_of, found), value(m, found), value(d_of, found)
 
 
 def parse_claim(claim: str, shape: Shape = D_IS_N, derived_params=None) -> sympy.Expr:
@@ -589,7 +657,12 @@ def derived_parameters(schedule, P=None) -> dict:
 
 def exact_chunks(schedule) -> dict:
     """{floor form: exact value} of the derived parameters proved exact (a chunk k/c where the side
-    condition makes c divide k: `derived_parameters`), in k, m, kd."""
+    condition makes c divide k: `derived_parameters`), in k, m, kd; where the steps write that
+    chunk inline (`properties.shape_of` with no name), {floor(k/c): k/c}."""
+    if schedule.requires is not None and not schedule.derived:
+        from ringproof.proofs.ring.properties import shape_of
+        _, c, name = shape_of(schedule)
+        return {sympy.floor(K / c): K / c} if c > 1 and name is None else {}
     if not schedule.derived:
         return {}
     P = parameters(schedule.shape)

@@ -672,9 +672,9 @@ def _check(schedule, phases: dict, on_terms=(), session=None) -> str:
     """Each phase's per-PE form against enumeration (its guard and PE at every iteration) at every
     size n, d ≤ 12: InternalError at the first disagreement; for a form counted over the terms
     (`on_terms`), whose coverage may fail, the reason it is not used instead ("" where all agree)."""
-    from ringproof.proofs.figures.counting import check_sizes, in_n_m_d, least_at
+    from ringproof.proofs.figures.counting import check_sizes, in_n_m_d, least_at, least_names
     from ringproof.schedules.dsl import params, with_derived
-    names = tuple(least_at(schedule.shape, *check_sizes(schedule.shape)[0]))   # symbols of a Least, if any
+    names = least_names(schedule.shape)   # symbols of a Least, if any
     compiled = {name: _compile(form, names) for name, (_, form) in phases.items()}
     for n, m, d in check_sizes(schedule.shape):
         P = with_derived(schedule.derived, params(n, m, d=d))
@@ -838,7 +838,7 @@ def check_claim(schedule, claim: str, session=None):
             return Verdict.PROVED, "", None
         if bad[0] is None:
             return (Verdict.UNKNOWN, f"claim balance = {claim} not shown equal to the derived spread {spread}, "
-                    f"nor told apart up to n = {counting.claim_bound(schedule.shape)[0]}", None)
+                    f"nor told apart up to n = {counting.claim_bound(schedule.shape)[0]} nor by Z3", None)
         sizes = [bad[:3]]
     else:
         want = counting.parse_claim(claim, schedule.shape, counting.derived_parameters(schedule))
@@ -1019,6 +1019,8 @@ def _check_idle(schedule, form) -> None:
     from ringproof.model.ring.trace import idle_cycles as enumerated, idle_violations
     from ringproof.proofs.figures.counting import _value, check_sizes, in_n_m_d
     sizes = check_sizes(schedule.shape)
+    if not sizes:
+        return ""
     n, m, d = min((x for x in sizes if x[1] >= 2), key=lambda x: (x[0], x[2]), default=sizes[0])
     bad = idle_violations(schedule, n, m, d if schedule.shape.is_free("d") else None)
     if bad:

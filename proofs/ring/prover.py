@@ -16,7 +16,7 @@ from ringproof.errors import BadInput, InternalError
 from ringproof.model.ring.machine import run
 from ringproof.model.ring.trace import build_trace
 from ringproof.proofs.ring.bounded import check_sizes, shapes, sweep
-from ringproof.proofs.ring.conditions import conditions as size_conditions
+from ringproof.proofs.ring.conditions import admitted, vacuous, conditions as size_conditions
 from ringproof.proofs.ring.formulas import check_formulas
 from ringproof.proofs.ring.pool import beside, run_all
 from ringproof.proofs.ring.properties import Check, check_trace, derive
@@ -60,6 +60,8 @@ def verify_with_conditions(schedule: Schedule, opts: Options = Options(), sessio
     unknown = set(opts.properties) - set(PROPERTIES)
     if unknown:
         raise BadInput(f"unknown property {sorted(unknown)[0]!r}; known: {', '.join(PROPERTIES)}")
+    if admitted(schedule)[0] == "none":
+        return vacuous(schedule, opts.properties, opts.tier), size_conditions(schedule) if conditions else None
     opts.progress(f"{schedule.name}: its steps on ints against their formulas")
     results: list[Result] = []
     solver_props = [p for p in opts.properties if p in SOLVER_PROPERTIES]
@@ -468,6 +470,7 @@ def _count_task(schedule: Schedule, opts: Options, session: Session, keep: bool 
             verdict = Verdict.REFUTED
             reason = f"claim {what} = {claim} differs from the derived {derived}"
             cex = _count_replay(schedule, what, n, m, d, int(got), int(want))
+            reason = _breaks(cex) or reason
             break
     details["claims"] = claims
     result = Result("counts", "all", verdict, opts.tier, time.perf_counter() - t0, reason, cex, details=details)
@@ -551,19 +554,38 @@ def _with_load(schedule: Schedule, opts: Options, counted: tuple, load: tuple, s
 
 def _count_replay(schedule: Schedule, what: str, n: int, m: int, d: int, derived: int, claimed: int,
                   source: str = "derived") -> Counterexample:
-    """A counts refutation with the ring model's run at its size: the count it measures must be
-    the `source` one (derived, or enumerated; else ringproof is wrong: an internal error, never a
-    refutation)."""
+    """A counts refutation with the ring model's run at its size. The count it measures must be the
+    `source` one, unless the run shows the schedule broken there (a rule violated or a wrong
+    result, at a size `requires` admits): a derived count assumes the schedule computes its problem
+    (|terms| rests on coverage), so that is the schedule refuted, the counterexample saying where it
+    breaks (`replay["breaks"]`). A valid run measuring another count is ringproof wrong: an
+    internal error, never a refutation."""
     ring = run(schedule, n, m, d=d)
     measured = {"cycles": ring.cycles, **ring.ops}
-    if measured.get(what, 0) != derived:
-        where = f"n={n}, m={m}" + (f", d={d}" if schedule.shape.is_free("d") else "")
-        raise InternalError(f"counts: the {source} {what} is {derived} at {where}, the ring model measures "
-                            f"{measured.get(what, 0)}")
-    replay = {"confirmed": True, "ring_counts": measured, "count": what, "measured": measured.get(what, 0),
-              "ring_violations": [str(v) for v in ring.violations], "max_rel_error": ring.max_rel_error}
+    got = measured.get(what, 0)
+    replay = {"confirmed": True, "ring_counts": measured, "count": what, "measured": got,
+              "ring_violations": [str(v) for v in ring.violations], "max_rel_error": ring.max_rel_error,
+              "first_difference": ring.difference}
+    where = f"n={n}, m={m}" + (f", d={d}" if schedule.shape.is_free("d") else "")
+    if not ring.ok:
+        replay["breaks"] = (str(ring.violations[0]) if ring.violations else
+                            f"its result differs from numpy (max relative error {ring.max_rel_error:.3g})")
+    if got != derived:
+        if ring.ok:
+            raise InternalError(f"counts: the {source} {what} is {derived} at {where}, the ring model measures "
+                                f"{got} in a valid run")
+        return Counterexample(n, m, f"claim {what}", f"the schedule breaks at {where} ({replay['breaks']}): "
+                              f"the ring model measures {what} {got}, the {source} form (which assumes a "
+                              f"correct run) gives {derived}, claimed {claimed}", (), replay,
+                              schedule.shape.own("d", d))
     return Counterexample(n, m, f"claim {what}", f"{source} {derived}, claimed {claimed}, the ring model "
-                          f"measures {measured.get(what, 0)}", (), replay, schedule.shape.own("d", d))
+                          f"measures {got}", (), replay, schedule.shape.own("d", d))
+
+
+def _breaks(cex: Counterexample) -> str:
+    """The reason of a counts refutation whose replay found the schedule broken, else ""."""
+    why = cex.replay.get("breaks")
+    return f"the schedule breaks at {cex.sizes()}, a size its side condition admits: {why}" if why else ""
 
 
 def _enumerate_counts(schedule: Schedule, opts: Options, result: Result, c, enumerated=None) -> Result:
@@ -592,12 +614,13 @@ def _enumerate_counts(schedule: Schedule, opts: Options, result: Result, c, enum
                 return replace(result, verdict=Verdict.REFUTED, counterexample=cex,
                                reason=f"claim {kind} = {claims[kind]} disagrees with the run at {where}")
             if form is not None and form != measured:
-                if kind not in on_coverage:
-                    raise InternalError(f"counts: the derived {kind} is {form} at {where}, enumeration {measured}")
                 cex = _count_replay(schedule, kind, n, m, d, measured, form, "enumerated")
+                if kind not in on_coverage and not _breaks(cex):
+                    raise InternalError(f"counts: the derived {kind} is {form} at {where}, enumeration {measured} "
+                                        f"in a valid run")
                 return replace(result, verdict=Verdict.REFUTED, counterexample=cex,
-                               reason=f"{kind} = |terms| (phases {', '.join(c.bijections)} covering their "
-                                      f"terms once) disagrees with the run at {where}")
+                               reason=_breaks(cex) or f"{kind} = |terms| (phases {', '.join(c.bijections)} covering "
+                                                      f"their terms once) disagrees with the run at {where}")
     open_kinds = {k for k in ["cycles", *ARITHMETIC, *claims] if k in c.why}
     if result.verdict is Verdict.UNKNOWN and open_kinds <= set(claims):
         bound = f"n={todo[0][0]}, m={todo[0][1]}" if opts.size else f"n ≤ {opts.max_n}"

@@ -203,9 +203,9 @@ def _check_peak(schedule, form, peaks: list | None = None) -> str:
     ...). The derivation counts no stay begun by a use, which holds where ring-locality and
     data-flow do: a schedule that fails them (a mutant) may disagree; one that satisfies them may
     not (`prover._counts` raises an internal error then)."""
-    from ringproof.proofs.figures.counting import check_sizes, in_n_m_d, least_at
+    from ringproof.proofs.figures.counting import check_sizes, in_n_m_d, least_at, least_names
     from ringproof.proofs.figures.spread import _compile, _on_pes
-    names = tuple(least_at(schedule.shape, *check_sizes(schedule.shape)[0]))
+    names = least_names(schedule.shape)
     fn = _compile(form, names)                   # once: a sympy form put in at 219 sizes costs more than the traces
     sizes = check_sizes(schedule.shape)
     for (n, m, d), want in zip(sizes, peaks if peaks is not None else _measured_at(schedule, sizes), strict=True):
@@ -294,9 +294,9 @@ def _unused_homed(schedule, n: int, m: int, d: int) -> list[int]:
 def _check(schedule, form, measured=None, what: str = "inputs") -> None:
     """The form against the ring model's placement (`measured`, else `_homed`) at every size n, d ≤
     12: InternalError at the first disagreement."""
-    from ringproof.proofs.figures.counting import check_sizes, in_n_m_d, least_at
+    from ringproof.proofs.figures.counting import check_sizes, in_n_m_d, least_at, least_names
     from ringproof.proofs.figures.spread import _compile, _on_pes
-    names = tuple(least_at(schedule.shape, *check_sizes(schedule.shape)[0]))
+    names = least_names(schedule.shape)
     fn = _compile(form, names)
     for n, m, d in check_sizes(schedule.shape):
         want = (measured or _homed)(schedule, n, m, d)
@@ -332,16 +332,21 @@ def summary(schedule, session=None) -> dict:
 
 def check_claim(schedule, claim: str, session=None):
     """(verdict, reason, Counterexample or None) of a claimed peak (the largest over PEs): proved
-    where it equals the derived peak, else refuted where the measured peak differs at a size."""
+    where it equals the derived peak, else refuted where the measured peak differs at a size: the
+    first where the derived peak differs from the claim (found by Z3 past the sizes sampled), else
+    each size n ≤ CLAIM_N."""
     from ringproof.proofs.figures import counting
     from ringproof.proofs.figures.counting import claim_at
     top, why = exact(schedule, session)
+    sizes = sorted(schedule.shape.sizes(CLAIM_N), key=lambda s: (s[0], s[2], s[1]))
     if top is not None:
         bad = counting.check_claim(counting.in_n_m_d(top), claim, shape=schedule.shape,
                                    derived_params=counting.derived_parameters(schedule))
         if bad is None:
             return Verdict.PROVED, "", None
-    for n, m, d in sorted(schedule.shape.sizes(CLAIM_N), key=lambda s: (s[0], s[2], s[1])):
+        if bad[0] is not None and bad[:3] not in sizes:     # past n ≤ CLAIM_N (`counting.apart`): first
+            sizes = [bad[:3], *sizes]
+    for n, m, d in sizes:
         peaks = peak_per_pe(build_trace(schedule, n, m, d))
         got, claimed = max(peaks), claim_at(claim, n, m, d, schedule.shape)   # it may name derived sizes
         if got != claimed:

@@ -62,33 +62,73 @@ def shape_of(schedule: Schedule):
     """(the side condition as a Term or None, the chunk c, the derived parameter that is the chunk
     or None): c > 1 where a derived parameter is div(k, c) or div(n, c·m) and the side condition is
     proved (Z3) to make c divide k, so that parameter is k/c exactly and the queries may split
-    indices in chunks of h = k/c; else 1."""
+    indices in chunks of h = k/c; else, where the steps write such a chunk size inline (no derived
+    name: `div(P.k, 2)` under 2m | n), the same c with no name; else 1."""
     if schedule.requires is None:
         return None, 1, None
-    from ringproof.proofs.ring.lemmas import BLOCK_DIVISORS
-    from ringproof.proofs.ring.normalize import PARAMS, Ctx, NormalizationError, same_term
     from ringproof.schedules.dsl import with_derived
+    from ringproof.proofs.ring.normalize import PARAMS
     from ringproof.schedules.expr import lift
     requires = lift(schedule.requires(PARAMS))
     P = with_derived(schedule.derived, PARAMS)
     for name in schedule.derived:
-        t = lift(getattr(P, name))
-        if t.op != "div":
-            continue
-        ctx = Ctx(shape=schedule.shape)
-        try:
-            ctx.assumptions.append(ctx.cond(requires))
-            num, den = ctx.val(t.args[0]), ctx.val(t.args[1])
-        except NormalizationError:
-            continue
-        if num.blocks or den.blocks:
-            continue
-        is_k = same_term(ctx.count_unit(num), ctx.k) and z3_int(den.q) == 0 and z3_int(den.r)
-        is_n = same_term(ctx.extent_unit(num), ctx.k) and z3_int(den.r) == 0 and z3_int(den.q)
-        c = z3_int(den.r) if is_k else z3_int(den.q) if is_n else None
-        if c in BLOCK_DIVISORS and ctx.prove(ctx.k % c == 0):
+        c = _chunk(schedule, requires, lift(getattr(P, name)))
+        if c is not None:
             return requires, c, name
+    for t in _inline_divisions(schedule):
+        c = _chunk(schedule, requires, t)
+        if c is not None:
+            return requires, c, None
     return requires, 1, None
+
+
+def _chunk(schedule: Schedule, requires, t):
+    """c where the Term t is div(k, c) or div(n, c·m) with c a block divisor the side condition
+    `requires` is proved to make divide k; else None."""
+    from ringproof.proofs.ring.lemmas import BLOCK_DIVISORS
+    from ringproof.proofs.ring.normalize import Ctx, NormalizationError, same_term
+    if t.op != "div":
+        return None
+    ctx = Ctx(shape=schedule.shape)
+    try:
+        ctx.assumptions.append(ctx.cond(requires))
+        num, den = ctx.val(t.args[0]), ctx.val(t.args[1])
+    except NormalizationError:
+        return None
+    if num.blocks or den.blocks:
+        return None
+    is_k = same_term(ctx.count_unit(num), ctx.k) and z3_int(den.q) == 0 and z3_int(den.r)
+    is_n = same_term(ctx.extent_unit(num), ctx.k) and z3_int(den.r) == 0 and z3_int(den.q)
+    c = z3_int(den.r) if is_k else z3_int(den.q) if is_n else None
+    return c if c in BLOCK_DIVISORS and ctx.prove(ctx.k % c == 0) else None
+
+
+def _inline_divisions(schedule: Schedule) -> list:
+    """The div Terms of parameters alone (no index in them) in the phases' steps at symbolic
+    indices, each once by its printed form: the candidates for a chunk size written inline."""
+    from ringproof.schedules.expr import Term, render
+    params = {"n", "m", "k", "d", "kd"}
+    out, seen, todo = {}, set(), [generic_step(p) for p in schedule.phases]
+
+    def names(t):
+        return set().union(*(names(a) for a in t.args if isinstance(a, Term))) if t.op != "var" else {t.args[0]}
+
+    while todo:
+        x = todo.pop()
+        if id(x) in seen or x is None or isinstance(x, (int, str, float, bool)):
+            continue
+        seen.add(id(x))
+        if isinstance(x, Term):
+            if x.op == "div" and names(x) <= params:
+                out.setdefault(render(x), x)
+            todo += [a for a in x.args if not isinstance(a, (int, str))]
+        elif isinstance(x, dict):
+            todo += list(x.values())
+        elif isinstance(x, (tuple, list)):
+            todo += list(x)
+        elif hasattr(x, "__dict__"):
+            todo += list(vars(x).values())
+    return list(out.values())
 
 
 def z3_int(e):
