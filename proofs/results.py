@@ -40,13 +40,13 @@ PROPERTY_TABLE = (
     Property("counts", "counting", "its cycle and op counts are the closed forms below",
              rests_on=("coverage",), per="schedule"),
     Property("balance", "figure",
-             "the spread of active ops over its PEs (max − min) is the closed form below: derived for every n "
-             "and compared with enumeration at small sizes; a claimed spread equals it",
+             "the spread of active ops over its PEs (max − min) is a closed form derived for every n and "
+             "compared with enumeration at small sizes, equal to the spread it claims if it claims one",
              rests_on=("coverage",), per="schedule", default=False),
     Property("memory", "figure",
-             "the exact peak of data on its busiest PE is the closed form below: derived for every n from "
-             "stay hints Z3 proved and compared with the ring model's peak at small sizes; a claimed peak "
-             "equals it", rests_on=("ring-locality", "data-flow"), per="schedule", default=False),
+             "the exact peak of data on its busiest PE is a closed form derived for every n from stay hints "
+             "Z3 proved and compared with the ring model's peak at small sizes, equal to the peak it claims "
+             "if it claims one", rests_on=("ring-locality", "data-flow"), per="schedule", default=False),
 )
 PROPERTIES = tuple(p.name for p in PROPERTY_TABLE)
 DEFAULT_PROPERTIES = tuple(p.name for p in PROPERTY_TABLE if p.default)
