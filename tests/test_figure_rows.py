@@ -75,3 +75,16 @@ def test_prove_property_balance_exits_by_its_verdict(tmp_path):
     assert doc["results"][0]["verdict"] == "proved"
     code, out, _ = call("algo1", "--property", "balance", "--jobs", "1", "--quiet")
     assert code == 0 and "balance   all" in out and "spread (max − min active ops over PEs) = 0" in out
+
+
+def test_prove_a_schedule_file_with_a_false_balance_claim_exits_1(tmp_path):
+    path = tmp_path / "claims.py"
+    path.write_text("from dataclasses import replace\n"
+                    "from ringproof.schedules.algo1 import ALGO1\n"
+                    "SCHEDULE = replace(ALGO1, notes={**ALGO1.notes, 'claims': {**ALGO1.notes['claims'], "
+                    "'balance': '1'}})\n")
+    code, out, _ = call(str(path), "--property", "balance", "--jobs", "1", "--quiet")
+    assert code == 1 and "refuted balance/all at n=1, m=1" in out and "claim balance = 1" in out
+    code, out, _ = call(str(path), "--property", "balance", "--json", "--jobs", "1")
+    (row,) = json.loads(out)["results"]
+    assert code == 1 and row["verdict"] == "refuted" and row["counterexample"]["replay"]["measured"] == 0

@@ -57,6 +57,11 @@ class Balance:
         """The spread derived, whether or not it stands."""
         return self.spread if self.spread is not None else self.derived
 
+    @property
+    def why_not(self) -> str:
+        """Why no spread is derived, as a row's reason."""
+        return f"spread not derived: {self.reason}"
+
     def with_steps(self, steps: dict) -> "Balance":
         return replace(self, steps=dict(steps))
 
@@ -115,6 +120,11 @@ class Memory:
     def form(self) -> str | None:
         """The exact peak derived, whether or not it stands."""
         return self.closed_form if self.closed_form is not None else self.derived
+
+    @property
+    def why_not(self) -> str:
+        """Why no exact peak is derived, as a row's reason (`held`'s reasons name the exact peak)."""
+        return self.reason
 
     def unproved(self, why: str) -> "Memory":
         """The peak printed as derived, not proved: it `why` ("rests on ...")."""

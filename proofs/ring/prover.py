@@ -489,8 +489,7 @@ def _figure_row(name: str, what: str, figure: Balance | Memory, tier: str) -> Re
         verdict, reason = Verdict.REFUTED, claim.reason
     elif figure.form is None:
         verdict = Verdict.UNKNOWN
-        reason = claim.reason if claim is not None else (
-            f"{what} not derived: {figure.reason}" if name == "balance" else figure.reason)
+        reason = claim.reason if claim is not None else figure.why_not
     elif figure.derived is not None:
         verdict = Verdict.UNKNOWN
         reason = f"the {what} {figure.derived} is derived for every n, not proved: it {figure.unproved_because}"
