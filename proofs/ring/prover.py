@@ -3,6 +3,10 @@
 A refutation is replayed before it is reported: the bounded checker must find the same property
 failing at the counterexample's (n, m), and the ring model runs that instance; a counterexample that
 does not replay is reported as `unknown`, never as a refutation.
+
+The figures (counts, balance, memory: `ringproof.proofs.figures`) are named tasks of the same pool
+as the checks; they come back as typed records (`figures.records`), and each figure's row is
+gated by what the property table says it rests on (`_standing`) once the checks are in.
 """
 
 from __future__ import annotations
