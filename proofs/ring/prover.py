@@ -372,7 +372,7 @@ class Counted:
 class Standing:
     """How this run's results left what a figure rests on (its table row's `rests_on`): `open`,
     the phases (or properties) not proved; `bounded`, every one proved, some at tier bounded only;
-    `tier`, the weakest tier among them and the run's."""
+    `tier`, the weakest tier among the proved ones and the run's."""
 
     open: tuple
     bounded: bool
@@ -399,7 +399,7 @@ def _standing(name: str, done: list, opts: Options, phases=None) -> Standing:
         got = {(r.property, r.phase): r for r in on}
         missing = tuple(dict.fromkeys(ph for p in rests for ph in phases
                                       if (p, ph) not in got or got[p, ph].verdict is not Verdict.PROVED))
-    tier = max([opts.tier] + [r.tier for r in on], key=TIERS.index)
+    tier = max([opts.tier] + [r.tier for r in on if r.verdict is Verdict.PROVED], key=TIERS.index)
     return Standing(missing, not missing and any(r.tier == "bounded" for r in on), tier)
 
 
