@@ -9,12 +9,12 @@ from typing import Callable
 from ringproof.errors import BadInput
 from ringproof.proofs.progress import silent
 from ringproof.proofs.ring.budgets import Budget
-from ringproof.proofs.results import PROPERTIES, TIERS
+from ringproof.proofs.results import DEFAULT_PROPERTIES, TIERS
 
 
 @dataclass(frozen=True)
 class Options:
-    properties: tuple = PROPERTIES
+    properties: tuple = DEFAULT_PROPERTIES   # balance and memory: when named
     tier: str = "parametric"
     max_n: int = 24          # bounded tier
     max_m: int = 8           # per-m tier

@@ -1,4 +1,4 @@
-"""Verdicts and results: plain data, JSON-ready; printing is the CLI's job."""
+"""The property table, verdicts and results: plain data, JSON-ready; printing is the CLI's job."""
 
 from __future__ import annotations
 
@@ -8,26 +8,57 @@ from dataclasses import asdict, dataclass, field
 
 @dataclass(frozen=True)
 class Property:
-    """One property of a schedule: `name` (the `--property` choice, the JSON value, the report's
-    label) and how it is decided: "checks" (the kinds of `ringproof.proofs.ring.properties`, each
-    with a symbolic and a concrete twin) or "counting" (closed forms checked against enumeration)."""
+    """One property of a schedule, one row of the table every part reads it from.
+
+    `name`: the `--property` choice, the JSON value, the report's label. `decided_by`: "checks"
+    (the kinds of `ringproof.proofs.ring.properties`, each with a symbolic and a concrete twin),
+    "counting" (closed forms checked against enumeration) or "figure" (a closed form of the load,
+    `ringproof.proofs.figures`, derived for every n and compared with enumeration at small sizes).
+    `words`: what "proved" means, as the report says it. `rests_on`: the properties whose proof the
+    verdict needs (a figure counted over terms is only as good as their coverage). `per`: what one
+    result is about ("phase", "output array" or "schedule"). `default`: run where no `--property`
+    names the properties (a figure row is asked for by name: where it is not derived it is
+    `unknown`, which would make most schedules' default runs unknown)."""
 
     name: str
     decided_by: str
+    words: str = ""
+    rests_on: tuple = ()
+    per: str = "phase"
+    default: bool = True
 
 
 # Every property, in the order results are listed and reported.
 PROPERTY_TABLE = (
-    Property("well-formed", "checks"),
-    Property("coverage", "checks"),
-    Property("no-conflict", "checks"),
-    Property("ring-locality", "checks"),
-    Property("data-flow", "checks"),
-    Property("placement", "checks"),
-    Property("counts", "counting"),
+    Property("well-formed", "checks", "every op's PE and indices lie in range"),
+    Property("coverage", "checks", "every term of the computation is computed exactly once"),
+    Property("no-conflict", "checks", "no PE runs two ops in one cycle and no two ops write one place at once"),
+    Property("ring-locality", "checks", "every running sum and operand an op needs is on its PE when it runs"),
+    Property("data-flow", "checks", "every operand taken from an earlier phase is final when it is read"),
+    Property("placement", "checks", "every output element ends on the PE its placement declares",
+             per="output array"),
+    Property("counts", "counting", "its cycle and op counts are the closed forms below",
+             rests_on=("coverage",), per="schedule"),
+    Property("balance", "figure",
+             "the spread of active ops over its PEs (max − min) is a closed form derived for every n and "
+             "compared with enumeration at small sizes, equal to the spread it claims if it claims one",
+             rests_on=("coverage",), per="schedule", default=False),
+    Property("memory", "figure",
+             "the exact peak of data on its busiest PE is a closed form derived for every n from stay hints "
+             "Z3 proved and compared with the ring model's peak at small sizes, equal to the peak it claims "
+             "if it claims one", rests_on=("ring-locality", "data-flow"), per="schedule", default=False),
 )
 PROPERTIES = tuple(p.name for p in PROPERTY_TABLE)
+DEFAULT_PROPERTIES = tuple(p.name for p in PROPERTY_TABLE if p.default)
 SOLVER_PROPERTIES = tuple(p.name for p in PROPERTY_TABLE if p.decided_by == "checks")
+FIGURES = tuple(p.name for p in PROPERTY_TABLE if p.decided_by in ("counting", "figure"))
+
+
+def property_row(name: str) -> Property:
+    """The table's row of `name`."""
+    return next(p for p in PROPERTY_TABLE if p.name == name)
+
+
 TIERS = ("parametric", "per-m", "bounded")
 
 

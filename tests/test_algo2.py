@@ -10,11 +10,11 @@ from ringproof.proofs.ring.bounded import check_sizes
 from ringproof.schedules.shape import divisible as sizes
 from ringproof.proofs.figures.counting import check_claim, closed, counts
 from ringproof.proofs.ring.prover import Options, verify
-from ringproof.proofs.results import PROPERTIES, Verdict
+from ringproof.proofs.results import DEFAULT_PROPERTIES, Verdict
 from ringproof.schedules import algo1
 from ringproof.schedules.algo2 import ALGO2, ALGO2_PRINTED, CLAIMS, PRINTED_DEFECTS, variant
 
-SOLVER_PROPS = tuple(p for p in PROPERTIES if p != "counts")
+SOLVER_PROPS = tuple(p for p in DEFAULT_PROPERTIES if p != "counts")
 # Yu & Fujita, Table I, Algo.2 #Cycles, and what this schedule takes (docs/algo2.md explains each gap)
 TABLE_I = {(3, 3): (21, 21), (4, 4): (36, 36), (5, 5): (50, 51), (6, 3): (146, 144),
            (6, 6): (73, 73), (15, 5): (1134, 1146), (15, 15): (396, 396)}

@@ -14,7 +14,7 @@ from ringproof.proofs.figures.counting import check_claim, closed, counts
 from ringproof.proofs.ring.prover import Options
 from ringproof.proofs.ring.prover import verify as _verify
 from ringproof.proofs.ring.session import Session
-from ringproof.proofs.results import PROPERTIES, Verdict
+from ringproof.proofs.results import DEFAULT_PROPERTIES, Verdict
 from ringproof.proofs.search import gaps
 from ringproof.proofs.search.bound import bound_value
 from ringproof.proofs.search.sat_check import sat_check_run
@@ -22,7 +22,7 @@ from ringproof.schedules.algo2 import ALGO2
 from ringproof.schedules.algo2_fast import ALGO2_FAST, CLAIMS
 from ringproof.schedules.algo3 import ALGO3
 
-SOLVER_PROPS = tuple(p for p in PROPERTIES if p != "counts")
+SOLVER_PROPS = tuple(p for p in DEFAULT_PROPERTIES if p != "counts")
 
 
 def verify(schedule, opts=Options()):
@@ -54,7 +54,7 @@ def parametric():
 def test_every_property_is_proved_for_all_sizes(parametric):
     bad = [(r.property, r.phase, r.reason) for r in parametric
            if (r.verdict, r.tier) != (Verdict.PROVED, "parametric")]
-    assert bad == [] and {r.property for r in parametric} == set(PROPERTIES)
+    assert bad == [] and {r.property for r in parametric} == set(DEFAULT_PROPERTIES)
 
 
 def test_parametric_verdicts_agree_with_enumeration(parametric):

@@ -11,10 +11,10 @@ from ringproof.proofs.ring.bounded import check_sizes
 from ringproof.schedules.shape import divisible as sizes
 from ringproof.proofs.figures.counting import N, check_claim, claim_at, counts
 from ringproof.proofs.ring.prover import Options, verify
-from ringproof.proofs.results import PROPERTIES, Verdict
+from ringproof.proofs.results import DEFAULT_PROPERTIES, Verdict
 from ringproof.schedules.algo3 import ALGO3, ALGO3_PRINTED, CLAIMS, PRINTED_DEFECTS, variant
 
-SOLVER_PROPS = tuple(p for p in PROPERTIES if p != "counts")
+SOLVER_PROPS = tuple(p for p in DEFAULT_PROPERTIES if p != "counts")
 # Yu & Fujita, Table II, Algo.3 #Cycles
 TABLE_II_ALGO3 = {(3, 3): 18, (4, 4): 32, (5, 5): 40, (6, 3): 120, (6, 6): 60, (15, 5): 810,
                   (15, 15): 270, (17, 17): 340}
@@ -60,7 +60,7 @@ def test_verdicts_agree_with_enumeration(schedule, parametric):
 
 def test_bounded_tier_proves_everything_up_to_16():
     rs = verify(ALGO3, Options(tier="bounded", max_n=16))
-    assert {r.property for r in rs} == set(PROPERTIES)
+    assert {r.property for r in rs} == set(DEFAULT_PROPERTIES)
     assert all(r.verdict is Verdict.PROVED and r.tier == "bounded" for r in rs)
 
 

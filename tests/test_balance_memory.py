@@ -858,22 +858,24 @@ def test_the_peak_of_a_schedule_failing_ring_locality_is_not_derived_nor_an_inte
     """Algorithm 1's hints on a mutant whose phase 1 reads the wrong column: ring-locality is
     refuted, so the stays the peak counts are not the schedule's; the peak derived from them
     disagrees with the ring model and is reported as not derived (the prover erred only where the
-    properties it rests on are proved: `prover._memory_rests`)."""
+    properties it rests on are proved: `prover._gated`, the one gate for what a figure rests on)."""
     from helpers.mutants import REFUTED
     from ringproof.errors import InternalError
+    from ringproof.proofs.figures.records import Counts, Memory
     from ringproof.proofs.results import Result
-    from ringproof.proofs.ring.prover import _memory_rests
+    from ringproof.proofs.ring.prover import _gated
     from dataclasses import replace
     S = replace(REFUTED["off-by-one C"], stays=registry()["algo1"].stays)   # ring-locality refuted: test_mutants.py
     memory = held.summary(S, Session())
     assert memory["closed_form"] is None and memory["reason"].startswith(held.MISMATCH), memory["reason"]
+    assert held.is_mismatch(memory["reason"])
     # with what it rests on proved, a disagreement is the prover's error
     done = [Result(p, "phase1", Verdict.PROVED, "parametric", 0.0) for p in held.RESTS_ON]
-    counts = Result("counts", "all", Verdict.PROVED, "parametric", 0.0, details={"memory": memory})
+    counts = Counts(None, {}, {}, None, {}, {}, [], {}, {}, memory=Memory.from_summary(memory, mismatch=True))
     with pytest.raises(InternalError):
-        _memory_rests(registry()["algo1"], counts, memory, done, Options())
+        _gated(counts, done, Options())
     bounded = [replace(r, tier="bounded") for r in done]      # proved for small n only: no verdict on it
-    assert _memory_rests(registry()["algo1"], counts, memory, bounded, Options(tier="bounded")) is counts
+    assert _gated(counts, bounded, Options(tier="bounded")) == counts
 
 
 @pytest.mark.parametrize("change, why", [

@@ -14,7 +14,7 @@ from ringproof.proofs.cp.conform import ring_pairs
 from ringproof.proofs.options import Options
 from ringproof.proofs.ring.prover import verify as _verify
 from ringproof.proofs.ring.session import Session
-from ringproof.proofs.results import PROPERTIES, Verdict
+from ringproof.proofs.results import DEFAULT_PROPERTIES, Verdict
 from ringproof.proofs.figures.memory import held
 from ringproof.schedules import context_parallel as cpm
 from ringproof.schedules.expr import ite, le, lt, mod
@@ -116,7 +116,7 @@ def test_the_memory_table_of_context_parallel_md_is_what_prove_prints(sessions):
 # the counts are left out: the bounded tier would derive the same closed forms again (most of its
 # time) and compare them by enumeration as the parametric `counts` does; `test_each_target_proves_...`
 # compares them with the ring model
-BOUNDED = tuple(p for p in PROPERTIES if p != "counts")
+BOUNDED = tuple(p for p in DEFAULT_PROPERTIES if p != "counts")
 
 
 @pytest.mark.parametrize("name", TARGETS)

@@ -45,7 +45,7 @@ def test_a_property_added_to_the_table_without_its_kind_stops_the_registry_impor
     """The table edited in a fresh process (results.py with one more `Property` line): importing the
     registry then fails, naming the property."""
     source = Path(sys.modules["ringproof.proofs.results"].__file__).read_text()
-    line = '    Property("well-formed", "checks"),\n'
+    line = '    Property("well-formed", "checks", "every op\'s PE and indices lie in range"),\n'
     assert line in source
     edited = source.replace(line, line + '    Property("dummy", "checks"),\n')
     code = ("import sys, types; m = types.ModuleType('ringproof.proofs.results'); "
@@ -59,6 +59,22 @@ def test_a_property_no_one_decides_fails():
     assert undecided() == []
     assert undecided(PROPERTY_TABLE + (Property("dummy", "counting"),)) == ["dummy"]
     assert undecided(PROPERTY_TABLE + (Property("dummy", "by hand"),)) == ["dummy"]
+    assert undecided(PROPERTY_TABLE + (Property("dummy", "figure"),)) == ["dummy"]
+
+
+def test_each_row_says_what_proved_means_what_it_rests_on_and_what_it_is_per():
+    """The words of the report come from the table; a figure rests on properties of the table and
+    is asked for by name (not in the default run)."""
+    from ringproof.proofs.report.words import PROPERTY_WORDS
+    from ringproof.proofs.results import DEFAULT_PROPERTIES, property_row
+    assert set(PROPERTY_WORDS) == set(PROPERTIES)
+    for p in PROPERTY_TABLE:
+        assert p.per in ("phase", "output array", "schedule") and set(p.rests_on) <= set(PROPERTIES), p
+    assert property_row("placement").per == "output array"
+    assert property_row("balance").rests_on == ("coverage",)
+    assert property_row("memory").rests_on == ("ring-locality", "data-flow")
+    assert DEFAULT_PROPERTIES == tuple(p for p in PROPERTIES if p not in ("balance", "memory"))
+    assert DEFAULTS.properties == DEFAULT_PROPERTIES
 
 
 def test_every_kind_of_check_defined_is_in_the_registry():

@@ -20,6 +20,7 @@ def strict_json(text: str):
 @pytest.mark.parametrize("schema,argv", [
     ("prove", ["algo1-printed", "--property", "ring-locality", "--json"]),
     ("prove", ["algo1", "--property", "coverage", "--json", "--tier", "bounded", "--max-n", "4"]),
+    ("prove", ["algo1", "--property", "counts", "--property", "balance", "--property", "memory", "--json"]),
     ("simulate", ["simulate", "algo1-printed", "-n", "4", "-m", "2", "--json"]),
     ("simulate", ["simulate", "algo1", "-n", "4", "-m", "2", "--json"]),
     ("../report.schema", ["report", "algo1", "--format", "json", "--tier", "bounded", "--max-n", "4",

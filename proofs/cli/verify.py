@@ -9,7 +9,7 @@ from ringproof.model.ring.limits import check_traceable
 from ringproof.proofs.cli.common import (ArgumentParser, Exit, Progress, bounded_int, output_dir, seconds,
                                          subcommand_help, write_json)
 from ringproof.proofs.options import DEFAULTS, Options
-from ringproof.proofs.results import PROPERTIES, TIERS, Verdict
+from ringproof.proofs.results import DEFAULT_PROPERTIES, PROPERTIES, TIERS, Verdict
 from ringproof.proofs.cli.targets import registry, resolve
 from ringproof.schedules.dsl import check_size, where
 from ringproof.errors import BadInput
@@ -43,7 +43,9 @@ def parser() -> ArgumentParser:
 def add_solver_options(p: ArgumentParser) -> None:
     """The options of `prove TARGET` that `prove report` shares."""
     p.add_argument("--property", action="append", default=None, metavar="NAME",
-                   help=f"check only this property (repeatable): {', '.join(PROPERTIES)}")
+                   help=f"check only this property (repeatable): {', '.join(PROPERTIES)}; "
+                        f"default: {', '.join(DEFAULT_PROPERTIES)} (a figure row, "
+                        f"{', '.join(p for p in PROPERTIES if p not in DEFAULT_PROPERTIES)}, when named)")
     p.add_argument("--tier", default=DEFAULTS.tier, choices=TIERS,
                    help="parametric: all n, m; per-m: all n for each m ≤ --max-m; bounded: n ≤ --max-n")
     p.add_argument("--max-n", type=int, default=DEFAULTS.max_n,
@@ -242,18 +244,27 @@ def print_table(target, schedule, results, out) -> None:
                       + ", ".join(f"{k} {v}" for k, v in ring.items()) + ")\n")
         out.write(f"  replay: {cex.command(target, r.property)}\n")
         out.write(f"  run: {cex.command(target)}\n")
-    if any(r.property == "counts" for r in results):
-        details = next(r for r in results if r.property == "counts").details
-        c = details.get("readable")
-        if c:
-            out.write(f"\ncycles = {c['cycles']}; ops = "
-                      + ", ".join(f"{k}: {v}" for k, v in c["ops"].items() if v not in ("not derived", "0"))
-                      + f"; utilization = {c['utilization']}\n")
-        if details.get("balance"):
-            from ringproof.proofs.figures.memory import held
-            from ringproof.proofs.figures import spread
-            out.write(spread.readable(details["balance"]) + "\n")
-            out.write(held.readable(details["memory"]) + "\n")
+    print_figures(results, out)
+
+
+def print_figures(results, out) -> None:
+    """The figures' lines under the table: the counts and, from the counts' details or their own
+    rows, the balance and the memory peak."""
+    from ringproof.proofs.figures.memory import held
+    from ringproof.proofs.figures import spread
+    rows = {r.property: r.details for r in results if r.property in ("counts", "balance", "memory")}
+    details = rows.get("counts", {})
+    c = details.get("readable")
+    if c:
+        out.write(f"\ncycles = {c['cycles']}; ops = "
+                  + ", ".join(f"{k}: {v}" for k, v in c["ops"].items() if v not in ("not derived", "0"))
+                  + f"; utilization = {c['utilization']}\n")
+    balance, memory = ((details.get("balance"), details.get("memory")) if "counts" in rows
+                       else (rows.get("balance"), rows.get("memory")))
+    if (balance or memory) and not c:
+        out.write("\n")
+    for line in ([spread.readable(balance)] if balance else []) + ([held.readable(memory)] if memory else []):
+        out.write(line + "\n")
 
 
 def _where(schedule, phase: str) -> str:

@@ -14,7 +14,7 @@ from ringproof.model.ring.trace import build_trace
 from ringproof.proofs.report import svg
 from ringproof.proofs.report.maths import class_forms, closed_text
 from ringproof.proofs.report.words import dsl_reason, theorem
-from ringproof.proofs.results import PROPERTIES, Verdict
+from ringproof.proofs.results import DEFAULT_PROPERTIES, Verdict
 from ringproof.schedules.expr import var
 
 PICTURE_MAX_N = 24     # a counterexample larger than this gets no picture
@@ -42,7 +42,8 @@ def command(target: str, opts) -> str:
         parts += ["--max-n", str(opts.max_n)]
     if opts.tier == "per-m":
         parts += ["--max-m", str(opts.max_m)]
-    return " ".join(parts + [f"--property {p}" for p in opts.properties if len(opts.properties) < len(PROPERTIES)])
+    return " ".join(parts + [f"--property {p}" for p in opts.properties
+                             if set(opts.properties) != set(DEFAULT_PROPERTIES)])
 
 
 def picture_size(schedule, size: tuple[int, int]) -> tuple[int, int]:

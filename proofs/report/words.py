@@ -11,16 +11,11 @@ from __future__ import annotations
 
 import re
 
-# property -> what "proved" means, in words; a property added to the table without a line here is
-# named as it is (the report stays generic over the property table)
-PROPERTY_WORDS = {
-    "well-formed": "every op's PE and indices lie in range",
-    "coverage": "every term of the computation is computed exactly once",
-    "no-conflict": "no PE runs two ops in one cycle and no two ops write one place at once",
-    "ring-locality": "every running sum and operand an op needs is on its PE when it runs",
-    "data-flow": "every operand taken from an earlier phase is final when it is read",
-    "counts": "its cycle and op counts are the closed forms below",
-}
+from ringproof.proofs.results import PROPERTY_TABLE
+
+# property -> what "proved" means, in words: the property table's (a property without words is
+# named as it is: the report stays generic over the table)
+PROPERTY_WORDS = {p.name: p.words for p in PROPERTY_TABLE if p.words}
 
 MARKS = {"proved": "✓", "refuted": "✗", "unknown": "?"}
 LEGEND = {"✓": "proved for every size the row's conditions allow",

@@ -69,6 +69,12 @@ def run_all(tasks: list, jobs: int = 0) -> list:
             p.join()
 
 
+def run_named(tasks: dict, jobs: int = 0) -> dict:
+    """Each task's result by its name: `tasks` maps names to zero-argument tasks, run as `run_all`
+    runs them, in the dict's order."""
+    return dict(zip(tasks, run_all(list(tasks.values()), jobs), strict=True))
+
+
 @contextlib.contextmanager
 def beside(task, jobs: int = 0):
     """Run `task` in a forked worker process while the block runs (here, at once, with one worker

@@ -3,13 +3,17 @@
 A refutation is replayed before it is reported: the bounded checker must find the same property
 failing at the counterexample's (n, m), and the ring model runs that instance; a counterexample that
 does not replay is reported as `unknown`, never as a refutation.
+
+The figures (counts, balance, memory: `ringproof.proofs.figures`) are named tasks of the same pool
+as the checks; they come back as typed records (`figures.records`), and each figure's row is
+gated by what the property table says it rests on (`_standing`) once the checks are in.
 """
 
 from __future__ import annotations
 
 import inspect
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import partial
 
 from ringproof.errors import BadInput, InternalError
@@ -18,13 +22,15 @@ from ringproof.model.ring.trace import build_trace
 from ringproof.proofs.ring.bounded import check_sizes, shapes, sweep
 from ringproof.proofs.ring.conditions import admitted, vacuous, conditions as size_conditions
 from ringproof.proofs.ring.formulas import check_formulas
-from ringproof.proofs.ring.pool import beside, run_all
+from ringproof.proofs.ring.pool import beside, run_named
 from ringproof.proofs.ring.properties import Check, check_trace, derive
 from ringproof.proofs.ring.properties.base import generic_step
 from ringproof.proofs.ring.session import Session
 from ringproof.proofs.ring.smt import Outcome, discharge
 from ringproof.proofs.options import Options
-from ringproof.proofs.results import PROPERTIES, PROPERTY_TABLE, SOLVER_PROPERTIES, Counterexample, Result, Verdict
+from ringproof.proofs.figures.records import Balance, Claimed, Counts, Memory
+from ringproof.proofs.results import (FIGURES, PROPERTIES, PROPERTY_TABLE, SOLVER_PROPERTIES, TIERS, Counterexample,
+                                      Result, Verdict, property_row)
 from ringproof.schedules import usercode
 from ringproof.schedules.dsl import ARITHMETIC, CLAIM_KINDS, LOAD_CLAIMS, Op, Schedule, rescaled
 from ringproof.schedules.usercode import time_limit
@@ -32,10 +38,14 @@ from ringproof.schedules.usercode import time_limit
 REPLAY_MAX_N = 96
 
 
+# the properties not decided by checks that `_figures` decides
+DECIDED_HERE = {"counting": ("counts",), "figure": ("balance", "memory")}
+
+
 def undecided(table=PROPERTY_TABLE) -> list[str]:
     """The properties of the table `verify` has no way to decide: each is decided by the registry's
-    checks or is the one counting property, `counts` (`_counts`)."""
-    return [p.name for p in table if p.decided_by != "checks" and (p.decided_by, p.name) != ("counting", "counts")]
+    checks or is one of the figures `_figures` decides."""
+    return [p.name for p in table if p.decided_by != "checks" and p.name not in DECIDED_HERE.get(p.decided_by, ())]
 
 
 if undecided():
@@ -66,6 +76,7 @@ def verify_with_conditions(schedule: Schedule, opts: Options = Options(), sessio
     results: list[Result] = []
     solver_props = [p for p in opts.properties if p in SOLVER_PROPERTIES]
     derived, enumerated, needed = None, None, None
+    figures = [p for p in opts.properties if p in FIGURES]
     # The steps on ints against their formulas in a worker while the checks are derived here (its
     # bad input raised first, before anything is proved: `formulas_checked` before the pool); at
     # once here where nothing else comes before the proofs.
@@ -75,18 +86,18 @@ def verify_with_conditions(schedule: Schedule, opts: Options = Options(), sessio
             formulas_checked()
             opts.progress(f"{schedule.name}: enumerating " + (f"n={opts.size[0]}, m={opts.size[1]}" if opts.size
                           else f"{len(shapes(schedule, opts.max_n))} sizes with n ≤ {opts.max_n}"))
-            bounded, enumerated, derived = _bounded(schedule, solver_props, opts, session, "counts" in opts.properties)
+            bounded, enumerated, derived = _bounded(schedule, solver_props, opts, session, bool(figures))
             results += bounded
         elif solver_props:
             checks = [c for c in derive(schedule) if c.property in solver_props]
             opts.progress(f"{schedule.name}: {len(checks)} checks at tier {opts.tier}")
-            solved, derived, needed = _solve(schedule, checks, opts, session, with_counts="counts" in opts.properties,
+            solved, derived, needed = _solve(schedule, checks, opts, session, with_counts=bool(figures),
                                              conditions=conditions, first=formulas_checked)
             results += solved
         formulas_checked()
-    if "counts" in opts.properties:
+    if figures:
         opts.progress(f"{schedule.name}: counting cycles and ops")
-        results.append(_counts(schedule, opts, session, results, derived, enumerated))
+        results += _figures(schedule, opts, session, results, derived, enumerated)
     results = _cite_online_softmax(schedule, results, session)
     order = {p: i for i, p in enumerate(PROPERTIES)}
     phases = {p.name: i for i, p in enumerate(schedule.phases)}
@@ -144,21 +155,20 @@ def _discharged(check: Check, m_value, session: Session, smt2_dir: str | None):
 
 def _solve(schedule: Schedule, checks: list[Check], opts: Options, session: Session, with_counts: bool = False,
            conditions: bool = False, first=None):
-    """Results of the checks, and the schedule's counts if asked (computed in the same pool, first,
-    since they are the longest tasks): the counts, and beside them their load part (balance,
-    per ring step too) and the exact memory peak's derivation and hint checks, joined here; and
-    the size conditions if asked (a task after the counts' parts), else None. The checks of the counting
-    hints (`recount`) are tasks of their own too: the balance counts with them assumed, and is
-    found again without them where one is not proved (`recount.join`). `first`: called before the
-    pool starts (a check that must pass before anything is proved)."""
+    """Results of the checks, and the schedule's figures if asked (computed in the same pool, first,
+    since they are the longest tasks): the counts with their balance figures, the balance per ring
+    step, and the exact memory peak's derivation and hint checks, joined here (`Counted`); and the
+    size conditions if asked, else None. The checks of the counting hints (`recount`) are tasks of
+    their own too: the balance counts with them assumed, and is found again without them where one
+    is not proved (`recount.join`). `first`: called before the pool starts (a check that must pass
+    before anything is proved). The pool runs named tasks; their answers are read by name."""
     ms = [None] if opts.tier == "parametric" else list(range(1, opts.max_m + 1))
     keys = [(i, mv) for i in range(len(checks)) for mv in ms]
-    tasks = [partial(_discharged, checks[i], mv, session, opts.smt2_dir) for i, mv in keys]
+    tasks: dict = {}        # name -> zero-argument task, handed out in this order: the long ones first
     if with_counts:
         # Imported before the workers fork, once: what the counts tasks import and the parent imports
         # again to print their lines (sympy, the counter's modules; sympy.tensor, which sympy's Add
-        # imports on its first call, and sympy.codegen, which lambdify's printer does: each worker
-        # imported them, some 0.05 s of CPU).
+        # imports on its first call, and sympy.codegen, which lambdify's printer does).
         import sympy.codegen.ast    # noqa: F401
         import sympy.tensor.tensor    # noqa: F401
 
@@ -168,34 +178,38 @@ def _solve(schedule: Schedule, checks: list[Check], opts: Options, session: Sess
         recounts = recount.pending(schedule)     # the balance counts with them assumed, joined below
         recount.assume(schedule, session, recounts)
         recount_checks = [c for _, cs in recounts for c in cs]
-        tasks[:0] = [partial(_discharged, c, None, session, None) for c in hints + recount_checks]
-    # The long tasks first (`pool.run_all` hands them out in list order): the counts' parts, then
-    # the size conditions (ring-attention's 0.4 s, last of ~100 short checks, ended the pool 0.2 s
-    # after the other worker), the online-softmax lemma's parts where a phase cites it (Z3 proofs of
-    # 0.05 s that the parent ran after the pool), then the hint checks and the checks.
-    head = ([partial(held.apart, schedule, session), partial(_count_and_balance, schedule, opts, session),
-             partial(held.measured, schedule, session), partial(_step_task, schedule, opts, session)]
-            if with_counts else []) + ([partial(size_conditions, schedule)] if conditions else [])
-    softmax = bool(_online_phases(schedule)) and session.softmax_known() is None
-    tasks[:0] = head + ([session.softmax_status] if softmax else [])
+        tasks["memory apart"] = partial(held.apart, schedule, session)
+        tasks["counts and balance"] = partial(_count_and_balance, schedule, opts, session)
+        tasks["peaks measured"] = partial(held.measured, schedule, session)
+        tasks["balance per step"] = partial(_step_task, schedule, opts, session)
+    if conditions:      # after the counts' parts: a long task among ~100 short checks would end the pool late
+        tasks["size conditions"] = partial(size_conditions, schedule)
+    if bool(_online_phases(schedule)) and session.softmax_known() is None:
+        tasks["online softmax"] = session.softmax_status     # the lemma's parts, where a phase cites it
+    if with_counts:
+        tasks.update({("hint", i): partial(_discharged, c, None, session, None) for i, c in enumerate(hints)})
+        tasks.update({("recount", i): partial(_discharged, c, None, session, None)
+                      for i, c in enumerate(recount_checks)})
+    tasks.update({("check", i, mv): partial(_discharged, checks[i], mv, session, opts.smt2_dir) for i, mv in keys})
     if first is not None:
         first()
-    raw = run_all(tasks, opts.jobs)
-    if softmax:
-        session.softmax_status(raw.pop(len(head)))
-    done, raw = raw[:len(head)], raw[len(head):]
-    needed = done[-1] if conditions else None
+    done = run_named(tasks, opts.jobs)
+    if "online softmax" in done:
+        session.softmax_status(done["online softmax"])
+    needed = done.get("size conditions")
+    derived = None
     if with_counts:
-        parts, (counted, balance), peaks, steps = done[:4]
-        held.join(schedule, session, parts, peaks, raw[:len(hints)], hints)
-        if not recount.join(schedule, session, recounts, raw[len(hints):len(hints) + len(recount_checks)]):
+        held.join(schedule, session, done["memory apart"], done["peaks measured"],
+                  [done["hint", i] for i in range(len(hints))], hints)
+        counted = done["counts and balance"]
+        balance = counted.counts.balance
+        if not recount.join(schedule, session, recounts, [done["recount", i] for i in range(len(recount_checks))]):
             balance = _balance_task(schedule, session)        # again: a hint not proved counts nothing
-        del raw[:len(hints) + len(recount_checks)]
-    derived = _with_load(schedule, opts, counted, _memory_part(schedule, session, balance), steps) \
-        if with_counts else None
+        derived = _with_load(schedule, opts, counted, balance, _memory_task(schedule, session),
+                             done["balance per step"])
     outcomes: dict = {}
-    for (i, _), o in zip(keys, raw):
-        outcomes.setdefault(i, []).append(replace(o, check=checks[i]))
+    for i, mv in keys:
+        outcomes.setdefault(i, []).append(replace(done["check", i, mv], check=checks[i]))
     groups: dict = {}
     for i, c in enumerate(checks):
         groups.setdefault((c.property, c.phase), []).extend(outcomes[i])
@@ -322,10 +336,10 @@ def _enumerated(schedule, n, m, f) -> Counterexample:
 
 
 def _bounded(schedule: Schedule, props, opts: Options, session: Session,
-             with_counts: bool) -> tuple[list[Result], dict | None, tuple]:
+             with_counts: bool) -> tuple[list[Result], dict | None, "Counted | None"]:
     """The results of the sweep; its enumerated counts when it covered every size (the counts
     tier's own sweep, then, is not run again); the counts' closed forms if asked, computed in the
-    same pool, first (`_count_task`)."""
+    same pool, first (`_count_task`'s `Counted`)."""
     t0 = time.perf_counter()
     swept = sweep(schedule, opts.max_n, props, jobs=opts.jobs, only=opts.size,
                   first=partial(_count_task, schedule, opts, session, True) if with_counts else None)
@@ -344,103 +358,174 @@ def _bounded(schedule: Schedule, props, opts: Options, session: Session,
     return out, (None if opts.size else swept.counts), swept.first
 
 
-# ----------------------------------------------------------------------------- counts
+# ----------------------------------------------------------------------------- figures
 
 
-def _counts(schedule: Schedule, opts: Options, session: Session, done: list, counted=None,
-            enumerated=None) -> Result:
-    """The counts result; `counted` is `_count_task(schedule, opts, session)` if a pool already ran it,
-    `enumerated` the bounded sweep's counts per (n, m, d) if it covered every size."""
+@dataclass(frozen=True)
+class Counted:
+    """What the counting task hands on: the `Counts` record and, where kept, the counter's sympy
+    answer (`counting.counts`: the bounded tier compares its forms with enumeration)."""
+
+    counts: Counts
+    forms: object = None
+
+
+@dataclass(frozen=True)
+class Standing:
+    """How this run's results left what a figure rests on (its table row's `rests_on`): `open`,
+    the phases (or properties) not proved; `bounded`, every one proved, some at tier bounded only;
+    `tier`, the weakest tier among the proved ones and the run's."""
+
+    open: tuple
+    bounded: bool
+    tier: str
+
+    @property
+    def everywhere(self) -> bool:
+        return not self.open and not self.bounded
+
+    def why(self, what: str, max_n: int) -> str:
+        """"rests on `what`, not proved in this run" or "..., proved only for n ≤ max_n ..."."""
+        return f"rests on {what}, " + (f"proved only for n ≤ {max_n} in this run (tier bounded)" if not self.open
+                                       else "not proved in this run")
+
+
+def _standing(name: str, done: list, opts: Options, phases=None) -> Standing:
+    """The one gate for "rests on": the results in `done` of the properties the table's row `name`
+    rests on, of `phases` (each needed) or, without phases, of every phase (at least one needed)."""
+    rests = property_row(name).rests_on
+    on = [r for r in done if r.property in rests and (phases is None or r.phase in phases)]
+    if phases is None:
+        missing = () if on and all(r.verdict is Verdict.PROVED for r in on) else rests
+    else:
+        got = {(r.property, r.phase): r for r in on}
+        missing = tuple(dict.fromkeys(ph for p in rests for ph in phases
+                                      if (p, ph) not in got or got[p, ph].verdict is not Verdict.PROVED))
+    tier = max([opts.tier] + [r.tier for r in on if r.verdict is Verdict.PROVED], key=TIERS.index)
+    return Standing(missing, not missing and any(r.tier == "bounded" for r in on), tier)
+
+
+def _fetched(schedule: Schedule, opts: Options, session: Session, done: list, name: str, phases=None) -> list:
+    """`done` with the results a figure rests on (`_standing`) that this run did not ask for, proved
+    now in the same session."""
+    rests = property_row(name).rests_on
+    have = {(r.property, r.phase) for r in done}
+    todo = [p for p in rests if (not any(h[0] == p for h in have) if phases is None
+                                 else not all((p, ph) in have for ph in phases))]
+    if not todo:
+        return done
+    return done + [r for r in verify(schedule, replace(opts, properties=tuple(todo)), session)
+                   if (r.property, r.phase) not in have]
+
+
+def _figures(schedule: Schedule, opts: Options, session: Session, done: list, counted: Counted | None = None,
+             enumerated=None) -> list[Result]:
+    """The rows of the figures asked (counts, balance, memory; `counted`: `_count_task`'s answer
+    if a pool already ran it, `enumerated` the bounded sweep's counts per (n, m, d) if it covered
+    every size), each gated by what it rests on."""
     if counted is None:
         counted = _count_task(schedule, opts, session, keep=opts.tier == "bounded")
     t_end = time.perf_counter()
-    result, bijections, c = counted
-    on_terms = ((result.details or {}).get("balance") or {}).get("on_coverage") or []
-    cov = {r.phase: r for r in done if r.property == "coverage"}
-    if (bijections and opts.tier != "bounded" and result.verdict is Verdict.PROVED) or on_terms:
-        # a guarded phase does |terms| ops only if its coverage (a bijection onto them) is proved
-        if not set(bijections) | set(on_terms) <= set(cov):
-            cov.update({r.phase: r for r in verify(schedule, replace(opts, properties=("coverage",)), session)})
-    if bijections and opts.tier != "bounded" and result.verdict is Verdict.PROVED:
-        unproved = [p for p in bijections if p not in cov or cov[p].verdict is not Verdict.PROVED]
-        if unproved:
-            result = replace(result, verdict=Verdict.UNKNOWN,
-                             reason=f"op counts of {', '.join(unproved)} rest on coverage, which is not proved")
-    if on_terms:
-        result = _balance_rests(schedule, result, on_terms, cov, opts)
-    memory = (result.details or {}).get("memory") or {}
-    if memory:
-        result = _memory_rests(schedule, result, memory, done, opts)
-    if opts.tier == "bounded" and result.verdict is not Verdict.REFUTED:
-        result = _enumerate_counts(schedule, opts, result, c, enumerated)
-    return replace(result, seconds=result.seconds + time.perf_counter() - t_end)
+    counts, asked = counted.counts, set(opts.properties)
+    on_terms = list(counts.balance.on_coverage) if counts.balance is not None else []
+    # a guarded phase does |terms| ops only if its coverage (a bijection onto them) is proved
+    gate_ops = "counts" in asked and bool(counts.bijections) and counts.verdict is Verdict.PROVED
+    terms = list(dict.fromkeys((list(counts.bijections) if gate_ops else [])
+                               + (on_terms if asked & {"counts", "balance"} else [])))
+    if terms:
+        done = _fetched(schedule, opts, session, done, "counts", terms)
+    if "memory" in asked:
+        done = _fetched(schedule, opts, session, done, "memory")
+    counts = _gated(counts, done, opts, gate_ops)
+    spread, held_by = _standing("balance", done, opts, on_terms), _standing("memory", done, opts)
+    if opts.tier == "bounded" and counts.verdict is not Verdict.REFUTED:
+        counts = _enumerate_counts(schedule, opts, counts, counted.forms, enumerated)
+    seconds = counts.seconds + time.perf_counter() - t_end
+    rows = []
+    if "counts" in asked:
+        rows.append(Result("counts", "all", counts.verdict, opts.tier, seconds, counts.reason, counts.counterexample,
+                           details=counts.to_json()))
+    if "balance" in asked:
+        rows.append(_figure_row("balance", "spread", counts.balance, spread.tier if on_terms else opts.tier))
+    if "memory" in asked:
+        rows.append(_figure_row("memory", "exact peak", counts.memory, held_by.tier))
+    return rows
 
 
-def _balance_rests(schedule: Schedule, result: Result, on_terms: list, cov: dict, opts: Options) -> Result:
-    """A spread counted over some phases' terms stands (for every n) only with their coverage
-    proved for every n in this run; else it is printed as derived, not proved, and a claim of it is
-    unknown (as `_memory_rests` does for the exact peak)."""
-    balance = result.details["balance"]
-    ok = [p for p in on_terms if p in cov and cov[p].verdict is Verdict.PROVED]
-    if balance.get("spread") is None or (len(ok) == len(on_terms) and all(cov[p].tier != "bounded" for p in ok)):
-        return result
-    why = f"rests on the coverage of {', '.join(on_terms)}, " + (
-        f"proved only for n ≤ {opts.max_n} in this run (tier bounded)" if len(ok) == len(on_terms)
-        else "not proved in this run")
-    if result.verdict is Verdict.PROVED and "balance" in schedule.notes.get("claims", {}):
-        result = replace(result, verdict=Verdict.UNKNOWN, reason=f"claim balance {why}")
-    balance = dict(balance, spread=None, derived=balance["spread"], reason=f"it {why}")
-    return replace(result, details=dict(result.details, balance=balance))
+def _gated(counts: Counts, done: list, opts: Options, gate_ops: bool = True) -> Counts:
+    """`counts` with each figure gated by what it rests on (`_standing`): op counts of phases
+    counted over their terms (`gate_ops`), a spread counted over some phases' terms and the exact
+    peak stand for every n only with what they rest on proved for every n in this run; else the
+    form is printed as derived, not proved, and a claim of it is unknown. A peak that disagrees
+    with the ring model while what it rests on is proved is the prover's error."""
+    balance, memory, claims = counts.balance, counts.memory, counts.claims
+    if gate_ops:
+        ops = _standing("counts", done, opts, counts.bijections)
+        if ops.open:
+            counts = replace(counts, verdict=Verdict.UNKNOWN,
+                             reason=f"op counts of {', '.join(ops.open)} rest on coverage, which is not proved")
+    on_terms = list(balance.on_coverage) if balance is not None else []
+    spread = _standing("balance", done, opts, on_terms)
+    if on_terms and balance.spread is not None and not spread.everywhere:
+        why = spread.why(f"the coverage of {', '.join(on_terms)}", opts.max_n)
+        if counts.verdict is Verdict.PROVED and "balance" in claims:
+            counts = replace(counts, verdict=Verdict.UNKNOWN, reason=f"claim balance {why}")
+        balance = balance.unproved(why)
+    held_by = _standing("memory", done, opts)
+    if memory is not None:
+        # the exact peak counts no stay begun by a use: it stands with the sources' properties proved
+        if held_by.everywhere and memory.mismatch:
+            raise InternalError(f"memory: {memory.reason}, and both are proved")
+        if not held_by.everywhere and memory.closed_form:
+            why = held_by.why(" and ".join(property_row("memory").rests_on), opts.max_n)
+            if counts.verdict is Verdict.PROVED and "memory" in claims:
+                counts = replace(counts, verdict=Verdict.UNKNOWN, reason=f"claim memory {why}")
+            memory = memory.unproved(why)
+    return replace(counts, balance=balance, memory=memory)
 
 
-def _memory_rests(schedule: Schedule, result: Result, memory: dict, done: list, opts: Options) -> Result:
-    """The exact peak counts no stay begun by a use: it stands (for every n) only with the
-    properties that show each use's source (`held.RESTS_ON`) proved for every n in this run.
-    Without them (not proved, or proved at tier bounded only) it is printed as derived, not proved,
-    and a claim of it is unknown; a peak that disagrees with the ring model while they are proved
-    is the prover's error."""
-    from ringproof.proofs.figures.memory import held
-    rests = [r for r in done if r.property in held.RESTS_ON]
-    proved = bool(rests) and all(r.verdict is Verdict.PROVED for r in rests)
-    everywhere = proved and all(r.tier != "bounded" for r in rests)
-    if everywhere and memory.get("reason", "").startswith(held.MISMATCH):
-        raise InternalError(f"memory: {memory['reason']}, and both are proved")
-    if everywhere or not memory.get("closed_form"):
-        return result
-    why = f"rests on {' and '.join(held.RESTS_ON)}, " + (
-        f"proved only for n ≤ {opts.max_n} in this run (tier bounded)" if proved else "not proved in this run")
-    if result.verdict is Verdict.PROVED and "memory" in schedule.notes.get("claims", {}):
-        result = replace(result, verdict=Verdict.UNKNOWN, reason=f"claim memory {why}")
-    memory = dict(memory, closed_form=None, derived=memory["closed_form"], reason=f"exact peak not proved: it {why}")
-    return replace(result, details=dict(result.details, memory=memory))
+def _figure_row(name: str, what: str, figure: Balance | Memory, tier: str) -> Result:
+    """The row of a load figure: refuted where its claim is (replayed); unknown where the figure is
+    not derived, is derived but what it rests on is not proved, or its claim is undecided; else
+    proved, at the weakest tier of the run and what it rests on."""
+    claim, details = figure.claim, figure.to_json()
+    if claim is not None:
+        details["claim"] = claim.claim
+    if claim is not None and claim.verdict is Verdict.REFUTED:
+        verdict, reason = Verdict.REFUTED, claim.reason
+    elif figure.form is None:
+        verdict = Verdict.UNKNOWN
+        reason = claim.reason if claim is not None else figure.why_not
+    elif figure.derived is not None:
+        verdict = Verdict.UNKNOWN
+        reason = f"the {what} {figure.derived} is derived for every n, not proved: it {figure.unproved_because}"
+    elif claim is not None and claim.verdict is not Verdict.PROVED:
+        verdict, reason = Verdict.UNKNOWN, claim.reason
+    else:
+        verdict, reason = Verdict.PROVED, ""
+    return Result(name, "all", verdict, tier, figure.seconds, reason,
+                  claim.counterexample if verdict is Verdict.REFUTED else None, details=details)
 
 
-def _count_task(schedule: Schedule, opts: Options, session: Session, keep: bool = False, load: bool = True) -> tuple:
-    """(the counts Result before the coverage it may rest on is known, the phases whose op counts
-    rest on their coverage, the counts themselves if `keep`). Runs in the pool beside the solver
-    checks; what it returns holds no sympy object unless `keep`, so the parent never imports
-    sympy for a parametric proof.
+def _count_task(schedule: Schedule, opts: Options, session: Session, keep: bool = False,
+                load: bool = True) -> Counted:
+    """The counts before the coverage they may rest on is known, the phases whose op counts rest
+    on their coverage among them (`Counts.bijections`), and the counter's answer if `keep`. Runs
+    in the pool beside the solver checks; what it returns holds no sympy object unless `keep`, so
+    the parent never imports sympy for a parametric proof.
 
     Every claimed kind is checked: shown equal to its derived form (proved), refuted at a size
     (replayed on the ring model), or, where its form is not derived or no size up to the sampled
     bound tells them apart, `unknown` saying which kind and why. Claims of balance and memory are
-    decided by `spread` and `held` (`_load_task`; without `load`, left for `_with_load`: `_solve`'s
-    pool computes them in `_count_and_balance` and the exact memory peak's tasks)."""
+    decided by `spread` and `held` (`_balance_task`, `_memory_task`; without `load`, left for
+    `_with_load`: `_solve`'s pool computes them in `_count_and_balance` and the exact memory
+    peak's tasks)."""
     from ringproof.proofs.figures.counting import check_claim, claim_bound, counts, derived_parameters
     from ringproof.proofs.figures.readable import readable
 
     t0 = time.perf_counter()
     c = counts(schedule, session)
     text = (lambda e: str(e) if e is not None else None)
-    details = {"cycles": text(c.cycles), "ops": {k: text(v) for k, v in c.ops.items()},
-               "phase_cycles": {k: text(v) for k, v in c.phase_cycles.items()},
-               "utilization": text(c.utilization),
-               "phase_utilization": {k: str(v) for k, v in (c.phase_utilization or {}).items()},
-               "readable": {"cycles": readable(c.cycles), "utilization": readable(c.utilization),
-                            "ops": {k: readable(v) for k, v in c.ops.items()}}}
-    details["hints"] = c.hints
-    if c.why:
-        details["not_derived"] = dict(c.why)
     claims = schedule.notes.get("claims", {})
     needed = ["cycles", *ARITHMETIC] + [k for k in claims if k not in ("cycles", *ARITHMETIC)
                                           and k not in LOAD_CLAIMS]
@@ -472,57 +557,53 @@ def _count_task(schedule: Schedule, opts: Options, session: Session, keep: bool 
             cex = _count_replay(schedule, what, n, m, d, int(got), int(want))
             reason = _breaks(cex) or reason
             break
-    details["claims"] = claims
-    result = Result("counts", "all", verdict, opts.tier, time.perf_counter() - t0, reason, cex, details=details)
-    counted = result, bijections, c if keep else None
-    return _with_load(schedule, opts, counted, _load_task(schedule, session),
-                      _step_task(schedule, opts, session)) if load else counted
+    record = Counts(text(c.cycles), {k: text(v) for k, v in c.ops.items()},
+                    {k: text(v) for k, v in c.phase_cycles.items()}, text(c.utilization),
+                    {k: str(v) for k, v in (c.phase_utilization or {}).items()},
+                    {"cycles": readable(c.cycles), "utilization": readable(c.utilization),
+                     "ops": {k: readable(v) for k, v in c.ops.items()}},
+                    c.hints, dict(c.why) if c.why else {}, claims, verdict, reason, cex, tuple(bijections),
+                    seconds=time.perf_counter() - t0)
+    counted = Counted(record, c if keep else None)
+    if not load:
+        return counted
+    return _with_load(schedule, opts, counted, _balance_task(schedule, session), _memory_task(schedule, session),
+                      _step_task(schedule, opts, session))
 
 
-def _load_task(schedule: Schedule, session: Session) -> tuple:
-    """(balance summary, memory summary, [(verdict, why, counterexample) of each claim of balance or
-    memory, in the claims' order], seconds): the load part of the counts result."""
-    return _memory_part(schedule, session, _balance_task(schedule, session))
-
-
-def _balance_task(schedule: Schedule, session: Session) -> tuple:
-    """(balance summary, {position of a balance claim among the claims of balance or memory: its
-    verdict}, seconds)."""
+def _balance_task(schedule: Schedule, session: Session) -> Balance:
+    """The balance figures (`spread.summary`, without the per-step forms) and the verdict of a
+    claimed balance."""
     from ringproof.proofs.figures import spread
     t0 = time.perf_counter()
-    balance = spread.summary(schedule, session, steps=False)
-    verdicts = {i: spread.check_claim(schedule, claim, session) for i, (what, claim) in enumerate(_load_claims(schedule))
-                if what == "balance"}
-    return balance, verdicts, time.perf_counter() - t0
+    summary = spread.summary(schedule, session, steps=False)
+    claim = schedule.notes.get("claims", {}).get("balance")
+    claimed = None if claim is None else Claimed("balance", claim, *spread.check_claim(schedule, claim, session))
+    return Balance.from_summary(summary, claimed, time.perf_counter() - t0)
 
 
-def _memory_part(schedule: Schedule, session: Session, balanced: tuple) -> tuple:
-    """`_load_task`'s answer from `_balance_task`'s: the memory summary and the verdicts of the
-    memory claims added (the exact peak from `session` where a pool joined it there)."""
+def _memory_task(schedule: Schedule, session: Session) -> Memory:
+    """The memory figures (`held.summary`; the exact peak from `session` where a pool joined it
+    there) and the verdict of a claimed peak."""
     from ringproof.proofs.figures.memory import held
     t0 = time.perf_counter()
-    balance, verdicts, seconds = balanced
-    memory = held.summary(schedule, session)
-    verdicts = {**verdicts, **{i: held.check_claim(schedule, claim, session)
-                               for i, (what, claim) in enumerate(_load_claims(schedule)) if what == "memory"}}
-    return balance, memory, [verdicts[i] for i in sorted(verdicts)], seconds + time.perf_counter() - t0
+    summary = held.summary(schedule, session)
+    claim = schedule.notes.get("claims", {}).get("memory")
+    claimed = None if claim is None else Claimed("memory", claim, *held.check_claim(schedule, claim, session))
+    return Memory.from_summary(summary, held.is_mismatch(summary["reason"]), claimed, time.perf_counter() - t0)
 
 
-def _load_claims(schedule: Schedule) -> list:
-    return [(what, claim) for what, claim in schedule.notes.get("claims", {}).items() if what in LOAD_CLAIMS]
-
-
-def _count_and_balance(schedule: Schedule, opts: Options, session: Session) -> tuple:
-    """(`_count_task` without its load part, `_balance_task`): one pool task, since they read the
-    same per-phase forms and counter's answers (in two tasks each worker derived them: 1.5 s more
-    CPU of algo3-fast's 10 s). The balance per ring step (`_step_task`) and the exact memory peak
-    are tasks of their own (with the step part, this was the longest task of zigzag's proof)."""
-    return _count_task(schedule, opts, session, load=False), _balance_task(schedule, session)
+def _count_and_balance(schedule: Schedule, opts: Options, session: Session) -> Counted:
+    """`_count_task` without its load part, its balance figures (`_balance_task`) in it: one pool
+    task, since they read the same per-phase forms and counter's answers. The balance per ring
+    step (`_step_task`) and the exact memory peak are tasks of their own."""
+    counted = _count_task(schedule, opts, session, load=False)
+    return replace(counted, counts=replace(counted.counts, balance=_balance_task(schedule, session)))
 
 
 def _step_task(schedule: Schedule, opts: Options, session: Session) -> dict:
     """The balance per ring step (`spread.step_summary`) and, with --idle-pes, the cycles with idle
-    PEs not waiting (`balance.idle_pes`), JSON-ready: the third part of the counts result."""
+    PEs not waiting (`balance.idle_pes`), JSON-ready: the balance figures' `steps`."""
     from ringproof.proofs.figures import spread
     from ringproof.proofs.figures.counting import in_n_m_d, tidy
     out = spread.step_summary(schedule, session)
@@ -532,24 +613,25 @@ def _step_task(schedule: Schedule, opts: Options, session: Session) -> dict:
     return out
 
 
-def _with_load(schedule: Schedule, opts: Options, counted: tuple, load: tuple, steps: dict) -> tuple:
-    """The counts result of `_count_task` without its load part, completed by `_load_task`'s: the
-    balance and memory summaries, the phases the balance forms rest on the coverage of, and the
-    verdicts of the claims of balance and memory (a refutation of another claim stands); and by
-    `_step_task`'s balance per ring step."""
-    result, bijections, c = counted
-    balance, memory, verdicts, seconds = load
-    details = dict(result.details, balance={**balance, **steps}, memory=memory)
+def _with_load(schedule: Schedule, opts: Options, counted: Counted, balance: Balance, memory: Memory,
+               steps: dict) -> Counted:
+    """The counts of `_count_task` without their load part, completed: the balance figures (with
+    `_step_task`'s per ring step) and the memory figures, the phases the balance forms rest on the
+    coverage of, and the verdicts of the claims of balance and memory, in the claims' order (a
+    refutation of another claim stands)."""
+    counts = counted.counts
+    bijections = list(counts.bijections)
     if opts.tier != "bounded":
-        bijections = bijections + [p for p in balance.get("on_coverage", []) if p not in bijections]
-    if bijections:
-        details["bijections"] = bijections
-    verdict, reason, cex = result.verdict, result.reason, result.counterexample
-    for v, why, bad in verdicts:
+        bijections += [p for p in balance.on_coverage if p not in bijections]
+    verdict, reason, cex = counts.verdict, counts.reason, counts.counterexample
+    claimed = {"balance": balance.claim, "memory": memory.claim}
+    for what in [w for w in counts.claims if w in LOAD_CLAIMS]:
+        v, why, bad = claimed[what].verdict, claimed[what].reason, claimed[what].counterexample
         if v is not Verdict.PROVED and verdict is not Verdict.REFUTED:
             verdict, reason, cex = v, (reason + "; " if reason and v is Verdict.UNKNOWN else "") + why, bad
-    return replace(result, verdict=verdict, reason=reason, counterexample=cex, details=details,
-                   seconds=result.seconds + seconds), bijections, c
+    return replace(counted, counts=replace(counts, verdict=verdict, reason=reason, counterexample=cex,
+                                           bijections=tuple(bijections), balance=balance.with_steps(steps),
+                                           memory=memory, seconds=counts.seconds + balance.seconds + memory.seconds))
 
 
 def _count_replay(schedule: Schedule, what: str, n: int, m: int, d: int, derived: int, claimed: int,
@@ -588,7 +670,7 @@ def _breaks(cex: Counterexample) -> str:
     return f"the schedule breaks at {cex.sizes()}, a size its side condition admits: {why}" if why else ""
 
 
-def _enumerate_counts(schedule: Schedule, opts: Options, result: Result, c, enumerated=None) -> Result:
+def _enumerate_counts(schedule: Schedule, opts: Options, result: Counts, c, enumerated=None) -> Counts:
     """The bounded tier: cycles and every op count enumerated for every size up to max_n (the
     sweep's, or a counting sweep of its own; the one size of `opts.size`) against every claim and
     every derived form. A claim the run contradicts is refuted; a derived form the run contradicts

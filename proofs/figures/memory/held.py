@@ -9,7 +9,7 @@ home PE at cycle 0, so this is a lower bound of the peak on PE l. Where the sche
 stays' hints (`Schedule.stays`), the **exact peak** (`stays.peak`): the hints checked by Z3 (each a
 `smt.discharge` query), the occupancy of PE l at every cycle counted in closed form, its largest
 shown by Z3; the form is compared with the ring model's measured peak at every size n, d ≤ 12
-(a disagreement leaves it not derived; `prover._memory_rests` makes it an internal error where
+(a disagreement leaves it not derived; the prover's gate makes it an internal error where
 ring-locality and data-flow, which the stays rest on, are proved). Hints marked
 `stays["on_request"]` (a derivation of minutes) are used only where the session's budget asks
 (`Budget.long_peaks`, `prove --exact-peak`; `asked`); elsewhere the reason says so. A claim `notes={"claims": {"memory": "..."}}` is proved
@@ -43,6 +43,16 @@ ON_REQUEST = ("exact peak derived only on request, with prove --exact-peak: the 
 NOT_DERIVED = "exact peak not derived: "
 RESTS_ON = ("ring-locality", "data-flow")     # the sources and `prev` witnesses: uses that begin no stay
 MISMATCH = f"{NOT_DERIVED}the peak derived from the stays"
+
+
+class Disagreement(str):
+    """A reason the exact peak is not derived that is a disagreement with the ring model (it reads
+    MISMATCH ...): the prover's error where what the stays rest on is proved (`is_mismatch`)."""
+
+
+def is_mismatch(reason) -> bool:
+    """Whether `summary`'s reason is a `Disagreement`."""
+    return isinstance(reason, Disagreement)
 
 
 def exact(schedule, session=None):
@@ -211,8 +221,8 @@ def _check_peak(schedule, form, peaks: list | None = None) -> str:
     for (n, m, d), want in zip(sizes, peaks if peaks is not None else _measured_at(schedule, sizes), strict=True):
         got = _on_pes(fn, n, m, d, [int(v) for v in least_at(schedule.shape, n, m, d).values()])[0]   # no l in it
         if got != want:
-            return (f"{MISMATCH} {in_n_m_d(form)} is {got} at n={n}, m={m}, d={d}, the ring model measures {want} "
-                    f"(it rests on {' and '.join(RESTS_ON)})")
+            return Disagreement(f"{MISMATCH} {in_n_m_d(form)} is {got} at n={n}, m={m}, d={d}, the ring model "
+                                f"measures {want} (it rests on {' and '.join(RESTS_ON)})")
     return ""
 
 
@@ -371,8 +381,7 @@ def readable(details: dict) -> str:
     if details.get("closed_form"):
         return f"memory: peak {details['closed_form']} on the busiest PE (proved for every n); {low.rstrip('; ')}{fig}"
     if details.get("derived"):
-        why = details.get("reason", "").removeprefix("exact peak not proved: it ") or \
-            f"rests on {' and '.join(RESTS_ON)}, not proved in this run"
+        why = details.get("unproved_because") or f"rests on {' and '.join(RESTS_ON)}, not proved in this run"
         return f"memory: peak {details['derived']} on the busiest PE derived for every n, not proved: it {why}; " \
                f"{low.rstrip('; ')}{fig}"
     why = details.get("reason", "")
