@@ -10,7 +10,7 @@ import time
 
 from ringproof.errors import BadInput
 from ringproof.proofs.cli.common import ArgumentParser, bounded_int, seconds
-from ringproof.schedules.context_parallel import SCHEDULES
+from ringproof.proofs.cli.targets import layouts, parallel
 
 DTYPES = ("float16", "bfloat16", "float32", "float64")
 
@@ -35,7 +35,8 @@ def parser() -> ArgumentParser:
                        epilog="exit codes: 0 conforms at every size, 1 the first difference (world size, "
                        "n, rank, ring step, tokens), 2 no answer within --timeout, 64 bad input or an "
                        "implementation that cannot be loaded. Needs the [cp] extra: pip install -e '.[cp]'.")
-    p.add_argument("target", help=f"one of {', '.join(SCHEDULES)}")
+    p.later(lambda: f"one of {', '.join(layouts())}",
+            p.add_argument("target", help="a context-parallel target"))
     p.add_argument("--impl", required=True, help="ring-flash-attn (the PyPI package, loaded without its "
                    "__init__) or MODULE:FUNCTION with the signature of its *_func(q, k, v, ..., causal=...)")
     p.add_argument("--world-sizes", type=_sizes, default=[2, 3, 4], metavar="M,M,...",
@@ -56,10 +57,7 @@ def main(argv, stdout, stderr) -> int:
     args = parser().parse(argv, stdout)
     if args is None:
         return 0
-    cp = SCHEDULES.get(args.target.removesuffix("-bwd"))
-    if cp is None:
-        raise BadInput(f"unknown context-parallel target {args.target[:80]!r}: expected one of "
-                       f"{', '.join(SCHEDULES)}")
+    cp = parallel(args.target)
     if max(args.world_sizes) > 16:
         raise BadInput(f"--world-sizes: at most 16 processes, got {max(args.world_sizes)}")
     from ringproof.proofs.cp.conform import Setup, conform, load_implementation
