@@ -136,3 +136,21 @@ def test_a_context_parallel_target_is_one_row():
                                                         "from dataclasses import dataclass, field, replace")
     done = subprocess.run([sys.executable, "-c", code], input=edited, capture_output=True, text=True, timeout=120)
     assert done.returncode != 0 and "ImportError" in done.stderr and "striped: last_step" in done.stderr
+
+
+def test_stays_and_notes_are_records_written_as_dicts_too():
+    """A schedule file writes `stays` and `notes` as dicts (docs/dsl.md): they become `Stays` and
+    `Notes` at construction, still read by their keys; a key neither has is bad input."""
+    import pytest
+    from ringproof.errors import BadInput
+    from ringproof.schedules.algo1 import ALGO1
+    from ringproof.schedules.dsl import Notes, Stays
+
+    S = dataclasses.replace(ALGO1, notes={"claims": {"MAC": "n**3"}}, stays={"peak": [("phase1", None)]})
+    assert S.notes == Notes(claims={"MAC": "n**3"}) and S.notes["claims"] == {"MAC": "n**3"}
+    assert S.stays == Stays(peak=(("phase1", None),)) and S.stays.peak == S.stays["peak"]
+    assert dataclasses.replace(S, stays=S.stays).stays is S.stays and {**S.stays}["on_request"] is False
+    assert not Stays() and Stays(on_request=True) and ALGO1.stays.last
+    for field, bad in (("stays", {"peaks": []}), ("notes", {"claim": {}}), ("stays", [("phase1", None)])):
+        with pytest.raises(BadInput, match=field):
+            dataclasses.replace(ALGO1, **{field: bad})
