@@ -17,7 +17,6 @@ normalized raises `NormalizationError`, which the prover reports as `unknown`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from types import SimpleNamespace
 
 import z3
@@ -125,13 +124,6 @@ class DVal:
     def blocks(self) -> bool:
         p = self.p        # built simplified: a zero is a numeral (no simplify call here: this is hot)
         return p is not _ZERO and not (_numeral(p) and p.as_long() == 0)
-
-
-@lru_cache(maxsize=None)
-def _literal_value(v: int) -> DVal:
-    """The digit form of the integer literal v (a pure function, memoized: literals recur in every
-    formula, and each `z3.IntVal` is several Z3 API calls)."""
-    return DVal(_ZERO, z3.IntVal(v))
 
 
 def _times(c, unit):
@@ -609,7 +601,10 @@ class Ctx:
                 raise NormalizationError(f"unknown variable {args[0]}")
             return self.env[args[0]]
         if op == "const":
-            return _literal_value(args[0])
+            hit = self.session.literals.get(args[0])
+            if hit is None:        # literals recur in every formula; each z3.IntVal is several Z3 calls
+                hit = self.session.literals[args[0]] = DVal(_ZERO, z3.IntVal(args[0]))
+            return hit
         if op not in _VAL:
             raise NormalizationError(f"{op} is not an integer expression")
         return _VAL[op](self, *args)
