@@ -5,13 +5,16 @@ counter splits that, with the iteration kept, into more than its cases, so each 
 its reading in the cells of (l, s) where the mask is the diagonal (s = 1), every key of a lower
 rank's block (2 ≤ s ≤ l) or of a higher one's (s > l) (stays["guard"], checked equal to the guard
 at every iteration), and the marks are written in the same cells, free of the owner's mod m. With
-them each layout's exact peak is derived, in 15 s to a minute of CPU, so the registered targets
-carry them on request (`prove ring-attention-causal --exact-peak`, striped, zigzag).
+them each layout's exact peak is derived; that is long (docs/performance.md), so the registered
+targets carry them on request (`prove ring-attention-causal --exact-peak`, striped, zigzag).
 
 The causal backward rings' hints (`causal_backward_stays`) are the non-causal backward's with the
 same readings, and mark the inputs the mask leaves unused (dS and P above the diagonal). With them
-the backwards' peaks are derived (contiguous, striped and zigzag: minutes of CPU each, so on
-request; docs/context-parallel.md); the contiguous one's with one more candidate, at a row that moves with d."""
+the backwards' peaks are derived (contiguous, striped and zigzag, on request too); the contiguous
+one's with one more candidate, at a row that moves with d.
+
+The readings of each layout are fields of its `context_parallel.Layout` row (`Readings`); what
+here is shared by every layout: the forms' branches and the candidate iterations common to all."""
 
 from dataclasses import dataclass
 from typing import Callable
@@ -130,8 +133,8 @@ def above(radix):
 
 def causal_backward_stays(lay: Readings, forms: dict) -> dict:
     """The hints of the causal backward ring of a layout (`lay`: its `Layout.readings`) whose ring
-    step's forms are named `forms` (`context_parallel.BACKWARD_FORMS`): the non-causal backward's (`BACKWARD_STAYS`) with
-    the causal forward's readings of the mask: a K block's last use on a PE as the forward's, a
+    step's forms are named `forms` (`context_parallel.BACKWARD_FORMS`): the non-causal backward's
+    (`BACKWARD_STAYS`) with the causal forward's readings of the mask: a K block's last use on a PE as the forward's, a
     row's (q, dO, its dq sum) at the query's last key, dS's and P's at the last column; the copies
     of K sent at the last step arrive home unused, the dk and dv sums the last step moves arrive
     home and are kept; each form's guard read in the cells of (l, s)."""

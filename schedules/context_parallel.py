@@ -379,10 +379,9 @@ def _last_step(cp, P, A):
 BACKWARD_FORMS = {"dq": "ring.MAC1", "dk": "ring.MAC2", "dv": "ring.MAC3"}
 
 
-# Memory hints of the non-causal backward (`Schedule.stays`, each checked: 19 checks), registered on
-# request (`prove ring-attention-bwd --exact-peak`: its derivation takes about 9 s of CPU, more than
-# the target may add): the dk and dv rows the return hop moves home at ring step m kept there to the
-# end ("home"). With its six candidate iterations the peak is derived, for k ≥ 5, m ≥ 3 the Max of
+# Memory hints of the non-causal backward (`Schedule.stays`, each checked: 19 checks), derived in
+# every run: the dk and dv rows the return hop moves home at ring step m kept there to the end
+# ("home"). With its six candidate iterations the peak is derived, for k ≥ 5, m ≥ 3 the Max of
 # three (step 1's second row, its row k − 1 where d > 2k, step 2's first row where d > 6k − 2),
 # equal to the ring model's at every n, d ≤ 12 (docs/proofs.md, "Balance and memory").
 
@@ -513,9 +512,8 @@ def ring_backward(cp: ContextParallel) -> Schedule:
 
 def _backward_stays(cp: ContextParallel) -> dict:
     """The backward's stay hints: the non-causal one's (BACKWARD_STAYS), derived in every run as
-    ring-attention's are (a second or two of the pool's CPU since the bound's sparse readings);
-    the causal ones' on request (`prove --exact-peak`; schedules/causal_stays.py: contiguous,
-    striped and zigzag, minutes of CPU each; docs/context-parallel.md)."""
+    ring-attention's are; the causal ones' (schedules/causal_stays.py), whose peaks are long to
+    derive, on request (`prove --exact-peak`; docs/performance.md)."""
     if not cp.causal:
         return dict(BACKWARD_STAYS)
     return {**causal_backward_stays(cp.layout.readings, BACKWARD_FORMS), "on_request": True}
@@ -671,7 +669,7 @@ def ring_forward(cp: ContextParallel, problem: Problem | None = None) -> Schedul
 
 def _forward_stays(cp: ContextParallel) -> dict:
     """The forward's stay hints: the non-causal one's (STAYS); the causal ones' (contiguous, striped,
-    zigzag), whose peaks take minutes to derive, on request (`prove --exact-peak`;
+    zigzag), whose peaks are long to derive, on request (`prove --exact-peak`;
     schedules/causal_stays.py)."""
     if not cp.causal:
         return STAYS

@@ -102,8 +102,8 @@ def _count(loops, cond, decider: "Decider", keep: int, settle: bool) -> sympy.Ex
 
 def _case(f, cons: list):
     """f where every e of `cons` is ≤ 0, else 0: the Piecewise((f, ∧ e ≤ 0), (0, True)) that sympy's
-    evaluation writes, built without it (it rebuilt each condition two or three times, a fifth of
-    zigzag's peak): the condition's comparisons written as it writes them (`_at_most_zero`)."""
+    evaluation writes, built without it (it rebuilds each condition two or three times): the
+    condition's comparisons written as it writes them (`_at_most_zero`)."""
     cond = conjunction([_at_most_zero(e) for e in cons])
     if f == 0 or cond is sympy.false:
         return sympy.Integer(0)
@@ -173,8 +173,8 @@ def lifted(cond, loops, decider: "Decider") -> list:
 @pure(4096)
 def _first(atom):
     """The order in which `lifted` splits atoms: the longest first, the same in every process (a
-    set's order is not; algo3-fast's per-PE counts took 3x longer in some orders). Kept: printing
-    a long atom is slow, and a case split meets most atoms again."""
+    set's order is not, and some orders cost the counts far more splits). Kept: printing a long
+    atom is slow, and a case split meets most atoms again."""
     text = str(atom)
     return -len(text), text
 
@@ -669,8 +669,8 @@ def _sign(e, least=()):
 @pure(8192)
 def sign_of_terms(terms: tuple, least=()):
     """`_sign` of the polynomial Σ c·k^a·m^b·kd^e given as its terms ((a, b, e), c), c a Fraction:
-    each term shifted to the sizes less their least values with the binomial theorem (sympy's
-    expand of the shifted form cost a millisecond a call), the sign read from the coefficients."""
+    each term shifted to the sizes less their least values with the binomial theorem (not sympy's
+    expand of the shifted form, which is slow on many calls), the sign read from the coefficients."""
     lows = [dict(least).get(p, 1) for p in SYMPY_PARAMETERS]
     out: dict = {}
     for exps, c in terms:

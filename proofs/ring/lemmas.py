@@ -150,7 +150,7 @@ def _read_cache(path: Path) -> dict:
 @pure(2)
 def _digested(library) -> tuple:
     """[(lemma, its digest)] of `library()`: the statements are constants, built and printed once
-    per process (printing them took a tenth of a second, and each fresh session reads the cache)."""
+    per process (printing them is slow, and each fresh session reads the cache)."""
     return tuple((lemma, lemma.digest()) for lemma in library())
 
 

@@ -370,7 +370,7 @@ class Ctx:
     def _z3_check(self, fact, group: tuple, relevant: list) -> tuple:
         """(`_z3_proves`'s answer, the counter-model where it is False)."""
         # A Least's conditions (and the facts about them) multiply variables: only they leave QF_LIA,
-        # whose digit products q·m it decides fast (the general solver took minutes on algo2's).
+        # whose digit products q·m it decides fast (the general solver is far slower on them).
         nonlinear = self.nonlinear or bool(self._nonlinear & set(group)) or (bool(self._least) and not _linear(fact))
         hit = self._solvers.get((group, nonlinear))
         if hit is None:
@@ -382,10 +382,9 @@ class Ctx:
             s.add(*relevant)
             hit = self._solvers[(group, nonlinear)] = [s, 0]
         s, asked = hit
-        # ¬fact under a fresh literal of its own, assumed for this check only (where push and pop
-        # dropped it): the solver keeps the terms it took in and what it learned about the
-        # assumptions, which the next facts share (a window's bounds, their carries); a fifth to a
-        # third of the side conditions' Z3 time on algo2 and algo3
+        # ¬fact under a fresh literal of its own, assumed for this check only (push and pop would
+        # drop what follows): the solver keeps the terms it took in and what it learned about the
+        # assumptions, which the next facts share (a window's bounds, their carries)
         chosen = z3.Bool(f"ringproof.fact.{asked}")
         hit[1] += 1
         s.add(z3.Implies(chosen, z3.Not(fact)))
@@ -399,7 +398,7 @@ class Ctx:
         """(the assumptions that share variables with `terms` (a fact, or the terms a fact is made
         of), transitively; their AST ids, which key the session's answers), memoized per variable
         set and number of assumptions (assumptions are only ever appended): the ids read once per
-        set, not per fact, where they had been a fifth of the Z3 API calls of algo2's checks."""
+        set, not per fact."""
         own = self._own
         for a in self.assumptions[len(own):]:
             own.append(_vars(a, self.session.variables) - _PARAM_NAMES)
@@ -782,7 +781,7 @@ class Ctx:
         return self._kept(("carry", x.get_id(), unit.get_id(), a, b), lambda: carry(x, unit, a, b), x, unit)
 
     def digit_compare(self, high, low, op: str):
-        """`_digit_compare`, kept in the session like `built` (not simplified, as before)."""
+        """`_digit_compare`, kept in the session like `built` (not simplified)."""
         return self._kept(("compare", op, high.get_id(), low.get_id()), lambda: _digit_compare(high, low, op),
                           high, low)
 
