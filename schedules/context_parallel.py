@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ringproof.schedules.causal_stays import causal_backward_stays, causal_stays
+from ringproof.schedules.causal_stays import Readings, causal_backward_stays, causal_stays, half
 from ringproof.schedules.computation import computation
 from ringproof.schedules.dsl import (EAC, HOME, MAC, MAX, NORM, At, Copy, Either, Loop, Move, Phase, Problem, Schedule,
                                      Step,
@@ -39,19 +39,75 @@ from ringproof.schedules.expr import and_, div, eq, ge, gt, ite, le, lt, mod, or
 
 @dataclass(frozen=True)
 class Layout:
-    """Where tokens live: `token(P, r, j)` the 0-based token in slot j of rank r, and its inverse,
-    `owner(P, t)` and `slot(P, t)` of a 0-based token t."""
+    """Where tokens live, and what the ring reads of it under the causal mask; one row per layout.
+
+    `token(P, r, j)`: the 0-based token in slot j of rank r; `owner(P, t)` and `slot(P, t)` its
+    inverse, of a 0-based token t. Under the causal mask, for query a (0-based) and the block of
+    rank r: the keys ≤ a are a prefix of the block's slots, `allowed(P, r, a)` of them; the ring
+    steps with any are 1..`last_step(P, a)` (1-based); the rows of rank l's block (1-based) that
+    take key slot b at step s are a suffix, and `row_before(P, ix, tokens)` says whether row i − 1
+    is one of them too (`tokens`: the same read from the rows' tokens). Each is the layout's own
+    reading, which stays in the prover's fragment; `check` compares them with the tokens at import,
+    the bounded tier and tests/test_cp_schedules.py at more sizes. `readings`: the causal stay
+    hints' readings of the mask (`causal_stays.Readings`)."""
 
     name: str
     token: Callable
     owner: Callable
     slot: Callable
+    allowed: Callable
+    last_step: Callable
+    row_before: Callable
+    readings: Readings
 
 
-CONTIGUOUS = Layout("contiguous", lambda P, r, j: r * P.k + j,
-                    lambda P, t: div(t, P.k), lambda P, t: mod(t, P.k))
-STRIPED = Layout("striped", lambda P, r, j: j * P.m + r,
-                 lambda P, t: mod(t, P.m), lambda P, t: div(t, P.m))
+def _at_most(x, size):
+    """#{j ∈ [0, size): j ≤ x}."""
+    return ite(lt(x, 0), 0, ite(lt(x, size), x + 1, size))
+
+
+def _own_then_lower(P, ix, tokens):
+    """Own block (s = 1): rows from slot b on; a lower rank's block (2 ≤ s ≤ l): every row; else none."""
+    return or_(and_(eq(ix.s, 1), gt(ix.i, ix.b)), and_(gt(ix.s, 1), le(ix.s, ix.l)))
+
+
+CONTIGUOUS = Layout(
+    "contiguous", lambda P, r, j: r * P.k + j, lambda P, t: div(t, P.k), lambda P, t: mod(t, P.k),
+    allowed=lambda P, r, a: _at_most(a - r * P.k, P.k),
+    last_step=lambda P, a: div(a, P.k) + 1,
+    row_before=_own_then_lower,
+    readings=Readings(
+        mask=lambda P, h, ix: or_(and_(eq(ix.s, 1), le(ix.b, ix.i)), and_(gt(ix.s, 1), le(ix.s, ix.l))),
+        block_end=lambda P, h, ix: or_(eq(ix.i, P.k), and_(eq(ix.i, 1), gt(ix.s, ix.l))),
+        last_key=lambda P, h, ix: and_(eq(ix.s, ix.l), or_(and_(eq(ix.l, 1), eq(ix.b, ix.i)),
+                                                           and_(gt(ix.l, 1), eq(ix.b, P.k)))),
+        radix=lambda P: P.k,
+        step_2_key=lambda P: P.k,
+        # in step 1 PE m's occupancy at a row's first dk term is −i² + (3d + 1)i plus terms of the
+        # sizes (rows 2 .. k − 1), most at the row ⌊(3d + 1)/2⌋ (d even: rows 3d/2 and 3d/2 + 1
+        # tie); where that row is below k − 1 (3d + 4 ≤ 2k) the fixed rows miss it (n = 36, m = 3, d = 6)
+        backward_peaks=(("dk", lambda P: {"s": 1, "i": div(3 * P.d + 1, 2), "b": 1, "u": 2, "c": 1, "l": P.m,
+                                          "when": le(3 * P.d + 4, 2 * P.k)}),)))
+
+STRIPED = Layout(
+    "striped", lambda P, r, j: j * P.m + r, lambda P, t: mod(t, P.m), lambda P, t: div(t, P.m),
+    allowed=lambda P, r, a: ite(lt(a, r), 0, _at_most(div(a - r, P.m), P.k)),
+    last_step=lambda P, a: ite(lt(a, P.m), a + 1, P.m),
+    row_before=lambda P, ix, tokens: tokens,              # by the tokens: key B ≤ the token of row i − 1
+    readings=Readings(
+        mask=lambda P, h, ix: or_(lt(ix.b, ix.i), and_(eq(ix.b, ix.i), le(ix.s, ix.l))),
+        block_end=lambda P, h, ix: or_(eq(ix.i, P.k), and_(eq(ix.i, 1), eq(ix.b, P.k), gt(ix.s, ix.l))),
+        last_key=lambda P, h, ix: or_(and_(eq(ix.i, 1), eq(ix.s, ix.l), eq(ix.b, 1)),
+                                      and_(gt(ix.i, 1), eq(ix.s, P.m),
+                                           or_(and_(lt(ix.l, P.m), eq(ix.b, ix.i - 1)),
+                                               and_(eq(ix.l, P.m), eq(ix.b, ix.i))))),
+        radix=lambda P: P.m,
+        step_2_key=lambda P: P.k,
+        # a row takes the keys of the slots before it (and its own where s ≤ l), so in step 2 the
+        # scores held peak at the row before the last, its own key (k = 2: the last row's first key)
+        peaks=(("scores", lambda P: {"s": 2, "i": P.k - 1, "u": 1, "b": P.k - 1, "c": 1, "l": 3,
+                                     "when": and_(ge(P.m, 3), ge(P.k, 2))}),
+               ("scores", lambda P: {"s": 2, "i": P.k, "u": 1, "b": 1, "c": 1, "l": 3, "when": ge(P.m, 3)}))))
 
 
 def _zigzag_token(P, r, j):
@@ -68,7 +124,35 @@ def _zigzag_slot(P, t):
     return ite(lt(div(t, P.h), P.m), 0, P.h) + mod(t, P.h)
 
 
-ZIGZAG = Layout("zigzag", _zigzag_token, _zigzag_owner, _zigzag_slot)
+ZIGZAG = Layout(
+    "zigzag", _zigzag_token, _zigzag_owner, _zigzag_slot,
+    allowed=lambda P, r, a: _at_most(a - r * P.h, P.h) + _at_most(a - (2 * P.m - 1 - r) * P.h, P.h),
+    last_step=lambda P, a: ite(lt(div(a, P.h), P.m), div(a, P.h) + 1, P.m),
+    # own block: rows from slot b on; a lower rank's block: every row for its head keys (b ≤ h);
+    # a higher rank's block: the tail rows (i > h)
+    row_before=lambda P, ix, tokens: or_(and_(eq(ix.s, 1), gt(ix.i, ix.b)),
+                                         and_(gt(ix.s, 1), le(ix.s, ix.l), le(ix.b, P.h)),
+                                         and_(gt(ix.s, 1), gt(ix.s, ix.l), gt(ix.i, P.h + 1))),
+    readings=Readings(
+        mask=lambda P, h, ix: or_(and_(eq(ix.s, 1), le(ix.b, ix.i)),
+                                  and_(gt(ix.s, 1), le(ix.s, ix.l), le(ix.b, h)),
+                                  and_(gt(ix.s, ix.l), gt(ix.i, h))),
+        # as cases of single comparisons (its untaken keys, b > h for 1 < s ≤ l, in a conjunction
+        # split the block's ends past the counter's cases)
+        block_end=lambda P, h, ix: eq(ix.i, ite(gt(ix.s, 1), ite(le(ix.s, ix.l), ite(gt(ix.b, h), 1, P.k), P.k), P.k)),
+        # the key slot chosen by cases of single comparisons (`ite`), which the counter splits
+        # apart cheaply, where a disjunction of conjunctions would be written disjoint by their negations
+        last_key=lambda P, h, ix: or_(and_(le(ix.i, h), eq(ix.s, ix.l), eq(ix.b, ite(eq(ix.l, 1), ix.i, h))),
+                                      and_(gt(ix.i, h), eq(ix.s, P.m),
+                                           eq(ix.b, ite(lt(ix.l, P.m), P.k, ite(eq(P.m, 1), ix.i, h))))),
+        radix=half,
+        step_2_key=half,                    # the head's last key
+        # for k = 2, m ≥ 3 PE 1 holds the most in step 2 at the last row's first score (a higher
+        # rank's block in, its own queries' sums begun); with it the largest candidate is the ring
+        # model's peak at every size tried, its bound not shown (docs/proofs.md, "Balance and memory")
+        peaks=(("scores", lambda P: {"s": 2, "i": P.k, "u": 1, "b": 1, "c": 1, "l": 1, "when": ge(P.m, 3)}),)))
+
+LAYOUTS = {lay.name: lay for lay in (CONTIGUOUS, STRIPED, ZIGZAG)}
 
 
 # --------------------------------------------------------------------------- the schedules
@@ -151,6 +235,49 @@ SCHEDULES = {s.name: s for s in (
 )}
 
 
+def disagreements(cp: ContextParallel, ms=(1, 2, 3)) -> list[str]:
+    """Where `cp`'s layout disagrees with its own tokens at n = unit(m) and 2·unit(m) for each m in
+    `ms` (empty: nowhere): `owner` and `slot` invert `token`, the tokens are 0..n − 1 once each,
+    and under the mask `allowed`, `last_step` and `row_before` read what the tokens say."""
+    from types import SimpleNamespace
+
+    lay, out = cp.layout, []
+    for m in ms:
+        for n in (cp.unit(m), 2 * cp.unit(m)):
+            P = cp.params(n, m)
+            tokens = {(r, j): lay.token(P, r, j) for r in range(m) for j in range(P.k)}
+            if sorted(tokens.values()) != list(range(n)):
+                out.append(f"{lay.name}: the tokens at n={n}, m={m} are not 0..{n - 1} once each")
+                continue
+            out += [f"{lay.name}: owner or slot of token {t} at n={n}, m={m} is not ({r}, {j})"
+                    for (r, j), t in tokens.items() if (lay.owner(P, t), lay.slot(P, t)) != (r, j)]
+            if not cp.causal:
+                continue
+            for a in range(n):
+                la = lay.owner(P, a)
+                taken = [sum(t <= a for (q, _), t in tokens.items() if q == r) for r in range(m)]
+                if any(lay.allowed(P, r, a) != taken[r] for r in range(m)):
+                    out.append(f"{lay.name}: allowed(r, {a}) at n={n}, m={m} is not the keys ≤ {a} of rank r's block")
+                steps = [taken[(la - s) % m] > 0 for s in range(m)]
+                if steps != [s < lay.last_step(P, a) for s in range(m)]:
+                    out.append(f"{lay.name}: last_step({a}) at n={n}, m={m} is not the last ring step with a key ≤ {a}")
+            for s, i, b, l in ((s, i, b, l) for s in range(1, m + 1) for i in range(2, P.k + 1)
+                               for b in range(1, P.k + 1) for l in range(1, m + 1)):
+                key = tokens[((l - s) % m, b - 1)]
+                if key <= tokens[(l - 1, i - 1)]:             # row i takes key slot b at step s
+                    before = key <= tokens[(l - 1, i - 2)]
+                    if bool(lay.row_before(P, SimpleNamespace(s=s, i=i, b=b, l=l), before)) != before:
+                        out.append(f"{lay.name}: row_before at s={s}, i={i}, b={b}, l={l}, n={n}, m={m} "
+                                   "is not what the rows' tokens say")
+    return out
+
+
+_WRONG = [line for cp in SCHEDULES.values() for line in disagreements(cp)]
+if _WRONG:
+    raise ImportError(f"context_parallel.SCHEDULES: {len(_WRONG)} layout readings disagree with the "
+                      f"tokens, first {_WRONG[0]}")
+
+
 def schedule(name: str) -> ContextParallel | None:
     """The context-parallel schedule of a target name (its `-bwd` twin shares it), or None."""
     return SCHEDULES.get(name.removesuffix("-bwd"))
@@ -228,40 +355,6 @@ def _gradients(name, mask):
 GRADIENTS, CAUSAL_GRADIENTS = _gradients("cp-gradients", ""), _gradients("cp-causal-gradients", " if B <= A")
 
 
-def _at_most(x, size):
-    """#{j ∈ [0, size): j ≤ x}."""
-    return ite(lt(x, 0), 0, ite(lt(x, size), x + 1, size))
-
-
-# Under the causal mask, for query a (0-based) and the block of rank r: the keys ≤ a are a prefix
-# of the block's slots (`ALLOWED` counts them), the ring steps with any are 1..`LAST_STEP` (1-based),
-# and the rows of rank l's block (1-based) that take key slot b at step s are a suffix: `ROW_BEFORE`
-# says whether row i − 1 is one of them too (each layout's own reading, which stays in the prover's
-# fragment; checked against the rows' tokens by the bounded tier and tests/test_cp_schedules.py).
-ALLOWED = {
-    "contiguous": lambda P, r, a: _at_most(a - r * P.k, P.k),
-    "striped": lambda P, r, a: ite(lt(a, r), 0, _at_most(div(a - r, P.m), P.k)),
-    "zigzag": lambda P, r, a: _at_most(a - r * P.h, P.h) + _at_most(a - (2 * P.m - 1 - r) * P.h, P.h),
-}
-LAST_STEP = {
-    "contiguous": lambda P, a: div(a, P.k) + 1,
-    "striped": lambda P, a: ite(lt(a, P.m), a + 1, P.m),
-    "zigzag": lambda P, a: ite(lt(div(a, P.h), P.m), div(a, P.h) + 1, P.m),
-}
-ROW_BEFORE = {
-    # own block (s = 1): rows from slot b on; a lower rank's block (2 ≤ s ≤ l): every row; else none
-    "contiguous": lambda P, ix, tokens: or_(and_(eq(ix.s, 1), gt(ix.i, ix.b)),
-                                            and_(gt(ix.s, 1), le(ix.s, ix.l))),
-    # by the tokens: key B ≤ the token of row i − 1
-    "striped": lambda P, ix, tokens: tokens,
-    # own block: rows from slot b on; a lower rank's block: every row for its head keys (b ≤ h);
-    # a higher rank's block: the tail rows (i > h)
-    "zigzag": lambda P, ix, tokens: or_(and_(eq(ix.s, 1), gt(ix.i, ix.b)),
-                                        and_(gt(ix.s, 1), le(ix.s, ix.l), le(ix.b, P.h)),
-                                        and_(gt(ix.s, 1), gt(ix.s, ix.l), gt(ix.i, P.h + 1))),
-}
-
-
 def _row(cp, P, l, i):
     """The query in slot i of PE l's own block (1-based)."""
     return cp.layout.token(P, l - 1, i - 1) + 1
@@ -274,22 +367,21 @@ def _key(cp, P, ix):
 
 def _keys_at(cp, P, l, s, A):
     """How many keys of the block PE l holds at ring step s query A takes (a prefix of its slots)."""
-    return ALLOWED[cp.layout.name](P, mod(l - s, P.m), A - 1) if cp.causal else P.k
+    return cp.layout.allowed(P, mod(l - s, P.m), A - 1) if cp.causal else P.k
 
 
 def _last_step(cp, P, A):
     """The last ring step at which query A takes a key."""
-    return LAST_STEP[cp.layout.name](P, A - 1) if cp.causal else P.m
+    return cp.layout.last_step(P, A - 1) if cp.causal else P.m
 
 
 # The forms of the backward's ring step (`ite` of its three Steps, in the order written).
 BACKWARD_FORMS = {"dq": "ring.MAC1", "dk": "ring.MAC2", "dv": "ring.MAC3"}
 
 
-# Memory hints of the non-causal backward (`Schedule.stays`, each checked: 19 checks), registered on
-# request (`prove ring-attention-bwd --exact-peak`: its derivation takes about 9 s of CPU, more than
-# the target may add): the dk and dv rows the return hop moves home at ring step m kept there to the
-# end ("home"). With its six candidate iterations the peak is derived, for k ≥ 5, m ≥ 3 the Max of
+# Memory hints of the non-causal backward (`Schedule.stays`, each checked: 19 checks), derived in
+# every run: the dk and dv rows the return hop moves home at ring step m kept there to the end
+# ("home"). With its six candidate iterations the peak is derived, for k ≥ 5, m ≥ 3 the Max of
 # three (step 1's second row, its row k − 1 where d > 2k, step 2's first row where d > 6k − 2),
 # equal to the ring model's at every n, d ≤ 12 (docs/proofs.md, "Balance and memory").
 
@@ -362,7 +454,7 @@ def ring_backward(cp: ContextParallel) -> Schedule:
                               b=ite(back, _keys_at(cp, P, ix.l, ix.s - 1, A), ix.b - 1)),
                       sources=(HOME, Either(eq(ix.i, 1), arrived, at(ix, "dq", i=1, u=1))))
         if cp.causal:                    # row i − 1 took this key too: the sum's previous term
-            before = and_(gt(ix.i, 1), ROW_BEFORE[lay.name](P, ix, le(B, _row(cp, P, ix.l, ix.i - 1))))
+            before = and_(gt(ix.i, 1), lay.row_before(P, ix, le(B, _row(cp, P, ix.l, ix.i - 1))))
         else:
             before = gt(ix.i, 1)
 
@@ -420,12 +512,11 @@ def ring_backward(cp: ContextParallel) -> Schedule:
 
 def _backward_stays(cp: ContextParallel) -> dict:
     """The backward's stay hints: the non-causal one's (BACKWARD_STAYS), derived in every run as
-    ring-attention's are (a second or two of the pool's CPU since the bound's sparse readings);
-    the causal ones' on request (`prove --exact-peak`; schedules/causal_stays.py: contiguous,
-    striped and zigzag, minutes of CPU each; docs/context-parallel.md)."""
+    ring-attention's are; the causal ones' (schedules/causal_stays.py), whose peaks are long to
+    derive, on request (`prove --exact-peak`; docs/performance.md)."""
     if not cp.causal:
         return dict(BACKWARD_STAYS)
-    return {**causal_backward_stays(cp.layout.name, BACKWARD_FORMS), "on_request": True}
+    return {**causal_backward_stays(cp.layout.readings, BACKWARD_FORMS), "on_request": True}
 
 
 BACKWARDS = {f"{name}-bwd": ring_backward(cp) for name, cp in SCHEDULES.items()}
@@ -578,11 +669,11 @@ def ring_forward(cp: ContextParallel, problem: Problem | None = None) -> Schedul
 
 def _forward_stays(cp: ContextParallel) -> dict:
     """The forward's stay hints: the non-causal one's (STAYS); the causal ones' (contiguous, striped,
-    zigzag), whose peaks take minutes to derive, on request (`prove --exact-peak`;
+    zigzag), whose peaks are long to derive, on request (`prove --exact-peak`;
     schedules/causal_stays.py)."""
     if not cp.causal:
         return STAYS
-    return {**causal_stays(cp.layout.name, FORMS), "on_request": True}
+    return {**causal_stays(cp.layout.readings, FORMS), "on_request": True}
 
 
 FORWARDS = {name: ring_forward(cp) for name, cp in SCHEDULES.items()}

@@ -29,6 +29,7 @@ import os
 import sys
 from dataclasses import InitVar, dataclass, field, replace
 from types import SimpleNamespace
+from collections.abc import Mapping
 from typing import Any, Callable
 
 
@@ -59,7 +60,7 @@ class Op(enum.Enum):
 MAC, EAC, DIV, MAX, NORM, MOVE = Op.MAC, Op.EAC, Op.DIV, Op.MAX, Op.NORM, Op.MOVE
 ARITHMETIC = tuple(op.value for op in Op if op is not Op.MOVE)   # the kinds utilization counts
 ALWAYS_COUNTED = ("MAC", "EAC", "DIV", "MOVE")   # in every op tally; MAX and NORM where a schedule runs them
-CLAIM_KINDS = ("cycles",) + tuple(op.value for op in Op)   # the counts `notes["claims"]` may name
+CLAIM_KINDS = ("cycles",) + tuple(op.value for op in Op)   # the counts `Notes.claims` may name
 
 
 def rescaled(problem: "Problem", array: "Array") -> bool:
@@ -522,6 +523,85 @@ def _not_symmetric(problem: "Problem", a: Array) -> str:
     return ""
 
 
+class _Keyed(Mapping):
+    """A record read also as the dict of string keys it is written as, one key per field:
+    `record["claims"]`, `record.get("peak")`, `{**record, "peak": ...}`."""
+
+    def __getitem__(self, key):
+        if key not in self._fields():
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __iter__(self):
+        return iter(self._fields())
+
+    def __len__(self):
+        return len(self._fields())
+
+    def __bool__(self):
+        """Whether any field is set (every default is empty)."""
+        return any(getattr(self, k) for k in self._fields())
+
+    @classmethod
+    def _fields(cls) -> tuple:
+        return tuple(f.name for f in dataclasses.fields(cls))
+
+    @classmethod
+    def of(cls, given, where: str):
+        """`given` as the record: the record itself, or its dict form (a user's schedule file
+        writes that, docs/dsl.md); BadInput for a key the record does not have."""
+        if isinstance(given, cls):
+            return given
+        if not isinstance(given, Mapping):
+            raise BadInput(f"{user_line(__file__, dataclasses.__file__)}{where}: expected a dict of "
+                           f"{', '.join(cls._fields())}, got {type(given).__name__}")
+        unknown = [k for k in given if k not in cls._fields()]
+        if unknown:
+            raise BadInput(f"{user_line(__file__, dataclasses.__file__)}{where}: unknown key {unknown[0]!r}; "
+                           f"one of {', '.join(cls._fields())}")
+        return cls(**{k: cls._CONVERT.get(k, lambda v: v)(v) for k, v in given.items()})
+
+
+@dataclass(frozen=True)
+class Notes(_Keyed):
+    """What a schedule states beside its phases (`Schedule.notes`). `claims`: {count or load
+    figure: formula (str)}, each checked (`CLAIM_KINDS`, `LOAD_CLAIMS`); `look`: where else to look
+    before a refutation of a derived schedule says so (`Schedule.derive`)."""
+
+    claims: dict = field(default_factory=dict)
+    look: tuple = ()
+
+    _CONVERT = {"claims": dict, "look": tuple}
+
+
+@dataclass(frozen=True)
+class Stays(_Keyed):
+    """A schedule's hints of the memory a PE holds (`Schedule.stays`, each checked by the prover,
+    `ringproof.proofs.figures.memory.stays`).
+
+    `last`: {(phase, array): (P, ix) -> condition}: the use of the array's datum there is the last of
+    its stay on the PE; `alone`: {(phase, array): ...}: the copy the iteration sends is not used
+    where it arrives; `home`: {(phase, array): ...}: the output the iteration sends is kept where it
+    arrives, its last stay there; `guard`: {phase: (P, ix) -> condition}: the step's guard as the
+    occupancy's counts read it (checked equal at every iteration); `peak`: ((phase, (P) -> {index:
+    value, "l": PE}), ...): iterations at which a PE may hold the most; `unused`: {input: (P, idx)
+    -> condition}: the entries no op reads; `ledger`: {phase: ...}: a phase's stay events over a
+    padded nest (`ringproof.proofs.figures.memory.ledger`); `on_request`: the exact peak is long to
+    derive, so only `prove --exact-peak` derives it (`Options.exact_peak`)."""
+
+    last: dict = field(default_factory=dict)
+    alone: dict = field(default_factory=dict)
+    home: dict = field(default_factory=dict)
+    guard: dict = field(default_factory=dict)
+    peak: tuple = ()
+    unused: dict = field(default_factory=dict)
+    ledger: dict = field(default_factory=dict)
+    on_request: bool = False
+
+    _CONVERT = {"last": dict, "alone": dict, "home": dict, "guard": dict, "peak": tuple, "unused": dict,
+                "ledger": dict, "on_request": bool}
+
+
 @dataclass(frozen=True)
 class Schedule:
     """A schedule: phases run in order (a lock-step group's together); `home(P, ref)` is the initial
@@ -543,15 +623,9 @@ class Schedule:
     `ends(P, ref)`: optionally, the iteration (`At`) that last touches it — a witness, checked —
     needed where a running sum travels before it ends.
 
-    `stays`: hints of the memory a PE holds (`ringproof.proofs.figures.memory.stays`, each checked):
-    {"last": {(phase, array): (P, ix) -> condition}: the use of the array's datum there is the last
-    of its stay on the PE; "alone": {(phase, array): (P, ix) -> condition}: the copy the iteration
-    sends is not used where it arrives; "home": {(phase, array): (P, ix) -> condition}: the output
-    the iteration sends is kept where it arrives, its last stay there; "guard": {phase: (P, ix) ->
-    condition}: the step's guard as the occupancy's counts read it, and a send's condition that is
-    the guard itself (checked equal at every iteration); "peak": (phase, (P) -> {index: value, "l": PE}): an iteration at which a PE holds
-    the most; "on_request": True: the exact peak is long to derive, so only `prove --exact-peak`
-    derives it (`Options.exact_peak`)}.
+    `notes`: a `Notes` (claims checked, where else to look), `stays`: a `Stays` (the memory hints);
+    each also as its dict form, {"claims": {...}} and {"last": {...}, "peak": [...], ...}, which is
+    converted here.
     """
 
     name: str
@@ -559,7 +633,7 @@ class Schedule:
     phases: tuple[Phase, ...]
     home: Callable
     doc: str = ""
-    notes: dict = field(default_factory=dict)
+    notes: Notes = field(default_factory=Notes)
     shape: Shape = D_IS_N
     square: InitVar[bool | None] = None
     requires: Callable | None = None
@@ -567,9 +641,11 @@ class Schedule:
     placement: Callable | None = None
     ends: Callable | None = None
     inverses: dict = field(default_factory=dict)
-    stays: dict = field(default_factory=dict)
+    stays: Stays = field(default_factory=Stays)
 
     def __post_init__(self, square):
+        object.__setattr__(self, "notes", Notes.of(self.notes, f"schedule {self.name}: notes"))
+        object.__setattr__(self, "stays", Stays.of(self.stays, f"schedule {self.name}: stays"))
         if square is not None:
             object.__setattr__(self, "shape", D_IS_N if square else ANY_D)
         object.__setattr__(self, "home", guarded(self.home, f"the home placement of schedule {self.name}"))
@@ -633,7 +709,7 @@ class Schedule:
             raise BadInput(f"schedule {self.name}: phase names repeat: {names}")
         if not self.phases:
             raise BadInput(f"schedule {self.name} has no phases")
-        claims = self.notes.get("claims", {})
+        claims = self.notes.claims
         unknown = [k for k in claims if k not in CLAIM_KINDS + LOAD_CLAIMS]
         if unknown:
             raise BadInput(f"{user_line(__file__, dataclasses.__file__)}schedule {self.name}: unknown claim "
@@ -691,15 +767,15 @@ class Schedule:
     def derive(self, name: str, changes: dict, **fields) -> "Schedule":
         """A schedule built from this one: `changes` maps a phase name to a Phase or to the keyword
         arguments of `Phase.derive`; `fields` replace Schedule fields (problem, home, notes, ...).
-        `notes["look"]` lists, for each changed phase, the witnesses of other phases that rest on
+        `notes.look` lists, for each changed phase, the witnesses of other phases that rest on
         it (`dependents`): where else to look before a refutation says so."""
         for p in changes:
             self.phase(p)
         phases = tuple(p if p.name not in changes else
                        (changes[p.name] if isinstance(changes[p.name], Phase) else p.derive(**changes[p.name]))
                        for p in self.phases)
-        notes = dict(fields.pop("notes", self.notes))
-        notes["look"] = [line for p in changes for line in self.dependents(p)]
+        notes = Notes.of(fields.pop("notes", self.notes), f"schedule {name}: notes")
+        notes = replace(notes, look=tuple(line for p in changes for line in self.dependents(p)))
         return replace(self, name=name, phases=phases, notes=notes, **fields)
 
     def __repr__(self):

@@ -109,3 +109,64 @@ def test_every_field_of_search_options_is_an_option_of_prove_search_with_its_def
         if dest == name:
             assert getattr(args, dest) == getattr(CLI_DEFAULTS, name), name
     assert args.no_lemmas is not CLI_DEFAULTS.lemmas and args.cube_depth == CLI_DEFAULTS.depth
+
+
+def test_a_layout_row_is_checked_against_its_tokens():
+    """A `Layout` row whose readings of the mask disagree with its tokens names itself (the import
+    of context_parallel refuses it), and a row without its readings cannot be written."""
+    import pytest
+    from ringproof.schedules import context_parallel as cp
+
+    assert [line for row in cp.SCHEDULES.values() for line in cp.disagreements(row)] == []
+    zig = cp.SCHEDULES["zigzag"]
+    for field, wrong in (("allowed", lambda P, r, a: 0), ("last_step", lambda P, a: P.m),
+                         ("row_before", lambda P, ix, tokens: True), ("owner", lambda P, t: 0)):
+        bad = dataclasses.replace(zig, layout=dataclasses.replace(zig.layout, **{field: wrong}))
+        found = cp.disagreements(bad)
+        assert found and all(line.startswith("zigzag: ") for line in found), field
+    with pytest.raises(TypeError):
+        cp.Layout("dummy", zig.layout.token, zig.layout.owner, zig.layout.slot)
+
+
+def test_a_context_parallel_target_is_one_row():
+    """One more `ContextParallel` row in SCHEDULES (in a fresh process, the module's source edited)
+    is two targets of the one target table, each built, with a layout for `prove layout` and
+    `prove conform`; a row whose layout disagrees with its tokens stops the import."""
+    from ringproof.schedules import context_parallel
+
+    source = Path(context_parallel.__file__).read_text()
+    line = '    ContextParallel("striped", STRIPED, True, None, "m | n", _multiple_of_m,\n'
+    assert line in source
+    row = line.replace('"striped"', '"dummy"') + ('                    "a dummy", lambda P, r: 0, "0"),\n')
+    code = ("import sys, types; m = types.ModuleType('ringproof.schedules.context_parallel'); "
+            "sys.modules[m.__name__] = m; exec(sys.stdin.read(), m.__dict__); "
+            "from ringproof.proofs.cli import targets; t = targets.table(); "
+            "print(*[n for n in t if 'dummy' in n], 'dummy' in targets.layouts(), "
+            "targets.parallel('dummy-bwd').layout.name, targets.resolve('dummy').name, "
+            "targets.resolve('dummy-bwd').name)")
+    done = subprocess.run([sys.executable, "-c", code], input=source.replace(line, row + line),
+                          capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["dummy", "dummy-bwd", "True", "striped", "dummy", "dummy-bwd"], done.stderr
+    wrong = row.replace("STRIPED", "replace(STRIPED, last_step=lambda P, a: 1)")
+    edited = source.replace(line, wrong + line).replace("from dataclasses import dataclass, field",
+                                                        "from dataclasses import dataclass, field, replace")
+    done = subprocess.run([sys.executable, "-c", code], input=edited, capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and "ImportError" in done.stderr and "striped: last_step" in done.stderr
+
+
+def test_stays_and_notes_are_records_written_as_dicts_too():
+    """A schedule file writes `stays` and `notes` as dicts (docs/dsl.md): they become `Stays` and
+    `Notes` at construction, still read by their keys; a key neither has is bad input."""
+    import pytest
+    from ringproof.errors import BadInput
+    from ringproof.schedules.algo1 import ALGO1
+    from ringproof.schedules.dsl import Notes, Stays
+
+    S = dataclasses.replace(ALGO1, notes={"claims": {"MAC": "n**3"}}, stays={"peak": [("phase1", None)]})
+    assert S.notes == Notes(claims={"MAC": "n**3"}) and S.notes["claims"] == {"MAC": "n**3"}
+    assert S.stays == Stays(peak=(("phase1", None),)) and S.stays.peak == S.stays["peak"]
+    assert dataclasses.replace(S, stays=S.stays).stays is S.stays and {**S.stays}["on_request"] is False
+    assert not Stays() and Stays(on_request=True) and ALGO1.stays.last
+    for field, bad in (("stays", {"peaks": []}), ("notes", {"claim": {}}), ("stays", [("phase1", None)])):
+        with pytest.raises(BadInput, match=field):
+            dataclasses.replace(ALGO1, **{field: bad})

@@ -7,7 +7,7 @@ from __future__ import annotations
 from ringproof.errors import BadInput
 from ringproof.proofs.cli.common import ArgumentParser, Exit, bounded_int, write_json
 from ringproof.proofs.cp.adapters import LAYOUT_ADAPTERS, index_map
-from ringproof.schedules.context_parallel import SCHEDULES
+from ringproof.proofs.cli.targets import layouts, parallel
 
 # the defaults of each kind of target, one place for the help and the checks
 SEQUENCE_DEFAULTS = {"max_n": 256, "max_m": 8}
@@ -30,7 +30,8 @@ def parser() -> ArgumentParser:
                        "slot) printed; for a varlen target the first (lengths, m, rank, slot) with the "
                        "pairs per rank of both, or a map that answered outside the side condition), "
                        "64 bad input or a map that cannot be imported or called.")
-    p.add_argument("target", help=f"one of {', '.join([*SCHEDULES, *VARLEN])} (a -bwd name shares its layout)")
+    p.later(lambda: f"one of {', '.join([*layouts(), *VARLEN])} (a -bwd name shares its layout)",
+            p.add_argument("target", help="a context-parallel target"))
     p.add_argument("--against", required=True, metavar="MAP",
                    help=f"{', '.join(LAYOUT_ADAPTERS)} or MODULE:CALLABLE (a module name or a .py file)")
     p.add_argument("--max-n", type=bounded_int(1, None, "a sequence length"), default=None,
@@ -68,7 +69,7 @@ def main(argv, stdout, stderr) -> int:
     max_m = args.max_m if args.max_m is not None else SEQUENCE_DEFAULTS["max_m"]
     fn = index_map(args.against)
     check = check_layout(fn, args.target, max_n=max_n, max_m=max_m)
-    cp = SCHEDULES[args.target.removesuffix("-bwd")]
+    cp = parallel(args.target)
     bounds = f"n ≤ {max_n}, m ≤ {max_m}, {cp.requires_text}"
     if args.json:
         d = check.difference

@@ -6,6 +6,7 @@ import contextlib
 import importlib
 import importlib.util
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from ringproof.schedules import usercode
@@ -14,32 +15,82 @@ from ringproof.schedules.usercode import deepest_line, time_limit
 from ringproof.errors import BadInput, InternalError
 
 
-# The paper's registered schedules: name -> (module of ringproof.schedules, attribute). `resolve`
-# imports the one module a name needs, not every registered schedule.
-PAPER = {"algo1": ("algo1", "ALGO1"), "algo1-printed": ("algo1", "ALGO1_PRINTED"),
-         "algo1-general": ("algo1", "ALGO1_GENERAL"), "algo2": ("algo2", "ALGO2"),
-         "algo2-printed": ("algo2", "ALGO2_PRINTED"), "algo2-general": ("algo2", "ALGO2_GENERAL"),
-         "algo2-fast": ("algo2_fast", "ALGO2_FAST"), "algo2-even": ("algo2_even", "ALGO2_EVEN"),
-         "algo3": ("algo3", "ALGO3"), "algo3-printed": ("algo3", "ALGO3_PRINTED"),
-         "algo3-general": ("algo3", "ALGO3_GENERAL"), "algo3-fast": ("algo3_fast", "ALGO3_FAST")}
+@dataclass(frozen=True)
+class Target:
+    """A registered target: `name`, the Schedule it proves (`attribute` of the module `module` of
+    ringproof.schedules, or its entry `key` where that is a dict), and for a context-parallel one
+    `context`, its row of `context_parallel.SCHEDULES` (the token layout `prove layout` and
+    `prove conform` check; None for the paper's)."""
+
+    name: str
+    module: str
+    attribute: str
+    key: str | None = None
+    context: str | None = None
+
+    def schedule(self) -> Schedule:
+        """The target's schedule, its module imported on first use (only that one)."""
+        found = getattr(importlib.import_module(f"ringproof.schedules.{self.module}"), self.attribute)
+        schedule = found if self.key is None else found[self.key]
+        if schedule.name != self.name:
+            where = self.attribute if self.key is None else f"{self.attribute}[{self.key!r}]"
+            raise InternalError(f"the registry names {self.module}.{where} {self.name!r}, the schedule {schedule.name!r}")
+        return schedule
+
+    def parallel(self):
+        """The target's `context_parallel.ContextParallel` row, or None (a paper target)."""
+        if self.context is None:
+            return None
+        from ringproof.schedules.context_parallel import SCHEDULES
+        return SCHEDULES[self.context]
+
+
+# The paper's registered schedules, one row each. `find` finds one of them from this tuple alone,
+# so `prove algo1` imports the one module its schedule needs.
+PAPER = (Target("algo1", "algo1", "ALGO1"), Target("algo1-printed", "algo1", "ALGO1_PRINTED"),
+         Target("algo1-general", "algo1", "ALGO1_GENERAL"), Target("algo2", "algo2", "ALGO2"),
+         Target("algo2-printed", "algo2", "ALGO2_PRINTED"), Target("algo2-general", "algo2", "ALGO2_GENERAL"),
+         Target("algo2-fast", "algo2_fast", "ALGO2_FAST"), Target("algo2-even", "algo2_even", "ALGO2_EVEN"),
+         Target("algo3", "algo3", "ALGO3"), Target("algo3-printed", "algo3", "ALGO3_PRINTED"),
+         Target("algo3-general", "algo3", "ALGO3_GENERAL"), Target("algo3-fast", "algo3_fast", "ALGO3_FAST"))
+
+
+def _context_parallel() -> tuple[Target, ...]:
+    """Two targets per row of `context_parallel.SCHEDULES`: its forward NAME and backward NAME-bwd."""
+    from ringproof.schedules.context_parallel import SCHEDULES
+    return tuple(t for name in SCHEDULES for t in (Target(name, "context_parallel", "FORWARDS", name, name),
+                                                   Target(f"{name}-bwd", "context_parallel", "BACKWARDS",
+                                                          f"{name}-bwd", name)))
+
+
+def table() -> dict[str, Target]:
+    """Every registered target by its name, in order: the one table the CLI (`prove TARGET`, its
+    help, `prove report`, `prove layout`, `prove conform`) reads."""
+    return {t.name: t for t in (*PAPER, *_context_parallel())}
+
+
+def find(name: str) -> Target | None:
+    """The registered target `name`, or None."""
+    return next((t for t in PAPER if t.name == name), None) or table().get(name)
 
 
 def registry() -> dict:
     """Every registered schedule by its name."""
-    return {**{name: _paper(name) for name in PAPER}, **_context()}
+    return {name: t.schedule() for name, t in table().items()}
 
 
-def _paper(name: str) -> Schedule:
-    module, attribute = PAPER[name]
-    schedule = getattr(importlib.import_module(f"ringproof.schedules.{module}"), attribute)
-    if schedule.name != name:
-        raise InternalError(f"the registry names {module}.{attribute} {name!r}, the schedule {schedule.name!r}")
-    return schedule
+def layouts() -> list[str]:
+    """The names of the context-parallel targets' rows (a NAME-bwd target shares NAME's layout)."""
+    return [t.name for t in table().values() if t.context == t.name]
 
 
-def _context() -> dict:
-    from ringproof.schedules import context_parallel as cp
-    return {s.name: s for name in cp.SCHEDULES for s in (cp.FORWARDS[name], cp.BACKWARDS[f"{name}-bwd"])}
+def parallel(name: str, what: str = "context-parallel"):
+    """The `context_parallel.ContextParallel` row of target `name` (NAME-bwd: NAME's); BadInput
+    naming the rows where `name` is not a context-parallel target."""
+    found = find(name)
+    if found is None or found.context is None:
+        raise BadInput(f"unknown {what} target {name[:80]!r}: expected one of {', '.join(layouts())}")
+    return found.parallel()
 
 
 def printed_defects(target: str):
@@ -52,11 +103,9 @@ def printed_defects(target: str):
 
 
 def resolve(target: str) -> Schedule:
-    if target in PAPER:
-        return _paper(target)
-    context = _context()
-    if target in context:
-        return context[target]
+    found = find(target)
+    if found is not None:
+        return found.schedule()
     path = Path(target)
     if path.suffix == ".py":
         return load_file(path)

@@ -117,7 +117,7 @@ def main(argv, stdout, stderr) -> int:
         check_size(args.n, args.m, args.d)
         check_traceable(args.n)
         size = (args.n, args.m) if args.d is None else (args.n, args.m, args.d)
-    look = schedule.notes.get("look", [])
+    look = list(schedule.notes.look)
     if look and not args.json:      # a derived schedule: where else to look, before any proof
         stdout.write("derived schedule; witnesses that rest on what changed:\n"
                      + "".join(f"  {line}\n" for line in look) + "\n")

@@ -12,28 +12,29 @@ conjunctions)."""
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import sympy
 from sympy.core.operations import AssocOp
 from sympy.core.relational import Relational
+
+from ringproof.proofs.memos import pure
+
 try:
     from sympy.core.sorting import _nodes, default_sort_key
 except ImportError:          # a sympy without them: its And itself (`conjunction`)
     _nodes = default_sort_key = None
 
 
-@lru_cache(maxsize=65536)
+@pure(65536)
 def _canonical(a):
     return a.canonical
 
 
-@lru_cache(maxsize=65536)
+@pure(65536)
 def _negated(c):
     return c.negated.canonical
 
 
-@lru_cache(maxsize=65536)
+@pure(65536)
 def _order(a) -> tuple:
     """The key sympy's `ordered` sorts a Boolean by (its node count, then its sort key; ties kept
     in the order met), kept."""
@@ -93,7 +94,7 @@ def _agrees() -> bool:
 conjunction = _built if _nodes is not None and _agrees() else (lambda args: sympy.And(*args))
 
 
-@lru_cache(maxsize=65536)
+@pure(65536)
 def _put(a, values: tuple):
     return a.xreplace(dict(values))
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from functools import lru_cache
 from types import SimpleNamespace
 
 import sympy
@@ -27,6 +26,7 @@ import z3
 
 from ringproof.errors import BadInput, InternalError
 from ringproof.model.ring.vocabulary import forwards
+from ringproof.proofs.memos import pure
 from ringproof.proofs.ring.induction import prove_through
 from ringproof.proofs.ring import budgets
 from ringproof.proofs.figures.nests import KD, M, K, Decider, NoZ3, Unknown, count, lifted, to_z3
@@ -440,7 +440,7 @@ def claim_at(claim: str, n: int, m: int, d: int | None = None, shape: Shape = AN
     return value_at(form, {N: n, M: m, D: d, **values})
 
 
-@lru_cache(maxsize=256)
+@pure(256)
 def _claim_form(claim: str, derived: tuple) -> tuple:
     """(a claim's closed form in n, m, d, {derived parameter: its symbol}), parsed once per claim
     and names of the derived parameters (all the form depends on)."""

@@ -32,13 +32,13 @@ import itertools
 import math
 import time
 from fractions import Fraction
-from functools import lru_cache
 
 import sympy
 import z3
 
 from ringproof.proofs.figures import signs
 from ringproof.proofs.figures.conjunction import conjunction
+from ringproof.proofs.memos import pure
 from ringproof.proofs.ring.budgets import Budget
 from ringproof.schedules.expr import evaluate, lift, var
 from ringproof.schedules.shape import D_IS_N, Shape
@@ -102,15 +102,15 @@ def _count(loops, cond, decider: "Decider", keep: int, settle: bool) -> sympy.Ex
 
 def _case(f, cons: list):
     """f where every e of `cons` is ≤ 0, else 0: the Piecewise((f, ∧ e ≤ 0), (0, True)) that sympy's
-    evaluation writes, built without it (it rebuilt each condition two or three times, a fifth of
-    zigzag's peak): the condition's comparisons written as it writes them (`_at_most_zero`)."""
+    evaluation writes, built without it (it rebuilds each condition two or three times): the
+    condition's comparisons written as it writes them (`_at_most_zero`)."""
     cond = conjunction([_at_most_zero(e) for e in cons])
     if f == 0 or cond is sympy.false:
         return sympy.Integer(0)
     return f if cond is sympy.true else sympy.Piecewise((f, cond), (0, True), evaluate=False)
 
 
-@lru_cache(maxsize=65536)
+@pure(65536)
 def _at_most_zero(e):
     """e ≤ 0 as a Piecewise's evaluation writes it (sympy's `_canonical_coeff`: 2k − 4 ≤ 0 as k ≤ 2)."""
     from sympy.functions.elementary.piecewise import _canonical_coeff
@@ -132,7 +132,7 @@ def _contradictory(conj: list) -> bool:
     return any(_opposite(e) in atoms for e in conj)
 
 
-@lru_cache(maxsize=65536)
+@pure(65536)
 def _opposite(e):
     """1 − e, expanded (kept: the cases of one guard hold the same atoms)."""
     return sympy.expand(1 - e)
@@ -170,11 +170,11 @@ def lifted(cond, loops, decider: "Decider") -> list:
     return out
 
 
-@lru_cache(maxsize=4096)
+@pure(4096)
 def _first(atom):
     """The order in which `lifted` splits atoms: the longest first, the same in every process (a
-    set's order is not; algo3-fast's per-PE counts took 3x longer in some orders). Kept: printing
-    a long atom is slow, and a case split meets most atoms again."""
+    set's order is not, and some orders cost the counts far more splits). Kept: printing a long
+    atom is slow, and a case split meets most atoms again."""
     text = str(atom)
     return -len(text), text
 
@@ -327,7 +327,7 @@ def _digit(e, names: set):
     return _digit_of(sympy.expand(e), frozenset(names))
 
 
-@lru_cache(maxsize=4096)
+@pure(4096)
 def _digit_of(e, names: frozenset):
     """`_digit` of an expanded e (algebra only, so kept: a case split asks it of the same atoms
     again in every conjunction)."""
@@ -442,7 +442,7 @@ def _settle(atoms: list, ctx, decider: "Decider") -> list | None:
     return kept
 
 
-@lru_cache(maxsize=None)
+@pure(None)
 def _faulhaber(p: int):
     x, t = sympy.symbols("_x _t", integer=True)
     return x, sympy.expand(sympy.summation(t ** p, (t, 1, x)))
@@ -647,7 +647,7 @@ def _least(shape: Shape):
     return out, sympy.And(*exists)
 
 
-@lru_cache(maxsize=8192)
+@pure(8192)
 def _sign(e, least=()):
     """True if e ≤ 0 for all k, m, kd ≥ 1 (at least the values `least` gives, (size, value) pairs),
     False if e ≥ 1 for all of them; None otherwise, or where e is not a polynomial of them. Read
@@ -666,11 +666,11 @@ def _sign(e, least=()):
     return sign_of_terms(tuple(terms), least)
 
 
-@lru_cache(maxsize=8192)
+@pure(8192)
 def sign_of_terms(terms: tuple, least=()):
     """`_sign` of the polynomial Σ c·k^a·m^b·kd^e given as its terms ((a, b, e), c), c a Fraction:
-    each term shifted to the sizes less their least values with the binomial theorem (sympy's
-    expand of the shifted form cost a millisecond a call), the sign read from the coefficients."""
+    each term shifted to the sizes less their least values with the binomial theorem (not sympy's
+    expand of the shifted form, which is slow on many calls), the sign read from the coefficients."""
     lows = [dict(least).get(p, 1) for p in SYMPY_PARAMETERS]
     out: dict = {}
     for exps, c in terms:

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from functools import lru_cache
 
 import sympy
+
+from ringproof.proofs.memos import pure
 
 SIZES = ((1, 1, 1), (2, 2, 2), (1, 2, 1), (2, 1, 2), (3, 2, 1), (1, 3, 2), (2, 3, 3), (4, 2, 2), (3, 4, 2))   # k, m, kd
 MAX_POINTS = 128
@@ -85,7 +86,7 @@ def _mod(a, b):
     return a % b
 
 
-@lru_cache(maxsize=8192)
+@pure(8192)
 def compiled(e, names: tuple):
     """e (an expression or a condition of the symbols `names`) as a Python function of their
     values, or None where it has a node not evaluated here."""

@@ -8,7 +8,6 @@ proven again and an unchanged one costs nothing.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import os
@@ -18,7 +17,9 @@ from pathlib import Path
 
 import z3
 
+from ringproof.proofs.memos import pure
 from ringproof.proofs.ring import budgets
+
 MOD_WINDOWS = [(a, b) for a in range(-3, 1) for b in range(1, 5)]   # x ∈ [a·m, b·m)
 BLOCK_WINDOWS = [(a, b) for a in range(-2, 1) for b in range(1, 4)]  # q ∈ [a·k, b·k)
 CONST_DIVISORS = (2, 3)                                               # X div c with X = q·m + r
@@ -146,10 +147,10 @@ def _read_cache(path: Path) -> dict:
             if isinstance(k, str) and len(k) == 64 and v is True}
 
 
-@functools.lru_cache(maxsize=2)
+@pure(2)
 def _digested(library) -> tuple:
     """[(lemma, its digest)] of `library()`: the statements are constants, built and printed once
-    per process (printing them took a tenth of a second, and each fresh session reads the cache)."""
+    per process (printing them is slow, and each fresh session reads the cache)."""
     return tuple((lemma, lemma.digest()) for lemma in library())
 
 

@@ -17,7 +17,6 @@ normalized raises `NormalizationError`, which the prover reports as `unknown`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from types import SimpleNamespace
 
 import z3
@@ -125,13 +124,6 @@ class DVal:
     def blocks(self) -> bool:
         p = self.p        # built simplified: a zero is a numeral (no simplify call here: this is hot)
         return p is not _ZERO and not (_numeral(p) and p.as_long() == 0)
-
-
-@lru_cache(maxsize=None)
-def _literal_value(v: int) -> DVal:
-    """The digit form of the integer literal v (a pure function, memoized: literals recur in every
-    formula, and each `z3.IntVal` is several Z3 API calls)."""
-    return DVal(_ZERO, z3.IntVal(v))
 
 
 def _times(c, unit):
@@ -378,7 +370,7 @@ class Ctx:
     def _z3_check(self, fact, group: tuple, relevant: list) -> tuple:
         """(`_z3_proves`'s answer, the counter-model where it is False)."""
         # A Least's conditions (and the facts about them) multiply variables: only they leave QF_LIA,
-        # whose digit products q·m it decides fast (the general solver took minutes on algo2's).
+        # whose digit products q·m it decides fast (the general solver is far slower on them).
         nonlinear = self.nonlinear or bool(self._nonlinear & set(group)) or (bool(self._least) and not _linear(fact))
         hit = self._solvers.get((group, nonlinear))
         if hit is None:
@@ -390,10 +382,9 @@ class Ctx:
             s.add(*relevant)
             hit = self._solvers[(group, nonlinear)] = [s, 0]
         s, asked = hit
-        # ¬fact under a fresh literal of its own, assumed for this check only (where push and pop
-        # dropped it): the solver keeps the terms it took in and what it learned about the
-        # assumptions, which the next facts share (a window's bounds, their carries); a fifth to a
-        # third of the side conditions' Z3 time on algo2 and algo3
+        # ¬fact under a fresh literal of its own, assumed for this check only (push and pop would
+        # drop what follows): the solver keeps the terms it took in and what it learned about the
+        # assumptions, which the next facts share (a window's bounds, their carries)
         chosen = z3.Bool(f"ringproof.fact.{asked}")
         hit[1] += 1
         s.add(z3.Implies(chosen, z3.Not(fact)))
@@ -407,7 +398,7 @@ class Ctx:
         """(the assumptions that share variables with `terms` (a fact, or the terms a fact is made
         of), transitively; their AST ids, which key the session's answers), memoized per variable
         set and number of assumptions (assumptions are only ever appended): the ids read once per
-        set, not per fact, where they had been a fifth of the Z3 API calls of algo2's checks."""
+        set, not per fact."""
         own = self._own
         for a in self.assumptions[len(own):]:
             own.append(_vars(a, self.session.variables) - _PARAM_NAMES)
@@ -609,7 +600,10 @@ class Ctx:
                 raise NormalizationError(f"unknown variable {args[0]}")
             return self.env[args[0]]
         if op == "const":
-            return _literal_value(args[0])
+            hit = self.session.literals.get(args[0])
+            if hit is None:        # literals recur in every formula; each z3.IntVal is several Z3 calls
+                hit = self.session.literals[args[0]] = DVal(_ZERO, z3.IntVal(args[0]))
+            return hit
         if op not in _VAL:
             raise NormalizationError(f"{op} is not an integer expression")
         return _VAL[op](self, *args)
@@ -787,7 +781,7 @@ class Ctx:
         return self._kept(("carry", x.get_id(), unit.get_id(), a, b), lambda: carry(x, unit, a, b), x, unit)
 
     def digit_compare(self, high, low, op: str):
-        """`_digit_compare`, kept in the session like `built` (not simplified, as before)."""
+        """`_digit_compare`, kept in the session like `built` (not simplified)."""
         return self._kept(("compare", op, high.get_id(), low.get_id()), lambda: _digit_compare(high, low, op),
                           high, low)
 

@@ -29,11 +29,13 @@ class Session:
         self.models: dict = {}        # assumption ids -> (the ASTs, [points satisfying them])
         self.variables: dict = {}     # AST id -> (a term holding it, names of its uninterpreted constants)
         self.terms: dict = {}         # (operation, operand ids) -> (the digit term it built, operands)
+        self.literals: dict = {}      # int -> its digit term (the normalizer's `const`)
         self.windows: dict = {}       # (term, unit, windows, assumption ids) -> (its carry window, ...)
         self.counted: dict = {}       # id(schedule) -> (schedule, Counts)
         self.balanced: dict = {}      # id(schedule) -> (schedule, its per-PE forms: `spread.forms`)
         self.deciders: dict = {}      # id(shape) -> (shape, the counter's nests.Decider and its answers)
         self.enumerated: dict = {}    # (id(phase), n, m, d) -> (phase, its counts and active ops per PE per ring step)
+        self.exact: dict = {}         # (form, case) -> the form with the floors the case decides made exact (`gaps`)
         self._lemmas: dict | None = None
         self._softmax: dict | None = None
 

@@ -15,7 +15,6 @@ limit or the time backstop reached, is not proved); each query runs in a Z3 cont
 
 from __future__ import annotations
 
-import functools
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -89,15 +88,17 @@ SQUARE = [_square(0), _square(1)]                                    # m = n
 EVEN_SQUARE = [_square(0)]                                           # m = n even
 
 
-def _check(name: str, statement: str, expr: sp.Expr, claim, domain, cases) -> Gap:
+def _check(name: str, statement: str, expr: sp.Expr, claim, domain, cases, session: Session | None = None) -> Gap:
     """Z3: for all m, k ≥ 1 (n = k·m) in `domain(n, m, k)`, `claim(term, n, m)` holds of `expr`:
-    the cases cover the domain, each case's substitution is right, and the claim holds in each."""
+    the cases cover the domain, each case's substitution is right, and the claim holds in each
+    (`session`: where the exact forms of the cases are kept; a fresh one by default)."""
     start = time.perf_counter()
+    session = session or Session()
     zn, zm, zk = z3.Ints("n m k")
     sizes = [zm >= 1, zk >= 1, zn == zk * zm]
     proved = _valid(z3.Or(*[c.when(zn, zm, zk) for c in cases]), sizes + list(domain(zn, zm, zk)))
     for case in cases:
-        proved = proved and _substitution_holds(case, zn, zm, zk, sizes) and _claim_holds(case, expr, claim, domain)
+        proved = proved and _substitution_holds(case, zn, zm, zk, sizes) and _claim_holds(case, expr, claim, domain, session)
     return Gap(name, statement, proved, time.perf_counter() - start)
 
 
@@ -109,20 +110,22 @@ def _substitution_holds(case: Case, zn, zm, zk, sizes) -> bool:
     return _valid(z3.And(*back), sizes + [case.when(zn, zm, zk)])
 
 
-def _claim_holds(case: Case, expr: sp.Expr, claim, domain) -> bool:
-    """The claim in the case's symbols, over the form that `exact` made of `expr`."""
+def _claim_holds(case: Case, expr: sp.Expr, claim, domain, session: Session) -> bool:
+    """The claim in the case's symbols, over the form that `exact` made of `expr` (once per form and
+    case in the session: several statements share them)."""
     env = _symbols(case)
     tr = ToZ3(env)
-    term, n, m, k = tr(_exact_form(expr, case)), tr(case.n), tr(case.m), tr(case.k)
+    form = session.exact.get((expr, case))
+    if form is None:
+        form = session.exact[(expr, case)] = _exact_form(expr, case)
+    term, n, m, k = tr(form), tr(case.n), tr(case.m), tr(case.k)
     zK = env["K"]
     least_K = [zK >= 0, zK * (zK + 3) >= 2 * n, (zK - 1) * (zK + 2) < 2 * n] if expr.has(KN) else []
     return _valid(claim(term, n, m), _ranges(case) + tr.side + list(domain(n, m, k)) + least_K)
 
 
-@functools.lru_cache(maxsize=64)
 def _exact_form(expr: sp.Expr, case: Case) -> sp.Expr:
-    """`expr` in the case's symbols, each floor and Mod that the case decides made exact (once per
-    form and case: several statements share them)."""
+    """`expr` in the case's symbols, each floor and Mod that the case decides made exact."""
     env = _symbols(case)
 
     def in_range(r, b):
@@ -162,19 +165,19 @@ def algo2_gaps(session: Session | None = None) -> list[Gap]:
     square = lambda zn, zm, zk: [zk == 1]     # noqa: E731  (m = n)
     return [
         _check("algo2-fast <= algo2", "algo2-fast never takes more cycles than Algorithm 2 (every m | n)",
-               diff, lambda t, zn, zm: t >= 0, EVERY, BY_RESIDUES),
+               diff, lambda t, zn, zm: t >= 0, EVERY, BY_RESIDUES, session),
         _check("algo2-fast < algo2", "algo2-fast takes fewer cycles than Algorithm 2 for every n ≥ 7 "
-               "with 2 ≤ m | n", diff, lambda t, zn, zm: t > 0, lambda zn, zm, zk: [zn >= 7, zm >= 2], BY_RESIDUES),
+               "with 2 ≤ m | n", diff, lambda t, zn, zm: t > 0, lambda zn, zm, zk: [zn >= 7, zm >= 2], BY_RESIDUES, session),
         _check("algo2-fast = algo2 (m = 1)", "algo2-fast takes as many cycles as Algorithm 2 when m = 1 (every n)",
-               diff, lambda t, zn, zm: t == 0, lambda zn, zm, zk: [zm == 1], BY_RESIDUES),
+               diff, lambda t, zn, zm: t == 0, lambda zn, zm, zk: [zm == 1], BY_RESIDUES, session),
         _check("algo2-fast <= algo2 (m = n)", "algo2-fast never takes more cycles than Algorithm 2 when m = n",
-               diff, lambda t, zn, zm: t >= 0, square, SQUARE),
+               diff, lambda t, zn, zm: t >= 0, square, SQUARE, session),
         _check("algo2-fast < algo2 (m = n)", "algo2-fast takes fewer cycles than Algorithm 2 for every n ≥ 5 "
-               "when m = n", diff, lambda t, zn, zm: t > 0, lambda zn, zm, zk: [zk == 1, zn >= 5], SQUARE),
+               "when m = n", diff, lambda t, zn, zm: t > 0, lambda zn, zm, zk: [zk == 1, zn >= 5], SQUARE, session),
         _check("algo2-fast gap", "algo2-fast − bound = n²/(2m) for even n, 0 for odd n (every m | n)",
-               gap, lambda t, zn, zm: z3.If(zn % 2 == 0, 2 * zm * t == zn * zn, t == 0), EVERY, BY_RESIDUES),
+               gap, lambda t, zn, zm: z3.If(zn % 2 == 0, 2 * zm * t == zn * zn, t == 0), EVERY, BY_RESIDUES, session),
         _check("algo2 gap (m = n)", "Algorithm 2 − bound = [n even]·n/2 + H(H − 1)/2 with H = ⌊(n − 1)/2⌋ "
-               "when m = n", cycles(ALGO2, session) - bound_at_d_n("symmetric"), _algo2_gap, square, SQUARE),
+               "when m = n", cycles(ALGO2, session) - bound_at_d_n("symmetric"), _algo2_gap, square, SQUARE, session),
     ]
 
 
@@ -194,10 +197,10 @@ def algo2_even_gaps(session: Session | None = None) -> list[Gap]:
     return [
         _check("algo2-even gap", "algo2-even meets the symmetric bound for every even n = m",
                cycles(ALGO2_EVEN, session) - bound_at_d_n("symmetric"), lambda t, zn, zm: t == 0,
-               even_square, EVEN_SQUARE),
+               even_square, EVEN_SQUARE, session),
         _check("algo2-even < algo2-fast", "algo2-even takes n/2 cycles fewer than algo2-fast for every even n = m",
                cycles(ALGO2_FAST, session) - cycles(ALGO2_EVEN, session), lambda t, zn, zm: 2 * t == zn,
-               even_square, EVEN_SQUARE),
+               even_square, EVEN_SQUARE, session),
     ]
 
 
@@ -209,7 +212,7 @@ def algo3_gaps(session: Session | None = None) -> list[Gap]:
     gap = cycles(ALGO3, session) - bound_at_d_n("masked")
     return [_check("algo3 gap (m = n)", "Algorithm 3 − bound = [n even]·n + n − K(n) for m = n",
                    gap, lambda t, zn, zm: t == z3.If(zn % 2 == 0, zn, 0) + zn - z3.Int("K"),
-                   lambda zn, zm, zk: [zk == 1], SQUARE)]
+                   lambda zn, zm, zk: [zk == 1], SQUARE, session)]
 
 
 def algo3_fast_gaps(session: Session | None = None) -> list[Gap]:
@@ -222,11 +225,11 @@ def algo3_fast_gaps(session: Session | None = None) -> list[Gap]:
     fast = cycles(ALGO3_FAST, session)
     return [
         _check("algo3-fast < algo3", "algo3-fast takes one cycle fewer than Algorithm 3 for every n = m ≥ 3",
-               cycles(ALGO3, session) - fast, lambda t, zn, zm: t == 1, its_sizes, SQUARE),
+               cycles(ALGO3, session) - fast, lambda t, zn, zm: t == 1, its_sizes, SQUARE, session),
         _check("algo3-fast gap", "algo3-fast − bound = [n even]·n + n − 1 − K(n) for every n = m ≥ 3",
                fast - bound_at_d_n("masked"),
-               lambda t, zn, zm: t == z3.If(zn % 2 == 0, zn, 0) + zn - 1 - z3.Int("K"), its_sizes, SQUARE),
+               lambda t, zn, zm: t == z3.If(zn % 2 == 0, zn, 0) + zn - 1 - z3.Int("K"), its_sizes, SQUARE, session),
         _check("algo3-fast above the bound", "algo3-fast takes more cycles than the masked bound for every "
                "n = m ≥ 4", fast - bound_at_d_n("masked"), lambda t, zn, zm: t > 0,
-               lambda zn, zm, zk: [zk == 1, zn >= 4], SQUARE),
+               lambda zn, zm, zk: [zk == 1, zn >= 4], SQUARE, session),
     ]

@@ -7,9 +7,9 @@ from ringproof.schedules.context_parallel import BACKWARD_FORMS, FORMS, SCHEDULE
 
 def stays(name: str) -> dict:
     """The hints of the causal forward `name` (no "on_request": the tests derive them)."""
-    return causal_stays(SCHEDULES[name].layout.name, FORMS)
+    return causal_stays(SCHEDULES[name].layout.readings, FORMS)
 
 
 def backward_stays(name: str) -> dict:
     """The hints of the causal backward `name`-bwd (`name` its forward's)."""
-    return causal_backward_stays(SCHEDULES[name].layout.name, BACKWARD_FORMS)
+    return causal_backward_stays(SCHEDULES[name].layout.readings, BACKWARD_FORMS)

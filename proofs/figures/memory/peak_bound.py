@@ -13,12 +13,12 @@ them is answered "not shown" without Z3 (`Remembered`). Used by `stays.peak`."""
 from __future__ import annotations
 
 import itertools
-from functools import lru_cache
 
 import sympy
 
 from ringproof.proofs.figures.memory import sparse
 from ringproof.proofs.figures.conjunction import put_in
+from ringproof.proofs.memos import pure
 from ringproof.proofs.figures.nests import _sign, sign_of_terms
 
 SPREAD = (0, 1, 2, 4, 8, 16)     # past the least value of each size, where `Remembered` looks for a model
@@ -92,7 +92,7 @@ def at_most(e, regime, ranges, decider, values=(0,)) -> bool:
     return True
 
 
-@lru_cache(maxsize=64)
+@pure(64)
 def _fixed_pieces(e, fixed: tuple) -> tuple:
     """The pieces of e (`_pieces`) with the sizes `fixed` ((size, value), ...) put into each, those of
     one condition added up: a pure function, kept (`stays.peak` bounds each slot's one form in the
@@ -104,14 +104,14 @@ def _fixed_pieces(e, fixed: tuple) -> tuple:
     return tuple((f, c) for c, f in ((c, sympy.Add(*gs)) for c, gs in here.items()) if f != 0)
 
 
-@lru_cache(maxsize=65536)
+@pure(65536)
 def _fixed_piece(f, c, fixed: tuple) -> tuple:
     """`_pieces` of one piece f·[c] with the sizes `fixed` put in, kept: the slots' forms share
     most of their pieces (each holds the totals of the slots before it)."""
     return tuple(_pieces(f.xreplace(dict(fixed)), put_in(c, fixed)))
 
 
-@lru_cache(maxsize=16)
+@pure(16)
 def _pieces_of(e) -> tuple:
     """`_pieces(e)`, kept: a pure function, asked of each slot's form once per group."""
     return tuple(_pieces(e))
@@ -189,7 +189,7 @@ def _joined(cells, loose: bool = False) -> list:
                       *sorted(rest, key=str)) for box, rest in boxes]
 
 
-@lru_cache(maxsize=65536)
+@pure(65536)
 def _unit_in(a, v):
     """(c, r) with the comparison a read as c·v + r ≤ 0 (= 0 for = and ≠), c = ±1 and r free of v;
     None where a is not so: a pure function, kept (each case reads its open comparisons')."""
@@ -201,7 +201,7 @@ def _unit_in(a, v):
     return None if c not in (1, -1) or r.has(v) else (c, r)
 
 
-@lru_cache(maxsize=65536)
+@pure(65536)
 def _range_of(a):
     """(size, least, largest or None) that a comparison of one size with a number (a linear one,
     rational coefficients) leaves it, the size an integer ≥ 1; else None."""
@@ -697,19 +697,19 @@ class Cases:
         return sympy.true if yes else sympy.false if no else None
 
 
-@lru_cache(maxsize=65536)
+@pure(65536)
 def _span(lo, hi):
     """hi − lo, expanded: a range's width less one, kept (each case reads each of its ranges')."""
     return sympy.expand(sympy.sympify(hi) - lo)
 
 
-@lru_cache(maxsize=65536)
+@pure(65536)
 def _text(a) -> str:
     """str(a), kept: the order cases read comparisons in (the same each run)."""
     return str(a)
 
 
-@lru_cache(maxsize=65536)
+@pure(65536)
 def _comparisons(c) -> tuple:
     """The comparisons of the condition c, kept (each case reads those of each piece's)."""
     return tuple(c.atoms(sympy.core.relational.Relational))

@@ -6,7 +6,6 @@ not such a polynomial (a floor, a Piecewise) is not converted: its caller keeps 
 from __future__ import annotations
 
 from fractions import Fraction
-from functools import lru_cache
 
 import sympy
 from sympy.polys.domains import QQ
@@ -14,17 +13,18 @@ from sympy.polys.polyerrors import CoercionFailed
 from sympy.polys.rings import PolyElement, ring
 
 from ringproof.proofs.figures.nests import SYMPY_PARAMETERS
+from ringproof.proofs.memos import pure
 
 SIZES = len(SYMPY_PARAMETERS)     # the ring's first generators are the sizes, in SYMPY_PARAMETERS' order
 
 
-@lru_cache(maxsize=64)
+@pure(64)
 def ring_of(names: tuple):
     """The ring of polynomials over QQ in the sizes and the index symbols `names`."""
     return ring(list(SYMPY_PARAMETERS) + list(names), QQ)[0]
 
 
-@lru_cache(maxsize=65536)
+@pure(65536)
 def poly(R, e) -> PolyElement | None:
     """e (a sympy expression) as an element of R, or None where it is not a polynomial of R's
     generators with rational coefficients."""
