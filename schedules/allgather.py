@@ -24,6 +24,13 @@ from ringproof.schedules.documents import cu_seqlens
 from ringproof.schedules.expr import and_, ite, le, lt
 
 
+def kernel_sees(q_lo, q_hi, k_lo, k_hi, q, k):
+    """Whether the causal varlen kernel computes (q, k) in the segment: k in [k_lo, k_hi) and
+    k − k_lo ≤ (q − q_lo) + (k_hi − k_lo) − (q_hi − q_lo), flash-attn's bottom-right alignment."""
+    return and_(le(k_lo, k), lt(k, k_hi), le(k - k_lo, (q - q_lo) + (k_hi - k_lo) - (q_hi - q_lo)))
+
+
+
 def _max(a, b):
     return ite(le(a, b), b, a)
 
@@ -126,8 +133,6 @@ class AllGather:
     def expected_pairs(self, lengths, m: int) -> set[tuple[int, int, int]]:
         """(rank, query, key) of every pair the target computes (0-based tokens): what a recording
         run of the library (`prove conform`) must show, per head group."""
-        from ringproof.model.allgather.rules import kernel_sees
-
         out = set()
         for r in range(m):
             for _, qa, qb, ka, kb in self.segments(lengths, m, r):

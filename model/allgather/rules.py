@@ -5,7 +5,8 @@ V before any compute (`BEFORE`); the gathered buffer holds the chunks in rank or
 is token t (`chunk`). Backward: the same all-gather, then, after the compute, one reduce-scatter of
 the T-row dK and dV buffers (`AFTER_BACKWARD`): rank r receives the sum over ranks of rows
 chunk(r). Nothing else moves. The kernel (flash-attn's varlen causal) runs each segment (queries
-[q_lo, q_hi), keys [k_lo, k_hi)) with its causal mask aligned bottom-right (`kernel_sees`).
+[q_lo, q_hi), keys [k_lo, k_hi)) with its causal mask aligned bottom-right (`kernel_sees`,
+written beside the targets' formulas in schedules/allgather.py, the layer below).
 Every formula here is written with the DSL helpers: the model (ints, numpy) and the prover (Z3)
 evaluate the same one.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ringproof.schedules.expr import and_, le, lt
+from ringproof.schedules.allgather import kernel_sees  # noqa: F401  (the kernel's mask, a rule here)
 
 
 @dataclass(frozen=True)
@@ -32,12 +33,6 @@ AFTER_BACKWARD = (Collective("reduce-scatter", ("dk", "dv")),)  # after the back
 def chunk(S, r):
     """(first, end) token of rank r's chunk in a gathered or reduce-scattered buffer."""
     return r * S, (r + 1) * S
-
-
-def kernel_sees(q_lo, q_hi, k_lo, k_hi, q, k):
-    """Whether the causal varlen kernel computes (q, k) in the segment: k in [k_lo, k_hi) and
-    k − k_lo ≤ (q − q_lo) + (k_hi − k_lo) − (q_hi − q_lo), flash-attn's bottom-right alignment."""
-    return and_(le(k_lo, k), lt(k, k_hi), le(k - k_lo, (q - q_lo) + (k_hi - k_lo) - (q_hi - q_lo)))
 
 
 def memory(T, S, d, backward: bool) -> dict:
