@@ -100,6 +100,10 @@ def main(argv, stdout, stderr) -> int:
     if args is None:
         return Exit.OK
     opts = solver_options(args)
+    from ringproof.schedules.allgather import allgather
+    if allgather(args.target):                     # the all-gather machine: proofs/allgather
+        from ringproof.proofs.cli import allgather as gathered
+        return gathered.prove(args, opts, allgather(args.target), stdout)
     from ringproof.schedules.documents import Varlen, varlen
     schedule = varlen(args.target) or resolve(args.target)
     if isinstance(schedule, Varlen):               # packed sequences: proofs/varlen
