@@ -228,3 +228,13 @@ def test_a_user_varlen_file_is_refuted_with_its_replay(tmp_path):
     '''))
     code, out, _ = prove_cli(str(path), "--quiet", "--max-n", "8")
     assert code == 1 and "--lengths 2,2 -m 1" in out
+
+
+def test_the_figure_rows_of_a_varlen_target_are_its_own(session):
+    """Asked for by name, balance is the packed schedule's (not the base's) and memory stays unknown."""
+    opts = Options(properties=("balance", "memory"))
+    for name, spread in (("zigzag-varlen", "0"), ("zigzag-varlen-padded", None)):
+        rows = {r.property: r for r in varlen_verify.prove(varlen(name), opts, Session(opts.budget))[0]}
+        assert rows["balance"].details["spread"] == spread
+        assert rows["balance"].verdict is (Verdict.PROVED if spread else Verdict.UNKNOWN)
+        assert rows["memory"].verdict is Verdict.UNKNOWN and "no exact memory peak" in rows["memory"].reason

@@ -113,9 +113,10 @@ def resolve(target: str) -> Schedule:
         raise BadInput(f"{target!r} is not a schedule file: a schedule file is Python source ending in .py")
     reg = registry()
     # a context-parallel target's backward twin is named once, as a suffix: the line stays short
+    from ringproof.schedules.allgather import ALLGATHER
     from ringproof.schedules.documents import VARLEN
 
-    names = [name for name in sorted(reg) if not (name.endswith("-bwd") and name[:-4] in reg)] + list(VARLEN)
+    names = [name for name in sorted(reg) if not (name.endswith("-bwd") and name[:-4] in reg)] + list(VARLEN) + list(ALLGATHER)
     raise BadInput(f"unknown target {target[:40]!r}: expected one of {', '.join(names)} (a context-parallel "
                    "one also as NAME-bwd) or the path of a schedule file (.py)")
 

@@ -248,7 +248,9 @@ def prove(v, opts, session, max_tokens: int = SWEEP_TOKENS, backward: bool | Non
     lemma = {p.name.split(": ", 1)[1].replace("document-causal ", "").replace("document-local ", ""): p
              for p in composition.lemma(v.causal, v.padded)}
     counts = next((r for r in base_results if r.property == "counts"), None)
-    forms = _pair_forms(v, counts.details) if counts is not None else None
+    balance = next((r for r in base_results if r.property == "balance"), None)
+    source = counts.details if counts is not None else {"balance": balance.details} if balance is not None else None
+    forms = _pair_forms(v, source) if source is not None else None
     opts.progress(f"{v.name}: every packing with {_bounds(max_tokens)} on the packed ring model")
     swept = sweep(v, max_tokens, forms)
     results = [_result(v, r, parts, lemma, swept, max_tokens) for r in base_results]
@@ -282,12 +284,30 @@ def _result(v, r: Result, parts: dict, lemma: dict, swept: Sweep, max_tokens: in
             verdict = Verdict.UNKNOWN
             reason = f"the packed ring model differs on another property: {failed.first_difference}"
     details = r.details
+    if r.property == "balance":
+        return _balance_row(v, r, verdict, reason, cex, solver, swept)
+    if r.property == "memory":
+        inputs = (r.details or {}).get("inputs_on_pe")
+        return replace(r, verdict=Verdict.UNKNOWN if verdict is not Verdict.REFUTED else verdict, counterexample=cex,
+                       solver=solver, reason="no exact memory peak is derived for a varlen target"
+                       + (f"; the inputs held per PE, {summed(inputs)}, bound it from below" if inputs else ""),
+                       details={"inputs_on_pe": summed(inputs)} if inputs else {})
     if r.property == "counts":
         details = {**figures(v, r.details), "documents": f"any D ≥ 1 documents, {v.requires_text}",
                    "checked": f"every packing with {swept.bounds} ({swept.packings}) on the packed ring model: "
                               "pairs per rank and ring step equal the sums, numerics equal the per-document reference",
                    "base": {k: r.details[k] for k in ("cycles", "ops", "balance") if k in r.details}}
     return replace(r, verdict=verdict, reason=reason, counterexample=cex, solver=solver, details=details)
+
+
+def _balance_row(v, r: Result, verdict, reason, cex, solver, swept) -> Result:
+    """The balance row of the packed schedule: the base's per-PE forms summed over the documents
+    (checked by the sweep) and the spread of the sum where it is derived; unknown where it is not."""
+    figs = figures(v, {"balance": r.details}).get("balance", {})
+    if verdict is Verdict.PROVED and figs.get("spread") is None:
+        verdict, reason = Verdict.UNKNOWN, f"the spread is not derived: {figs.get('reason', '')}"
+    return replace(r, verdict=verdict, reason=reason, counterexample=cex, solver=solver,
+                   details={**figs, "checked": f"per-PE pairs at every packing with {swept.bounds} ({swept.packings})"})
 
 
 def _counterexample(failed) -> Counterexample:
