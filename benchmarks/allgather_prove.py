@@ -10,13 +10,11 @@ measures (CPU seconds of the child, and wall seconds); the median of K runs is p
 from __future__ import annotations
 
 import argparse
-import os
-import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from varlen_prove import timed  # noqa: E402
+from varlen_prove import table  # noqa: E402
 
 TARGETS = ("llama3", "llama3-varlen")
 PEER = "striped"
@@ -28,16 +26,7 @@ def main() -> None:
     ap.add_argument("targets", nargs="*", default=TARGETS)
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    print(f"{'target':16} {'CPU s':>7} {'wall s':>7} {'peer CPU':>9} {'ratio':>6}  under {LIMIT:g} s"
-          f"   (peer: prove {PEER}; {os.cpu_count()} cores)")
-    for target in args.targets:
-        runs = []
-        for _ in range(args.repeat):
-            cpu, wall = timed(target)
-            peer, _ = timed(PEER)
-            runs.append((cpu, wall, peer, cpu / peer))
-        cpu, wall, peer, ratio = (statistics.median(x) for x in zip(*runs))
-        print(f"{target:16} {cpu:7.2f} {wall:7.2f} {peer:9.2f} {ratio:6.2f}  {'yes' if wall < LIMIT else 'NO'}")
+    table(args.targets, PEER, args.repeat, LIMIT)
 
 
 if __name__ == "__main__":

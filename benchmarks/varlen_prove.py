@@ -35,20 +35,28 @@ def timed(target: str) -> tuple[float, float]:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall
 
 
+def table(targets, peer: str, repeat: int, limit: float | None = None) -> None:
+    """A line per target: median CPU and wall seconds over `repeat` runs, the peer's CPU seconds
+    (run right after each) and the median ratio; with `limit`, whether the wall is under it."""
+    print(f"{'target':28} {'CPU s':>7} {'wall s':>7} {'peer CPU':>9} {'ratio':>6}"
+          + (f"  under {limit:g} s" if limit else "") + f"   (peer: prove {peer}; {os.cpu_count()} cores)")
+    for target in targets:
+        runs = []
+        for _ in range(repeat):
+            cpu, wall = timed(target)
+            other, _ = timed(peer)
+            runs.append((cpu, wall, other, cpu / other))
+        cpu, wall, other, ratio = (statistics.median(x) for x in zip(*runs))
+        print(f"{target:28} {cpu:7.2f} {wall:7.2f} {other:9.2f} {ratio:6.2f}"
+              + (f"  {'yes' if wall < limit else 'NO'}" if limit else ""))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("targets", nargs="*", default=TARGETS)
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    print(f"{'target':28} {'CPU s':>7} {'wall s':>7} {'peer CPU':>9} {'ratio':>6}   (peer: prove {PEER}; {os.cpu_count()} cores)")
-    for target in args.targets:
-        runs = []
-        for _ in range(args.repeat):
-            cpu, wall = timed(target)
-            peer, _ = timed(PEER)
-            runs.append((cpu, wall, peer, cpu / peer))
-        cpu, wall, peer, ratio = (statistics.median(x) for x in zip(*runs))
-        print(f"{target:28} {cpu:7.2f} {wall:7.2f} {peer:9.2f} {ratio:6.2f}")
+    table(args.targets, PEER, args.repeat)
 
 
 if __name__ == "__main__":

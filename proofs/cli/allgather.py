@@ -62,16 +62,10 @@ def _bounded(args, t, vectors, stdout) -> int:
         verdict = Verdict.combine([verdict, Verdict.PROVED if ok else Verdict.REFUTED])
         rows.append({"lengths": list(lengths), "m": args.m, "verdict": "proved" if ok else "refuted",
                      "first_difference": got.first_difference, "pairs_per_rank": got.pairs, "max_rel_error": got.error})
-    if args.json:
-        write_json("prove", {"target": args.target, "schedule": args.target, "verdict": verdict.value, "look": [],
-                             "results": [], "packings": rows, "conditions": []}, stdout)
-    else:
-        for row in rows:
-            what = row["first_difference"] or (f"every document-causal pair once, on its query's rank, pairs per rank "
-                                               f"{row['pairs_per_rank']}")
-            stdout.write(f"{args.target} lengths {','.join(map(str, row['lengths']))}, m={row['m']} (bounded, the "
-                         f"all-gather model): {row['verdict']}: {what}\n")
-    return verdict.exit_code
+    from ringproof.proofs.cli.varlen import write_packings
+
+    return write_packings(args, rows, verdict, "the all-gather model", lambda row: (
+        f"every document-causal pair once, on its query's rank, pairs per rank {row['pairs_per_rank']}"), stdout)
 
 
 def simulate(args, t, stdout) -> int:

@@ -25,7 +25,7 @@ def lengths_of(args) -> list[tuple[int, ...]]:
 def prove(args, opts, v, stdout, stderr) -> int:
     """`prove NAME` of a varlen target: the table, the sums over documents, the side condition."""
     from ringproof.proofs.cli.common import Progress
-    from ringproof.proofs.cli.verify import print_conditions, print_table
+    from ringproof.proofs.cli.verify import print_table
     from ringproof.proofs.ring.session import Session
     from ringproof.proofs.varlen.verify import prove as prove_varlen
     from ringproof.schedules import context_parallel as cp
@@ -100,15 +100,21 @@ def _bounded(args, v, vectors, stdout) -> int:
         rows.append({"lengths": list(lengths), "m": args.m, "verdict": "proved" if ok else "refuted",
                      "first_difference": got.first_difference, "pairs_per_rank": got.per_rank,
                      "pairs_per_step": got.pairs, "max_rel_error": got.error})
+    return write_packings(args, rows, verdict, "the packed ring model", lambda row: (
+        f"every document-causal pair once, pairs per rank {row['pairs_per_rank']}, "
+        f"out/dq/dk/dv max relative error {max(row['max_rel_error'].values()):.2g}"), stdout)
+
+
+def write_packings(args, rows, verdict, model: str, passed, stdout) -> int:
+    """The bounded tier's packings, as JSON (`packings`) or a line each: `passed(row)` says what a
+    packing that passed showed, `model` which model ran it."""
     if args.json:
         write_json("prove", {"target": args.target, "schedule": args.target, "verdict": verdict.value, "look": [],
                              "results": [], "packings": rows, "conditions": []}, stdout)
     else:
         for row in rows:
-            what = row["first_difference"] or (f"every document-causal pair once, pairs per rank {row['pairs_per_rank']}, "
-                                               f"out/dq/dk/dv max relative error {max(row['max_rel_error'].values()):.2g}")
-            stdout.write(f"{args.target} lengths {','.join(map(str, row['lengths']))}, m={row['m']} (bounded, the packed "
-                         f"ring model): {row['verdict']}: {what}\n")
+            stdout.write(f"{args.target} lengths {','.join(map(str, row['lengths']))}, m={row['m']} (bounded, "
+                         f"{model}): {row['verdict']}: {row['first_difference'] or passed(row)}\n")
     return verdict.exit_code
 
 

@@ -36,7 +36,8 @@ class CompositionLemma:
     detail: str
 
 
-def _prove(name: str, hyps, goal, timeout_ms: int, detail: str) -> CompositionLemma:
+def ask(hyps, goal, timeout_ms: int):
+    """(answer, seconds, solver) of Z3 asked for a model of the hypotheses without the goal."""
     import z3
 
     s = z3.Solver()
@@ -44,7 +45,13 @@ def _prove(name: str, hyps, goal, timeout_ms: int, detail: str) -> CompositionLe
     s.add(*hyps, z3.Not(goal))
     t0 = time.perf_counter()
     answer = s.check()
-    seconds = time.perf_counter() - t0
+    return answer, time.perf_counter() - t0, s
+
+
+def _prove(name: str, hyps, goal, timeout_ms: int, detail: str) -> CompositionLemma:
+    import z3
+
+    answer, seconds, s = ask(hyps, goal, timeout_ms)
     if answer == z3.unsat:
         return CompositionLemma(name, True, seconds, f"proved: {detail}")
     if answer == z3.sat:

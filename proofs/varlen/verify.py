@@ -183,7 +183,7 @@ def _spread(balance: dict) -> dict:
     forms = list((balance.get("per_pe") or {}).values())
     if balance.get("spread") == "0":
         return {"spread": "0", "reason": ""}
-    l, n = sympy.Symbol("l"), sympy.Symbol("n")
+    l = sympy.Symbol("l")
     total = sympy.expand(sum((sympy.sympify(f) for f in forms), sympy.Integer(0)))
     slope = sympy.expand(sympy.diff(total, l))
     num, den = sympy.fraction(sympy.together(slope))
