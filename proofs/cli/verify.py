@@ -166,7 +166,13 @@ def _bitlevel(args, schedule, out) -> int:
     if args.tier != "bounded":
         raise BadInput("--method bitlevel checks one size: use it with --tier bounded")
     check_size(args.n, args.m)
+    from ringproof.model.bitlevel.types import VARIANTS
+    from ringproof.proofs.search.limits import check_run_size
+
+    if schedule.problem.name in VARIANTS:
+        check_run_size(schedule.problem.name, args.n, args.m)      # before the run is built
     run = to_run(schedule, args.n, args.m)
+    check_run_size(run.variant, run.n, run.m, run.d, run.T)       # with its own cycles
     violations = check_run(run)
     sat = sat_check_run(run, timeout=args.timeout)
     reason = sat.reason
