@@ -15,3 +15,33 @@ def test_conform_of_a_users_function_without_torch_is_bad_input_with_the_hint(mo
     assert code == 64 and out == "", err
     line = one_line_error(err)
     assert "needs torch" in line and "pip install -e '.[torch]'" in line
+
+
+def _file(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def test_a_file_that_only_imports_a_registered_schedule_is_refused(tmp_path):
+    path = _file(tmp_path, "mine.py", "from ringproof import ALGO1\n")
+    code, out, err = call(path, "--property", "well-formed")
+    assert code == 64 and out == ""
+    line = one_line_error(err)
+    assert "defines no schedule of its own" in line and "prove algo1" in line and "SCHEDULE = ALGO1" in line
+    ok = _file(tmp_path, "alias.py", "from ringproof import ALGO1\nSCHEDULE = ALGO1\n")
+    assert call(ok, "--property", "well-formed")[0] == 0            # said so: proved from the file
+
+
+def test_a_malformed_claim_names_file_and_line_in_one_line_without_sympy(tmp_path):
+    from pathlib import Path
+
+    text = (Path(__file__).parent.parent / "examples" / "matvec.py").read_text()
+    assert '"cycles": "n*d/m"' in text
+    path = _file(tmp_path, "claim.py", text.replace('"cycles": "n*d/m"', '"cycles": "n*d/"'))
+    for argv in ([path], ["simulate", path, "-n", "4", "-m", "2"]):
+        code, out, err = call(*argv)
+        assert code == 64 and out == ""
+        line = one_line_error(err)
+        assert line.startswith(f"prove: error: {path}:") and "'n*d/' is not a formula" in line
+        assert "Sympify" not in line and "\\n" not in line
