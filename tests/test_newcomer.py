@@ -45,3 +45,40 @@ def test_a_malformed_claim_names_file_and_line_in_one_line_without_sympy(tmp_pat
         line = one_line_error(err)
         assert line.startswith(f"prove: error: {path}:") and "'n*d/' is not a formula" in line
         assert "Sympify" not in line and "\\n" not in line
+
+
+def _no_proofs(monkeypatch):
+    from ringproof.proofs.ring import prover
+
+    def refuse(*a, **k):
+        raise AssertionError("a proof ran before the arguments were checked")
+
+    monkeypatch.setattr(prover, "verify", refuse)
+    monkeypatch.setattr(prover, "verify_with_conditions", refuse)
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["-o", "r.txt"], "cannot tell the format from .txt"),
+    (["-o", "report"], "cannot tell the format from no extension"),
+    (["--out", "d", "-o", "r.html"], "-o is for one file without --out"),
+    (["--out", "d", "--format", "html"], "--format is for one file without --out"),
+])
+def test_report_refuses_an_output_it_cannot_tell_or_two_that_conflict(monkeypatch, tmp_path, argv, says):
+    monkeypatch.chdir(tmp_path)
+    _no_proofs(monkeypatch)
+    code, out, err = call("report", "algo1", *argv)
+    assert code == 64 and out == "", err
+    assert says in one_line_error(err)
+
+
+@pytest.mark.parametrize("name, fmt", [("r.html", "<!doctype html"), ("r.json", "{"), ("r.md", "# ")])
+def test_report_takes_the_format_from_the_files_extension(tmp_path, name, fmt):
+    code, _, err = call("report", "algo1", "--property", "well-formed", "-o", str(tmp_path / name), "--quiet")
+    assert code == 0, err
+    assert (tmp_path / name).read_text().lstrip().lower().startswith(fmt)
+
+
+def test_simulate_refuses_a_picture_that_is_not_svg(tmp_path):
+    code, out, err = call("simulate", "algo1", "-n", "4", "-m", "2", "--picture", str(tmp_path / "x.png"))
+    assert code == 64 and out == "" and not (tmp_path / "x.png").exists()
+    assert "name a .svg file" in one_line_error(err)
