@@ -82,3 +82,52 @@ def test_simulate_refuses_a_picture_that_is_not_svg(tmp_path):
     code, out, err = call("simulate", "algo1", "-n", "4", "-m", "2", "--picture", str(tmp_path / "x.png"))
     assert code == 64 and out == "" and not (tmp_path / "x.png").exists()
     assert "name a .svg file" in one_line_error(err)
+
+
+def test_a_users_schedule_gets_no_papers_claim_column(tmp_path):
+    from pathlib import Path
+
+    example = Path(__file__).parent.parent / "examples" / "matvec.py"
+    out = tmp_path / "r.html"
+    code, _, err = call("report", str(example), "--property", "counts", "-o", str(out), "--quiet")
+    assert code == 0, err
+    page = out.read_text()
+    assert "paper's claim" not in page and "claimed" in page          # its own claims, compared
+
+
+def test_the_terminal_and_the_report_show_forms_not_sympy(tmp_path):
+    code, out, err = call("algo1", "--property", "counts", "--quiet")
+    assert code == 0, err
+    foot = out.split("cycles = ")[1]
+    assert "2·n²·(n + 1)/m" in foot and "**" not in foot and "n·(3·n + 1)/m" in foot
+    from ringproof.proofs.report.maths import in_words, text
+
+    assert text("n**2*(n + floor(n/2) + 1)/m") == "n²·(n + ⌊n/2⌋ + 1)/m"
+    assert text("Piecewise((n, Eq(Mod(n, 2), 0)), (n + 1, True))") == "{n if (n mod 2) = 0; n + 1 otherwise}"
+    line = in_words("the summand k**2*m + k*Piecewise((Mod(h, m), m >= 2), (0, True)) is not a polynomial in h")
+    assert line == "the summand k²·m + k·{(h mod m) if m ≥ 2; 0 otherwise} is not a polynomial in h"
+
+
+def test_a_printed_variant_reads_as_one_counterexample_per_property(tmp_path):
+    import re
+
+    out = tmp_path / "r.html"
+    code, _, err = call("report", "algo1-printed", "--property", "coverage", "-o", str(out), "--quiet")
+    assert code == 0, err                             # refuted as expected
+    page = re.sub(r"<svg.*?</svg>", "", out.read_text(), flags=re.S)
+    shown, folded = page.split("<details class='fold'>", 1) if "<details class='fold'>" in page else (page, "")
+    assert shown.count("<h4>") == 1 and re.search(r"\d+ more coverage checks? refuted", folded)
+    from ringproof.proofs.report.pdf import printable
+
+    printed = printable(page)
+    assert "<details open><summary>What the proofs rested on" in printed      # open on paper
+    assert "<details class='fold'>" in printed                                 # the long ones still folded
+
+
+def test_the_exact_peaks_cases_are_typeset_once(tmp_path):
+    out = tmp_path / "r.html"
+    code, _, err = call("report", "ring-attention", "--property", "counts", "-o", str(out), "--quiet")
+    assert code == 0, err
+    page = out.read_text()
+    assert "Piecewise" not in page and "**" not in page
+    assert page.count("<table class='cases'>") == 1      # the peak's cases once, typeset

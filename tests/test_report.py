@@ -310,8 +310,8 @@ def test_report_ends_with_one_line_naming_the_files_and_each_verdict(tmp_path, m
                           "--out", str(tmp_path), "--front", "no")
     assert code == 0                                        # the only refutation is an expected one
     assert out == (f"report: {tmp_path}/ (report.md, report.html, report.json): algo1 proved, "
-                   "algo1-printed refuted (expected); the only refutation is the printed variant's "
-                   "expected one, so exit 0\n")
+                   "algo1-printed refuted (expected); the printed variant refuted as expected and "
+                   "nothing else refuted, so exit 0\n")
     assert err == f"prove report: report.pdf not written: {pdf.MISSING}\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html", "report.json", "report.md"]
 

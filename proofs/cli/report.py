@@ -128,8 +128,9 @@ def summary_line(files: list[str], sections: list[dict]) -> str:
     expected = sum(map(_expected, sections))
     tail = ""
     if expected and exit_code(sections) == Exit.OK:
-        tail = (f"; the {'only refutation is' if expected == 1 else f'only {expected} refutations are'} the "
-                "printed variant's expected one" + ("" if expected == 1 else "s") + ", so exit 0")
+        which = ("the printed variant refuted as expected" if expected == 1 else
+                 f"{expected} printed variants refuted as expected")
+        tail = f"; {which} and nothing else refuted, so exit 0"
     return f"report: {where}: {verdicts}{tail}"
 
 
