@@ -28,6 +28,7 @@ from ringproof.proofs.threads import Background
 
 _INSTALLED = False
 _REQUESTED = threading.Event()
+_SECOND_EXITS = False      # the `prove` process only (`run`): a second Ctrl-C ends it at once
 
 
 def requested() -> bool:
@@ -68,9 +69,27 @@ def install() -> None:
 
 
 def _on_sigint(signum, frame):
-    """Python's own reaction to Ctrl-C, and remember it (before any code can swallow it)."""
+    """Python's own reaction to Ctrl-C, and remember it (before any code can swallow it). In the
+    `prove` process a second one, while the first is still unwinding (workers stopped, the line
+    printed), ends it at once with 130 and nothing more: not a KeyboardInterrupt traceback from
+    whatever shutdown code it landed in."""
+    if _SECOND_EXITS and _REQUESTED.is_set():
+        os._exit(130)
     _REQUESTED.set()
     raise KeyboardInterrupt
+
+
+def second_exits() -> None:
+    """The `prove` process (not a library call, not a test calling `main`): a second Ctrl-C during
+    shutdown exits 130 quietly (its workers die with it: `workers.py` sets PDEATHSIG)."""
+    global _SECOND_EXITS
+    _SECOND_EXITS = True
+
+
+def shutting_down() -> None:
+    """The command has answered and the process is ending: a Ctrl-C now exits 130 quietly."""
+    if _SECOND_EXITS and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, lambda signum, frame: os._exit(130))
 
 
 def _unraisable(info) -> None:

@@ -22,6 +22,7 @@ Witnesses, checked by the prover like loop invariants:
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import enum
 import functools
@@ -714,6 +715,13 @@ class Schedule:
         if unknown:
             raise BadInput(f"{user_line(__file__, dataclasses.__file__)}schedule {self.name}: unknown claim "
                            f"{unknown[0]!r}; a claim names one of {', '.join(CLAIM_KINDS + LOAD_CLAIMS)}")
+        for kind, text in claims.items():      # a formula's syntax, named by file and line, before any proof
+            if isinstance(text, str):
+                try:
+                    ast.parse(text.strip(), mode="eval")
+                except SyntaxError as err:
+                    raise BadInput(f"{user_line(__file__, dataclasses.__file__)}schedule {self.name}: claim "
+                                   f"{kind!r}: {text!r} is not a formula in n, m, d ({err.msg})") from None
 
     def admits(self, n: int, m: int, d: int | None = None) -> bool:
         """Do the sizes (m | n assumed) satisfy the schedule's side condition `requires`?"""

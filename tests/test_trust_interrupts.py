@@ -141,6 +141,41 @@ def test_ctrl_c_stops_within_a_second_and_leaves_no_worker(jobs):
     assert _live(proc.pid) == []
 
 
+@pytest.mark.parametrize("argv, gap", [
+    (["algo2", "--tier", "per-m", "--max-m", "64", "--jobs", "2"], 0.05),
+    (["search", "masked", "-n", "5", "-m", "5"], 0.0),
+    (["search", "masked", "-n", "5", "-m", "5"], 0.05),
+], ids=["prove", "search-together", "search-apart"])
+def test_a_second_ctrl_c_during_shutdown_exits_130_quietly(gap, argv):
+    """Two Ctrl-Cs, the second `gap` seconds after the first, while the first unwinds (workers
+    stopped, the line printed): 130, no KeyboardInterrupt traceback (the search's solver children
+    printed pysat's), no worker left."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    prove = Path(sys.executable).parent / "prove"
+    proc = subprocess.Popen([str(prove), *argv],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    _spent(proc.pid, 3.0)
+    assert proc.poll() is None, "finished before the interrupt: the test would prove nothing"
+    os.killpg(proc.pid, signal.SIGINT)
+    time.sleep(gap)
+    try:
+        os.killpg(proc.pid, signal.SIGINT)
+    except ProcessLookupError:           # already gone: the first one's exit was quicker
+        pass
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert err.strip() in ("", "prove: interrupted"), err
+    time.sleep(0.5)
+    assert _live(proc.pid) == []
+
+
 def test_a_z3_object_cut_off_by_the_interrupt_prints_nothing_when_freed(capsys):
     """Ctrl-C inside a Z3 constructor leaves an object without its context; freed later (after
     `prove: interrupted` was printed) its finalizer failed with an AttributeError that Python printed

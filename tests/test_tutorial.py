@@ -39,4 +39,4 @@ def test_broken_matvec_is_refuted_with_the_documented_counterexample():
 def test_matmul_from_algorithm_1s_phase_is_proved():
     code, out = prove(EXAMPLES / "matmul.py")
     assert code == 0, out
-    assert "cycles = d*n**2/m; ops = MAC: d*n**2; utilization = 1" in out
+    assert "cycles = d·n²/m; ops = MAC: d·n²; utilization = 1" in out

@@ -32,6 +32,15 @@ def spread_cycles(r: int, m: int) -> int:
     return k
 
 
+def op_count(variant: str, n: int, d: int | None = None) -> int:
+    """len(BitProblem(variant, n, m, d).ops), without building it: MAC1 d per pair (symmetric: per
+    unordered pair), EAC and DIV one per pair, MAC3 d per pair; masked keeps the pairs j ≤ i."""
+    d = n if d is None else d
+    pairs = n * (n + 1) // 2 if variant == "masked" else n * n
+    mac1 = n * (n + 1) // 2 * d if variant == "symmetric" else pairs * d
+    return mac1 + 2 * pairs + pairs * d
+
+
 class BitProblem:
     """The op set of `variant` attention for sizes n, d on m PEs, and where the inputs start."""
 

@@ -19,6 +19,25 @@ ratio = schedule makespan / best makespan found (the optimum when proven).
 utilization = sum over patches of their local execution time / (clusters x makespan)."""
 
 
+# What an instance takes while it is generated, solved and scheduled by every heuristic, measured
+# (peak RSS over patches 10,000-100,000, banks 4-16, clusters 32-256): bytes per patch, per patch
+# and bank (its row of shares), per patch and cluster (the heuristics' costs); the least of each,
+# so that an instance refused would not have fitted in the ring simulator's budget either.
+PER_PATCH, PER_PATCH_BANK, PER_PATCH_CLUSTER = 2000, 100, 16
+
+
+def check_instance(patches: int, banks: int, clusters: int) -> None:
+    """Refuse, before it is built, an instance whose records exceed the models' memory budget."""
+    from ringproof.model.ring.limits import RECORDS
+
+    need = patches * (PER_PATCH + PER_PATCH_BANK * banks + PER_PATCH_CLUSTER * clusters)
+    if need > RECORDS:
+        most = RECORDS // (PER_PATCH + PER_PATCH_BANK * banks + PER_PATCH_CLUSTER * clusters)
+        raise BadInput(f"--patches {patches:,} on {banks} banks and {clusters} clusters is too large: the "
+                       f"instance and its schedules take about {need / 2**30:,.1f} GiB, and are limited to "
+                       f"{RECORDS / 2**30:.1f} GiB (here at most {most:,} patches)")
+
+
 def parser() -> ArgumentParser:
     p = ArgumentParser(prog="prove balance", epilog=EPILOG,
                        description="Schedule patches (tensor slices) on compute clusters near memory "
@@ -52,7 +71,9 @@ def main(argv: list[str], stdout, stderr) -> int:
     device = {"topology": args.topology, "base": args.base, "per_hop": args.per_hop}
     if args.file:
         problem = load(args.file, banks=None, clusters=args.clusters, seed=args.seed, **device)
+        check_instance(problem.patches, problem.banks, problem.clusters)
     else:
+        check_instance(args.patches, args.banks, args.clusters)
         problem = generate(args.patches, args.banks, args.clusters, args.skew, args.overlap, args.seed, **device)
     from ringproof.proofs.balance.minimax import solve   # heavy (z3): not for --help
 

@@ -83,7 +83,14 @@ def run() -> None:
     import os
     import threading
 
-    code = main()
+    from ringproof.proofs import interrupts
+
+    interrupts.second_exits()
+    try:
+        code = main()
+    except KeyboardInterrupt:           # a second Ctrl-C in the instant between answer and exit
+        os._exit(int(Exit.INTERRUPTED))
+    interrupts.shutting_down()
     if any(t is not threading.main_thread() and not t.daemon and t.is_alive() for t in threading.enumerate()):
         sys.exit(code)
     atexit._run_exitfuncs()

@@ -34,9 +34,12 @@ def parser() -> ArgumentParser:
                        "replay, counts against the paper's claims, Tables I and II, pictures.", epilog=EPILOG)
     p.add_argument("targets", nargs="*", metavar="TARGET")
     p.add_argument("--out", metavar="DIR", help="write report.md, report.html, report.json (and report.pdf) there")
-    p.add_argument("--format", choices=FORMATS, default="md",
-                   help="without --out: one format (pdf: printed by headless Chromium, needs -o FILE)")
-    p.add_argument("-o", "--output", help="without --out: the file to write (default: standard output)")
+    p.add_argument("--format", choices=FORMATS, default=None,
+                   help="without --out: one format (default: -o FILE's extension, else md; pdf: printed "
+                        "by headless Chromium, needs -o FILE)")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="without --out: the file to write, its format from its extension (.md, .html, "
+                        ".json, .pdf) unless --format says (default: standard output)")
     add_solver_options(p)
     p.add_argument("--front", choices=("auto", "yes", "no"), default="auto",
                    help="Tables I, II, ES minima, fair readings (auto: with --out)")
@@ -92,6 +95,7 @@ def main(argv, stdout, stderr) -> int:
                                   "properties": list(opts.properties), "max_n": opts.max_n, "max_m": opts.max_m}},
         "front": front, "targets": sections})
     verdict = Verdict.combine(Verdict(t["verdict"]) for t in sections)
+    code = exit_code(sections)
     files = _write(doc, args, outputs, stdout, stderr)
     if args.json and files:
         write_json("report", {"verdict": verdict.value, "files": files,
@@ -99,21 +103,53 @@ def main(argv, stdout, stderr) -> int:
                                            "expected": t["expected"]} for t in sections]}, stdout)
     elif files:
         stdout.write(summary_line(files, sections) + "\n")
-    return verdict.exit_code
+    return code
+
+
+def _expected(t: dict) -> bool:
+    """A target refuted as expected: a printed variant of the paper, whose defects are known."""
+    return t["verdict"] == t["expected"] == "refuted"
+
+
+def exit_code(sections: list[dict]) -> int:
+    """As `prove TARGET` over the targets, but a printed variant's expected refutation counts as
+    the report succeeding (its refutation is the finding): 0 when the only refutations are those,
+    so that `prove report` of every target can run in a user's CI."""
+    return Verdict.combine(Verdict.PROVED if _expected(t) else Verdict(t["verdict"]) for t in sections).exit_code
 
 
 def summary_line(files: list[str], sections: list[dict]) -> str:
-    """One line: where the files are, and each target's verdict (an expected refutation marked)."""
+    """One line: where the files are, each target's verdict (an expected refutation marked), and,
+    where every refutation is an expected one, that the exit code is 0 for them."""
     folder = {str(Path(f).parent) for f in files}
     where = (f"{folder.pop()}/ ({', '.join(Path(f).name for f in files)})" if len(folder) == 1
              else ", ".join(files))
-    verdicts = ", ".join(f"{t['target']} {t['verdict']}" + (" (expected)" if t["verdict"] == t["expected"] != "proved"
-                                                             else "") for t in sections)
-    return f"report: {where}: {verdicts}"
+    verdicts = ", ".join(f"{t['target']} {t['verdict']}" + (" (expected)" if _expected(t) else "") for t in sections)
+    expected = sum(map(_expected, sections))
+    tail = ""
+    if expected and exit_code(sections) == Exit.OK:
+        which = ("the printed variant refuted as expected" if expected == 1 else
+                 f"{expected} printed variants refuted as expected")
+        tail = f"; {which} and nothing else refuted, so exit 0"
+    return f"report: {where}: {verdicts}{tail}"
+
+
+SUFFIXES = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".json": "json", ".pdf": "pdf"}
 
 
 def _outputs(args) -> list[tuple[Path, str]]:
     """(path, format) of every file to write, each checked now; [] for standard output."""
+    if args.out and (args.output or args.format):
+        given = " and ".join(o for o, v in (("-o", args.output), ("--format", args.format)) if v)
+        raise BadInput(f"--out DIR writes every format (report.md, .html, .json, .pdf); {given} "
+                       "is for one file without --out: give one or the other")
+    if args.output and args.format is None:
+        suffix = Path(args.output).suffix.lower()
+        if suffix not in SUFFIXES:
+            raise BadInput(f"-o {args.output!r}: cannot tell the format from {suffix or 'no extension'}; "
+                           f"name a .md, .html, .json or .pdf file, or give --format {{{','.join(FORMATS)}}}")
+        args.format = SUFFIXES[suffix]
+    args.format = args.format or "md"
     if args.out:
         folder = output_dir(args.out, "--out")
         fmts = ["md", "html", "json"] + (["pdf"] if pdf.browser() else [])

@@ -104,6 +104,9 @@ def main(argv, stdout, stderr) -> int:
         raise BadInput(f"search: m must divide n (the ring schedules and the lower bounds assume "
                        f"m | n), got n={args.n}, m={args.m}")
     _check_state(args.state)
+    from ringproof.proofs.search.limits import check_search
+
+    check_search(args.variant, args.n, args.m, args.d)
     from ringproof.proofs.search.minimum import search   # heavy (SAT solvers): not for --help
 
     with Progress(stderr, not (args.json or args.quiet)) as progress:

@@ -82,6 +82,9 @@ def main(argv, stdout, stderr) -> int:
         raise BadInput("prove simulate needs -n (the sequence length)")
     check_size(args.n, args.m, args.d)
     picture = output_file(args.picture, "--picture") if args.picture else None
+    if picture and picture[0].suffix.lower() != ".svg":
+        raise BadInput(f"--picture {args.picture!r}: the picture is written as SVG; name a .svg file "
+                       "(a browser opens it, and prints it to PDF or PNG)")
     d = args.n if args.d is None else args.d
     scale = _scale(args.scale, d)
     schedule = resolve(args.target)

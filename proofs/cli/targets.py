@@ -121,6 +121,16 @@ def resolve(target: str) -> Schedule:
                    "one also as NAME-bwd) or the path of a schedule file (.py)")
 
 
+def _ours(schedule: Schedule) -> str | None:
+    """`module.NAME` of ringproof's own module that holds `schedule` (a user's file imported it), else None."""
+    for name, mod in list(sys.modules.items()):
+        if name.startswith("ringproof.schedules.") and mod is not None:
+            for attr, value in vars(mod).items():
+                if value is schedule and attr.isupper():
+                    return f"{name.removeprefix('ringproof.schedules.')}.{attr}"
+    return None
+
+
 def _exists(path: Path) -> bool:
     try:
         return path.exists()
@@ -164,9 +174,14 @@ def load_file(path: Path) -> Schedule:
     if "SCHEDULE" in vars(module):
         raise BadInput(f"{path}: SCHEDULE = {repr(module.SCHEDULE)[:40]} is not a Schedule "
                        "(assign SCHEDULE = Schedule(...), or Varlen(...) for packed sequences)")
-    found = [v for v in vars(module).values() if isinstance(v, Schedule)]
+    every = [(k, v) for k, v in vars(module).items() if isinstance(v, Schedule)]
+    found = [v for k, v in every if _ours(v) is None]
     if len(found) == 1:
         return found[0]
+    if not found and every:             # only imported ones: which it would have proved is a guess
+        k, v = every[0]
+        raise BadInput(f"{path} defines no schedule of its own: {k} is ringproof's {_ours(v)} "
+                       f"(`prove {v.name}`); assign SCHEDULE = {k} to prove it from this file")
     if not found:
         raise BadInput(f"{path} defines no Schedule (assign one to SCHEDULE)")
     raise BadInput(f"{path} defines {len(found)} schedules; say which one with SCHEDULE = ...")

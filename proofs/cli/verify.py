@@ -166,7 +166,13 @@ def _bitlevel(args, schedule, out) -> int:
     if args.tier != "bounded":
         raise BadInput("--method bitlevel checks one size: use it with --tier bounded")
     check_size(args.n, args.m)
+    from ringproof.model.bitlevel.types import VARIANTS
+    from ringproof.proofs.search.limits import check_run_size
+
+    if schedule.problem.name in VARIANTS:
+        check_run_size(schedule.problem.name, args.n, args.m)      # before the run is built
     run = to_run(schedule, args.n, args.m)
+    check_run_size(run.variant, run.n, run.m, run.d, run.T)       # with its own cycles
     violations = check_run(run)
     sat = sat_check_run(run, timeout=args.timeout)
     reason = sat.reason
@@ -253,21 +259,21 @@ def print_table(target, schedule, results, out) -> None:
 
 def print_figures(results, out) -> None:
     """The figures' lines under the table: the counts and, from the counts' details or their own
-    rows, the balance and the memory peak."""
-    from ringproof.proofs.figures.memory import held
-    from ringproof.proofs.figures import spread
+    rows, the balance and the memory peak, each form in signs a reader knows, not sympy's."""
+    from ringproof.proofs.report.maths import load_lines, text_parts
+
     rows = {r.property: r.details for r in results if r.property in ("counts", "balance", "memory")}
     details = rows.get("counts", {})
     c = details.get("readable")
     if c:
-        out.write(f"\ncycles = {c['cycles']}; ops = "
-                  + ", ".join(f"{k}: {v}" for k, v in c["ops"].items() if v not in ("not derived", "0"))
-                  + f"; utilization = {c['utilization']}\n")
+        out.write(f"\ncycles = {text_parts(c['cycles'])}; ops = "
+                  + ", ".join(f"{k}: {text_parts(v)}" for k, v in c["ops"].items() if v not in ("not derived", "0"))
+                  + f"; utilization = {text_parts(c['utilization'])}\n")
     balance, memory = ((details.get("balance"), details.get("memory")) if "counts" in rows
                        else (rows.get("balance"), rows.get("memory")))
     if (balance or memory) and not c:
         out.write("\n")
-    for line in ([spread.readable(balance)] if balance else []) + ([held.readable(memory)] if memory else []):
+    for line in load_lines(balance, memory):
         out.write(line + "\n")
 
 

@@ -9,12 +9,25 @@ from pathlib import Path
 
 from ringproof.errors import BadInput
 
+# what the callable an option names is run with: `prove conform --impl` runs it on torch tensors
+# in torch.distributed process groups, so without torch that is bad input with its install hint
+# (not an internal error in a rank, exit 70), said before the user's module is imported
+NEEDS = {"--impl": ("torch", "pip install -e '.[torch]'")}
+
 
 def load_callable(spec: str, what: str):
-    """The callable `spec` names; BadInput (exit 64) when it cannot be imported or is not callable."""
+    """The callable `spec` names; BadInput (exit 64) when it cannot be imported or is not callable,
+    or when what runs it is not installed (`NEEDS`)."""
     module_name, sep, attr = spec.rpartition(":")
     if not sep or not module_name or not attr:
         raise BadInput(f"{what} {spec[:80]!r}: expected MODULE:CALLABLE (a module name or a .py file)")
+    if what in NEEDS:
+        package, hint = NEEDS[what]
+        try:
+            importlib.import_module(package)
+        except ImportError:
+            raise BadInput(f"{what} {spec[:80]}: running it needs {package}, which is not installed "
+                           f"({hint})") from None
     try:
         if module_name.endswith(".py"):
             module = _load_file(Path(module_name))

@@ -72,7 +72,7 @@ def target(name: str, schedule, results, needed: list, opts, size=(4, 2), per_ph
            "results": [r.to_json() for r in results],
            "proofs": [_proof(r) for r in results if r.solver],
            "refutations": [_refutation(name, schedule, r) for r in results if r.verdict is not Verdict.PROVED],
-           "counts": _counts(results, schedule), "defects": formula_differences(*defects) if defects else [],
+           "counts": _claims_by(_counts(results, schedule), name), "defects": formula_differences(*defects) if defects else [],
            "grid": grid(trace, cycles),
            "picture": {"n": size[0], "m": size[1], "cycles": cycles, "cycles_total": trace.cycles,
                        "svg": svg.picture(trace, cycles), "rows": svg.rows(trace, cycles)}}
@@ -156,13 +156,21 @@ def _counts(results, schedule) -> dict | None:
         per = row["per_residue"] or []
         row["per_class"] = (class_forms(row["derived"], square)
                             if any(not closed_text(x["formula"]) for x in per) else None)
-    from ringproof.proofs.figures.memory import held
-    from ringproof.proofs.figures import spread
-    load = ([spread.readable(d["balance"])] if d.get("balance") else []) + \
-        ([held.readable(d["memory"])] if d.get("memory") else [])
+    from ringproof.proofs.report.maths import load_lines
+    load = load_lines(d.get("balance"), d.get("memory"))       # forms in signs a reader knows, not sympy's
     return {"verdict": r.verdict.value, "reason": r.reason, "rows": rows,
             "phase_cycles": d.get("phase_cycles", {}), "utilization": d.get("utilization"),
             "balance": d.get("balance"), "memory": d.get("memory"), "load": load}
+
+
+def _claims_by(counts: dict | None, name: str) -> dict | None:
+    """Whose claims the counts are compared with: the paper's for its registered schedules, else the
+    schedule's own (a user's file, a context-parallel target), so no column says "paper" for them."""
+    from ringproof.proofs.cli.targets import PAPER
+
+    if counts is not None:
+        counts["claims_by"] = "paper" if name in PAPER else "schedule"
+    return counts
 
 
 def formula_differences(variant, defects) -> list[dict]:

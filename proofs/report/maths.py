@@ -247,3 +247,157 @@ def _merged(forms: list[dict]) -> list[dict]:
             label = "; ".join(classes) if len(classes) < 4 else "all n, m"
         out.append({"class": label, "formula": formula})
     return out
+
+
+# ------------------------------------------------------------------ forms in words, for the terminal
+
+_SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+
+
+class _Text(sympy.printing.str.StrPrinter):
+    """sympy's one-line printer, for people: n³ for n**3, · for *, ⌊x⌋ ⌈x⌉ for floor and ceiling,
+    `x mod m`, ≤ ≥ ≠, `and`, and cases as {v if c; w otherwise}."""
+
+    def _print_Pow(self, e, rational=False):
+        base, exp = e.args
+        if exp.is_Integer and exp > 1:
+            b = self._print(base)
+            b = b if base.is_Atom else f"({b})"
+            return b + str(exp).translate(_SUPERSCRIPT)
+        return super()._print_Pow(e, rational)
+
+    def _print_floor(self, e):
+        return f"⌊{self._print(e.args[0])}⌋"
+
+    def _print_ceiling(self, e):
+        return f"⌈{self._print(e.args[0])}⌉"
+
+    def _print_Mod(self, e):
+        a, b = (self._print(x) if x.is_Atom or isinstance(x, sympy.Pow) else f"({self._print(x)})" for x in e.args)
+        return f"({a} mod {b})"
+
+    def _print_Relational(self, e):
+        op = {"==": "=", "!=": "≠", "<=": "≤", ">=": "≥"}.get(e.rel_op, e.rel_op)
+        return f"{self._print(e.lhs)} {op} {self._print(e.rhs)}"
+
+    def _print_And(self, e):
+        return " and ".join(self._print(a) for a in e.args)
+
+    def _print_Or(self, e):
+        return " or ".join(f"({self._print(a)})" if isinstance(a, sympy.And) else self._print(a) for a in e.args)
+
+    def _print_Piecewise(self, e):
+        parts = [f"{self._print(v)} otherwise" if c == sympy.true else f"{self._print(v)} if {self._print(c)}"
+                 for v, c in e.args]
+        return "{" + "; ".join(parts) + "}"
+
+
+def text(form: str | None, limit: int | None = 160) -> str:
+    """One closed form (sympy text) in words and signs a reader knows: `2·n³/m`, `⌊n/2⌋`, cases
+    as {v if c; w otherwise}; longer than `limit` characters, its length (--json has it whole).
+    Text sympy cannot read is returned as it is."""
+    if form is None:
+        return "—"
+    expr = parse(form)
+    if expr is None:
+        return form
+    out = _Text().doprint(expr).replace("*", "·")
+    out = __import__("re").sub(r"\(\(([^()]+ mod [^()]+)\)\)", r"(\1)", out)     # (x mod m) once
+    if limit is not None and len(out) > limit:
+        return f"a closed form of {len(out)} characters (full form with --json)"
+    return out
+
+
+_FORM_FIELDS = {"balance": ("spread", "derived", "per_pe", "per_phase", "per_step"),
+                "memory": ("closed_form", "derived", "inputs_on_pe")}
+
+
+def load_lines(balance: dict | None, memory: dict | None, show=text, escape=None) -> list[str]:
+    """The balance and memory lines (`spread.readable`, `held.readable`) with every closed form in
+    them put by `show` (default `text`; the HTML report passes MathML): the forms are handed to the
+    line writers as placeholders, so that each is found exactly, never guessed from the words."""
+    import re
+
+    from ringproof.proofs.figures import spread
+    from ringproof.proofs.figures.memory import held
+
+    forms: list[str] = []
+
+    def hold(v):
+        if isinstance(v, dict):
+            return {k: hold(x) for k, x in v.items()}
+        if not isinstance(v, str) or parse(v) is None or not parse(v).free_symbols:
+            return v
+        forms.append(v)
+        return f"Rpform{len(forms) - 1}x"
+
+    lines = []
+    for details, fields, write in ((balance, _FORM_FIELDS["balance"], spread.readable),
+                                   (memory, _FORM_FIELDS["memory"], held.readable)):
+        if details:
+            held_back = {k: hold(v) if k in fields else v for k, v in details.items()}
+            lines.append(write(held_back))
+    if escape is not None:               # the words escaped (HTML), the forms put in as `show` makes them
+        lines = [escape(line) for line in lines]
+    return [re.sub(r"Rpform(\d+)x", lambda m: show(forms[int(m[1])]), line) for line in lines]
+
+
+def text_parts(value: str) -> str:
+    """A count as the prover's `readable` gives it (a form, `n even: form; n odd: form`, or a
+    summary in words) with each form in it put as `text` puts it."""
+    if parse(value) is not None:
+        return text(value, None)
+    parts = []
+    for part in value.split("; "):
+        label, sep, form = part.rpartition(": ")
+        parts.append(f"{label}{sep}{text(form, None)}" if sep and parse(form) is not None else part)
+    return "; ".join(parts)
+
+
+_FUNCS = {"Piecewise", "Mod", "Max", "Min", "floor", "ceiling", "Eq", "Ne", "True", "False", "Sum", "Abs"}
+_RUN = __import__("re").compile(r"[\w\s*+\-/()<>=!&|,.]+")
+
+
+def _formula_like(span: str) -> bool:
+    """Could `span` be one sympy form? An operator or a known function, balanced parentheses, and
+    no two words side by side or word of three letters or more that is no function (prose)."""
+    import re
+
+    if span.count("(") != span.count(")") or not re.search(r"\*|/|\b(?:Piecewise|Mod|floor|ceiling|Max|Min)\(", span):
+        return False
+    if re.search(r"[A-Za-z_]\w*\s+[A-Za-z_]\w*", span):
+        return False
+    return all(w in _FUNCS or len(w) <= 2 or re.fullmatch(r"[a-z]\d*", w)
+               for w in re.findall(r"[A-Za-z_]\w*", span))
+
+
+def in_words(line: str, show=text) -> str:
+    """A line of the prover's prose with each sympy form in it (the longest span at each place that
+    reads as one) put by `show`: `k**2*m + k*Piecewise(...)` as `k²·m + k·{…}`."""
+    out, i = [], 0
+    while i < len(line):
+        run = _RUN.match(line, i)
+        if run is None:
+            out.append(line[i])
+            i += 1
+            continue
+        j, text_run, done = run.end(), line[i:run.end()], False
+        starts = [k for k in range(len(text_run)) if (k == 0 or not text_run[k - 1].isalnum())
+                  and (text_run[k].isalnum() or text_run[k] == "(")]
+        pos = 0
+        pieces = []
+        for k in starts:
+            if k < pos:
+                continue
+            for e in range(len(text_run), k, -1):
+                span = text_run[k:e].rstrip(" ,.")
+                if not span or (e < len(text_run) and text_run[e - 1].isalnum() and text_run[e].isalnum()):
+                    continue
+                if _formula_like(span) and (expr := parse(span)) is not None and getattr(expr, "free_symbols", None):
+                    pieces += [text_run[pos:k], show(span)]
+                    pos = k + len(span)
+                    break
+        pieces.append(text_run[pos:])
+        out.append("".join(pieces))
+        i = j
+    return "".join(out)

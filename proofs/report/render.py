@@ -191,13 +191,14 @@ def _md_target(t: dict) -> list[str]:
     out += _md_table(["property", "phase", "verdict", "tier", "seconds"],
                      [[r["property"], r["phase"], r["verdict"], r["tier"], f"{r['seconds']:.2f}"] for r in t["results"]])
     if t["counts"]:
-        out += ["", f"### Counts ({t['counts']['verdict']})", ""] + _md_table(COUNT_HEAD, _count_rows(t["counts"]))
+        head, rows = _claim_columns(t["counts"], COUNT_HEAD, _count_rows(t["counts"]), 3)
+        out += ["", f"### Counts ({t['counts']['verdict']})", ""] + _md_table(head, rows)
         if t["counts"]["reason"]:
-            out += ["", t["counts"]["reason"]]
+            out += ["", maths.in_words(t["counts"]["reason"])]
         out += [x for line in t["counts"].get("load", []) for x in ("", line)]
     translated = False
-    for r in t["refutations"]:
-        words = r.get("reason_dsl") or dsl_reason(r["reason"])
+    for r, rest in _by_property(t["refutations"]):
+        words = maths.in_words(r.get("reason_dsl") or dsl_reason(r["reason"]))
         out += ["", f"### {r['verdict']}: {r['property']} / {r['phase']}", "", words]
         translated = translated or words != r["reason"]
         cex = r["counterexample"]
@@ -205,6 +206,8 @@ def _md_target(t: dict) -> list[str]:
             out += ["", f"Counterexample n = {cex['n']}, m = {cex['m']}: {cex['message']}", ""]
             out += [f"- {line}" for line in _iters(cex)]
             out += ["", f"Replay: `{r['replay']}`"]
+        if rest:
+            out += ["", _more(r, rest) + " (each in full in report.json)"]
     if translated:
         out += ["", DIGITS_NOTE]
     if t["defects"]:
@@ -218,6 +221,21 @@ def _md_target(t: dict) -> list[str]:
                 "rlimit count in Z3's resource units)</summary>", ""] + _md_table(PROOF_HEAD, _proof_rows(t))
         out += ["", "</details>"]
     return out
+
+
+def _by_property(refutations: list[dict]) -> list[tuple[dict, list[dict]]]:
+    """(first, the rest) per property and verdict, in the order they first come: a printed
+    variant's refutation reads as one counterexample per property, the others counted and folded."""
+    groups: dict = {}
+    for r in refutations:
+        groups.setdefault((r["property"], r["verdict"]), []).append(r)
+    return [(rs[0], rs[1:]) for rs in groups.values()]
+
+
+def _more(first: dict, rest: list[dict]) -> str:
+    phases = ", ".join(dict.fromkeys(r["phase"] for r in rest))
+    return (f"{len(rest)} more {first['property']} {'check' if len(rest) == 1 else 'checks'} "
+            f"{first['verdict']} ({phases})")
 
 
 # ----------------------------------------------------------------------------- HTML
@@ -245,7 +263,7 @@ table.counts summary,table.counts td:nth-child(2){white-space:nowrap}
 math{font-size:1.1em;math-style:normal}mtable,mtd{math-style:normal}
 @media print{body{max-width:none;margin:0;padding:0;font-size:10.5pt}td,th{font-size:8.5pt;padding:2px 4px}
  .pic svg{max-width:100%}h2{break-before:auto;break-after:avoid}
- h3{break-after:avoid}table,.pic svg,.theorem{break-inside:avoid}details{display:block}
+ h3,h4{break-after:avoid}table,.pic svg,.theorem,.load,.reason{break-inside:avoid}details{display:block}
  details>summary{list-style:none}a{color:inherit;text-decoration:none}}
 """
 
@@ -348,8 +366,19 @@ def _counts_html(c: dict) -> str:
     note = (f"<p class='note'>A count given per class of n/m and m is the derived form rewritten in that "
             f"class (each floor removed where the remainder is proved to lie in [0, divisor)) and equal "
             f"to it at every n ≤ {maths.CHECK_N}, m ≤ {maths.CHECK_M} of the class.</p>") if refined else ""
-    return _html_table(["quantity", "for", "derived closed form", "paper's claim", "claim against derived"], rows,
-                       raw=(0, 1, 2, 3, 4), cls="counts") + note
+    head, rows = _claim_columns(c, ["quantity", "for", "derived closed form", "paper's claim", "claim against derived"],
+                                rows, 3)
+    return _html_table(head, rows, raw=tuple(range(len(head))), cls="counts") + note
+
+
+def _claim_columns(c: dict, head: list[str], rows: list[list[str]], at: int):
+    """The claim columns (from `at` on) as the counts' claims are: none where no quantity has one; the
+    paper's only for the paper's schedules, another's (a user's file, a context-parallel target) its own."""
+    if not any(r.get("claim") for r in c["rows"]):
+        return head[:at], [r[:at] for r in rows]
+    if c.get("claims_by", "paper") != "paper":
+        head = head[:at] + [h.replace("paper's claim", "claimed") for h in head[at:]]
+    return head, rows
 
 
 LONG = 160       # a closed form longer than this (characters of sympy text) is shown per residue class
@@ -359,7 +388,7 @@ def _form(text: str) -> str:
     """A class's closed form: typeset, or when very long folded as text (sympy could not simplify it)."""
     if len(text) <= LONG:
         return maths.typeset(text)
-    return (f"<details><summary>{len(text)} characters with floor, mod or cases (show)</summary>"
+    return (f"<details class='fold'><summary>{len(text)} characters with floor, mod or cases (show)</summary>"
             f"<code class='long'>{html.escape(maths.plain(text))}</code></details>")
 
 
@@ -428,8 +457,8 @@ def _pictures(rows: list[str]) -> str:
 
 
 def _peak_html(memory: dict) -> str:
-    """The exact memory peak proved for every n, typeset (a Piecewise as its table of cases, which the
-    memory line above prints as one line of text); nothing where it is not proved."""
+    """The exact memory peak proved for every n, typeset (a Piecewise as its table of cases, to which
+    the memory line above points); nothing where it is not proved."""
     form = memory.get("closed_form")
     if not form:
         return ""
@@ -449,24 +478,37 @@ def _html_target(t: dict) -> str:
     if t["counts"]:
         c = t["counts"]
         parts += [f"<h3>Counts (<span class='{c['verdict']}'>{c['verdict']}</span>)</h3>", _counts_html(c),
-                  f"<p class='reason'>{e(dsl_reason(c['reason']))}</p>" if c["reason"] else ""]
-        parts += [f"<p class='load'>{e(line)}</p>" for line in c.get("load", [])]
+                  f"<p class='reason'>{e(maths.in_words(dsl_reason(c['reason'])))}</p>" if c["reason"] else ""]
+        peak = (c.get("memory") or {}).get("closed_form")
+
+        def show(form):      # the forms typeset as the counts are; the exact peak's cases once, below
+            if form == peak and len(maths.cases(maths.parse(form))) > 1:
+                return "(the exact peak below, case by case)"
+            return maths.typeset(form)
+
+        parts += [f"<div class='load'>{line}</div>" for line in maths.load_lines(c.get("balance"), c.get("memory"), show, e)]
         parts.append(_peak_html(c.get("memory") or {}))
     if t["refutations"]:
         parts.append("<h3>Refutations and open checks</h3>")
         translated = False
-        for r in t["refutations"]:
-            words = r.get("reason_dsl") or dsl_reason(r["reason"])
-            translated |= words != r["reason"]
-            parts.append(f"<h4><span class='{r['verdict']}'>{r['verdict']}</span>: {e(r['property'])} / "
-                         f"{e(r['phase'])}</h4><p class='reason'>{e(words)}</p>")
-            cex = r["counterexample"]
-            if cex:
-                items = "".join(f"<li>{e(line)}</li>" for line in _iters(cex))
-                parts.append(f"<p>Counterexample n = {cex['n']}, m = {cex['m']}: {e(cex['message'])}</p>"
-                             f"<ul>{items}</ul><p>Replay: <code>{e(r['replay'])}</code></p>")
-            if r["picture"]:
-                parts.append(_pictures(r["picture"].get("rows") or [r["picture"]["svg"]]))
+        for first, rest in _by_property(t["refutations"]):
+            for k, r in enumerate([first] + rest):
+                words = r.get("reason_dsl") or dsl_reason(r["reason"])
+                translated |= words != r["reason"]
+                one = [f"<h4><span class='{r['verdict']}'>{r['verdict']}</span>: {e(r['property'])} / "
+                       f"{e(r['phase'])}</h4><p class='reason'>{e(maths.in_words(words))}</p>"]
+                cex = r["counterexample"]
+                if cex:
+                    items = "".join(f"<li>{e(line)}</li>" for line in _iters(cex))
+                    one.append(f"<p>Counterexample n = {cex['n']}, m = {cex['m']}: {e(cex['message'])}</p>"
+                               f"<ul>{items}</ul><p>Replay: <code>{e(r['replay'])}</code></p>")
+                if r["picture"] and k == 0:      # the first of a property pictured; the others folded
+                    one.append(_pictures(r["picture"].get("rows") or [r["picture"]["svg"]]))
+                if k == 1:
+                    parts.append(f"<details class='fold'><summary>{e(_more(first, rest))} (show)</summary>")
+                parts += one
+            if rest:
+                parts.append("</details>")
         if translated:
             parts.append(f"<p class='note'>{e(DIGITS_NOTE)}</p>")
     if t["defects"]:

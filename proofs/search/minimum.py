@@ -16,10 +16,11 @@ import time
 from ringproof.errors import BadInput
 from ringproof.model.bitlevel.check import check_run
 from ringproof.model.bitlevel.problem import BitProblem
-from ringproof.model.bitlevel.types import BARRIERS, Attempt, Run, SearchResult, SatVerdict
+from ringproof.model.bitlevel.types import BARRIERS, VARIANTS, Attempt, Run, SearchResult, SatVerdict
 from ringproof.proofs.search.cnf import Encoding, EncodingModes
 from ringproof.proofs.search.cubes import Cube, check_coverage, cubes, split_cover
 from ringproof.proofs.search.engine import InProcess, engine
+from ringproof.proofs.search.limits import check_search
 from ringproof.proofs.search.options import DEFAULTS, SearchOptions
 from ringproof.proofs.search.portfolio import first_witness, models, solve
 from ringproof.proofs.search.rotation import rotation_step
@@ -271,6 +272,8 @@ def search(variant: str, n: int, m: int, d: int | None = None, *, placement: dic
     start = time.perf_counter()
     if barriers not in BARRIERS:
         raise BadInput(f"unknown barrier mode {barriers!r}; expected one of {', '.join(BARRIERS)}")
+    if variant in VARIANTS and all(isinstance(x, int) and x >= 1 for x in (n, m, d or n)):
+        check_search(variant, n, m, d)          # before the problem is built: it alone can take GBs
     prob = BitProblem(variant, n, m, d, placement)
     if not isinstance(o.depth, int) or not 0 <= o.depth <= 4:
         raise BadInput(f"cube depth must be 0..4, got {o.depth!r}")

@@ -8,6 +8,7 @@ and CaDiCaL in two children on the same CNF (both complete, so either verdict is
 from __future__ import annotations
 
 import multiprocessing
+import signal
 import multiprocessing.connection
 import time
 
@@ -49,7 +50,7 @@ def _z3(clauses: list[list[int]], nv: int, timeout: float | None):
 
 
 def _child(conn, name, clauses):
-    die_with_parent()
+    _deaf()
     verdict, model = _pysat(name, clauses)
     conn.send((verdict.value, model))
     conn.close()
@@ -68,10 +69,18 @@ def _race(names, clauses, timeout):
     return verdict, model
 
 
+def _deaf() -> None:
+    """In a solver child: Ctrl-C is the parent's (it kills its children), and blocked, not only
+    ignored: pysat's solve installs its own SIGINT handler, which raised "Caught keyboard interrupt"
+    and printed a child's traceback under the parent's "prove: interrupted"."""
+    die_with_parent()
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+
 def _enumerate(conn, name, clauses, count, block):
     """Child: up to `count` models, each sent when found, the next one excluded by `block(model)`;
     None when there is no further model. Kissat is not incremental: one model."""
-    die_with_parent()
+    _deaf()
     from pysat.solvers import Solver
 
     with Solver(name=name, bootstrap_with=clauses) as s:
