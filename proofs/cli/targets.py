@@ -111,14 +111,24 @@ def resolve(target: str) -> Schedule:
         return load_file(path)
     if _exists(path):
         raise BadInput(f"{target!r} is not a schedule file: a schedule file is Python source ending in .py")
-    reg = registry()
-    # a context-parallel target's backward twin is named once, as a suffix: the line stays short
+    raise BadInput(f"unknown target {target[:40]!r}: expected {_names()}; or a schedule file (.py)")
+
+
+def _names() -> str:
+    """The registered targets for the unknown-target line, a family a word: a name's variants
+    (-printed, -general, -fast, …) after it, a context-parallel one's -bwd twin said once."""
     from ringproof.schedules.allgather import ALLGATHER
     from ringproof.schedules.documents import VARLEN
 
-    names = [name for name in sorted(reg) if not (name.endswith("-bwd") and name[:-4] in reg)] + list(VARLEN) + list(ALLGATHER)
-    raise BadInput(f"unknown target {target[:40]!r}: expected one of {', '.join(names)} (a context-parallel "
-                   "one also as NAME-bwd) or the path of a schedule file (.py)")
+    reg = registry()
+    names = [name for name in sorted(reg) if not (name.endswith("-bwd") and name[:-4] in reg)]
+    families: dict = {}
+    for name in names:
+        head = name.split("-")[0] if name.startswith("algo") else name
+        families.setdefault(head, []).append(name)
+    words = [f"{head} ({', '.join(n[len(head):] for n in rest if n != head)})" if len(rest) > 1 else rest[0]
+             for head, rest in families.items()]
+    return (", ".join(words) + "; context-parallel: also NAME-bwd; packed: " + ", ".join([*VARLEN, *ALLGATHER]))
 
 
 def _ours(schedule: Schedule) -> str | None:
