@@ -142,11 +142,23 @@ INSTANCES = {
     "prove conform TARGET --impl NAME [--world-sizes 2,3,4] [-n N,...] [--dtype float16]":
         ("prove conform zigzag --impl ring-flash-attn --world-sizes 2 -n 8", {0}),
     "prove conform": ("prove conform striped --impl ring-flash-attn --world-sizes 2 -n 8", {0}),
+    "prove zigzag-varlen": ("prove zigzag-varlen --property coverage", {0}),
+    "prove simulate zigzag-varlen --lengths 4,8,4 -m 2 -d 4": ("prove simulate zigzag-varlen --lengths 4,8,4 -m 2 -d 4", {0}),
+    "prove llama3": ("prove llama3 --property coverage", {0}),
+    "prove llama3-varlen": ("prove llama3-varlen --property placement", {0}),
+    "prove TARGET --property balance": ("prove algo1 --property balance", {0}),
+    "prove layout zigzag-varlen --against torch-per-document-head-tail":
+        ("prove layout zigzag-varlen --against torch-per-document-head-tail --max-docs 2 --max-len 8 --max-m 2", {1}),
+    "prove conform zigzag-varlen --impl ring-flash-attn --lengths 4,8,4":
+        ("prove conform zigzag-varlen --impl ring-flash-attn --world-sizes 2 --lengths 4,8,4", {0}),
+    "prove conform zigzag --impl torch": ("prove conform zigzag --impl torch --world-sizes 2 -n 8 --rotate alltoall", {0}),
 }
 NEEDS_CVC5 = {"prove report ... --cross-check cvc5 [--smt2 DIR]"}
-NEEDS_TORCH = {"prove layout TARGET --against MAP [--max-n N --max-m M]"}
+NEEDS_TORCH = {"prove layout TARGET --against MAP [--max-n N --max-m M]",
+               "prove layout zigzag-varlen --against torch-per-document-head-tail",
+               "prove conform zigzag --impl torch"}
 NEEDS_RING_FLASH_ATTN = {"prove conform TARGET --impl NAME [--world-sizes 2,3,4] [-n N,...] [--dtype float16]",
-                         "prove conform"}
+                         "prove conform", "prove conform zigzag-varlen --impl ring-flash-attn --lengths 4,8,4"}
 
 
 def test_every_documented_command_has_an_instance():
