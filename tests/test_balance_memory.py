@@ -1711,7 +1711,7 @@ def _copied_on(alone=None, peak=True):
     if alone is not None:
         hints["alone"][("phase1", "w1")] = alone
     if peak:
-        hints["peak"] = hints["peak"] + [("phase1", lambda P: {"h": 2, "i": 1, "j": 1, "l": 1, "when": ge(P.n, 2)})]
+        hints["peak"] = list(hints["peak"]) + [("phase1", lambda P: {"h": 2, "i": 1, "j": 1, "l": 1, "when": ge(P.n, 2)})]
     return replace(S, name="algo1-copied-on", phases=(replace(p1, step=step),) + S.phases[1:], stays=hints)
 
 
