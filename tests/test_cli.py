@@ -113,3 +113,12 @@ def test_report_formats(tmp_path, fmt, needle):
 def test_report_of_a_refuted_schedule_shows_the_replay():
     code, out, _ = call("report", "algo1-printed", "--property", "ring-locality")
     assert code == 0 and "Replay: `prove simulate algo1-printed" in out   # refuted as expected: exit 0
+
+
+def test_the_text_output_says_what_the_second_solver_answered():
+    pytest.importorskip("cvc5")
+    from ringproof.proofs.cli.main import main as prove_main
+    import io
+    out, err = io.StringIO(), io.StringIO()
+    code = prove_main(["algo1", "--property", "coverage", "--cross-check", "cvc5", "--quiet"], out, err)
+    assert code == 0 and "cross-check: cvc5" in out.getvalue() and "it agreed on every one" in out.getvalue()

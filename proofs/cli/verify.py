@@ -142,10 +142,29 @@ def main(argv, stdout, stderr) -> int:
                                                for c in needed]}, stdout)
     else:
         print_table(args.target, schedule, results, stdout)
+        print_cross_check(results, stdout)
         print_conditions(needed, stdout)
         if schedule.derived:
             stdout.write("derived: " + "; ".join(f"{k} = {v}" for k, v in schedule.derivations().items()) + "\n")
     return verdict.exit_code
+
+
+def print_cross_check(results, out) -> None:
+    """With --cross-check: how many of Z3's unsat answers the second solver re-checked, and how it
+    answered (the JSON's `solver.cross_check` per result)."""
+    checks = [r.solver["cross_check"] for r in results if r.solver.get("cross_check")]
+    if not checks:
+        return
+    asked = sum(c["z3_unsat"] for c in checks)
+    answers: dict = {}
+    for c in checks:
+        for answer, count in c["answers"].items():
+            answers[answer] = answers.get(answer, 0) + count
+    agreed = answers.get("unsat", 0)
+    rest = ", ".join(f"{n} {a}" for a, n in sorted(answers.items()) if a != "unsat")
+    out.write(f"\ncross-check: {checks[0]['solver']} {checks[0]['version']} re-checked {asked} of Z3's unsat answers: "
+              + ("it agreed on every one" if agreed == asked else f"it agreed on {agreed}; {rest} (those verdicts are unknown)")
+              + "\n")
 
 
 def warn_disagreements(target: str, results, stderr) -> None:
