@@ -122,3 +122,21 @@ def test_the_text_output_says_what_the_second_solver_answered():
     out, err = io.StringIO(), io.StringIO()
     code = prove_main(["algo1", "--property", "coverage", "--cross-check", "cvc5", "--quiet"], out, err)
     assert code == 0 and "cross-check: cvc5" in out.getvalue() and "it agreed on every one" in out.getvalue()
+
+
+@pytest.mark.parametrize("target, says", [("zigzag", "2m | n"), ("algo1", "Algorithm 1"),
+                                          ("zigzag-varlen", "every lengths vector"), ("llama3", "gathers")])
+def test_target_help_says_what_the_target_is(target, says):
+    import io
+    from ringproof.proofs.cli.main import main as prove_main
+    out = io.StringIO()
+    assert prove_main([target, "--help"], out, io.StringIO()) == 0
+    head, _, rest = out.getvalue().partition("usage: prove")
+    assert head.startswith(f"{target}: ") and says in head and rest
+
+
+def test_help_without_a_target_is_the_generic_help():
+    import io
+    from ringproof.proofs.cli.main import main as prove_main
+    out = io.StringIO()
+    assert prove_main(["--help"], out, io.StringIO()) == 0 and out.getvalue().startswith("usage: prove")

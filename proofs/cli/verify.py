@@ -96,6 +96,10 @@ def solver_options(args) -> Options:
 
 
 def main(argv, stdout, stderr) -> int:
+    if {"-h", "--help"} & set(argv):
+        about = target_help([a for a in argv if not a.startswith("-")][:1])
+        if about:
+            stdout.write(about + "\n")
     args = parser().parse(argv, stdout)
     if args is None:
         return Exit.OK
@@ -147,6 +151,33 @@ def main(argv, stdout, stderr) -> int:
         if schedule.derived:
             stdout.write("derived: " + "; ".join(f"{k} = {v}" for k, v in schedule.derivations().items()) + "\n")
     return verdict.exit_code
+
+
+def target_help(names) -> str:
+    """`prove TARGET --help`: what a registered TARGET is (its description, sizes and side
+    condition), printed above the options; "" for no target, a file or an unknown name."""
+    if not names:
+        return ""
+    name = names[0]
+    from ringproof.schedules.allgather import ALLGATHER
+    from ringproof.schedules.documents import varlen
+
+    v = varlen(name)
+    if v is not None:
+        return (f"{name}: {v.doc}" + (" (the backward pass)" if v.backward else "")
+                + f".\nProved for every m, every number of documents and every lengths vector with {v.requires_text}; "
+                "--tier bounded --lengths L1,L2,... -m M checks one packing.\n")
+    if name in ALLGATHER:
+        return f"{name}: {ALLGATHER[name].doc}.\n"
+    from ringproof.proofs.cli.targets import registry
+
+    schedule = registry().get(name)
+    if schedule is None:
+        return ""
+    sizes = "n and d, with m | n and m | d" if schedule.shape.is_free("d") else "n (d = n), with m | n"
+    side = schedule.requirement()
+    return (f"{name}: {schedule.doc}.\nProved for every {sizes}" + (f" and {side}" if side else "")
+            + f"; its phases: {', '.join(p.name for p in schedule.phases)}.\n")
 
 
 def print_cross_check(results, out) -> None:
