@@ -149,8 +149,27 @@ def main(argv, stdout, stderr) -> int:
         print_cross_check(results, stdout)
         print_conditions(needed, stdout)
         if schedule.derived:
-            stdout.write("derived: " + "; ".join(f"{k} = {v}" for k, v in schedule.derivations().items()) + "\n")
+            stdout.write("derived: " + "; ".join(f"{k} = {v}" for k, v in readable_derivations(schedule).items()) + "\n")
     return verdict.exit_code
+
+
+def readable_derivations(schedule) -> dict:
+    """{name: definition} of the derived sizes as a reader writes them (`⌊n/(2·m)⌋`), read through
+    sympy; a definition sympy cannot give (a `Least`: its condition) stays in the prover's syntax."""
+    import sympy
+
+    from ringproof.proofs.report.maths import text
+    from ringproof.schedules.shape import Least
+
+    P = schedule.shape.record(lambda name: sympy.Symbol(name, integer=True, positive=True))
+    out = dict(schedule.derivations())
+    for name, fn in dict(schedule.derived).items():
+        if not isinstance(fn, Least):
+            try:
+                out[name] = text(str(fn(P)))
+            except Exception:         # a user's definition sympy cannot evaluate: kept as rendered
+                pass
+    return out
 
 
 def target_help(names) -> str:
