@@ -34,7 +34,7 @@ def test_text_output_has_table():
     code, out, _ = run("plain", "-n", "2", "-m", "2")
     assert code == 0
     assert "minimum 12 cycles (proven)" in out and "T=11 unsatisfiable (slot counting" in out
-    assert out.splitlines()[2].split()[:3] == ["t", "PE0", "PE1"]
+    assert out.splitlines()[2].split()[:3] == ["t", "PE1", "PE2"]
 
 
 def test_timeout_exits_2_without_claiming():

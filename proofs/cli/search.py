@@ -75,7 +75,7 @@ def schedule_table(run: Run) -> str:
     ops = {(o.p, o.t): o for o in run.ops}
     sends = {(s.p, s.t): s.datum for s in run.sends}
     rows = [[str(t)] + [_cell(run, p, t, ops, sends) for p in range(run.m)] for t in range(run.T)]
-    head = ["t"] + [f"PE{p}" for p in range(run.m)]
+    head = ["t"] + [f"PE{p + 1}" for p in range(run.m)]       # PEs 1..m, as the prover prints them
     width = [max(len(r[c]) for r in rows + [head]) for c in range(len(head))]
     fmt = lambda r: "  ".join(x.ljust(w) for x, w in zip(r, width)).rstrip()  # noqa: E731
     return "\n".join([fmt(head)] + [fmt(r) for r in rows])
