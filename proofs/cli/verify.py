@@ -68,10 +68,7 @@ def add_solver_options(p: ArgumentParser) -> None:
                         "does not hold the others back (each ring step lasts as its busiest PE's active ops)")
     p.add_argument("--exact-peak", action="store_true",
                    help="also derive the exact memory peak where the schedule marks it long to derive "
-                        "(CPU: algo2 about 4 s, algo2-general 10 s, "
-                        "ring-attention-causal 13 s, striped 13 s, zigzag 35 s, "
-                        "ring-attention-causal-bwd 5 minutes, "
-                        "striped-bwd 8 minutes, zigzag-bwd 13 minutes); "
+                        "(the causal forwards and backwards, algo2; docs/performance.md has their CPU figures); "
                         "other schedules with stay hints derive theirs anyway")
 
 
