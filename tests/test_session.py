@@ -26,7 +26,8 @@ CONTAINERS = {"dict", "list", "set", "defaultdict", "OrderedDict", "WeakKeyDicti
 # schedules/ cannot see a Session: imports go schedules <- model <- proofs), each with why it stays.
 ALLOWED = {
     "proofs/memos.py": {"MEMOS", "lru_cache(...)"},          # the registry of the pure memos below
-    "proofs/interrupts.py": {"global _INSTALLED"},           # the Ctrl-C handler installed, once per process
+    "proofs/interrupts.py": {"global _INSTALLED",           # the Ctrl-C handler installed, once per process
+                              "global _SECOND_EXITS"},       # `prove`'s own process: a second Ctrl-C ends it at once
     "proofs/threads.py": {"_LIVE", "global _HOOKED"},        # the threads running (paused around a fork)
     "proofs/search/isolated.py": {"_child"},                 # each process's running Z3 child (a resource)
     "schedules/operators.py": {"_CHECKS"},                   # the walkers that check the operator table at import
