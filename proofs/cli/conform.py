@@ -120,14 +120,18 @@ def main(argv, stdout, stderr) -> int:
     for m, n, calls, error, _ in result.runs:
         stdout.write(f"  world size {m}, n = {n}: {calls} kernel calls; forward and backward pairs "
                      f"equal the schedule's; ring-local; max error {error:.2g}\n")
-    took = f"({time.monotonic() - start:.1f} s)"
+    return _answer(result, f"({time.monotonic() - start:.1f} s)", "conforms at every size run", stdout)
+
+
+def _answer(result, took: str, conforms: str, stdout) -> int:
+    """The last line and the exit code: unknown (2), the first difference (1) or `conforms` (0)."""
     if result.unknown:
         stdout.write(f"unknown: {result.unknown} {took}\n")
         return 2
     if result.difference is not None:
         stdout.write(f"differs: {result.difference} {took}\n")
         return 1
-    stdout.write(f"conforms at every size run {took}\n")
+    stdout.write(f"{conforms} {took}\n")
     return 0
 
 
@@ -164,18 +168,10 @@ def _main_varlen(args, v, stdout) -> int:
                      f"backward pairs equal the schedule's, none across documents; ring-local; max error {error:.2g}\n")
     for lengths, m in skipped:
         stdout.write(f"  not run: lengths {','.join(map(str, lengths))} at world size {m} (outside {v.requires_text})\n")
-    took = f"({took:.1f} s)"
-    if result.unknown:
-        stdout.write(f"unknown: {result.unknown} {took}\n")
-        return 2
-    if result.difference is not None:
-        stdout.write(f"differs: {result.difference} {took}\n")
-        return 1
     ran = sorted({m for m, *_ in result.runs})
-    stdout.write(f"conforms at every world size and lengths vector run: {len(result.runs)} vector"
-                 f"{'s' if len(result.runs) > 1 else ''} at world "
-                 f"size{'s' if len(ran) > 1 else ''} {', '.join(map(str, ran))} {took}\n")
-    return 0
+    return _answer(result, f"({took:.1f} s)", f"conforms at every world size and lengths vector run: "
+                   f"{len(result.runs)} vector{'s' if len(result.runs) > 1 else ''} at world "
+                   f"size{'s' if len(ran) > 1 else ''} {', '.join(map(str, ran))}", stdout)
 
 
 def _json(args, result, skipped, seconds_taken, stdout) -> int:
