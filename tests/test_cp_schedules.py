@@ -372,7 +372,7 @@ def test_the_forward_without_the_rescale_is_refuted_at_its_smallest_size(name):
         assert (r.counterexample.n, r.counterexample.m) == (cp.unit(2), 2)
         assert_same_check_replays(schedule, r)
     ring = run(schedule, cp.unit(2), 2, d=2)
-    assert not ring.ok and "mx[" in ring.violations[0].message and "(final)" in ring.violations[0].message
+    assert not ring.ok and "mx[" in ring.violations[0].message and "with its final value" in ring.violations[0].message
     assert ring.max_rel_error > 0.05
     rescaled = run(registry()[name], cp.unit(2), 2, d=2)             # the same reads, rescaled: right
     assert rescaled.ok and rescaled.max_rel_error < 1e-12

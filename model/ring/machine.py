@@ -329,7 +329,7 @@ class _Machine:
                 p = _at(pos, i)
                 self._offer(("read", k, len(st.operands) if slot == "send" else slot), (self._g(pt, p),),
                             "ring-locality", f"{self.name(ids[i])} ({kind}) is not on PE {pt.pe[p]} "
-                            f"(final) in cycle {pt.cycle[p]}", (self._g(pt, p),))
+                            f"with its final value in cycle {pt.cycle[p]}", (self._g(pt, p),))
 
     def _count(self, pt) -> None:
         self.ops[pt.op.value] = self.ops.get(pt.op.value, 0) + int(np.count_nonzero(pt.active))

@@ -154,7 +154,7 @@ def check_machine(trace: Trace, limit: int = 5) -> list:
             ok = available(ids, r["pe"], r["t"]) | ~mask
             for i in np.nonzero(~ok)[0][:1]:
                 add("ring-locality", f"{trace.layout.name(ids[i])} ({kind}) is not on PE {r['pe'][i]} "
-                    f"(final) in cycle {r['t'][i]}", [r["ph"][i]], [r["pos"][i]])
+                    f"with its final value in cycle {r['t'][i]}", [r["ph"][i]], [r["pos"][i]])
     return out
 
 
