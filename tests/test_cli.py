@@ -140,3 +140,10 @@ def test_help_without_a_target_is_the_generic_help():
     from ringproof.proofs.cli.main import main as prove_main
     out = io.StringIO()
     assert prove_main(["--help"], out, io.StringIO()) == 0 and out.getvalue().startswith("usage: prove")
+
+
+def test_a_counterexample_iteration_reads_without_the_solvers_row_names():
+    from ringproof.proofs.cli.verify import readable_iteration
+    assert readable_iteration({"role": "key", "key1": 1, "key2": 3}) == "the term (1, 3)"
+    assert readable_iteration({"role": "a", "phase": "phase1", "i": 1, "l": 2}) == "a: phase1 at i=1, l=2"
+    assert readable_iteration({"phase": "ring", "s": 1}) == "ring at s=1"

@@ -29,7 +29,7 @@ def test_broken_matvec_is_refuted_with_the_documented_counterexample():
     assert code == 1
     assert ("matvec.py:26: refuted ring-locality/rows at n=2, d=2, m=2: prev witness: the partial sum is "
             "here: fails at n=2, d=2, m=2") in out
-    assert "role=a, phase=rows, i=1, j=2, l=1" in out and "role=prev, phase=rows, i=1, j=1, l=2" in out
+    assert "a: rows at i=1, j=2, l=1" in out and "prev: rows at i=1, j=1, l=2" in out
     assert "--tier bounded --property ring-locality -n 2 -d 2 -m 2" in out and "run: prove simulate" in out
     replay = out.split("replay: prove ")[1].split("\n")[0].split()
     assert prove(*replay)[0] == 1      # the replay re-runs the same failing check at that size

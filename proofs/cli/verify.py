@@ -169,6 +169,18 @@ def readable_derivations(schedule) -> dict:
     return out
 
 
+def readable_iteration(it: dict) -> str:
+    """One iteration of a counterexample for people: `a: phase1 at i=1, j=2, l=1`, a term as
+    `the term (1, 3, 2)`; the JSON keeps the solver's rows (role, phase, indices, key1, ...)."""
+    role = it.get("role")
+    keys = [v for k, v in it.items() if k.startswith("key") and k[3:].isdigit()]
+    if keys and "phase" not in it:
+        return f"the term ({', '.join(map(str, keys))})" + (f" ({role})" if role not in (None, "key") else "")
+    rest = ", ".join(f"{k}={v}" for k, v in it.items() if k not in ("role", "phase"))
+    where = f"{it['phase']} at {rest}" if "phase" in it else rest
+    return f"{role}: {where}" if role else where
+
+
 def target_help(names) -> str:
     """`prove TARGET --help`: what a registered TARGET is (its description, sizes and side
     condition), printed above the options; "" for no target, a file or an unknown name."""
@@ -298,7 +310,7 @@ def print_table(target, schedule, results, out) -> None:
             continue
         out.write(f"  counterexample: {cex.sizes()}: {cex.message}\n")
         for it in cex.iterations:
-            out.write("    " + ", ".join(f"{k}={v}" for k, v in it.items()) + "\n")
+            out.write("    " + readable_iteration(it) + "\n")
         for v in cex.replay.get("ring_violations", [])[:3]:
             out.write(f"  ring model: {v}\n")
         err = cex.replay.get("max_rel_error")
