@@ -23,6 +23,12 @@ import types
 from dataclasses import dataclass, field
 
 
+class NotModelled(RuntimeError):
+    """A kernel feature the CPU stand-ins do not compute (paged KV, dropout, …): raised in the
+    implementation's call, so the run reports that call as the implementation's error, never a
+    silent result."""
+
+
 @dataclass(frozen=True)
 class Call:
     """One kernel call: `kind` 'forward' or 'backward'; tokens are global 0-based positions (−1 for
@@ -164,7 +170,7 @@ def flash_attn_varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
 
     _refuse_extras(dropout_p, window_size_left, window_size_right, softcap, alibi_slopes)
     if block_table is not None or leftpad_k is not None or seqused_k is not None:
-        raise NotImplementedError("the CPU stand-in takes no paged KV cache, leftpad_k or seqused_k")
+        raise NotModelled("the CPU stand-in takes no paged KV cache, leftpad_k or seqused_k")
     out = torch.zeros(q.shape, dtype=torch.float64)
     lse = torch.full((q.shape[1], q.shape[0]), -math.inf, dtype=torch.float64)
     for rows, keys in _sequences(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k):
@@ -210,7 +216,7 @@ def flash_attn_varlen_backward(dout, q, k, v, out, softmax_lse, dq, dk, dv, cu_s
 
 def _refuse_extras(dropout_p, left, right, softcap, alibi):
     if dropout_p or left != -1 or right != -1 or softcap or alibi is not None:
-        raise NotImplementedError("the CPU stand-in computes exact attention only: no dropout, "
+        raise NotModelled("the CPU stand-in computes exact attention only: no dropout, "
                                   "sliding window, softcap or ALiBi")
 
 

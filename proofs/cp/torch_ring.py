@@ -106,7 +106,7 @@ def allowed_mask(lq: int, lk: int, causal: bool):
     if not causal:
         return torch.ones(lq, lk, dtype=torch.bool)
     if lq != lk:
-        raise NotImplementedError(f"the CPU stand-in takes is_causal on square blocks only, got {lq}×{lk}")
+        raise kernels.NotModelled(f"the CPU stand-in takes is_causal on square blocks only, got {lq}×{lk}")
     return torch.arange(lk)[None, :] <= torch.arange(lq)[:, None]
 
 
@@ -131,7 +131,7 @@ def sdpa_forward(query, key, value, is_causal=False, scale=None, dropout_p=0.0, 
     input dtype, logsumexp (b, h, Lq) in float32, as SDPA's flash op gives them), computed in
     float64. Rows with no allowed key: out 0, logsumexp −inf."""
     if dropout_p:
-        raise NotImplementedError("the CPU stand-in computes exact attention only: no dropout")
+        raise kernels.NotModelled("the CPU stand-in computes exact attention only: no dropout")
     s, allowed, torch = _scores(query, key, _scale(query, scale), is_causal)
     _record("forward", query, key, allowed, is_causal)
     lse = torch.logsumexp(s, dim=-1)
@@ -144,7 +144,7 @@ def sdpa_backward(grad_out, query, key, value, out, logsumexp, is_causal=False, 
     """The backward op `_templated_ring_attention_backward` calls per block: (dq, dk, dv) in the
     input dtype from P = exp(S − logsumexp) and dS = P∘(dP − D), D = rowsum(dO∘O), in float64."""
     if dropout_p:
-        raise NotImplementedError("the CPU stand-in computes exact attention only: no dropout")
+        raise kernels.NotModelled("the CPU stand-in computes exact attention only: no dropout")
     sc = _scale(query, scale)
     s, allowed, torch = _scores(query, key, sc, is_causal)
     _record("backward", query, key, allowed, is_causal)
