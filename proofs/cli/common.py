@@ -48,8 +48,8 @@ class ArgumentParser(argparse.ArgumentParser):
 
     def later(self, text, action=None):
         """The description (or `action`'s help) given by `text()`, built only where the help is
-        shown: `prove TARGET` paid 0.04-0.07 s of CPU for texts it never printed (every registered
-        schedule built, every subcommand's source read)."""
+        shown: `prove TARGET` need not build every registered schedule or read every subcommand's
+        source for texts it never prints."""
         self._later.append((action, text))
 
     def format_help(self):

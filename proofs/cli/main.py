@@ -76,9 +76,9 @@ def main(argv: list[str] | None = None, stdout=None, stderr=None) -> int:
 def run() -> None:
     """The command (`prove`, `ringproof`, `python -m ringproof`): `main` on the command line, then
     the process ends with its exit code once its output is flushed and its exit handlers ran,
-    without tearing down every object it built (sympy's, Z3's, the sessions': 0.15-0.4 s of wall
-    after the last line, on every run). Where a thread that is not a daemon still runs (a
-    library's), Python's own exit waits for it, as before."""
+    without tearing down every object it built (sympy's, Z3's, the sessions'), which would keep a
+    user waiting after the last line. Where a thread that is not a daemon still runs (a
+    library's), Python's own exit waits for it."""
     import atexit
     import os
     import threading

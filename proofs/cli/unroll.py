@@ -42,7 +42,7 @@ def parser() -> ArgumentParser:
                    help="prove the formula facts in Z3 and check the literal readings of the paper")
     p.add_argument("--timeout", type=seconds, default=None,
                    help=f"with --facts: seconds per Z3 fact (20); a value of {OLD_MS} or more is read as the "
-                        "milliseconds this option used to take, with a note")
+                        "milliseconds, with a note")
     p.add_argument("--timeout-ms", type=positive_int, help="with --facts: the same limit in milliseconds")
     return p
 
@@ -101,7 +101,7 @@ def _timeout_ms(args, stderr) -> int:
         return 20_000
     if args.timeout >= OLD_MS:
         stderr.write(f"prove unroll: note: --timeout is in seconds now; {args.timeout:g} is read as "
-                     f"milliseconds ({args.timeout / 1000:g} s) as before\n")
+                     f"milliseconds ({args.timeout / 1000:g} s)\n")
         return int(args.timeout)
     return int(args.timeout * 1000)
 

@@ -9,9 +9,8 @@ memory is unchanged (the sweep's arrays are freed and reused, only not returned 
 
 Python's cyclic collector runs after every 700 new container objects and walks every young
 object each time: sympy's import and the counter's expressions allocate millions of them, so a
-proof spent about 3% of its CPU there (0.1 s of the parent's 1.2 s before its pool, measured on
-algo2, and as much again in each worker). `collect_less` runs it after every 50,000 instead, which
-leaves about a quarter of that cost (and a worker skips what it inherited: `pool._work`); the
+proof spends a few per cent of its CPU there, in the parent and in each worker (docs/performance.md).
+`collect_less` runs it after every 50,000 instead, which leaves about a quarter of that cost (and a worker skips what it inherited: `pool._work`); the
 garbage it leaves for later is a few megabytes.
 
 Process-wide settings: only a process that is ours calls them (`prove`'s main, the benchmarks),

@@ -52,8 +52,8 @@ class _Splitter:
     excluding the last), which are raced, one process each, for a witness; when they fail (UNSAT, or
     UNKNOWN after a third of the time left), they are forbidden and the relaxation asked for more.
     Relaxations get half the time left, the last pinned try all of it, the others a third of it but
-    at most PIN_CAP seconds (masked n = 5: in four runs of four the first placements were still
-    undecided after 85-177 s and a later one gave the witness in 29-63 s, docs/bitlevel.md §9).
+    at most PIN_CAP seconds (masked n = 5: the first placements can stay undecided long after a
+    later one gave the witness, docs/bitlevel.md §9).
     PINS, PIN_SHARE, PIN_CAP and RACE change only how fast a witness is found, never a verdict.
     `width` is the number of solver processes one cube may run at once (its share of the cores):
     placements raced and portfolio solvers are capped by it.
