@@ -154,6 +154,35 @@ def test_a_context_parallel_target_is_one_row():
     assert done.returncode != 0 and "ImportError" in done.stderr and "striped: last_step" in done.stderr
 
 
+def test_every_target_is_a_row_of_the_one_table_with_its_machine():
+    """The packed targets (every `VARLEN` row, NAME and NAME-bwd, and every `ALLGATHER` row) are rows
+    of `targets.table()` beside the ring's, each resolved to its machine's record; `registry()`
+    keeps the ring machine's; a target of another machine is refused by `prove report` in a line."""
+    import io
+
+    import pytest
+
+    from ringproof.errors import BadInput
+    from ringproof.proofs.cli import report, targets
+    from ringproof.schedules.allgather import ALLGATHER, AllGather
+    from ringproof.schedules.documents import VARLEN, Varlen
+
+    rows = targets.table()
+    packed = {n for n in VARLEN} | {f"{n}-bwd" for n in VARLEN}
+    assert {n for n, r in rows.items() if r.machine == "packed"} == packed
+    assert {n for n, r in rows.items() if r.machine == "allgather"} == set(ALLGATHER)
+    assert all(isinstance(targets.resolve(n), Varlen) and targets.resolve(n).name == n for n in packed)
+    assert all(isinstance(targets.resolve(n), AllGather) for n in ALLGATHER)
+    assert targets.resolve("zigzag-varlen-bwd").backward
+    assert set(targets.registry()) == {n for n, r in rows.items() if r.machine == "ring"}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        rows["llama3"].machine = "ring"
+    with pytest.raises(Exception, match="machine 'boat'"):
+        targets.Target("x", "algo1", "ALGO1", machine="boat")
+    with pytest.raises(BadInput, match="llama3 is a packed one"):
+        report.main(["llama3", "-o", "unused.md"], io.StringIO(), io.StringIO())
+
+
 def test_stays_and_notes_are_records_written_as_dicts_too():
     """A schedule file writes `stays` and `notes` as dicts (docs/dsl.md): they become `Stays` and
     `Notes` at construction, still read by their keys; a key neither has is bad input."""

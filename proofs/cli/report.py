@@ -62,6 +62,11 @@ def main(argv, stdout, stderr) -> int:
     names = args.targets or list(registry())
     if not args.out and len(names) != 1:
         raise BadInput("several targets need --out DIR (one report of all of them)")
+    from ringproof.proofs.cli.targets import machine
+    packed = [name for name in names if machine(name) != "ring"]
+    if packed:
+        raise BadInput(f"prove report covers the ring machine's targets; {packed[0][:60]} is a packed one: "
+                       f"prove {packed[0][:60]} --json gives its results")
     schedules = [(name, resolve(name)) for name in names]
     outputs = _outputs(args)             # checked (and --out created) before any proof runs
     from ringproof.proofs.ring.prover import verify_with_conditions   # heavy (z3, sympy): not for --help

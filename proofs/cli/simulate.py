@@ -67,10 +67,10 @@ def main(argv, stdout, stderr) -> int:
     args = parser().parse(argv, stdout)
     if args is None:
         return Exit.OK
-    from ringproof.schedules.allgather import allgather
-    if allgather(args.target):                     # the all-gather machine
+    from ringproof.proofs.cli.targets import machine
+    if machine(args.target) == "allgather":        # the all-gather machine
         from ringproof.proofs.cli import allgather as gathered
-        return gathered.simulate(args, allgather(args.target), stdout)
+        return gathered.simulate(args, resolve(args.target), stdout)
     from ringproof.schedules.documents import Varlen, varlen
     found = varlen(args.target) or (resolve(args.target) if args.lengths else None)
     if isinstance(found, Varlen):

@@ -15,22 +15,36 @@ from ringproof.schedules.usercode import deepest_line, time_limit
 from ringproof.errors import BadInput, InternalError
 
 
+# the machines a target runs on: the ring pass of Algorithms 1-3 and context parallelism, packed
+# sequences on that ring (proofs/varlen) and all-gather context parallelism (proofs/allgather)
+MACHINES = ("ring", "packed", "allgather")
+
+
 @dataclass(frozen=True)
 class Target:
-    """A registered target: `name`, the Schedule it proves (`attribute` of the module `module` of
-    ringproof.schedules, or its entry `key` where that is a dict), and for a context-parallel one
-    `context`, its row of `context_parallel.SCHEDULES` (the token layout `prove layout` and
-    `prove conform` check; None for the paper's)."""
+    """A registered target: `name`, the schedule it proves (`attribute` of the module `module` of
+    ringproof.schedules, or its entry `key` where that is a dict; for another machine the function
+    `attribute` called with the name), for a context-parallel one `context`, its row of
+    `context_parallel.SCHEDULES` (the token layout `prove layout` and `prove conform` check; None
+    for the paper's), and its `machine`: one of MACHINES."""
 
     name: str
     module: str
     attribute: str
     key: str | None = None
     context: str | None = None
+    machine: str = "ring"
 
-    def schedule(self) -> Schedule:
-        """The target's schedule, its module imported on first use (only that one)."""
+    def __post_init__(self):
+        if self.machine not in MACHINES:
+            raise InternalError(f"target {self.name}: machine {self.machine!r} is not one of {', '.join(MACHINES)}")
+
+    def schedule(self):
+        """The target's schedule (a `Schedule` on the ring machine, else that machine's record), its
+        module imported on first use (only that one)."""
         found = getattr(importlib.import_module(f"ringproof.schedules.{self.module}"), self.attribute)
+        if self.machine != "ring":
+            return found(self.name)
         schedule = found if self.key is None else found[self.key]
         if schedule.name != self.name:
             where = self.attribute if self.key is None else f"{self.attribute}[{self.key!r}]"
@@ -63,10 +77,25 @@ def _context_parallel() -> tuple[Target, ...]:
                                                           f"{name}-bwd", name)))
 
 
+def _packed() -> tuple[Target, ...]:
+    """The packed-sequence targets: each row of `documents.VARLEN` (NAME and NAME-bwd) and of
+    `allgather.ALLGATHER`."""
+    from ringproof.schedules.allgather import ALLGATHER
+    from ringproof.schedules.documents import VARLEN
+    return (*(Target(n, "documents", "varlen", machine="packed") for name in VARLEN for n in (name, f"{name}-bwd")),
+            *(Target(name, "allgather", "allgather", machine="allgather") for name in ALLGATHER))
+
+
 def table() -> dict[str, Target]:
     """Every registered target by its name, in order: the one table the CLI (`prove TARGET`, its
     help, `prove report`, `prove layout`, `prove conform`) reads."""
-    return {t.name: t for t in (*PAPER, *_context_parallel())}
+    return {t.name: t for t in (*PAPER, *_context_parallel(), *_packed())}
+
+
+def machine(name: str) -> str:
+    """The machine of target `name`: its row's, else (a file or an unknown name) the ring's."""
+    found = find(name)
+    return found.machine if found is not None else "ring"
 
 
 def find(name: str) -> Target | None:
@@ -75,8 +104,9 @@ def find(name: str) -> Target | None:
 
 
 def registry() -> dict:
-    """Every registered schedule by its name."""
-    return {name: t.schedule() for name, t in table().items()}
+    """Every registered schedule of the ring machine (a `Schedule`) by its name: what `prove report`
+    with no target, its front and the ring's tests run."""
+    return {t.name: t.schedule() for t in (*PAPER, *_context_parallel())}
 
 
 def layouts() -> list[str]:
@@ -117,18 +147,17 @@ def resolve(target: str) -> Schedule:
 def _names() -> str:
     """The registered targets for the unknown-target line, a family a word: a name's variants
     (-printed, -general, -fast, …) after it, a context-parallel one's -bwd twin said once."""
-    from ringproof.schedules.allgather import ALLGATHER
-    from ringproof.schedules.documents import VARLEN
-
-    reg = registry()
-    names = [name for name in sorted(reg) if not (name.endswith("-bwd") and name[:-4] in reg)]
+    rows = table()
+    names = [name for name in sorted(rows) if rows[name].machine == "ring"
+             and not (name.endswith("-bwd") and name[:-4] in rows)]
     families: dict = {}
     for name in names:
         head = name.split("-")[0] if name.startswith("algo") else name
         families.setdefault(head, []).append(name)
     words = [f"{head} ({', '.join(n[len(head):] for n in rest if n != head)})" if len(rest) > 1 else rest[0]
              for head, rest in families.items()]
-    return (", ".join(words) + "; context-parallel: also NAME-bwd; packed: " + ", ".join([*VARLEN, *ALLGATHER]))
+    packed = [n for n, row in rows.items() if row.machine != "ring" and not (n.endswith("-bwd") and n[:-4] in rows)]
+    return ", ".join(words) + "; context-parallel: also NAME-bwd; packed: " + ", ".join(packed)
 
 
 def _ours(schedule: Schedule) -> str | None:

@@ -10,7 +10,7 @@ from ringproof.proofs.cli.common import (ArgumentParser, Exit, Progress, bounded
                                          subcommand_help, write_json)
 from ringproof.proofs.options import DEFAULTS, Options
 from ringproof.proofs.results import DEFAULT_PROPERTIES, PROPERTIES, TIERS, Verdict
-from ringproof.proofs.cli.targets import registry, resolve
+from ringproof.proofs.cli.targets import machine, registry, resolve
 from ringproof.schedules.dsl import check_size, where
 from ringproof.errors import BadInput
 
@@ -101,13 +101,12 @@ def main(argv, stdout, stderr) -> int:
     if args is None:
         return Exit.OK
     opts = solver_options(args)
-    from ringproof.schedules.allgather import allgather
-    if allgather(args.target):                     # the all-gather machine: proofs/allgather
+    from ringproof.schedules.documents import Varlen
+    schedule = resolve(args.target)
+    if machine(args.target) == "allgather":        # the all-gather machine: proofs/allgather
         from ringproof.proofs.cli import allgather as gathered
-        return gathered.prove(args, opts, allgather(args.target), stdout)
-    from ringproof.schedules.documents import Varlen, varlen
-    schedule = varlen(args.target) or resolve(args.target)
-    if isinstance(schedule, Varlen):               # packed sequences: proofs/varlen
+        return gathered.prove(args, opts, schedule, stdout)
+    if isinstance(schedule, Varlen):               # packed sequences on the ring: proofs/varlen
         from ringproof.proofs.cli import varlen as packed
         return packed.prove(args, opts, schedule, stdout, stderr)
     if args.lengths:
