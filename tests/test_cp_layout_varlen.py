@@ -253,7 +253,7 @@ def _striped_wrong(n, m):
 
 def test_every_adapter_row_names_a_kind_and_a_callable():
     assert {name for name, row in LAYOUT_ADAPTERS.items() if row.varlen} == \
-        {"torch-per-document-head-tail", "te-thd", "te-thd-padded"}
+        {"torch-per-document-head-tail", "te-thd", "te-thd-padded", "torch-ptrr-document"}
     assert all(callable(row.fn) and row.doc for row in LAYOUT_ADAPTERS.values())
 
 

@@ -1,12 +1,14 @@
 """Named index maps of real load balancers, for `prove layout --against NAME`.
 
 `LAYOUT_ADAPTERS` is the one table of them: each row a map, the module it needs, and whether it
-maps a single sequence `(seq_len, world_size)` or a packed one `(lengths, world_size)`.
+maps a single sequence `(seq_len, world_size)` or a packed one `(lengths, world_size)`, and where
+a balancer is defined at all (its `domain`: PTRR only where torch's flex context parallelism runs).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -65,27 +67,102 @@ def te_thd_padded(lengths, world_size: int):
     return te_thd([-(-int(x) // unit) * unit for x in lengths], world_size)
 
 
+# flex attention's default sparse block (`_DEFAULT_SPARSE_BLOCK_SIZE`), the only one torch's flex
+# context parallelism builds its BlockMask with (`create_cp_block_mask`)
+PTRR_BLOCK = 128
+
+
+def _ptrr_domain(total: int, m: int) -> bool:
+    """Where torch's flex context parallelism calls a BlockMask balancer: Q_LEN a multiple of
+    m · 128 (`create_cp_block_mask` raises NotImplementedError elsewhere)."""
+    return m >= 1 and total >= 1 and total % (m * PTRR_BLOCK) == 0
+
+
+def _refuse_outside_ptrr(total: int, m: int) -> None:
+    """Refuse, as `create_cp_block_mask` does, a length PTRR's flex path does not run: the bare
+    balancer answers there with 128·⌈n/128⌉ positions, past the sequence's end."""
+    if not _ptrr_domain(total, m):
+        raise NotImplementedError(f"Q_LEN {total} is not divisible by CP mesh world size {m} * "
+                                  f"BLOCK_SIZE {PTRR_BLOCK} (torch's create_cp_block_mask refuses it)")
+
+
+@lru_cache(maxsize=4)
+def _block_mask(lengths: tuple[int, ...]):
+    """flex attention's BlockMask (`create_block_mask`, B = H = 1, CPU, 128-token blocks) of the
+    document-causal mask of documents `lengths` (one document: the causal mask). Cached: the mask
+    is the balancer's input, the same at every world size."""
+    import torch
+    from torch.nn.attention.flex_attention import create_block_mask
+
+    total = sum(lengths)
+    doc = torch.repeat_interleave(torch.arange(len(lengths)), torch.tensor(lengths))
+
+    def document_causal(b, h, q, k):
+        return (doc[q] == doc[k]) & (k <= q)
+
+    def causal(b, h, q, k):
+        return k <= q
+
+    return create_block_mask(causal if len(lengths) == 1 else document_causal, 1, 1, total, total,
+                             device="cpu", BLOCK_SIZE=PTRR_BLOCK)
+
+
+def _ptrr(lengths: tuple[int, ...], world_size: int):
+    from torch.distributed.tensor.experimental._context_parallel._load_balancer import _PTRRLoadBalancer
+
+    return _PTRRLoadBalancer(_block_mask(lengths), world_size)._generate_indices()[0].numpy()
+
+
+def torch_ptrr(seq_len: int, world_size: int):
+    """PyTorch's processing-time round-robin balancer (`_PTRRLoadBalancer` of
+    torch.distributed.tensor.experimental._context_parallel._load_balancer) on the causal mask's
+    BlockMask: each 128-token query block's work is its count of non-empty key blocks, blocks
+    sorted by work (descending, stable) are dealt to the ranks in snake order, each rank's sorted.
+    Its rearrange indices, CPU, no process group; refused where flex CP refuses (m · 128 ∤ n)."""
+    _refuse_outside_ptrr(int(seq_len), int(world_size))
+    return _ptrr((int(seq_len),), int(world_size))
+
+
+def torch_ptrr_document(lengths, world_size: int):
+    """`torch_ptrr` on the document-causal mask of packed documents `lengths` (documents may
+    straddle blocks: a block's work counts the key blocks of every document it holds); refused
+    where flex CP refuses (m · 128 ∤ T)."""
+    lengths = tuple(int(x) for x in lengths)
+    _refuse_outside_ptrr(sum(lengths), int(world_size))
+    return _ptrr(lengths, int(world_size))
+
+
 @dataclass(frozen=True)
 class Adapter:
     """One named index map: `fn`, the module it imports (`needs`), `varlen` whether it maps
-    (lengths, world_size) rather than (seq_len, world_size), and what it is."""
+    (lengths, world_size) rather than (seq_len, world_size), and what it is; `domain(total, m)`
+    the sizes it is defined at (None: wherever it answers), `domain_text` the same for people."""
 
     fn: object
     needs: str | None
     varlen: bool
     doc: str
+    domain: object = None
+    domain_text: str = ""
 
 
 _TORCH = "PyTorch: pip install -e '.[torch]'"
+_LOAD_BALANCER = "torch.distributed.tensor.experimental._context_parallel._load_balancer"
 LAYOUT_ADAPTERS = {
     "torch-head-tail": Adapter(torch_head_tail, "torch.distributed.tensor.experimental._attention", False,
                                "PyTorch's _HeadTailLoadBalancer (zigzag)"),
     "torch-per-document-head-tail": Adapter(
-        torch_per_document_head_tail, "torch.distributed.tensor.experimental._context_parallel._load_balancer",
+        torch_per_document_head_tail, _LOAD_BALANCER,
         True, "PyTorch's _PerDocumentHeadTailLoadBalancer (zigzag-varlen)"),
     "te-thd": Adapter(te_thd, None, True, "TransformerEngine's THD partition formula (zigzag-varlen)"),
     "te-thd-padded": Adapter(te_thd_padded, None, True,
                              "te-thd over cu_seqlens_padded (zigzag-varlen-padded)"),
+    "torch-ptrr": Adapter(torch_ptrr, _LOAD_BALANCER, False,
+                          "PyTorch's _PTRRLoadBalancer on the causal BlockMask (permutation)",
+                          _ptrr_domain, f"m·{PTRR_BLOCK} | n"),
+    "torch-ptrr-document": Adapter(torch_ptrr_document, _LOAD_BALANCER, True,
+                                   "PyTorch's _PTRRLoadBalancer on the document-causal BlockMask "
+                                   "(permutation-varlen)", _ptrr_domain, f"m·{PTRR_BLOCK} | T"),
 }
 
 

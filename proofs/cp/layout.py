@@ -268,3 +268,300 @@ def _answer_size(out) -> int:
         return int(np.asarray(out).size)
     except Exception:
         return 1
+
+
+# --------------------------------------------------------------------------- any permutation
+
+# The pseudo-targets of a balancer that is no registered layout (PyTorch's PTRR): the map must be a
+# permutation, and what layout it is and its balance against head-tail's are reported
+PERMUTATION = "permutation"
+PERMUTATION_VARLEN = "permutation-varlen"
+
+
+@dataclass(frozen=True)
+class Fault:
+    """Where a map is not a permutation of the n tokens in equal slices: `kind` one of "length"
+    (`got` positions for n tokens), "range" (token `got` outside 0..n−1 at `rank`, `slot`),
+    "duplicate" (token `got` again at `rank`, `slot`, first at `first_rank`, `first_slot`), or
+    "nondeterministic" (a second call gave `got` where the first gave `expected`)."""
+
+    where: str
+    m: int
+    kind: str
+    rank: int | None = None
+    slot: int | None = None
+    expected: int | None = None
+    got: int | None = None
+    first_rank: int | None = None
+    first_slot: int | None = None
+    n: int | None = None
+    lengths: tuple[int, ...] | None = None
+
+    def __str__(self):
+        at = f"{self.where}, rank {self.rank}, slot {self.slot}"
+        if self.kind == "length":
+            return f"{self.where}: the map returned {self.got} positions for {self.total} tokens"
+        if self.kind == "range":
+            return f"{at}: token {self.got} is outside the sequence 0..{self.total - 1}"
+        if self.kind == "duplicate":
+            return (f"{at}: token {self.got} again (first at rank {self.first_rank}, slot "
+                    f"{self.first_slot}); so some token is on no rank")
+        return f"{at}: a second call gave token {self.got}, the first token {self.expected}"
+
+    @property
+    def total(self) -> int:
+        return self.n if self.lengths is None else sum(self.lengths)
+
+
+@dataclass(frozen=True)
+class Balance:
+    """One size's figures: the registered layouts the map equals there (`layouts`), the pairs per
+    rank its queries attend under the mask (`work`), and the same for the head-tail layout of
+    the whole sequence (`head_tail`, None where 2m ∤ n) and, for packed documents, the
+    per-document head-tail layout (`per_document`, None unless 2m | every L_i). `tiles`,
+    `head_tail_tiles`, `per_document_tiles`: the same in flex attention's unit of work (`tiles_per_rank`),
+    None where 128·m ∤ n."""
+
+    m: int
+    layouts: tuple[str, ...]
+    work: tuple[int, ...]
+    head_tail: tuple[int, ...] | None
+    n: int | None = None
+    lengths: tuple[int, ...] | None = None
+    per_document: tuple[int, ...] | None = None
+    tiles: tuple[int, ...] | None = None
+    head_tail_tiles: tuple[int, ...] | None = None
+    per_document_tiles: tuple[int, ...] | None = None
+
+    @property
+    def total(self) -> int:
+        return self.n if self.lengths is None else sum(self.lengths)
+
+
+def max_over_mean(work) -> float | None:
+    """max / mean of the pairs per rank (1: balanced); None for no work or no layout."""
+    if work is None or not sum(work):
+        return None
+    return max(work) * len(work) / sum(work)
+
+
+@dataclass(frozen=True)
+class PermutationCheck:
+    """The outcome: `sizes` the sizes (lengths, m for packed documents) where the map answered
+    and was checked, `refused` those where it raised, `outside` those outside its declared domain
+    (not called), `rows` each checked size's `Balance`, `fault` the first non-permutation, or None."""
+
+    target: str
+    bounds: dict
+    domain_text: str
+    sizes: int
+    refused: int
+    outside: int
+    rows: tuple[Balance, ...]
+    fault: Fault | None
+
+    @property
+    def ok(self) -> bool:
+        return self.fault is None
+
+    def layout_counts(self) -> dict[str, int]:
+        """How many checked sizes the map equals each registered layout at ("none": no layout)."""
+        counts: dict[str, int] = {}
+        for row in self.rows:
+            for name in row.layouts or ("none",):
+                counts[name] = counts.get(name, 0) + 1
+        return counts
+
+
+def _fault(got: np.ndarray, again: np.ndarray, total: int, m: int, where: str, **size) -> Fault | None:
+    """The first way `got` (and the repeat call `again`) is not a permutation of range(total) in
+    m equal slices, or None."""
+    if len(got) != total:
+        return Fault(where, m, "length", got=len(got), **size)
+    k = total // m
+    outside = np.flatnonzero((got < 0) | (got >= total))
+    if len(outside):
+        i = int(outside[0])
+        return Fault(where, m, "range", i // k, i % k, got=int(got[i]), **size)
+    _, first = np.unique(got, return_index=True)
+    if len(first) != total:
+        repeated = np.ones(total, dtype=bool)
+        repeated[first] = False
+        i = int(np.flatnonzero(repeated)[0])
+        j = int(np.flatnonzero(got == got[i])[0])
+        return Fault(where, m, "duplicate", i // k, i % k, got=int(got[i]), first_rank=j // k,
+                     first_slot=j % k, **size)
+    if len(again) != total or (again != got).any():
+        i = int(np.flatnonzero(again[:total] != got[:len(again)])[0]) if len(again) >= total else \
+            int(np.flatnonzero(np.append(again != got[:len(again)], True))[0])
+        return Fault(where, m, "nondeterministic", i // k, i % k, int(got[i]),
+                     int(again[i]) if i < len(again) else None, **size)
+    return None
+
+
+def _per_rank(seen: np.ndarray, positions: np.ndarray, m: int) -> tuple[int, ...]:
+    return tuple(int(part.sum()) for part in np.array_split(seen[positions], m))
+
+
+# flex attention's tile: a (query block, key block) pair of 128 tokens each, computed whole when any
+# of its pairs is attended (the work PTRR's BlockMask counts)
+TILE = 128
+
+
+def tiles_per_rank(document: np.ndarray, positions, m: int) -> tuple[int, ...] | None:
+    """Per rank, the non-empty 128 × 128 tiles of its queries against every key, the keys in the
+    rearranged order (flex context parallelism all-gathers K and V of the rearranged sequence),
+    under the document-causal mask of `document` (doc[t]: token t's document; one document: causal).
+    None where 128·m ∤ n (the tiles do not fall on ranks)."""
+    pos = np.asarray(positions, dtype=np.int64)
+    n = len(pos)
+    if m < 1 or n == 0 or n % (TILE * m):
+        return None
+    doc = document[pos]
+    attends = (doc[:, None] == doc[None, :]) & (pos[None, :] <= pos[:, None])
+    blocks = n // TILE
+    occupied = attends.reshape(blocks, TILE, blocks, TILE).any(axis=(1, 3)).sum(axis=1)
+    return tuple(int(x) for x in occupied.reshape(m, -1).sum(axis=1))
+
+
+def _call_twice(fn, args, where: str, allowed: str):
+    """fn(*args) and a second call, as positions; None when the first call raised (the map refuses
+    there)."""
+    try:
+        out = fn(*args)
+    except RingproofError as err:
+        if not isinstance(err, BadInput):   # Ctrl-C, or a bug of ours
+            raise
+        return None
+    except Exception:
+        return None
+    return (_call_positions(lambda: out, where, allowed),
+            _call_positions(lambda: fn(*args), where, allowed))
+
+
+def _check_bounds(**bounds):
+    for name, value in bounds.items():
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise BadInput(f"{name} must be a positive integer, got {value!r}")
+
+
+def check_permutation(fn, max_n: int = 1024, max_m: int = 8, domain=None, domain_text: str = "") -> PermutationCheck:
+    """`fn(seq_len, world_size)` at every (n, m), m | n, n ≤ max_n, m ≤ max_m (inside `domain(n, m)`
+    when given, not called outside it), smallest n first: where it answers, its positions must be
+    a permutation of 0..n−1 (so each rank holds n/m tokens) and a second call must return the same.
+    Each such size's `Balance` under the causal mask (token t attends t + 1 keys) beside the
+    head-tail layout's. BadInput when a bound is below 1 or the map answers at no size."""
+    _check_bounds(max_n=max_n, max_m=max_m)
+    seen_all = np.arange(1, max_n + 1, dtype=np.int64)
+    zigzag = SCHEDULES["zigzag"]
+    sizes = refused = outside = 0
+    rows = []
+    for n in range(1, max_n + 1):
+        for m in range(1, min(max_m, n) + 1):
+            if n % m:
+                continue
+            if domain is not None and not domain(n, m):
+                outside += 1
+                continue
+            where = f"n={n}, m={m}"
+            calls = _call_twice(fn, (n, m), f"seq_len={n}, world_size={m}", f"its domain: {domain_text}")
+            if calls is None:
+                if domain is not None:    # an adapter refusing inside its own domain: ours to fix
+                    calls = _call_positions(lambda: fn(n, m), f"seq_len={n}, world_size={m}",
+                                            f"its domain: {domain_text}")
+                refused += 1
+                continue
+            sizes += 1
+            got, again = calls
+            fault = _fault(got, again, n, m, where, n=n)
+            if fault is not None:
+                return PermutationCheck(PERMUTATION, {"max_n": max_n, "max_m": max_m}, domain_text,
+                                        sizes, refused, outside, tuple(rows), fault)
+            P = params(n, m)
+            names = tuple(dict.fromkeys(cp.layout.name for cp in SCHEDULES.values()
+                                        if cp.valid(n, m) and np.array_equal(cp.positions(P), got)))
+            seen, one = seen_all[:n], np.zeros(n, dtype=np.int64)
+            head_tail = zigzag.positions(P) if zigzag.valid(n, m) else None
+            rows.append(Balance(m, names, _per_rank(seen, got, m),
+                                None if head_tail is None else _per_rank(seen, head_tail, m), n=n,
+                                tiles=tiles_per_rank(one, got, m),
+                                head_tail_tiles=None if head_tail is None else tiles_per_rank(one, head_tail, m)))
+    if not sizes:
+        raise BadInput(f"the map answered at no size within n ≤ {max_n}, m ≤ {max_m}"
+                       f"{f' ({domain_text})' if domain_text else ''}: raise --max-n")
+    return PermutationCheck(PERMUTATION, {"max_n": max_n, "max_m": max_m}, domain_text,
+                            sizes, refused, outside, tuple(rows), None)
+
+
+def document_keys_seen(lengths) -> np.ndarray:
+    """seen[t]: the keys token t attends under the document-causal mask, its offset in its
+    document plus one."""
+    return np.concatenate([np.arange(1, length + 1, dtype=np.int64) for length in lengths])
+
+
+def permutation_vectors(max_docs: int, max_len: int, step: int):
+    """`lengths_vectors` with every length a multiple of `step` (T ≤ max_len), smallest first."""
+    for units in lengths_vectors(max_docs, max_len // step):
+        yield tuple(step * u for u in units)
+
+
+def check_permutation_varlen(fn, max_docs: int = 3, max_len: int = 512, max_m: int = 4, step: int = 32,
+                             domain=None, domain_text: str = "") -> PermutationCheck:
+    """`fn(lengths, world_size)` at every lengths vector of at most `max_docs` documents, each a
+    multiple of `step` tokens, T ≤ `max_len`, and every m ≤ `max_m` with m | T (inside `domain(T, m)`
+    when given), smallest first: the same checks as `check_permutation`, the balance under the
+    document-causal mask beside head-tail over the whole packed sequence (torch's default) and
+    the per-document head-tail layout (zigzag-varlen)."""
+    from ringproof.schedules.documents import VARLEN
+
+    _check_bounds(max_docs=max_docs, max_len=max_len, max_m=max_m, step=step)
+    if max_len > MAX_PACKED_LEN:
+        raise BadInput(f"max_len {max_len} is over the limit of {MAX_PACKED_LEN} tokens")
+    pairs = varlen_pairs(max_docs, max_len // step, max_m)
+    if pairs > VARLEN_LIMIT:
+        raise BadInput(f"max_docs={max_docs}, max_len={max_len}, max_m={max_m}, step={step} hold {pairs:,} "
+                       f"(lengths, m) pairs, over the limit of {VARLEN_LIMIT:,}: lower a bound")
+    bounds = {"max_docs": max_docs, "max_len": max_len, "max_m": max_m, "step": step}
+    zigzag, per_document = SCHEDULES["zigzag"], VARLEN["zigzag-varlen"]
+    layouts = [v for v in VARLEN.values() if not v.padded]
+    sizes = refused = outside = 0
+    rows = []
+    for lengths in permutation_vectors(max_docs, max_len, step):
+        total = sum(lengths)
+        text = ",".join(map(str, lengths))
+        for m in range(1, min(max_m, total) + 1):
+            if total % m:
+                continue
+            if domain is not None and not domain(total, m):
+                outside += 1
+                continue
+            calls = _call_twice(fn, (lengths, m), f"lengths={text}, world_size={m}", f"its domain: {domain_text}")
+            if calls is None:
+                if domain is not None:
+                    _call_positions(lambda: fn(lengths, m), f"lengths={text}, world_size={m}",
+                                    f"its domain: {domain_text}")
+                refused += 1
+                continue
+            sizes += 1
+            got, again = calls
+            fault = _fault(got, again, total, m, f"lengths {text}, m={m}", lengths=lengths)
+            if fault is not None:
+                return PermutationCheck(PERMUTATION_VARLEN, bounds, domain_text, sizes, refused, outside,
+                                        tuple(rows), fault)
+            seen = document_keys_seen(lengths)
+            names = tuple(v.name for v in layouts
+                          if v.valid(lengths, m) and np.array_equal(v.positions(lengths, m), got))
+            doc = np.repeat(np.arange(len(lengths)), lengths)
+            head_tail = zigzag.positions(params(total, m)) if zigzag.valid(total, m) else None
+            own = per_document.positions(lengths, m) if per_document.valid(lengths, m) else None
+            rows.append(Balance(
+                m, names, _per_rank(seen, got, m), None if head_tail is None else _per_rank(seen, head_tail, m),
+                lengths=lengths, per_document=None if own is None else _per_rank(seen, own, m),
+                tiles=tiles_per_rank(doc, got, m),
+                head_tail_tiles=None if head_tail is None else tiles_per_rank(doc, head_tail, m),
+                per_document_tiles=None if own is None else tiles_per_rank(doc, own, m)))
+    if not sizes:
+        raise BadInput(f"the map answered at no (lengths, m) within D ≤ {max_docs}, T ≤ {max_len}, "
+                       f"m ≤ {max_m}, lengths multiples of {step}"
+                       f"{f' ({domain_text})' if domain_text else ''}: raise --max-len")
+    return PermutationCheck(PERMUTATION_VARLEN, bounds, domain_text, sizes, refused, outside, tuple(rows), None)
