@@ -208,6 +208,7 @@ def _ratio(work) -> str:
 
 # the figures of a permutation target's rows: (label, JSON key, the row's per-rank counts)
 def _metrics(against: str, packed: bool):
+    against = against if against in LAYOUT_ADAPTERS else "map"
     rows = [(against, "work", lambda r: r.work), ("head-tail", "head_tail", lambda r: r.head_tail)]
     if packed:
         rows.append(("per-document head-tail", "per_document", lambda r: r.per_document))
@@ -248,7 +249,7 @@ def _permutation_text(against: str, check, packed: bool, table: bool) -> str:
                 f"({bounds}); a permutation at the {check.sizes - 1:,} before it)\n")
     skipped = []
     if check.refused:
-        skipped.append(f"it refused at {check.refused:,}")
+        skipped.append(f"it raised at {check.refused:,} (refused)")
     if check.outside:
         skipped.append(f"{check.outside:,} outside its domain not called")
     lines = [f"{against} is a permutation (every token once, each rank the same count, the same "
@@ -264,8 +265,8 @@ def _permutation_text(against: str, check, packed: bool, table: bool) -> str:
     pairs, tiles = _metrics(against, packed)
     for what, metric in ((f"pairs per rank under the {mask} mask", pairs),
                          ("non-empty 128x128 tiles per rank (flex attention's work)", tiles)):
-        lines.append(f"balance, {what}, max/mean: " + "; ".join(_summary(name, check.rows, key)
-                                                                 for name, _, key in metric))
+        lines.append(f"balance, {what}, max/mean: " + "; ".join(
+            _summary(against if i == 0 else name, check.rows, key) for i, (name, _, key) in enumerate(metric)))
         fewer, same, more = _versus(check.rows, metric[0][2], metric[1][2])
         lines.append(f"  its busiest rank beside head-tail's: fewer at {fewer:,}, as many at {same:,}, "
                      f"more at {more:,}")
