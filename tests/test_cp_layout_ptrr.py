@@ -242,6 +242,28 @@ def test_balance_figures_agree_with_a_count_from_the_real_balancers():
     assert rows[(512, 2)].layouts == ("zigzag",) and len(set(rows[(512, 2)].work)) == 1
 
 
+def test_the_causal_spread_rule_docs_context_parallel_md_states():
+    """nb = n/128 blocks: spread 0 where nb/m is even (zigzag at nb = 2m), 128²·(m − 1) pairs and
+    m − 1 tiles where it is odd; over n ≤ 2048, m ≤ 8 the busiest rank never attends fewer pairs
+    than head-tail's (more at 14 of 42 sizes), and has fewer tiles at 7."""
+    _torch()
+    from ringproof.proofs.cp.adapters import torch_ptrr
+
+    check = check_permutation(torch_ptrr, max_n=2048, max_m=8, domain=_ptrr_domain)
+    assert check.ok and check.sizes == 42
+    for r in check.rows:
+        odd = (r.n // B // r.m) % 2 == 1
+        assert max(r.work) - min(r.work) == (B * B * (r.m - 1) if odd else 0), (r.n, r.m)
+        assert max(r.tiles) - min(r.tiles) == (r.m - 1 if odd else 0), (r.n, r.m)
+        assert ("zigzag" in r.layouts) == (r.n // B == 2 * r.m if r.m > 1 else True), (r.n, r.m)
+    more = sum(max(r.work) > max(r.head_tail) for r in check.rows)
+    assert more == 14 and all(max(r.work) >= max(r.head_tail) for r in check.rows)
+    assert sum(max(r.tiles) < max(r.head_tail_tiles) for r in check.rows) == 7
+    assert round(max_over_mean({(r.n, r.m): r for r in check.rows}[(1024, 8)].work), 2) == 1.87
+    code, _, err = _cli("zigzag", "--against", "torch-ptrr")
+    assert code == 64 and "seq_len=2, world_size=1" in err and "NotImplementedError" in err
+
+
 def test_document_balance_agrees_with_a_count_from_the_real_balancers():
     _torch()
     from ringproof.proofs.cp.adapters import torch_head_tail, torch_ptrr_document
