@@ -47,15 +47,16 @@ def parser() -> ArgumentParser:
                    help=f"{', '.join(LAYOUT_ADAPTERS)} or MODULE:CALLABLE (a module name or a .py file)")
     p.add_argument("--max-n", type=bounded_int(1, None, "a sequence length"), default=None,
                    help=f"largest sequence length checked (default {SEQUENCE_DEFAULTS['max_n']}; "
-                   "single-sequence targets)")
+                   f"single-sequence targets; {PERMUTATION_DEFAULTS['max_n']} for permutation)")
     p.add_argument("--max-m", type=bounded_int(1, None, "a world size"), default=None,
                    help=f"largest world size checked (default {SEQUENCE_DEFAULTS['max_m']}; "
                    f"{VARLEN_DEFAULTS['max_m']} for a varlen target)")
     p.add_argument("--max-docs", type=bounded_int(1, None, "a number of documents"), default=None,
                    help=f"most documents in a packed sequence (default {VARLEN_DEFAULTS['max_docs']}; "
-                   "varlen targets)")
+                   f"varlen targets; {PERMUTATION_VARLEN_DEFAULTS['max_docs']} for permutation-varlen)")
     p.add_argument("--max-len", type=bounded_int(1, MAX_PACKED_LEN, "a packed length"), default=None,
                    help=f"largest packed length T = L_1 + ... + L_D (default {VARLEN_DEFAULTS['max_len']}; "
+                   f"{PERMUTATION_VARLEN_DEFAULTS['max_len']} for permutation-varlen; "
                    f"varlen targets; at most {VARLEN_LIMIT:,} (lengths, m) pairs in all)")
     p.add_argument("--len-step", type=bounded_int(1, MAX_PACKED_LEN, "a length step"), default=None,
                    help=f"every document length a multiple of it (permutation-varlen; default "

@@ -8,7 +8,7 @@ a balancer is defined at all (its `domain`: PTRR only where torch's flex context
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import partial
 
 import numpy as np
 
@@ -86,11 +86,9 @@ def _refuse_outside_ptrr(total: int, m: int) -> None:
                                   f"BLOCK_SIZE {PTRR_BLOCK} (torch's create_cp_block_mask refuses it)")
 
 
-@lru_cache(maxsize=4)
 def _block_mask(lengths: tuple[int, ...]):
     """flex attention's BlockMask (`create_block_mask`, B = H = 1, CPU, 128-token blocks) of the
-    document-causal mask of documents `lengths` (one document: the causal mask). Cached: the mask
-    is the balancer's input, the same at every world size."""
+    document-causal mask of documents `lengths` (one document: the causal mask)."""
     import torch
     from torch.nn.attention.flex_attention import create_block_mask
 
@@ -107,36 +105,52 @@ def _block_mask(lengths: tuple[int, ...]):
                              device="cpu", BLOCK_SIZE=PTRR_BLOCK)
 
 
-def _ptrr(lengths: tuple[int, ...], world_size: int):
+class LastMask:
+    """The BlockMask of the last sequence asked for, kept by one map for one check: the balancer's
+    input is the same at every world size and at the repeat call, which come one after another."""
+
+    def __init__(self):
+        self.last = None
+
+    def __call__(self, lengths: tuple[int, ...]):
+        if self.last is None or self.last[0] != lengths:
+            self.last = (lengths, _block_mask(lengths))
+        return self.last[1]
+
+
+def _ptrr(lengths: tuple[int, ...], world_size: int, masks):
     from torch.distributed.tensor.experimental._context_parallel._load_balancer import _PTRRLoadBalancer
 
-    return _PTRRLoadBalancer(_block_mask(lengths), world_size)._generate_indices()[0].numpy()
+    mask = _block_mask(lengths) if masks is None else masks(lengths)
+    return _PTRRLoadBalancer(mask, world_size)._generate_indices()[0].numpy()
 
 
-def torch_ptrr(seq_len: int, world_size: int):
+def torch_ptrr(seq_len: int, world_size: int, masks=None):
     """PyTorch's processing-time round-robin balancer (`_PTRRLoadBalancer` of
     torch.distributed.tensor.experimental._context_parallel._load_balancer) on the causal mask's
     BlockMask: each 128-token query block's work is its count of non-empty key blocks, blocks
     sorted by work (descending, stable) are dealt to the ranks in snake order, each rank's sorted.
-    Its rearrange indices, CPU, no process group; refused where flex CP refuses (m · 128 ∤ n)."""
+    Its rearrange indices, CPU, no process group; refused where flex CP refuses (m · 128 ∤ n).
+    `masks`: where the BlockMask comes from (a `LastMask`; None: built at each call)."""
     _refuse_outside_ptrr(int(seq_len), int(world_size))
-    return _ptrr((int(seq_len),), int(world_size))
+    return _ptrr((int(seq_len),), int(world_size), masks)
 
 
-def torch_ptrr_document(lengths, world_size: int):
+def torch_ptrr_document(lengths, world_size: int, masks=None):
     """`torch_ptrr` on the document-causal mask of packed documents `lengths` (documents may
     straddle blocks: a block's work counts the key blocks of every document it holds); refused
     where flex CP refuses (m · 128 ∤ T)."""
     lengths = tuple(int(x) for x in lengths)
     _refuse_outside_ptrr(sum(lengths), int(world_size))
-    return _ptrr(lengths, int(world_size))
+    return _ptrr(lengths, int(world_size), masks)
 
 
 @dataclass(frozen=True)
 class Adapter:
     """One named index map: `fn`, the module it imports (`needs`), `varlen` whether it maps
     (lengths, world_size) rather than (seq_len, world_size), and what it is; `domain(total, m)`
-    the sizes it is defined at (None: wherever it answers), `domain_text` the same for people."""
+    the sizes it is defined at (None: wherever it answers), `domain_text` the same for people;
+    `per_check` whether each check gets a map of its own with a `LastMask` (`masks=`)."""
 
     fn: object
     needs: str | None
@@ -144,6 +158,7 @@ class Adapter:
     doc: str
     domain: object = None
     domain_text: str = ""
+    per_check: bool = False
 
 
 _TORCH = "PyTorch: pip install -e '.[torch]'"
@@ -159,10 +174,10 @@ LAYOUT_ADAPTERS = {
                              "te-thd over cu_seqlens_padded (zigzag-varlen-padded)"),
     "torch-ptrr": Adapter(torch_ptrr, _LOAD_BALANCER, False,
                           "PyTorch's _PTRRLoadBalancer on the causal BlockMask (permutation)",
-                          _ptrr_domain, f"m·{PTRR_BLOCK} | n"),
+                          _ptrr_domain, f"m·{PTRR_BLOCK} | n", True),
     "torch-ptrr-document": Adapter(torch_ptrr_document, _LOAD_BALANCER, True,
                                    "PyTorch's _PTRRLoadBalancer on the document-causal BlockMask "
-                                   "(permutation-varlen)", _ptrr_domain, f"m·{PTRR_BLOCK} | T"),
+                                   "(permutation-varlen)", _ptrr_domain, f"m·{PTRR_BLOCK} | T", True),
 }
 
 
@@ -182,7 +197,7 @@ def index_map(spec: str, varlen: bool = False):
             except Exception as err:
                 raise BadInput(f"{spec} needs {row.needs} ({_TORCH}): "
                                f"{type(err).__name__}: {err}") from None
-        return row.fn
+        return partial(row.fn, masks=LastMask()) if row.per_check else row.fn
     if ":" not in spec:
         raise BadInput(f"--against {spec[:80]!r}: expected one of {', '.join(LAYOUT_ADAPTERS)} or MODULE:CALLABLE")
     return load_callable(spec, "--against")
