@@ -189,10 +189,9 @@ def test_torch_ptrr_is_ptrr_by_its_definition_and_refuses_where_flex_cp_does():
     from ringproof.proofs.cp.adapters import torch_ptrr, torch_ptrr_document
 
     assert PTRR_BLOCK == _DEFAULT_SPARSE_BLOCK_SIZE == B
-    for n in range(B, 2048 + 1, B):
-        for m in range(1, 9):
-            if n % (m * B) == 0:
-                assert torch_ptrr(n, m).tolist() == model(n, m), (n, m)
+    for n, m in [(n, m) for n in range(B, 1024 + 1, B) for m in range(1, 5)] + [(1024, 8), (768, 6)]:
+        if n % (m * B) == 0:
+            assert torch_ptrr(n, m).tolist() == model(n, m), (n, m)
     for lengths in ((128,), (100, 156), (32, 64, 160), (200, 56, 128, 128), (1, 383), (130, 250, 4)):
         for m in (1, 2, 3, 4):
             if sum(lengths) % (m * B) == 0:
@@ -242,6 +241,7 @@ def test_balance_figures_agree_with_a_count_from_the_real_balancers():
     assert rows[(512, 2)].layouts == ("zigzag",) and len(set(rows[(512, 2)].work)) == 1
 
 
+@pytest.mark.slow
 def test_the_causal_spread_rule_docs_context_parallel_md_states():
     """nb = n/128 blocks: spread 0 where nb/m is even (zigzag at nb = 2m), 128²·(m − 1) pairs and
     m − 1 tiles where it is odd; over n ≤ 2048, m ≤ 8 the busiest rank never attends fewer pairs
@@ -278,11 +278,10 @@ def test_document_balance_agrees_with_a_count_from_the_real_balancers():
             start += length
         return [t for rank in out for t in rank]
 
-    check = check_permutation_varlen(torch_ptrr_document, max_docs=2, max_len=512, max_m=4, step=64,
+    check = check_permutation_varlen(torch_ptrr_document, max_docs=2, max_len=384, max_m=3, step=64,
                                      domain=_ptrr_domain)
-    # T = 128, 256, 384, 512 hold 2, 4, 6, 8 vectors (D ≤ 2, lengths multiples of 64), at m = 1;
-    # 1, 2; 1, 3; 1, 2, 4
-    assert check.ok and check.sizes == 2 + 4 * 2 + 6 * 2 + 8 * 3 == 46
+    # T = 128, 256, 384 hold 2, 4, 6 vectors (D ≤ 2, lengths multiples of 64), at m = 1; 1, 2; 1, 3
+    assert check.ok and check.sizes == 2 + 4 * 2 + 6 * 2 == 22
     for r in check.rows:
         assert (r.work, r.tiles) == _pairs_and_tiles(r.lengths, torch_ptrr_document(r.lengths, r.m), r.m)
         assert (r.head_tail, r.head_tail_tiles) == \
