@@ -41,6 +41,8 @@ _LAZY = {
     "VARLEN": "ringproof.schedules.documents",
     "document": "ringproof.schedules.documents",
     "check_varlen_layout": "ringproof.proofs.cp.layout",
+    "check_permutation": "ringproof.proofs.cp.layout",
+    "check_permutation_varlen": "ringproof.proofs.cp.layout",
 }
 
 __all__ = [
