@@ -526,7 +526,7 @@ def _count_task(schedule: Schedule, opts: Options, session: Session, keep: bool 
     t0 = time.perf_counter()
     c = counts(schedule, session)
     text = (lambda e: str(e) if e is not None else None)
-    claims = schedule.notes.get("claims", {})
+    claims = schedule.notes.claims
     needed = ["cycles", *ARITHMETIC] + [k for k in claims if k not in ("cycles", *ARITHMETIC)
                                           and k not in LOAD_CLAIMS]
     missing = [k for k in needed if k in c.why]
@@ -577,7 +577,7 @@ def _balance_task(schedule: Schedule, session: Session) -> Balance:
     from ringproof.proofs.figures import spread
     t0 = time.perf_counter()
     summary = spread.summary(schedule, session, steps=False)
-    claim = schedule.notes.get("claims", {}).get("balance")
+    claim = schedule.notes.claims.get("balance")
     claimed = None if claim is None else Claimed("balance", claim, *spread.check_claim(schedule, claim, session))
     return Balance.from_summary(summary, claimed, time.perf_counter() - t0)
 
@@ -588,7 +588,7 @@ def _memory_task(schedule: Schedule, session: Session) -> Memory:
     from ringproof.proofs.figures.memory import held
     t0 = time.perf_counter()
     summary = held.summary(schedule, session)
-    claim = schedule.notes.get("claims", {}).get("memory")
+    claim = schedule.notes.claims.get("memory")
     claimed = None if claim is None else Claimed("memory", claim, *held.check_claim(schedule, claim, session))
     return Memory.from_summary(summary, held.is_mismatch(summary["reason"]), claimed, time.perf_counter() - t0)
 
@@ -677,7 +677,7 @@ def _enumerate_counts(schedule: Schedule, opts: Options, result: Counts, c, enum
     is refuted where it rests on a phase's coverage, else an internal error (the counter is wrong)."""
     from ringproof.proofs.figures.counting import claim_at, rests_on_coverage
 
-    claims = schedule.notes.get("claims", {})
+    claims = schedule.notes.claims
     todo = ([(opts.size[0], opts.size[1], opts.size[2] if len(opts.size) > 2 else opts.size[0])]
             if opts.size else shapes(schedule, opts.max_n))
     if enumerated is None:
