@@ -868,10 +868,10 @@ def test_the_peak_of_a_schedule_failing_ring_locality_is_not_derived_nor_an_inte
     S = replace(REFUTED["off-by-one C"], stays=registry()["algo1"].stays)   # ring-locality refuted: test_mutants.py
     memory = held.summary(S, Session())
     assert memory["closed_form"] is None and memory["reason"].startswith(held.MISMATCH), memory["reason"]
-    assert held.is_mismatch(memory["reason"])
+    assert memory["mismatch"] and Memory.from_summary(memory).mismatch
     # with what it rests on proved, a disagreement is the prover's error
     done = [Result(p, "phase1", Verdict.PROVED, "parametric", 0.0) for p in held.RESTS_ON]
-    counts = Counts(None, {}, {}, None, {}, {}, [], {}, {}, memory=Memory.from_summary(memory, mismatch=True))
+    counts = Counts(None, {}, {}, None, {}, {}, [], {}, {}, memory=Memory.from_summary(memory))
     with pytest.raises(InternalError):
         _gated(counts, done, Options())
     bounded = [replace(r, tier="bounded") for r in done]      # proved for small n only: no verdict on it

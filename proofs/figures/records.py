@@ -109,12 +109,11 @@ class Memory:
     seconds: float = 0.0
 
     @classmethod
-    def from_summary(cls, summary: dict, mismatch: bool = False, claim: Claimed | None = None,
-                     seconds: float = 0.0) -> "Memory":
+    def from_summary(cls, summary: dict, claim: Claimed | None = None, seconds: float = 0.0) -> "Memory":
         """The record of `held.summary`'s answer."""
         return cls(summary["closed_form"], summary["reason"], summary.get("peak_at"), summary.get("hint_checks"),
                    tuple(summary.get("rests_on", ())), summary.get("inputs_on_pe"), summary.get("inputs_reason"),
-                   summary.get("at"), mismatch, claim=claim, seconds=seconds)
+                   summary.get("at"), summary.get("mismatch", False), claim=claim, seconds=seconds)
 
     @property
     def form(self) -> str | None:

@@ -590,7 +590,7 @@ def _memory_task(schedule: Schedule, session: Session) -> Memory:
     summary = held.summary(schedule, session)
     claim = schedule.notes.claims.get("memory")
     claimed = None if claim is None else Claimed("memory", claim, *held.check_claim(schedule, claim, session))
-    return Memory.from_summary(summary, held.is_mismatch(summary["reason"]), claimed, time.perf_counter() - t0)
+    return Memory.from_summary(summary, claimed, time.perf_counter() - t0)
 
 
 def _count_and_balance(schedule: Schedule, opts: Options, session: Session) -> Counted:

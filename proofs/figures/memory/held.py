@@ -317,7 +317,8 @@ def _check(schedule, form, measured=None, what: str = "inputs") -> None:
 
 
 def summary(schedule, session=None) -> dict:
-    """{"closed_form": the exact peak in n, m, d or None, "reason" (why not, or ""), where derived
+    """{"closed_form": the exact peak in n, m, d or None, "reason" (why not, or ""), "mismatch"
+    where not derived (whether the reason is a disagreement with the ring model), where derived
     "peak_at" (the hint's iterations), "hint_checks" (how many Z3 proved) and "rests_on" (the
     properties the stays rest on), "inputs_on_pe": form in n, m, d, l (a lower bound of the
     peak on PE l) or None, "inputs_reason" where not derived, "at": {"n", "m", "per_pe", "peak",
@@ -326,7 +327,7 @@ def summary(schedule, session=None) -> dict:
     hit = session.balanced.get(("texts", id(schedule))) if session is not None else None
     texts = hit[1] if hit is not None and hit[0] is schedule else {}      # `apart`'s, where a pool ran it
     top, how = exact(schedule, session)
-    out = {"closed_form": None, "reason": how} if top is None else \
+    out = {"closed_form": None, "reason": how, "mismatch": is_mismatch(how)} if top is None else \
         {"closed_form": texts.get(top) or _text(top), "reason": "", "peak_at": how["at"],
          "hint_checks": how["checks"], "rests_on": list(RESTS_ON)}
     form, why = inputs_on(schedule, session)
