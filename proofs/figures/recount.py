@@ -28,8 +28,8 @@ from ringproof.schedules.dsl import with_derived
 from ringproof.schedules.expr import and_, between, eq, evaluate, lift, var
 
 
-def checks(schedule, phase) -> list:
-    """The two Checks of `phase`'s hint (module doc)."""
+def checks(schedule, phase) -> dict:
+    """{"to": Check, "back": Check}: the two checks of `phase`'s hint (module doc)."""
     from ringproof.proofs.ring.iterations import new_var
     from ringproof.proofs.ring.normalize import PARAMS
     from ringproof.proofs.ring.properties import shape_of
@@ -70,12 +70,12 @@ def checks(schedule, phase) -> list:
         again = tuple(hint.to(P, t))
         return {}, [lift(hint.guard(P, u))], and_(within(t), *[eq(a, x) for a, x in zip(again, u)])
 
-    return [Check("balance", phase.name, f"counting hint {name}", build, shape=schedule.shape,
-                  requires=requires, chunk=chunk) for name, build in (("to", to), ("back", back))]
+    return {part: Check("balance", phase.name, f"counting hint {part}", build, shape=schedule.shape,
+                        requires=requires, chunk=chunk) for part, build in (("to", to), ("back", back))}
 
 
-def pending(schedule) -> list:
-    """[(session key, [its Checks])]: the checks of the schedule's counting hints, one set per key
+def pending(schedule) -> dict:
+    """{session key: its `checks`}: the checks of the schedule's counting hints, one set per key
     of `proved` (phases 2a and 2b of Algorithm 3 share one), for a pool to discharge beside the
     balance (`prover._solve`), which counts with them assumed (`assume`) until `join`."""
     out: dict = {}
@@ -84,23 +84,23 @@ def pending(schedule) -> list:
             key = _key(schedule, phase)
             if key not in out:
                 out[key] = checks(schedule, phase)
-    return list(out.items())
+    return out
 
 
-def assume(schedule, session, todo: list) -> None:
+def assume(schedule, session, todo: dict) -> None:
     """The hints of `todo` (`pending`) taken as proved in `session` until `join` settles them."""
-    for key, _ in todo:
+    for key in todo:
         session.balanced[key] = (schedule, "")
 
 
-def join(schedule, session, todo: list, outcomes: list) -> bool:
-    """Each hint of `todo` settled in `session` by its checks' `outcomes` (`smt.Outcome`, in
-    their order), as `proved` would have; False where one is not proved: then the balance counted
-    with it assumed is dropped from the session (its forms, the counts through the hints), to be
-    found again without it."""
-    answers, ok = iter(outcomes), True
-    for key, cs in todo:
-        why, definite = _verdict(cs, [next(answers) for _ in cs])
+def join(schedule, session, todo: dict, outcomes: dict) -> bool:
+    """Each hint of `todo` settled in `session` by its checks' `outcomes` ({(session key, part):
+    `smt.Outcome`}), as `proved` would have; False where one is not proved: then the balance
+    counted with it assumed is dropped from the session (its forms, the counts through the hints),
+    to be found again without it."""
+    ok = True
+    for key, cs in todo.items():
+        why, definite = _verdict((part, outcomes[key, part]) for part in cs)
         ok = ok and why == ""
         if definite:
             session.balanced[key] = (schedule, why)
@@ -122,8 +122,7 @@ def proved(schedule, phase, session) -> str:
     hit = session.balanced.get(key)
     if hit is not None and hit[0] is schedule:
         return hit[1]
-    cs = checks(schedule, phase)
-    why, definite = _verdict(cs, (discharge(c, session) for c in cs))
+    why, definite = _verdict((part, discharge(c, session)) for part, c in checks(schedule, phase).items())
     if definite:                    # a solver's unknown is not kept: another budget may settle it
         session.balanced[key] = (schedule, why)
     return why
@@ -133,13 +132,12 @@ def _key(schedule, phase) -> tuple:
     return ("recount", id(schedule), id(phase.recount), _read(schedule, phase))
 
 
-def _verdict(cs: list, outcomes) -> tuple:
+def _verdict(outcomes) -> tuple:
     """(why not proved, "" where every check is; whether that answer is definite) from the
-    `outcomes` of the checks `cs`, taken in order up to the first not proved."""
+    (part, outcome) of the hint's checks, taken in order up to the first not proved."""
     from ringproof.proofs.results import Verdict
     why, definite = "", True
-    for c, got in zip(cs, outcomes):
-        name = c.name.removeprefix("counting hint ")
+    for name, got in outcomes:
         if got.verdict is Verdict.REFUTED:
             why = f"its counting hint's check '{name}' is refuted at n={got.n}, m={got.m}"
         elif got.verdict is not Verdict.PROVED:

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from ringproof.model.ring.trace import Trace, build_trace
 from ringproof.model.ring.vocabulary import forwards
-from ringproof.proofs.ring.pool import run_all
+from ringproof.proofs.ring.pool import run_named
 from ringproof.proofs.ring.properties import check_trace
 from ringproof.schedules.dsl import Op, Schedule
 
@@ -27,9 +27,27 @@ def shapes(schedule: Schedule, max_n: int, max_m: int | None = None):
     return schedule.shape.sizes(max_n, max_m)
 
 
+class Failing(NamedTuple):
+    """The smallest size where a (property, phase) fails, and what its concrete twin found there
+    (read as the tuple (n, m, finding) too)."""
+
+    n: int
+    m: int
+    finding: object
+
+
+@dataclass(frozen=True)
+class AtSize:
+    """What one size's trace showed: (property, phase) -> its first Finding or None, and the
+    enumerated counts (`enumerated_counts`)."""
+
+    found: dict
+    counts: dict
+
+
 @dataclass
 class Sweep:
-    """What a sweep found: `verdicts` (property, phase) -> smallest failing (n, m, Finding) or None;
+    """What a sweep found: `verdicts` (property, phase) -> the smallest `Failing` or None;
     `counts` (n, m, d) -> the enumerated {"cycles": int, "ops": {op: active iterations}}; `first`
     the result of the task run beside it (None without one)."""
 
@@ -48,7 +66,7 @@ def enumerated_counts(trace: Trace) -> dict:
     return got
 
 
-def _check_one(job, nmd):
+def _check_one(job, nmd) -> AtSize:
     schedule, properties, checks = job
     n, m, d = nmd
     trace = build_trace(schedule, n, m, d)
@@ -56,7 +74,7 @@ def _check_one(job, nmd):
     for fs in found.values():
         for f in fs:
             f.d = d
-    return n, m, d, {key: (fs[0] if fs else None) for key, fs in found.items()}, enumerated_counts(trace)
+    return AtSize({key: (fs[0] if fs else None) for key, fs in found.items()}, enumerated_counts(trace))
 
 
 def sweep(schedule: Schedule, max_n: int, properties=None, max_m=None, jobs: int = 0,
@@ -70,20 +88,20 @@ def sweep(schedule: Schedule, max_n: int, properties=None, max_m=None, jobs: int
         todo = [(only[0], only[1], only[2] if len(only) > 2 else only[0])]
     else:   # largest first (a trace has about n·n·d iterations), one size per task: small ones fill in
         todo = sorted(shapes(schedule, max_n, max_m), key=lambda t: t[0] * t[0] * t[2], reverse=True)
-    tasks = [partial(_check_one, (schedule, properties, checks), nmd) for nmd in todo]
+    tasks = {nmd: partial(_check_one, (schedule, properties, checks), nmd) for nmd in todo}
     if first is not None:
-        tasks.insert(0, first)
-    raw = run_all(tasks, jobs) if len(todo) >= _FORK_FROM else [task() for task in tasks]
-    head = raw.pop(0) if first is not None else None
+        tasks = {"first": first, **tasks}
+    done = run_named(tasks, jobs) if len(todo) >= _FORK_FROM else {name: task() for name, task in tasks.items()}
+    head = done.pop("first", None)
     verdicts: dict = {}
-    for n, m, d, found, _ in sorted(raw, key=lambda r: (r[0] + r[2], r[0], r[1])):
-        for key, f in found.items():
+    for n, m, d in sorted(done, key=lambda nmd: (nmd[0] + nmd[2], nmd[0], nmd[1])):
+        for key, f in done[n, m, d].found.items():
             if verdicts.get(key) is None:
-                verdicts[key] = (n, m, f) if f is not None else None
-    return Sweep(verdicts, {(n, m, d): got for n, m, d, _, got in raw}, head)
+                verdicts[key] = Failing(n, m, f) if f is not None else None
+    return Sweep(verdicts, {nmd: at.counts for nmd, at in done.items()}, head)
 
 
 def check_sizes(schedule: Schedule, max_n: int, properties=None, max_m=None, jobs: int = 0,
                 only: tuple | None = None):
-    """`sweep(...).verdicts`: (property, phase) -> smallest failing (n, m, Finding) or None."""
+    """`sweep(...).verdicts`: (property, phase) -> the smallest `Failing` or None."""
     return sweep(schedule, max_n, properties, max_m, jobs, only).verdicts

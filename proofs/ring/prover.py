@@ -19,7 +19,7 @@ from functools import partial
 from ringproof.errors import BadInput, InternalError
 from ringproof.model.ring.machine import run
 from ringproof.model.ring.trace import build_trace
-from ringproof.proofs.ring.bounded import check_sizes, shapes, sweep
+from ringproof.proofs.ring.bounded import Failing, check_sizes, shapes, sweep
 from ringproof.proofs.ring.conditions import admitted, vacuous, conditions as size_conditions
 from ringproof.proofs.ring.formulas import check_formulas
 from ringproof.proofs.ring.pool import beside, run_named
@@ -73,9 +73,8 @@ def verify_with_conditions(schedule: Schedule, opts: Options = Options(), sessio
     if admitted(schedule)[0] == "none":
         return vacuous(schedule, opts.properties, opts.tier), size_conditions(schedule) if conditions else None
     opts.progress(f"{schedule.name}: its steps on ints against their formulas")
-    results: list[Result] = []
     solver_props = [p for p in opts.properties if p in SOLVER_PROPERTIES]
-    derived, enumerated, needed = None, None, None
+    checked = Checked([])
     figures = [p for p in opts.properties if p in FIGURES]
     # The steps on ints against their formulas in a worker while the checks are derived here (its
     # bad input raised first, before anything is proved: `formulas_checked` before the pool); at
@@ -86,21 +85,21 @@ def verify_with_conditions(schedule: Schedule, opts: Options = Options(), sessio
             formulas_checked()
             opts.progress(f"{schedule.name}: enumerating " + (f"n={opts.size[0]}, m={opts.size[1]}" if opts.size
                           else f"{len(shapes(schedule, opts.max_n))} sizes with n ≤ {opts.max_n}"))
-            bounded, enumerated, derived = _bounded(schedule, solver_props, opts, session, bool(figures))
-            results += bounded
+            checked = _bounded(schedule, solver_props, opts, session, bool(figures))
         elif solver_props:
             checks = [c for c in derive(schedule) if c.property in solver_props]
             opts.progress(f"{schedule.name}: {len(checks)} checks at tier {opts.tier}")
-            solved, derived, needed = _solve(schedule, checks, opts, session, with_counts=bool(figures),
-                                             conditions=conditions, first=formulas_checked)
-            results += solved
+            checked = _solve(schedule, checks, opts, session, with_counts=bool(figures), conditions=conditions,
+                             first=formulas_checked)
         formulas_checked()
+    results = list(checked.results)
     if figures:
         opts.progress(f"{schedule.name}: counting cycles and ops")
-        results += _figures(schedule, opts, session, results, derived, enumerated)
+        results += _figures(schedule, opts, session, results, checked.counted, checked.enumerated)
     results = _cite_online_softmax(schedule, results, session)
     order = {p: i for i, p in enumerate(PROPERTIES)}
     phases = {p.name: i for i, p in enumerate(schedule.phases)}
+    needed = checked.conditions
     if conditions and needed is None:    # no pool above computed them
         needed = size_conditions(schedule)
     return sorted(results, key=lambda r: (phases.get(r.phase, len(phases)), order[r.property])), needed
@@ -148,17 +147,29 @@ def _online_phases(schedule: Schedule) -> set:
 # ----------------------------------------------------------------------------- solver tiers
 
 
+@dataclass(frozen=True)
+class Checked:
+    """What a tier's checks found: their results; the figures' `Counted` where their pool computed
+    them (else `_figures` counts); the bounded sweep's counts per (n, m, d) where it covered every
+    size; the size conditions where their pool computed them."""
+
+    results: list
+    counted: Counted | None = None
+    enumerated: dict | None = None
+    conditions: list | None = None
+
+
 def _discharged(check: Check, m_value, session: Session, smt2_dir: str | None):
     """A check's outcome, without the check (it travels back from a worker process)."""
     return replace(discharge(check, session, m_value, smt2_dir=smt2_dir), check=None)
 
 
 def _solve(schedule: Schedule, checks: list[Check], opts: Options, session: Session, with_counts: bool = False,
-           conditions: bool = False, first=None):
+           conditions: bool = False, first=None) -> Checked:
     """Results of the checks, and the schedule's figures if asked (computed in the same pool, first,
     since they are the longest tasks): the counts with their balance figures, the balance per ring
     step, and the exact memory peak's derivation and hint checks, joined here (`Counted`); and the
-    size conditions if asked, else None. The checks of the counting hints (`recount`) are tasks of
+    size conditions if asked. The checks of the counting hints (`recount`) are tasks of
     their own too: the balance counts with them assumed, and is found again without them where one
     is not proved (`recount.join`). `first`: called before the pool starts (a check that must pass
     before anything is proved). The pool runs named tasks; their answers are read by name."""
@@ -177,7 +188,6 @@ def _solve(schedule: Schedule, checks: list[Check], opts: Options, session: Sess
         hints = held.hint_checks(schedule, session)
         recounts = recount.pending(schedule)     # the balance counts with them assumed, joined below
         recount.assume(schedule, session, recounts)
-        recount_checks = [c for _, cs in recounts for c in cs]
         tasks["memory apart"] = partial(held.apart, schedule, session)
         tasks["counts and balance"] = partial(_count_and_balance, schedule, opts, session)
         tasks["peaks measured"] = partial(held.measured, schedule, session)
@@ -188,24 +198,23 @@ def _solve(schedule: Schedule, checks: list[Check], opts: Options, session: Sess
         tasks["online softmax"] = session.softmax_status     # the lemma's parts, where a phase cites it
     if with_counts:
         tasks.update({("hint", i): partial(_discharged, c, None, session, None) for i, c in enumerate(hints)})
-        tasks.update({("recount", i): partial(_discharged, c, None, session, None)
-                      for i, c in enumerate(recount_checks)})
+        tasks.update({("recount", key, part): partial(_discharged, c, None, session, None)
+                      for key, cs in recounts.items() for part, c in cs.items()})
     tasks.update({("check", i, mv): partial(_discharged, checks[i], mv, session, opts.smt2_dir) for i, mv in keys})
     if first is not None:
         first()
     done = run_named(tasks, opts.jobs)
     if "online softmax" in done:
         session.softmax_status(done["online softmax"])
-    needed = done.get("size conditions")
-    derived = None
+    counted = None
     if with_counts:
         held.join(schedule, session, done["memory apart"], done["peaks measured"],
                   [done["hint", i] for i in range(len(hints))], hints)
-        counted = done["counts and balance"]
-        balance = counted.counts.balance
-        if not recount.join(schedule, session, recounts, [done["recount", i] for i in range(len(recount_checks))]):
+        balance = done["counts and balance"].counts.balance
+        if not recount.join(schedule, session, recounts, {(key, part): done["recount", key, part]
+                                                          for key, cs in recounts.items() for part in cs}):
             balance = _balance_task(schedule, session)        # again: a hint not proved counts nothing
-        derived = _with_load(schedule, opts, counted, balance, _memory_task(schedule, session),
+        counted = _with_load(schedule, opts, done["counts and balance"], balance, _memory_task(schedule, session),
                              done["balance per step"])
     outcomes: dict = {}
     for i, mv in keys:
@@ -214,22 +223,31 @@ def _solve(schedule: Schedule, checks: list[Check], opts: Options, session: Sess
     for i, c in enumerate(checks):
         groups.setdefault((c.property, c.phase), []).extend(outcomes[i])
     sweep = _sweep_unproved(schedule, groups, opts)
-    return [_result(schedule, prop, phase, outs, opts, sweep) for (prop, phase), outs in groups.items()], derived, needed
+    return Checked([_result(schedule, prop, phase, outs, opts, sweep) for (prop, phase), outs in groups.items()],
+                   counted, conditions=done.get("size conditions"))
 
 
-def _sweep_unproved(schedule, groups: dict, opts: Options) -> tuple:
-    """One bounded sweep for every group with an unknown and no refuted outcome: (property,
-    phase) -> smallest failing size or None, and the sweep's seconds per such group."""
+@dataclass(frozen=True)
+class Swept:
+    """The bounded sweep of the groups left unproved (`_sweep_unproved`): (property, phase) -> the
+    smallest `bounded.Failing` or None, and the sweep's seconds per such group."""
+
+    failing: dict
+    seconds: float = 0.0
+
+
+def _sweep_unproved(schedule, groups: dict, opts: Options) -> Swept:
+    """One bounded sweep for every group with an unknown and no refuted outcome."""
     todo = [key for key, outs in groups.items() if not any(o.verdict is Verdict.REFUTED for o in outs)
             and any(o.verdict is Verdict.UNKNOWN for o in outs)]
     if not todo:
-        return {}, 0.0
+        return Swept({})
     t0 = time.perf_counter()
     found = check_sizes(schedule, opts.max_n, sorted({prop for prop, _ in todo}), jobs=opts.jobs)
-    return found, (time.perf_counter() - t0) / len(todo)
+    return Swept(found, (time.perf_counter() - t0) / len(todo))
 
 
-def _result(schedule, prop, phase, outs: list[Outcome], opts: Options, sweep: tuple) -> Result:
+def _result(schedule, prop, phase, outs: list[Outcome], opts: Options, sweep: Swept) -> Result:
     result = _verdict(schedule, prop, phase, outs, opts, sweep)
     evidence = audit(outs)
     if evidence.get("disagreements"):
@@ -270,7 +288,7 @@ def audit(outs: list[Outcome]) -> dict:
     return out
 
 
-def _verdict(schedule, prop, phase, outs: list[Outcome], opts: Options, sweep: tuple) -> Result:
+def _verdict(schedule, prop, phase, outs: list[Outcome], opts: Options, sweep: Swept) -> Result:
     seconds = sum(o.seconds for o in outs)
     refuted = [o for o in outs if o.verdict is Verdict.REFUTED]
     refuted.sort(key=lambda o: (o.n + o.d, o.n, o.m))
@@ -287,12 +305,11 @@ def _verdict(schedule, prop, phase, outs: list[Outcome], opts: Options, sweep: t
     unknown = [o for o in outs if o.verdict is Verdict.UNKNOWN]
     if unknown:
         # No proof: a concrete counterexample by enumeration (`_sweep_unproved`) before `unknown`.
-        found, sweep_seconds = sweep
-        hit = found.get((prop, phase))
-        seconds += sweep_seconds
+        hit = sweep.failing.get((prop, phase))
+        seconds += sweep.seconds
         why = f"{unknown[0].check.name}: {unknown[0].reason}"
         if hit is not None:
-            cex = _enumerated(schedule, *hit)
+            cex = _enumerated(schedule, hit)
             return Result(prop, phase, Verdict.REFUTED, "bounded", seconds,
                           f"{cex.check}: fails at {cex.sizes()} (found by enumeration; {why})", cex, len(outs))
         return Result(prop, phase, Verdict.UNKNOWN, opts.tier, seconds,
@@ -321,11 +338,12 @@ def _replay(schedule, prop, phase, o: Outcome) -> Counterexample | None:
                           schedule.shape.own("d", o.d))
 
 
-def _enumerated(schedule, n, m, f) -> Counterexample:
+def _enumerated(schedule, hit: Failing) -> Counterexample:
     """The counterexample of a finding of the bounded sweep, run on the ring model; `witness_only`:
     the ring computes the right result there, so only a witness is wrong."""
-    ring = run(schedule, n, m, d=f.d)
-    return Counterexample(n, m, f.check, f.message, f.iterations,
+    f = hit.finding
+    ring = run(schedule, hit.n, hit.m, d=f.d)
+    return Counterexample(hit.n, hit.m, f.check, f.message, f.iterations,
                           {"confirmed": True, "ring_violations": [str(v) for v in ring.violations],
                            "max_rel_error": ring.max_rel_error, "first_difference": ring.difference,
                            "witness_only": ring.ok},
@@ -335,8 +353,7 @@ def _enumerated(schedule, n, m, f) -> Counterexample:
 # ----------------------------------------------------------------------------- bounded tier
 
 
-def _bounded(schedule: Schedule, props, opts: Options, session: Session,
-             with_counts: bool) -> tuple[list[Result], dict | None, "Counted | None"]:
+def _bounded(schedule: Schedule, props, opts: Options, session: Session, with_counts: bool) -> Checked:
     """The results of the sweep; its enumerated counts when it covered every size (the counts
     tier's own sweep, then, is not run again); the counts' closed forms if asked, computed in the
     same pool, first (`_count_task`'s `Counted`)."""
@@ -352,10 +369,10 @@ def _bounded(schedule: Schedule, props, opts: Options, session: Session,
                               details=({"n": opts.size[0], "m": opts.size[1]} if opts.size else
                                        {"max_n": opts.max_n, "sizes": len(shapes(schedule, opts.max_n))})))
             continue
-        cex = _enumerated(schedule, *hit)
+        cex = _enumerated(schedule, hit)
         out.append(Result(prop, phase, Verdict.REFUTED, "bounded", secs / max(len(found), 1),
                           f"{cex.check}: fails at {cex.sizes()}", cex))
-    return out, (None if opts.size else swept.counts), swept.first
+    return Checked(out, swept.first, None if opts.size else swept.counts)
 
 
 # ----------------------------------------------------------------------------- figures
