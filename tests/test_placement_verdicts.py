@@ -161,3 +161,26 @@ def test_the_context_parallel_backwards_prove_placement_without_their_end_witnes
     results = verify(S, Options(properties=("placement",)))
     assert {r.phase: r.verdict for r in results} == dict.fromkeys(("dq", "dk", "dv"), Verdict.PROVED), \
         [(r.phase, r.reason) for r in results]
+
+
+# ------------------------------------------------ a placement equal to owner on every size
+
+GUARDED_OWNER = "ite(ge(P.m, 5), wrap(owner(P, ref.idx[0]) + P.m, P.m), owner(P, ref.idx[0]))"
+
+
+def test_a_placement_equal_to_owner_for_every_m_normalizes_and_proves(tmp_path):
+    """wrap(owner + m, m) is owner for owner in 1..m: the placement chosen by m ≥ 5 proves as plain
+    `owner` does. Its index formulas leave radix m (owner is a block of k) and, in blocks of k,
+    compare with the literal 5, which splits the query on m (it was unknown: "value mixes digits of
+    m with blocks of k", the radix-m reason, kept when the block split's literal went unsaid)."""
+    path = _backward(tmp_path, placement=GUARDED_OWNER)
+    code, row = _placement(path)
+    assert code == 0 and row["verdict"] == "proved", row["reason"]
+
+
+def test_a_placement_wrong_only_from_m_5_is_refuted_at_m_5(tmp_path):
+    """The same shape with owner + 1: right below m = 5, wrong from it; refuted at n = m = 5."""
+    path = _backward(tmp_path, placement=GUARDED_OWNER.replace("+ P.m, P.m)", "+ 1, P.m)"))
+    code, row = _placement(path)
+    assert code == 1
+    _replayed(path, row, 5, 5)
