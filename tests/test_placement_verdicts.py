@@ -184,3 +184,50 @@ def test_a_placement_wrong_only_from_m_5_is_refuted_at_m_5(tmp_path):
     code, row = _placement(path)
     assert code == 1
     _replayed(path, row, 5, 5)
+
+
+# ------------------------------------------------ a placement where the inputs live follows home
+
+def _rotated(P, ix, st):
+    return wrap(st.pe + 1, P.m)
+
+
+def _rotated_home(P, ref):
+    return wrap(ALGO1.home(P, ref) + 1, P.m)
+
+
+ROTATED = {p.name: dict(pe=_rotated) for p in ALGO1.phases}
+
+
+def test_a_derived_schedule_with_its_home_rotated_proves_placement():
+    """Algorithm 1 with every PE one on and its home rotated to match: y ends where column C's
+    inputs now live, which its placement (the same formula as Algorithm 1's home) follows."""
+    S = ALGO1.derive("algo1-rotated", ROTATED, home=_rotated_home)
+    P, ref = params(4, 2), ALGO1.problem.output[1, 2]
+    assert S.placement(P, ref) == _rotated_home(P, ref) != ALGO1.placement(P, ref)
+    (r,) = verify(S, Options(properties=("placement",)))
+    assert r.verdict is Verdict.PROVED and r.tier == "parametric", r.reason
+    (r,) = verify(S, Options(properties=("placement",), tier="bounded", max_n=6))
+    assert r.verdict is Verdict.PROVED, r.reason
+
+
+def test_a_rotated_schedule_whose_home_is_not_rotated_is_refuted():
+    """The PEs rotated, home not: y ends one PE past where its inputs live; refuted, replayed."""
+    S = ALGO1.derive("algo1-rotated-stale", ROTATED)
+    (r,) = verify(S, Options(properties=("placement",)))
+    assert r.verdict is Verdict.REFUTED and (r.counterexample.n, r.counterexample.m) == (2, 2), r.reason
+    assert r.counterexample.message == "y[1, 1] ends on PE 2, not on PE 1"
+    assert_same_check_replays(S, r)
+
+
+def test_only_a_placement_that_means_home_follows_it():
+    """A placement of another formula stays as written when home is replaced; `placement=HOME`
+    says "where the inputs live" outright; a schedule rebuilt with its own home keeps its
+    placement as it is."""
+    P, ref = params(4, 2), ALGO1.problem.output[1, 2]
+    fixed = replace(ALGO1, home=_rotated_home, placement=lambda P, ref: 1)
+    assert fixed.placement(P, ref) == 1
+    spelled = replace(ALGO1, placement=HOME)
+    assert spelled.placement(P, ref) == ALGO1.home(P, ref)
+    assert replace(spelled, home=_rotated_home).placement(P, ref) == _rotated_home(P, ref)
+    assert replace(ALGO1, name="again").placement is ALGO1.placement
