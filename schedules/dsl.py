@@ -621,8 +621,10 @@ class Schedule:
     inverses, home) and usable in claims.
 
     `placement(P, ref)` (same signature as `home`): the PE on which each output element must end;
+    `placement=HOME`, or a function giving the same formula as `home` on every output, means where
+    the inputs of those indices live: it follows `home` into a schedule derived with another one.
     `ends(P, ref)`: optionally, the iteration (`At`) that last touches it — a witness, checked —
-    needed where a running sum travels before it ends.
+    for a running sum whose moves do not determine where it ends.
 
     `notes`: a `Notes` (claims checked, where else to look), `stays`: a `Stays` (the memory hints);
     each also as its dict form, {"claims": {...}} and {"last": {...}, "peak": [...], ...}, which is
@@ -650,6 +652,8 @@ class Schedule:
         if square is not None:
             object.__setattr__(self, "shape", D_IS_N if square else ANY_D)
         object.__setattr__(self, "home", guarded(self.home, f"the home placement of schedule {self.name}"))
+        if self.placement is HOME or _unbound_home(self):
+            object.__setattr__(self, "placement", _at_home(self.home))
         for fld, what in (("requires", "the side condition"), ("placement", "the placement"),
                           ("ends", "the end witness")):
             if getattr(self, fld) is not None:
@@ -788,6 +792,42 @@ class Schedule:
 
     def __repr__(self):
         return f"Schedule({self.name!r}, problem={self.problem.name}, phases={[p.name for p in self.phases]})"
+
+
+# --------------------------------------------------------------------------- placement at home
+
+
+def _at_home(home):
+    """The placement "where the inputs live": `home` on the output's indices, marked so that a
+    schedule built from this one (`replace`, `Schedule.derive`) rebinds it to its own `home`."""
+    def placement(P, ref):
+        return home(P, ref)
+
+    placement.__ringproof_home__ = home
+    return placement
+
+
+def _unbound_home(schedule: "Schedule") -> bool:
+    """Does the schedule's placement mean "where the inputs live" without being bound to its own
+    `home` yet: one `_at_home` made for another home (the schedule replaced it), or a function
+    giving, on a symbolic element of each output, the same formula as `home`? A function the
+    probe cannot run on symbols is not read as home."""
+    place = schedule.placement
+    if place is None:
+        return False
+    bound = getattr(place, "__ringproof_home__", None)
+    if bound is not None:
+        return bound is not schedule.home
+    from ringproof.schedules.expr import lift, same, var
+    P = SimpleNamespace(**vars(schedule.shape.record(var)), **{name: var(name) for name in schedule.derived})
+    try:
+        for a in schedule.problem.outputs:
+            ref = a[tuple(var(f"?{i}") for i in range(len(a.dims)))]
+            if not same(lift(guarded(place, "the placement")(P, ref)), lift(schedule.home(P, ref))):
+                return False
+    except Exception:      # noqa: BLE001 (a user's function the probe cannot run: not read as home)
+        return False
+    return True
 
 
 # --------------------------------------------------------------------------- lock-step groups

@@ -287,9 +287,15 @@ def test_no_return_hop_is_refuted_with_the_datum_and_the_pe_where_it_ends():
     assert_same_check_replays(schedule, r)
 
 
-def test_a_travelling_sum_without_end_witness_is_not_proved():
-    """Every node leaving dv home is not true of a sum that travels; the schedule is right, so the
-    refutation of the sufficient check does not replay and the verdict is unknown, never proved."""
+def test_a_travelling_sum_without_end_witness_proves_and_is_never_proved_on_a_missed_node(monkeypatch):
+    """Without `ends`, the nodes that send dv on have later nodes (`prev` inverted), so only the
+    return hop must land home: proved. Where the inversion finds none, every node leaving dv home
+    is not true of a sum that travels; the schedule is right, so the refutation of that sufficient
+    check does not replay and the verdict is unknown, never proved."""
+    from ringproof.proofs.ring.properties import placement
+    (r,) = verify(_backward_mutants()["no witness"], Options(properties=("placement",)))
+    assert r.verdict is Verdict.PROVED, r.reason
+    monkeypatch.setattr(placement, "_successors", lambda R, a: [])
     (r,) = verify(_backward_mutants()["no witness"], Options(properties=("placement",)))
     assert r.verdict is Verdict.UNKNOWN and "did not replay" in r.reason
 

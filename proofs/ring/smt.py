@@ -97,7 +97,9 @@ def discharge(check: Check, session: Session | None = None, m_value: int | None 
 def _translate(check: Check, session: Session, m_value, min_m: int):
     """The check's query in digits: indices over n split in radix m, or, where that leaves the
     fragment, in blocks of k (contiguous layouts: `Ctx(block_split=True)`); the first reason is
-    kept when neither normalizes. The schedule's side condition joins the assumptions."""
+    kept when neither normalizes. A literal that only the block split meets (`LiteralBound`) is
+    raised from it, so the query is split on m as the radix-m one would be. The schedule's side
+    condition joins the assumptions."""
     def build(block_split: bool):
         ctx = Ctx(m_value, session, shape=check.shape, min_m=min_m, block_split=block_split, chunk=check.chunk)
         if check.requires is not None:
@@ -112,6 +114,8 @@ def _translate(check: Check, session: Session, m_value, min_m: int):
     except NormalizationError as first:
         try:
             return build(True)
+        except LiteralBound:
+            raise
         except NormalizationError:
             raise first from None
 
