@@ -8,7 +8,7 @@ query's rank, whatever the number of ranks and documents and however documents c
 
 from __future__ import annotations
 
-from ringproof.proofs.varlen.composition import CompositionLemma, _prove
+from ringproof.proofs.varlen.composition import CompositionLemma, settle
 
 
 def prove_segments(timeout_ms: int = 10_000) -> CompositionLemma:
@@ -34,7 +34,7 @@ def prove_segments(timeout_ms: int = 10_000) -> CompositionLemma:
         for y in (j, doc(t), doc(q), doc(k)):
             hyps.append(in_doc(t, y) == (doc(t) == y))
     want = z3.And(r == owner(q), j == doc(q), doc(k) == doc(q), k <= q)
-    return _prove("all-gather composition: segments", hyps, cnt(r, j) == z3.If(want, 1, 0), timeout_ms,
+    return settle("segments", "all-gather composition: segments", hyps, cnt(r, j) == z3.If(want, 1, 0), timeout_ms,
                   "each document-causal pair in exactly one (rank, document) segment, its query's rank's")
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from ringproof.model.allgather.rules import chunk, kernel_sees
-from ringproof.proofs.varlen.obligations import Obligation, _check, _z3_backend
+from ringproof.proofs.varlen.obligations import Obligation, check, z3_backend
 from ringproof.schedules.expr import extra_backend
 
 
@@ -30,48 +30,48 @@ def _segment(t, z3):
 def ranks(t, timeout_ms: int = 10_000) -> Obligation:
     import z3
 
-    with extra_backend(_z3_backend()):
+    with extra_backend(z3_backend()):
         m, S, r = z3.Ints("m S r")
         P = SimpleNamespace(T=m * S, m=m, S=S)
         lo, hi = chunk(S, r)
         goal = z3.And(t.lo(P, r) == lo, t.hi(P, r) == hi)
-    return _check(f"{t.name}: ranks", [m >= 1, S >= 1, r >= 0, r < m], goal, timeout_ms,
+    return check(t, "ranks", [m >= 1, S >= 1, r >= 0, r < m], goal, timeout_ms,
                   "rank r holds [rS, (r + 1)S), the chunk the all-gather and the reduce-scatter move")
 
 
 def segment_queries(t, timeout_ms: int = 10_000) -> Obligation:
     import z3
 
-    with extra_backend(_z3_backend()):
+    with extra_backend(z3_backend()):
         R, C, facts, _ = _segment(t, z3)
         q = z3.Int("q")
         got = z3.And(t.meets(R, C), t.q_lo(R, C) <= q, q < t.q_hi(R, C))
         goal = got == z3.And(R.lo <= q, q < R.hi, C.c <= q, q < C.c + C.L)
-    return _check(f"{t.name}: segment queries", facts, goal, timeout_ms,
+    return check(t, "segment queries", facts, goal, timeout_ms,
                   "a segment's queries are exactly the rank's tokens of its document")
 
 
 def segment_keys(t, timeout_ms: int = 10_000) -> Obligation:
     import z3
 
-    with extra_backend(_z3_backend()):
+    with extra_backend(z3_backend()):
         R, C, facts, _ = _segment(t, z3)
         q, k = z3.Ints("q k")
         facts += [R.lo <= q, q < R.hi, C.c <= q, q < C.c + C.L]
         got = kernel_sees(t.q_lo(R, C), t.q_hi(R, C), t.k_lo(R, C), t.k_hi(R, C), q, k)
         goal = got == z3.And(C.c <= k, k <= q)
-    return _check(f"{t.name}: segment keys", facts, goal, timeout_ms,
+    return check(t, "segment keys", facts, goal, timeout_ms,
                   "each query of a segment sees exactly the keys [c, q] of its document")
 
 
 def gathered_keys(t, timeout_ms: int = 10_000) -> Obligation:
     import z3
 
-    with extra_backend(_z3_backend()):
+    with extra_backend(z3_backend()):
         R, C, facts, T = _segment(t, z3)
         facts.append(t.meets(R, C))
         goal = z3.And(0 <= t.k_lo(R, C), t.k_hi(R, C) <= T)
-    return _check(f"{t.name}: gathered keys", facts, goal, timeout_ms,
+    return check(t, "gathered keys", facts, goal, timeout_ms,
                   "a segment reads keys inside the gathered buffer [0, T)")
 
 

@@ -113,8 +113,8 @@ def prove(t, max_tokens: int = SWEEP_TOKENS) -> list[Result]:
     from ringproof.proofs.allgather import composition, obligations
 
     t0 = time.perf_counter()
-    parts = {o.name.split(": ", 1)[1]: o for o in obligations.obligations(t)}
-    parts.update({p.name.split(": ", 1)[1]: p for p in composition.lemma()})
+    parts = {o.part: o for o in obligations.obligations(t)}
+    parts.update({p.part: p for p in composition.lemma()})
     forms = closed_forms()
     n, failed = sweep(t, max_tokens)
     bounds = f"every packing with D ≤ {1 if t.single else MAX_DOCS}, T ≤ {max_tokens}, m ≤ {MAX_RANKS} ({n})"

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from types import SimpleNamespace
+from typing import NamedTuple
 
 import sympy
 import z3
@@ -549,9 +550,19 @@ def claim_bound(shape: Shape) -> tuple[int, int]:
     return limit, limit
 
 
+class Differs(NamedTuple):
+    """Where a claim and the derived form differ: the size (None, None, None where no size tried
+    tells them apart) and the two values there (the two forms, then)."""
+    n: int | None
+    m: int | None
+    d: int | None
+    derived: object
+    claimed: object
+
+
 def check_claim(derived: sympy.Expr, claim: str, shape: Shape = D_IS_N, seed: int = 0, derived_params=None):
-    """None if `claim` is shown equal to `derived` for all n, m (and d; `equal`); else the smallest
-    (n, m, d, derived, claimed) where they differ, or (None, None, None, derived, claimed) when no
+    """None if `claim` is shown equal to `derived` for all n, m (and d; `equal`); else `Differs`: the
+    smallest (n, m, d, derived, claimed) where they differ, or (None, None, None, derived, claimed) when no
     size up to `claim_bound` tells them apart (agreement on samples, not a proof). `shape`: the
     schedule's free sizes (and its side condition: only the sizes it allows are compared);
     `derived_params`: {name: value in n, m, d} of its derived parameters, which a claim may name."""
@@ -562,7 +573,7 @@ def check_claim(derived: sympy.Expr, claim: str, shape: Shape = D_IS_N, seed: in
         sub = {N: n, M: m, D: d, **least_at(shape, n, m, d)}
         got, want = derived.subs(sub).doit(), c.subs(sub)
         if got != want:
-            return n, m, d, got, want
+            return Differs(n, m, d, got, want)
     found = apart(derived, c, shape, seed) if closed(derived) else None
     if found == "equal":
         return None
@@ -571,8 +582,8 @@ def check_claim(derived: sympy.Expr, claim: str, shape: Shape = D_IS_N, seed: in
         sub = {N: n, M: m, D: d}
         got, want = derived.subs(sub).doit(), c.subs(sub)
         if got != want:          # Z3's reading of the forms confirmed by sympy's at that size
-            return n, m, d, got, want
-    return (None, None, None, derived, c)
+            return Differs(n, m, d, got, want)
+    return Differs(None, None, None, derived, c)
 
 
 def apart(derived: sympy.Expr, claimed: sympy.Expr, shape: Shape = D_IS_N, seed: int = 0):

@@ -560,7 +560,7 @@ def _count_task(schedule: Schedule, opts: Options, session: Session, keep: bool 
             continue                       # named in the reason above
         bad = check_claim(derived, claim, shape=schedule.shape, seed=opts.seed,
                           derived_params=derived_parameters(schedule))
-        if bad is not None and bad[0] is None:
+        if bad is not None and bad.n is None:
             verdict = Verdict.UNKNOWN
             limit_n, limit_d = claim_bound(schedule.shape)
             bound = f"n ≤ {limit_n}" + (f" and d ≤ {limit_d}" if schedule.shape.is_free("d") else "")
@@ -568,10 +568,9 @@ def _count_task(schedule: Schedule, opts: Options, session: Session, keep: bool 
                 f"claim {what} = {claim} agrees with the derived closed form for every {bound} only")
             continue
         if bad is not None:
-            n, m, d, got, want = bad
             verdict = Verdict.REFUTED
             reason = f"claim {what} = {claim} differs from the derived {derived}"
-            cex = _count_replay(schedule, what, n, m, d, int(got), int(want))
+            cex = _count_replay(schedule, what, bad.n, bad.m, bad.d, int(bad.derived), int(bad.claimed))
             reason = _breaks(cex) or reason
             break
     record = Counts(text(c.cycles), {k: text(v) for k, v in c.ops.items()},

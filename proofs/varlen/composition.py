@@ -34,6 +34,7 @@ class CompositionLemma:
     proved: bool
     seconds: float
     detail: str
+    part: str = ""         # what the lemma is of (pairs, local slots, loads, padding masked): the key citers use
 
 
 def ask(hyps, goal, timeout_ms: int):
@@ -48,15 +49,16 @@ def ask(hyps, goal, timeout_ms: int):
     return answer, time.perf_counter() - t0, s
 
 
-def _prove(name: str, hyps, goal, timeout_ms: int, detail: str) -> CompositionLemma:
+def settle(part: str, name: str, hyps, goal, timeout_ms: int, detail: str) -> CompositionLemma:
+    """The lemma `name` (of `part`) settled by Z3: proved where no model of `hyps` breaks `goal`."""
     import z3
 
     answer, seconds, s = ask(hyps, goal, timeout_ms)
     if answer == z3.unsat:
-        return CompositionLemma(name, True, seconds, f"proved: {detail}")
+        return CompositionLemma(name, True, seconds, f"proved: {detail}", part)
     if answer == z3.sat:
-        return CompositionLemma(name, False, seconds, f"refuted: {s.model()}")
-    return CompositionLemma(name, False, seconds, f"unknown: {s.reason_unknown()}")
+        return CompositionLemma(name, False, seconds, f"refuted: {s.model()}", part)
+    return CompositionLemma(name, False, seconds, f"unknown: {s.reason_unknown()}", part)
 
 
 def prove_pairs(causal: bool = True, disjoint: bool = True, timeout_ms: int = 10_000) -> CompositionLemma:
@@ -92,8 +94,8 @@ def prove_pairs(causal: bool = True, disjoint: bool = True, timeout_ms: int = 10
     want = z3.And(0 <= k, k < c + L, 0 <= q, q < c + L, new_doc(q) == new_doc(k), seen(q, k))
     goal = total == z3.If(want, 1, 0)
     kind = "document-causal" if causal else "document-local"
-    name = f"varlen composition: {kind} pairs" + ("" if disjoint else " (overlapping documents)")
-    return _prove(name, hyps, goal, timeout_ms,
+    part = "pairs" + ("" if disjoint else " (overlapping documents)")
+    return settle(part, f"varlen composition: {kind} {part}", hyps, goal, timeout_ms,
                   f"each {kind} pair of D + 1 documents computed exactly once, given it for D and the new one")
 
 
@@ -106,7 +108,7 @@ def prove_slots(timeout_ms: int = 10_000) -> CompositionLemma:
     hyps = [o >= 0, k >= 1, 0 <= lo, lo <= a, a < hi, hi <= o,      # an earlier document's slot a
             o <= b, b < o + k]                                      # the new document's slot b
     goal = z3.And(a != b, b < o + k, a < o + k)
-    return _prove("varlen composition: local slots", hyps, goal, timeout_ms,
+    return settle("local slots", "varlen composition: local slots", hyps, goal, timeout_ms,
                   "a rank's slots of distinct documents are disjoint, the packing's end moves by L/m")
 
 
@@ -121,7 +123,7 @@ def prove_loads(timeout_ms: int = 10_000) -> CompositionLemma:
     r1, r2, F, G = z3.Ints("r1 r2 F G")
     hyps = [f(r1) == F, f(r2) == F, g(r1) == G, g(r2) == G]
     goal = f(r1) + g(r1) == f(r2) + g(r2)
-    return _prove("varlen composition: loads", hyps, goal, timeout_ms,
+    return settle("loads", "varlen composition: loads", hyps, goal, timeout_ms,
                   "per-rank loads add over documents; a sum of rank-independent loads is rank-independent")
 
 
@@ -139,7 +141,7 @@ def prove_filter(timeout_ms: int = 10_000) -> CompositionLemma:
     kept = z3.If(z3.And(real(q), real(k)), cnt(q, k), 0)
     hyps = [L >= 1, cnt(q, k) == z3.If(pair, 1, 0)]
     goal = kept == z3.If(z3.And(pair, real(q), real(k)), 1, 0)
-    return _prove("varlen composition: padding masked", hyps, goal, timeout_ms,
+    return settle("padding masked", "varlen composition: padding masked", hyps, goal, timeout_ms,
                   "each causal pair of real tokens computed once, none with a padded token")
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from ringproof.schedules.expr import Backend, extra_backend
 
 
-def _z3_backend():
+def z3_backend():
     import z3
 
     return Backend(
@@ -43,6 +43,7 @@ class Obligation:
     seconds: float
     detail: str
     model: dict | None = None      # Z3's model where it found one: sizes to start the search from
+    part: str = ""                 # what it is of (token, owner and slot, mask): the key citers use
 
 
 def _generic(v, z3, suffix: str = ""):
@@ -62,50 +63,52 @@ def _generic(v, z3, suffix: str = ""):
     return P, facts
 
 
-def _check(name: str, facts, goal, timeout_ms: int, detail: str) -> Obligation:
+def check(t, part: str, facts, goal, timeout_ms: int, detail: str) -> Obligation:
+    """Target `t`'s obligation of `part` settled by Z3 on a generic document (or segment) of `facts`."""
+    name = f"{t.name}: {part}"
     import z3
 
     from ringproof.proofs.varlen.composition import ask
 
     answer, seconds, s = ask(facts, goal, timeout_ms)
     if answer == z3.unsat:
-        return Obligation(name, True, seconds, f"proved: {detail}")
+        return Obligation(name, True, seconds, f"proved: {detail}", part=part)
     if answer == z3.sat:
         model = s.model()
         values = {str(x): model[x].as_long() for x in model.decls() if model[x].sort() == z3.IntSort()}
-        return Obligation(name, False, seconds, f"Z3 found a generic document where it fails: {values}", values)
-    return Obligation(name, False, seconds, f"not shown: Z3 answered {s.reason_unknown() or answer}")
+        return Obligation(name, False, seconds, f"Z3 found a generic document where it fails: {values}", values, part)
+    return Obligation(name, False, seconds, f"not shown: Z3 answered {s.reason_unknown() or answer}", part=part)
 
 
 def token_shift(v, timeout_ms: int = 10_000) -> Obligation:
     import z3
 
-    with extra_backend(_z3_backend()):
+    with extra_backend(z3_backend()):
         P, facts = _generic(v, z3)
         r, j = z3.Ints("r j")
         facts += [0 <= r, r < P.m, 0 <= j, j < P.k]
         goal = v.token(P, r, j) == P.c + v.base.layout.token(P, r, j)
-    return _check(f"{v.name}: token", facts, goal, timeout_ms,
+    return check(v, "token", facts, goal, timeout_ms,
                   "rank r's slot j of a document is the base's token at the document's offset")
 
 
 def owner_slot_shift(v, timeout_ms: int = 10_000) -> Obligation:
     import z3
 
-    with extra_backend(_z3_backend()):
+    with extra_backend(z3_backend()):
         P, facts = _generic(v, z3)
         t = z3.Int("t")
         facts += [P.c <= t, t < P.c + P.n]
         lay = v.base.layout
         goal = z3.And(v.owner(P, t) == lay.owner(P, t - P.c), v.slot(P, t) == P.o + lay.slot(P, t - P.c))
-    return _check(f"{v.name}: owner and slot", facts, goal, timeout_ms,
+    return check(v, "owner and slot", facts, goal, timeout_ms,
                   "each token t of a document is on the base's rank of t − c, in slot o + the base's slot")
 
 
 def mask_exact(v, timeout_ms: int = 10_000) -> Obligation:
     import z3
 
-    with extra_backend(_z3_backend()):
+    with extra_backend(z3_backend()):
         A, facts_a = _generic(v, z3, "_q")
         B, facts_b = _generic(v, z3, "_k")
         q, k, same = z3.Int("q"), z3.Int("kt"), z3.Bool("same")
@@ -121,7 +124,7 @@ def mask_exact(v, timeout_ms: int = 10_000) -> Obligation:
         got = got if isinstance(got, z3.ExprRef) else z3.BoolVal(bool(got))
         goal = got == want
     kind = "same document, k ≤ q" if v.causal else "same document"
-    return _check(f"{v.name}: mask", facts, goal, timeout_ms,
+    return check(v, "mask", facts, goal, timeout_ms,
                   f"the mask is exactly '{kind}'" + (", both tokens real" if v.padded else ""))
 
 

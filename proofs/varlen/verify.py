@@ -244,9 +244,8 @@ def prove(v, opts, session, max_tokens: int = SWEEP_TOKENS, backward: bool | Non
     if base_results is None:
         base_results, _ = verify_with_conditions(base, opts, session)
     opts.progress(f"{v.name}: the obligations and the composition lemma")
-    parts = {o.name.split(": ", 1)[1]: o for o in obligations.obligations(v)}
-    lemma = {p.name.split(": ", 1)[1].replace("document-causal ", "").replace("document-local ", ""): p
-             for p in composition.lemma(v.causal, v.padded)}
+    parts = {o.part: o for o in obligations.obligations(v)}
+    lemma = {p.part: p for p in composition.lemma(v.causal, v.padded)}
     counts = next((r for r in base_results if r.property == "counts"), None)
     balance = next((r for r in base_results if r.property == "balance"), None)
     source = counts.details if counts is not None else {"balance": balance.details} if balance is not None else None
