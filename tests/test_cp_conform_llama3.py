@@ -110,6 +110,12 @@ def _k_from_rank_start(real):
     return prepare
 
 
+def _k_not_clipped(real):
+    def prepare(cu_seqlens, causal, rank, world_size):   # the non-causal cut: keys to the document's end
+        return real(cu_seqlens, False, rank, world_size)
+    return prepare
+
+
 def _v_not_waited(comm):
     class Lazy(comm):
         def wait(self):                     # waits on K's all-gather only, computes on V's before it lands
@@ -125,6 +131,8 @@ def _v_not_waited(comm):
      "rank 0 in the forward pass raised ValueError: cu_seqlens_q [0, 6] does not cut the 4 rows of q"),
     ("a segment's keys from the rank's first token", "llama3_flash_attn_prepare_cu_seqlens", _k_from_rank_start,
      "forward: rank 1 never computes (query 4, key 0) in head 0, as the all-gather machine does"),
+    ("cu_seqlens_k not clipped at the rank's end", "llama3_flash_attn_prepare_cu_seqlens", _k_not_clipped,
+     "forward: rank 0 computes (query 0, key 1) in head 0: the mask excludes it (key after query)"),
     ("V used before its all-gather completes", "Comm", _v_not_waited,
      "rank 0 runs head 0 in the forward pass before its all-gather of V completes"),
 ])
@@ -134,3 +142,37 @@ def test_mutants_of_the_library_are_refuted_with_what_differs(monkeypatch, name,
     code, out, _ = _cli("llama3-varlen", "--impl", "ring-flash-attn", "--world-sizes", "2", "--lengths", "6,2")
     assert code == 1, (name, out)
     assert f"differs: world size 2, lengths 6,2: {says}" in out, (name, out)
+
+
+def _report(**change):
+    """Rank 0's report of lengths 4 at m = 2 (one head) as the machine has it, with `change` made."""
+    from ringproof.proofs.cp.kernels import Call, Collective
+
+    calls = [Call(kind, 0, 0, True, (0, 1), (0, 1), (0, 1), (0, 1)) for kind in ("forward", "backward")]
+    gathers = [Collective("all-gather", phase, array, (0, 1), 2, 4, 2, at, at, (0, 1, 2, 3))
+               for phase, at in (("forward", 0), ("backward", 1)) for array in ("k", "v")]
+    scatters = [Collective("reduce-scatter", "backward", array, (0, 1), 4, 2, 2, 2, 2) for array in ("dk", "dv")]
+    report = {"rank": 0, "peers": [], "calls": calls, "collectives": gathers + scatters}
+    for key, edit in change.items():
+        report[key] = edit(report[key])
+    return report
+
+
+@pytest.mark.parametrize("change, says", [
+    ({}, None),
+    ({"peers": lambda p: [("send", 1)]}, "rank 0 sends to rank 1 point to point"),
+    ({"collectives": lambda c: [*c, type(c[0])("all-reduce", "backward")]},
+     "rank 0 in the backward pass makes an all-reduce: the all-gather machine's collectives are"),
+    ({"collectives": lambda c: [type(c[0])(**{**vars(c[0]), "gathered": (2, 3, 0, 1)}), *c[1:]]},
+     "rank 0 in the forward pass: row 0 of its gathered K of head 0 is token 2, not 0 (rank 0's chunk [0, 2))"),
+    ({"collectives": lambda c: c[:-1]}, "rank 0 reduce-scatters dv of head 0 0 times, not once"),
+    ({"collectives": lambda c: [*c[:4], type(c[4])(**{**vars(c[4]), "issued": 1}), c[5]]},
+     "rank 0 reduce-scatters dk of head 0 before its last backward kernel call of those heads"),
+    ({"collectives": lambda c: [type(c[0])(**{**vars(c[0]), "group": 1}), *c[1:]]},
+     "makes an all-gather over 1 rank, not all 2"),
+])
+def test_the_collectives_check_names_each_departure_from_the_machine(change, says):
+    from ringproof.proofs.cp.allgather_conform import _Gathered
+
+    got = _Gathered(VARLEN, (4,), 2, 1)._collectives(_report(**change))
+    assert got == says if says is None else says in got, got

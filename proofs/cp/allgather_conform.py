@@ -206,7 +206,8 @@ class _Gathered(_Packed):
                         "collectives are the all-gathers of K and V and, after the backward, the reduce-scatters of dK "
                         "and dV")
             if c.group != m:
-                return f"{where} makes a {c.kind} over {c.group} ranks, not all {m}"
+                return (f"{where} makes a{'n' if c.kind[0] in 'aeiou' else ''} {c.kind} over {c.group} "
+                        f"rank{'s' if c.group != 1 else ''}, not all {m}")
             if not c.array:
                 return (f"{where} all-gathers rows that are no token's K or V" if c.kind == "all-gather" else
                         f"{where} reduce-scatters a buffer no backward kernel call wrote dK or dV into")
