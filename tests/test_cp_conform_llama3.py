@@ -125,6 +125,14 @@ def _v_not_waited(comm):
     return Lazy
 
 
+def _kept_local(real):
+    def reduce_scatter_tensor(output, input, op=None, group=None, async_op=False):   # no sum over the ranks
+        rows = output.shape[0]
+        rank = torch.distributed.get_rank(group)
+        output.copy_(input[rank * rows:(rank + 1) * rows])
+    return reduce_scatter_tensor
+
+
 @needs_library
 @pytest.mark.parametrize("name, attribute, mutate, says", [
     ("cu_seqlens_q not clipped at the rank's end", "llama3_flash_attn_prepare_cu_seqlens", _q_not_clipped,
@@ -135,9 +143,11 @@ def _v_not_waited(comm):
      "forward: rank 0 computes (query 0, key 1) in head 0: the mask excludes it (key after query)"),
     ("V used before its all-gather completes", "Comm", _v_not_waited,
      "rank 0 runs head 0 in the forward pass before its all-gather of V completes"),
+    ("dK, dV kept on the rank that computed them", "reduce_scatter_tensor", _kept_local,
+     "dk of token 2 on rank 0 differs from autograd by 0.44"),
 ])
 def test_mutants_of_the_library_are_refuted_with_what_differs(monkeypatch, name, attribute, mutate, says):
-    module = _library()
+    module = torch.distributed if attribute == "reduce_scatter_tensor" else _library()
     monkeypatch.setattr(module, attribute, mutate(getattr(module, attribute)))
     code, out, _ = _cli("llama3-varlen", "--impl", "ring-flash-attn", "--world-sizes", "2", "--lengths", "6,2")
     assert code == 1, (name, out)
