@@ -3,6 +3,8 @@ and backward, with a recording exact CPU attention op) on a gloo process group, 
 methods, held against the targets' schedules, SDPA and autograd. Needs the [cp] extra."""
 
 import io
+import json
+from pathlib import Path
 
 import pytest
 
@@ -52,11 +54,44 @@ def test_a_layout_pytorch_does_not_compute_on_is_a_difference_before_any_run(mon
     assert code == 1 and "differs: world size 2, n=8: the layout of" in out, out
 
 
+SCHEMA = Path(__file__).parent.parent / "docs" / "json-schemas" / "conform.json"
+
+
+def _document(out):
+    jsonschema = pytest.importorskip("jsonschema")
+    doc = json.loads(out, parse_constant=lambda token: pytest.fail(f"non-strict JSON {token}"))
+    jsonschema.validate(doc, json.loads(SCHEMA.read_text()))
+    return doc
+
+
+def test_json_has_ring_flash_attns_shape_with_the_rotate_methods(monkeypatch):
+    code, out, err = _cli("zigzag", "--impl", "torch", "--world-sizes", "2", "-n", "4", "--json")
+    assert code == 0, out + err
+    doc = _document(out)
+    assert doc["verdict"] == "conforms" and doc["impl"] == "torch" and doc["rotate"] == ["allgather", "alltoall"]
+    assert [(r["rotate"], r["world_size"], r["n"], r["lengths"]) for r in doc["runs"]] == \
+        [("allgather", 2, 4, None), ("alltoall", 2, 4, None)]
+    assert doc["runs"][0]["communication"].startswith("K/V all-gathered (1 all-gather of all 2 blocks")
+    assert doc["runs"][1]["communication"].startswith("ring-local")
+    # the same keys as ring-flash-attn's document, in every run and at the top
+    _, theirs, _ = _cli("zigzag", "--impl", "ring-flash-attn", "--world-sizes", "2", "-n", "4", "--json")
+    ring = _document(theirs)
+    assert set(ring) <= set(doc) and set(ring["runs"][0]) <= set(doc["runs"][0])
+    # a difference (here the layout, found before any run) and its exit code
+    monkeypatch.setitem(torch_ring.TARGETS, "ring-attention-causal", True)
+    code, out, _ = _cli("ring-attention-causal", "--impl", "torch", "--world-sizes", "2", "-n", "8", "--json")
+    doc = _document(out)
+    assert code == 1 and doc["verdict"] == "differs" and doc["runs"] == []
+    assert doc["difference"]["what"] == "layout" and doc["difference"]["rotate"] is None
+    assert doc["difference"]["text"].startswith("world size 2, n=8: the layout of ring-attention-causal is not")
+
+
 def test_bad_input_is_one_line_exit_64(monkeypatch):
     for argv in (("striped", "--impl", "torch"), ("zigzag", "--impl", "ring-flash-attn", "--rotate", "alltoall"),
                  ("zigzag", "--impl", "torch", "--rotate", "ring"), ("zigzag", "--impl", "torch", "-n", "6",
                                                                      "--world-sizes", "2"),
-                 ("zigzag-varlen", "--impl", "torch"), ("zigzag", "--impl", "torch", "--json")):
+                 ("zigzag-varlen", "--impl", "torch"), ("llama3-varlen", "--impl", "torch"),
+                 ("zigzag", "--impl", "torch", "-n", "6", "--world-sizes", "2", "--json")):
         code, _, err = _cli(*argv, "--world-sizes", "2") if "--world-sizes" not in argv else _cli(*argv)
         assert code == 64 and len(err.strip().splitlines()) == 1, (argv, err)
     monkeypatch.setattr(torch_ring, "MODULE", "no_such_torch_module_xyz")

@@ -16,8 +16,6 @@ def main(args, cp, stdout) -> int:
     torch_ring.check_target(cp)
     if getattr(args, "lengths", None) or getattr(args, "vectors", None) is not None:
         raise BadInput(f"--lengths and --vectors are for the varlen targets; {cp.name} takes -n")
-    if getattr(args, "json", False):
-        raise BadInput("--json is not available with --impl torch: its result is the text form")
     torch_ring.attention_module()
     if args.n and not any(cp.valid(n, m) for n in args.n for m in args.world_sizes):
         raise BadInput(f"no size to run: {cp.name} needs {cp.requires_text}, got n in {args.n} and "
@@ -27,6 +25,10 @@ def main(args, cp, stdout) -> int:
     import torch
 
     balance = "on: the head-tail layout" if torch_ring.TARGETS[cp.name] else "off: contiguous blocks"
+    if args.json:
+        start = time.monotonic()
+        runs = torch_ring.conform_torch(cp, args.world_sizes, args.n, setup, methods)
+        return _json(args, cp, runs, time.monotonic() - start, torch.__version__, stdout)
     stdout.write(f"{cp.name} against torch ({torch.__version__}: _templated_ring_attention and its backward, "
                  f"exact CPU op; load balance {balance}; rotate {', '.join(methods)}): {args.dtype}, "
                  f"{args.heads} heads, d = {args.d}, batch 1; schedule: rank r at ring step s computes its "
@@ -51,3 +53,29 @@ def main(args, cp, stdout) -> int:
     stdout.write(f"conforms at every size run: rotate {', '.join(r.rotate for r in runs)}; world "
                  f"size{'s' if len(ran) > 1 else ''} {', '.join(map(str, ran))} {took}\n")
     return 0
+
+
+def _json(args, cp, runs, seconds_taken, version, stdout) -> int:
+    """The `conform` JSON document of ring-flash-attn's runs, with keys added: each run's `rotate`
+    and `communication`, the difference's `rotate`, the methods run and torch's version."""
+    from ringproof.proofs.cli.common import write_json
+    from ringproof.proofs.cp import torch_ring
+
+    last = runs[-1].result
+    diff = last.difference
+    verdict = "unknown" if last.unknown else "differs" if diff is not None else "conforms"
+    doc = {"target": cp.name, "impl": "torch", "dtype": args.dtype, "heads": args.heads, "d": args.d,
+           "seed": args.seed, "verdict": verdict,
+           "runs": [{"world_size": m, "n": n, "lengths": None, "kernel_calls": calls, "max_error": error,
+                     "seconds": round(sec, 3), "rotate": run.rotate,
+                     "communication": torch_ring.communication(run.rotate, m, run.logs[(m, n)])}
+                    for run in runs for m, n, calls, error, sec in run.result.runs],
+           "skipped": [],
+           "difference": None if diff is None else {
+               "world_size": diff.m, "n": diff.n, "lengths": None, "what": diff.what, "message": diff.message,
+               "rank": diff.rank, "step": diff.step, "tokens": list(diff.tokens), "text": str(diff),
+               "rotate": None if diff.what == "layout" else runs[-1].rotate},
+           "unknown": None if last.unknown is None else f"rotate {runs[-1].rotate}, {last.unknown}",
+           "seconds": round(seconds_taken, 3), "rotate": [run.rotate for run in runs], "torch_version": version}
+    write_json("conform", doc, stdout)
+    return 2 if last.unknown else 1 if diff is not None else 0

@@ -58,6 +58,8 @@ RING_FLASH_ATTN = {
     "zigzag": ("zigzag_ring_flash_attn", "zigzag_ring_flash_attn_func"),
     "ring-attention-varlen": ("ring_flash_attn_varlen", "ring_flash_attn_varlen_func"),
     "zigzag-varlen": ("zigzag_ring_flash_attn_varlen", "zigzag_ring_flash_attn_varlen_func"),
+    "llama3": ("llama3_flash_attn_varlen", "llama3_flash_attn_varlen_func"),
+    "llama3-varlen": ("llama3_flash_attn_varlen", "llama3_flash_attn_varlen_func"),
 }
 
 # What ring-flash-attn lacks, said in one line (exit 64) instead of a run.
@@ -95,6 +97,7 @@ class Conformance:
     runs: list = field(default_factory=list)          # (m, n or lengths, kernel calls, max error, seconds)
     difference: Difference | None = None
     unknown: str | None = None
+    notes: dict = field(default_factory=dict)          # (m, n or lengths) → what its communication was
 
     @property
     def ok(self) -> bool:
@@ -213,6 +216,7 @@ def _run_world(result, m, cases, fn, setup) -> bool:
             result.difference = diff
             return False
         result.runs.append((m, case.key, calls, error, seconds / len(cases)))
+        result.notes[(m, case.key)] = case.summary([reports.get((r, case.key)) for r in range(m)])
     return True
 
 
@@ -341,17 +345,62 @@ def _signal(code):
     return ""
 
 
-def _inputs(torch, n, heads, d, seed, dtype):
-    """Global q, k, v, dO of shape (1, n, heads, d); every q row and every k row distinct."""
+def _inputs(torch, n, heads, d, seed, dtype, width=None):
+    """Global q, k, v, dO of shape (1, n, heads, d); every q row and every k row distinct. With
+    `width` (a library that runs its heads in groups of that many), every slice of `width` heads of
+    a q, k or v row distinct too, over all tokens and head offsets: BadInput when the draws keep
+    repeating one (too small a -d for the dtype)."""
     g = torch.Generator().manual_seed(seed * 1_000_003 + n)
-    while True:
+    for _ in range(200):
         q, k, v, do = ((torch.rand(1, n, heads, d, generator=g, dtype=torch.float64) * 2 - 1).to(dtype)
                        for _ in range(4))
-        if len({kernels._row(q, t) for t in range(n)}) == n and len({kernels._row(k, t) for t in range(n)}) == n:
+        if len({kernels._row(q, t) for t in range(n)}) == n and len({kernels._row(k, t) for t in range(n)}) == n \
+                and (width is None or all(_distinct_slices(x, width) for x in (q, k, v))):
             return q, k, v, do
+    raise BadInput(f"cannot draw {n} tokens of {heads} heads, d = {d}, in {str(dtype).removeprefix('torch.')} whose "
+                   f"rows of every {width} head{'s' if width != 1 else ''} are all distinct: give a larger -d")
 
 
-class _Single:
+def _distinct_slices(x, width) -> bool:
+    """Whether the slices x[0, t, a:a + width] over every token t and head offset a are all distinct
+    (bit for bit)."""
+    import torch
+
+    bits = x[0].contiguous().view(torch.int16 if x.element_size() == 2 else torch.int32 if x.element_size() == 4
+                                  else torch.int64)
+    rows = torch.cat([bits[:, a:a + width].reshape(bits.shape[0], -1) for a in range(x.shape[2] - width + 1)])
+    return torch.unique(rows, dim=0).shape[0] == rows.shape[0]
+
+
+class _Ring:
+    """What every ring run checks the same way: its peers (ring neighbours only) and its pairs
+    (the case's `expected`, per ring step)."""
+
+    def communication(self, reports):
+        """The first message to or from another than a ring neighbour, or None."""
+        for rep in reports:
+            for what, peer in rep["peers"]:
+                want = (rep["rank"] + (1 if what == "send" else -1)) % self.m
+                if peer != want:
+                    return self.difference("ring", f"rank {rep['rank']} {what}s {'to' if what == 'send' else 'from'} "
+                                           f"rank {peer}, not its ring neighbour {want}", rank=rep["rank"])
+        return None
+
+    def summary(self, reports) -> str:
+        return "ring-local: sent to rank (r + 1) mod m only, received from (r − 1) mod m"
+
+    def allowed(self, name, tolerance) -> float:
+        """The tolerance of quantity `name`: a gradient is summed over the m ring steps, each partial
+        rounded to the dtype once: m roundings."""
+        return tolerance if name == "out" else tolerance * self.m
+
+    def compare(self, kind, calls):
+        if not hasattr(self, "_expected"):
+            self._expected = self.expected()
+        return _compare(self, kind, calls, self._expected)
+
+
+class _Single(_Ring):
     """One single-sequence run: n tokens of `cp` on m ranks; `fn(q, k, v, causal=...)` on (1, n/m, h, d)."""
 
     def __init__(self, cp: ContextParallel, n: int, m: int):
@@ -379,7 +428,7 @@ class _Single:
         return Difference(self.m, self.n, what, message, **kw)
 
 
-class _Packed:
+class _Packed(_Ring):
     """One packed run: documents of `lengths` laid out by the varlen row `v` on m ranks; the
     varlen function takes (T/m, h, d) rows, the local prefix sums cu_seqlens // m (int32) and their
     largest difference."""
@@ -447,9 +496,10 @@ def _rank_main(rank, m, cases, store, fn, setup, results):
         for case in cases:
             n = case.n
             report = {"rank": rank, "n": case.key, "error": None, "calls": [], "peers": [], "numerics": None}
-            q, k, v, do = _inputs(torch, n, setup.heads, setup.d, setup.seed, getattr(torch, setup.dtype))
+            q, k, v, do = _inputs(torch, n, setup.heads, setup.d, setup.seed, getattr(torch, setup.dtype),
+                                  getattr(case, "width", None))
             mine = torch.as_tensor(case.positions[rank * (n // m):(rank + 1) * (n // m)])
-            rec.start(q, k)
+            rec.start(q, k, v)
             rec.calls.clear()
             rec.peers.clear()
             local = [x[:, mine].clone().requires_grad_(True) for x in (q, k, v)]
@@ -457,12 +507,13 @@ def _rank_main(rank, m, cases, store, fn, setup, results):
                 report["pass"] = "forward"
                 out = case.call(fn, local, rank)
                 rec.rounds = 0                       # the backward pass walks the ring anew
-                report["pass"] = "backward"
+                rec.phase = report["pass"] = "backward"
                 out.backward(do[:, mine])
             except Exception as err:             # the implementation's: its message, one line
                 text = str(err).strip().splitlines()
                 report["error"] = f"{type(err).__name__}: {text[0] if text else ''}"
             report["calls"], report["peers"] = list(rec.calls), list(rec.peers)
+            report["collectives"] = list(rec.collectives)
             if report["error"] is None:
                 report["numerics"] = _numerics(torch, case, q, k, v, do, mine, out, local)
             results.put(report)
@@ -510,22 +561,17 @@ def _judge(case, reports, failure, tolerance, keys=None):
         verb = "" if bad.get("died") else "raised "
         return case.difference("error", f"rank {bad['rank']}{during} {verb}{bad['error']}{note}{self_send}",
                                rank=bad["rank"]), 0, None
-    for rep in reports:
-        for what, peer in rep["peers"]:
-            want = (rep["rank"] + (1 if what == "send" else -1)) % m
-            if peer != want:
-                return case.difference("ring", f"rank {rep['rank']} {what}s {'to' if what == 'send' else 'from'} "
-                                       f"rank {peer}, not its ring neighbour {want}", rank=rep["rank"]), 0, None
+    diff = case.communication(reports)
+    if diff is not None:
+        return diff, 0, None
     calls = [c for rep in reports for c in rep["calls"]]
-    expected = case.expected()
     for kind in ("forward", "backward"):
-        diff = _compare(case, kind, [c for c in calls if c.kind == kind], expected)
+        diff = case.compare(kind, [c for c in calls if c.kind == kind])
         if diff is not None:
             return diff, len(calls), None
     worst = max(err for rep in reports for err, _ in rep["numerics"].values())
     for name in QUANTITIES:
-        # a gradient is summed over the m ring steps, each partial rounded to the dtype once: m roundings
-        allowed = tolerance if name == "out" else tolerance * m
+        allowed = case.allowed(name, tolerance)
         for rep in reports:
             err, slot = rep["numerics"][name]
             if err <= allowed:

@@ -13,7 +13,12 @@ them bit for bit).
 The ring step of a call is the number of communication rounds that brought K/V data to this rank
 and completed before the call (`Clock`): the library's ring exchanges are counted as they happen,
 independently of the schedule they are compared with. Every peer a rank sends to or receives from
-is recorded too (ring-locality: only the next rank, only from the previous one).
+is recorded too (ring-locality: only the next rank, only from the previous one), and so is every
+collective (`Collective`: all-gather, reduce-scatter, ...), for the all-gather machine's check.
+
+A call on some heads only (a library that runs its heads in groups, as llama3's `heads_k_stride`)
+is named by its rows too: the heads of a row are the contiguous range [a, b) of the global tensor
+whose slice of a token's row it is (the inputs make every such slice distinct).
 """
 
 from __future__ import annotations
@@ -40,6 +45,8 @@ class Call:
     causal: bool
     queries: tuple
     keys: tuple
+    heads: tuple = ()              # (first, end) head of the query rows; () for rows of no head range
+    key_heads: tuple = ()          # the same for the key rows
 
     def pairs(self):
         """The (query, key) pairs the call computes, with flash-attn's bottom-right causal mask."""
@@ -51,26 +58,81 @@ class Call:
 
 
 @dataclass
+class Collective:
+    """One collective a rank made: `kind` ('all-gather', 'reduce-scatter', or the torch.distributed
+    name of any other), the pass, the array moved ('k', 'v' read from the rows; 'dk', 'dv' the
+    buffer the backward kernel wrote them into; '' unknown) and its heads, the rows in and out,
+    the group's size, the kernel calls recorded when it was issued and when it completed (None:
+    never waited on), and for an all-gather the tokens of the gathered rows."""
+
+    kind: str
+    phase: str
+    array: str = ""
+    heads: tuple = ()
+    rows_in: int = 0
+    rows_out: int = 0
+    group: int = 0
+    issued: int = 0
+    done: int | None = None
+    gathered: tuple = ()
+
+
+@dataclass
 class Recorder:
-    """What one rank's stand-ins see: the row tables of the current run, the calls, the peers."""
+    """What one rank's stand-ins see: the row tables of the current run, the calls, the peers, the
+    collectives."""
 
     rank: int = 0
     q_rows: dict = field(default_factory=dict)
     k_rows: dict = field(default_factory=dict)
+    v_rows: dict = field(default_factory=dict)
     calls: list = field(default_factory=list)
     peers: list = field(default_factory=list)       # (what, peer) of every point-to-point call
+    collectives: list = field(default_factory=list)
+    grad_buffers: list = field(default_factory=list)  # (first byte, array, heads) a backward kernel wrote
     rounds: int = 0                                  # completed rounds that delivered K/V data
+    phase: str = "forward"
+    full: dict = field(default_factory=dict)
+    slices: dict = field(default_factory=dict)
 
-    def start(self, q, k):
-        """A new run on global q, k (batch 1): the tables that name rows, a clock at zero."""
+    def start(self, q, k, v=None):
+        """A new run on global q, k (and v) (batch 1): the tables that name rows, a clock at zero."""
+        self.full = {"q": q, "k": k, "v": v}
         self.q_rows = {_row(q, t): t for t in range(q.shape[1])}
         self.k_rows = {_row(k, t): t for t in range(k.shape[1])}
-        self.rounds = 0
+        self.v_rows = {} if v is None else {_row(v, t): t for t in range(v.shape[1])}
+        self.slices = {}
+        self.collectives, self.grad_buffers = [], []
+        self.rounds, self.phase = 0, "forward"
 
     def tokens(self, x, table):
         """The global tokens of the rows of x: (b, L, h, d), or (L, h, d) as varlen kernels take."""
         x = x.unsqueeze(0) if x.dim() == 3 else x
         return tuple(table.get(_row(x, t), -1) for t in range(x.shape[1]))
+
+    def locate(self, x, which: str):
+        """(tokens, heads) of the rows of x, a slice of the global `which` ('q', 'k', 'v'): the
+        heads the contiguous range [a, b) whose slices its rows are, () when none is."""
+        x = x.unsqueeze(0) if x.dim() == 3 else x
+        full = self.full.get(which)
+        table = {"q": self.q_rows, "k": self.k_rows, "v": self.v_rows}[which]
+        if full is None or x.dim() != 4 or x.shape[2] == full.shape[2] or x.shape[1] == 0:
+            tokens = self.tokens(x, table)
+            return tokens, ((0, full.shape[2]) if full is not None and any(t >= 0 for t in tokens) else ())
+        width = x.shape[2]
+        first = _row(x, 0)
+        for a in range(full.shape[2] - width + 1):
+            sliced = self._slice(which, a, width)
+            if first in sliced:
+                return tuple(sliced.get(_row(x, t), -1) for t in range(x.shape[1])), (a, a + width)
+        return (-1,) * x.shape[1], ()
+
+    def _slice(self, which, a, width):
+        key = (which, a, width)
+        if key not in self.slices:
+            full = self.full[which][:, :, a:a + width]
+            self.slices[key] = {_row(full, t): t for t in range(full.shape[1])}
+        return self.slices[key]
 
     def carries_keys(self, tensor) -> bool:
         tensor = tensor.unsqueeze(0) if tensor.dim() == 3 else tensor
@@ -211,6 +273,8 @@ def flash_attn_varlen_backward(dout, q, k, v, out, softmax_lse, dq, dk, dv, cu_s
         d_all[:, rows] = d_row[0, :, :, 0]
     for buffer, grad in zip((dq, dk, dv), grads):
         buffer.copy_(grad)
+    heads = RECORDER.locate(q, "q")[1]
+    RECORDER.grad_buffers += [(dk.data_ptr(), "dk", heads), (dv.data_ptr(), "dv", heads)]
     return dq, dk, dv, d_all.float()
 
 
@@ -222,7 +286,8 @@ def _refuse_extras(dropout_p, left, right, softcap, alibi):
 
 def _record(kind, q, k, causal):
     r = RECORDER
-    r.calls.append(Call(kind, r.rank, r.rounds, bool(causal), r.tokens(q, r.q_rows), r.tokens(k, r.k_rows)))
+    (queries, heads), (keys, key_heads) = r.locate(q, "q"), r.locate(k, "k")
+    r.calls.append(Call(kind, r.rank, r.rounds, bool(causal), queries, keys, heads, key_heads))
 
 
 def flash_attn_module() -> types.ModuleType:
@@ -302,3 +367,89 @@ def install_clock(dist) -> None:
         return out
 
     dist.batch_isend_irecv, dist.send, dist.recv = batch_isend_irecv, send_, recv_
+    _install_collectives(dist)
+
+
+# the collectives that move data, besides the two the all-gather machine makes (recorded by kind only)
+OTHER_COLLECTIVES = ("all_reduce", "all_gather", "broadcast", "reduce", "reduce_scatter", "all_to_all",
+                     "all_to_all_single", "gather", "scatter")
+
+
+class _Completion:
+    """A collective's request: wait() marks it done (and reads an all-gather's rows) once."""
+
+    def __init__(self, work, finish):
+        self._work, self._finish = work, finish
+
+    def wait(self, *args, **kwargs):
+        out = self._work.wait(*args, **kwargs)
+        self._finish()
+        return out
+
+    def __getattr__(self, name):
+        return getattr(self._work, name)
+
+
+def _install_collectives(dist) -> None:
+    """Wrap this process's collectives so that each is recorded (`Collective`): all_gather_into_tensor
+    with the array and heads of its input and the tokens of its gathered rows, reduce_scatter_tensor
+    with the gradient buffer its input holds, every other data-moving collective by its name."""
+    import warnings
+
+    # torch names these two deprecated; they are what ring-flash-attn calls, and the ranks' stderr is the user's
+    warnings.filterwarnings("ignore", message=r".*(all_gather_into_tensor|reduce_scatter_tensor)` is deprecated",
+                            category=FutureWarning)
+    gather, scatter = dist.all_gather_into_tensor, dist.reduce_scatter_tensor
+
+    def rows(x):
+        return int(x.shape[0]) if x.dim() else 0
+
+    def issue(record, run, work_or_none, async_op, finish=lambda: None):
+        RECORDER.collectives.append(record)
+
+        def done():
+            if record.done is None:
+                record.done = len(RECORDER.calls)
+                finish()
+        if async_op and work_or_none is not None:
+            return _Completion(work_or_none, done)
+        done()
+        return work_or_none
+
+    def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
+        array, heads = "", ()
+        for which in ("k", "v"):
+            tokens, found = RECORDER.locate(input_tensor, which) if input_tensor.dim() == 3 else ((), ())
+            if found and all(t >= 0 for t in tokens):
+                array, heads = which, found
+                break
+        record = Collective("all-gather", RECORDER.phase, array, heads, rows(input_tensor), rows(output_tensor),
+                            dist.get_world_size(group), len(RECORDER.calls))
+
+        def read():
+            if array and output_tensor.dim() == 3:
+                record.gathered = RECORDER.locate(output_tensor, array)[0]
+        work = gather(output_tensor, input_tensor, group=group, async_op=async_op)
+        return issue(record, None, work, async_op, read)
+
+    def reduce_scatter_tensor(output, input, op=dist.ReduceOp.SUM, group=None, async_op=False):
+        start = input.data_ptr()
+        end = start + input.numel() * input.element_size()
+        array, heads = next(((name, h) for ptr, name, h in reversed(RECORDER.grad_buffers) if start <= ptr < end),
+                            ("", ()))
+        record = Collective("reduce-scatter", RECORDER.phase, array, heads, rows(input), rows(output),
+                            dist.get_world_size(group), len(RECORDER.calls))
+        work = scatter(output, input, op=op, group=group, async_op=async_op)
+        return issue(record, None, work, async_op)
+
+    def other(name, fn):
+        def wrapped(*args, **kwargs):
+            RECORDER.collectives.append(Collective(name.replace("_", "-"), RECORDER.phase,
+                                                   issued=len(RECORDER.calls), done=len(RECORDER.calls)))
+            return fn(*args, **kwargs)
+        return wrapped
+
+    dist.all_gather_into_tensor, dist.reduce_scatter_tensor = all_gather_into_tensor, reduce_scatter_tensor
+    for name in OTHER_COLLECTIVES:
+        if hasattr(dist, name):
+            setattr(dist, name, other(name, getattr(dist, name)))

@@ -115,7 +115,7 @@ def _record(kind, q, k, allowed, causal):
     rows = lambda x: x.transpose(1, 2)      # noqa: E731  (b, h, L, d) → (b, L, h, d), the tables' layout
     pairs = tuple((int(i), int(j)) for i, j in allowed.nonzero().tolist())
     rec.calls.append(MaskedCall(kind, rec.rank, rec.rounds, bool(causal), rec.tokens(rows(q), rec.q_rows),
-                                rec.tokens(rows(k), rec.k_rows), pairs))
+                                rec.tokens(rows(k), rec.k_rows), allowed=pairs))
 
 
 def _scores(query, key, scale, causal):
