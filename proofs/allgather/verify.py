@@ -288,3 +288,45 @@ def readable(t, details: dict) -> str:
         shown(v) for v in details["traffic_per_rank"].values()) + " (K, V; dk, dv)")
     lines.append(f"checked: {details.get('checked', '')}")
     return "\n".join(lines)
+
+
+def spread_claim(t, claim: str, max_tokens: int = 12) -> dict:
+    """A claimed spread checked against the derived one and the model: for `llama3` the claim is
+    the spread (a form in T, m, S), for a packed target a bound on it over every lengths vector.
+    Proved where sympy shows it equal to the derived form (proved for every size), or for a bound
+    at least it (its difference a polynomial in m − 1, S − 1 with nonnegative coefficients); refuted with
+    the smallest packing (T, then m) whose run differs from it (exceeds it, for a bound), the run
+    made again; unknown where neither."""
+    import sympy
+
+    from ringproof.errors import BadInput
+
+    x = _symbols()
+    try:
+        expr = sympy.sympify(claim, locals={k: x[k] for k in ("T", "m", "S")})
+    except (sympy.SympifyError, SyntaxError, TypeError) as err:
+        raise BadInput(f"spread claim {claim[:60]!r} is not a formula in T, m, S: {err}") from None
+    if not expr.free_symbols <= {x["T"], x["m"], x["S"]}:
+        raise BadInput(f"spread claim {claim[:60]!r} names {sorted(map(str, expr.free_symbols))}; it may use T, m, S")
+    forms = derived()
+    diff = sympy.expand(sympy.simplify((expr - forms.spread).subs(x["T"], x["m"] * x["S"])))
+    exact = diff == 0
+    if not t.single and not exact and diff.is_polynomial(x["m"], x["S"]):   # a looser bound: m, S ≥ 1
+        poly = sympy.Poly(diff.subs({x["m"]: x["m"] + 1, x["S"]: x["S"] + 1}), x["m"], x["S"])
+        exact = all(c >= 0 for c in poly.coeffs())
+    out = {"claim": claim, "derived": str(forms.spread), "bound": not t.single}
+    if exact:
+        return {**out, "verdict": Verdict.PROVED.value, "counterexample": None}
+    for lengths, m in packings(t, max_tokens):
+        T, S = sum(lengths), sum(lengths) // m
+        claimed = expr.subs({x["T"]: T, x["m"]: m, x["S"]: S})
+        got = case(t, lengths, m, rules.heads(*_default()), forms, numerics=False)
+        spread = max(got.pairs) - min(got.pairs)
+        if (spread > claimed) if not t.single else (spread != claimed):
+            again = case(t, lengths, m, rules.heads(*_default()), forms, numerics=False)
+            if again.pairs != got.pairs:
+                break
+            return {**out, "verdict": Verdict.REFUTED.value,
+                    "counterexample": {"lengths": list(lengths), "m": m, "measured": spread, "claimed": str(claimed),
+                                       "command": f"prove simulate {t.name} --lengths {','.join(map(str, lengths))} -m {m}"}}
+    return {**out, "verdict": Verdict.UNKNOWN.value, "counterexample": None}
