@@ -171,8 +171,9 @@ def _machine(ranks, seen_of, groups, Hd, want, T, S, d, seed, numerics):
         (`counted`: in `received`, which counts one call's, the forward's)."""
         for r2, R2 in enumerate(ranks):
             lo, hi = rules.chunk(S, r2)
-            buffer[0, lo:hi] = local[r2]["k"][:, ka:kb]
-            buffer[1, lo:hi] = local[r2]["v"][:, ka:kb]
+            if numerics:                                # the rows only the compute reads
+                buffer[0, lo:hi] = local[r2]["k"][:, ka:kb]
+                buffer[1, lo:hi] = local[r2]["v"][:, ka:kb]
             if r2 != r and counted:
                 got["all-gather k, v"][r] += 2 * (hi - lo) * (kb - ka) * d
 

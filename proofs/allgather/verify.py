@@ -108,7 +108,7 @@ def closed_forms(forms=None) -> dict:
     return {
         "segment sum": sympy.simplify(f.segment - (qb - qa) * (qb + qa + 1 - 2 * c) / 2) == 0,
         "llama3 total": sympy.simplify(sympy.summation(f.rank, (r, 0, m - 1)) - (m * S) * (m * S + 1) / 2) == 0,
-        "llama3 increase positive": bool(sympy.ask(sympy.Q.positive(f.increase), sympy.Q.positive(S))),
+        "llama3 increase positive": f.increase.is_positive is True,        # S is a positive symbol
         "llama3 increase constant": f.increase.free_symbols <= {S},
     }
 
