@@ -153,6 +153,15 @@ def test_a_head_group_computing_the_wrong_query_heads_is_caught(monkeypatch):
     assert got.broken in ("coverage", "data-flow")
 
 
+def test_a_reduce_scatter_onto_the_wrong_rank_is_caught(monkeypatch):
+    """The collectives' chunk is the rank's own range: rotated by one rank, dk, dv would go home wrong."""
+    monkeypatch.setattr(rules, "chunk", lambda S, r: (((r + 1) % 2) * S, ((r + 1) % 2 + 1) * S))
+    ob = {o.name.split(": ")[1]: o for o in obligations.obligations(VARLEN)}
+    assert not ob["ranks"].proved
+    got = run(VARLEN, (2, 2), 2)
+    assert got.broken == "well-formed" and "the collectives' chunk is [2, 4]" in got.first_difference
+
+
 def test_cu_seqlens_as_the_library_computes_them():
     # lengths 4,8,4 on 2 ranks: document 2 crosses ranks (llama3_flash_attn_prepare_cu_seqlens)
     assert VARLEN.prepare_cu_seqlens((4, 8, 4), 2, 0) == ((0, 4, 8), (0, 4, 8), (0, 8))

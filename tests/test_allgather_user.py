@@ -61,6 +61,20 @@ def test_a_broken_file_is_refuted_and_its_commands_replay_it(tmp_path, formula):
         assert code == 1 and message in again                        # the model run again says the same
 
 
+def test_a_broken_file_in_json(tmp_path):
+    import json
+
+    path = write(tmp_path, '''
+        from ringproof import AllGather
+        SCHEDULE = AllGather("broken", False, "keys from the rank's start", k_lo=lambda R, C: R.lo)
+    ''')
+    code, out, _ = cli(path, "--json")
+    data = json.loads(out)
+    assert code == 1 and data["verdict"] == "refuted" and data["schedule"] == "broken"
+    cex = next(r["counterexample"] for r in data["results"] if r["verdict"] == "refuted")
+    assert cex["replay"]["lengths"] == [2] and cex["m"] == 2 and cex["replay"]["replayed"] is True
+
+
 def test_the_registered_target_from_a_file_is_the_registered_one(tmp_path):
     path = write(tmp_path, '''
         from dataclasses import replace

@@ -34,6 +34,11 @@ class Collective:
     kind: str          # "all-gather" | "reduce-scatter"
     arrays: tuple
 
+    @property
+    def label(self) -> str:
+        """`all-gather k, v`: its key in what a rank receives."""
+        return f"{self.kind} {', '.join(self.arrays)}"
+
 
 BEFORE = (Collective("all-gather", ("k", "v")),)              # per head group, before its compute
 AFTER_BACKWARD = (Collective("reduce-scatter", ("dk", "dv")),)  # per head group, after its backward
@@ -78,7 +83,8 @@ def memory(T, S, d, Hd, backward: bool) -> dict:
     """Elements a rank holds at its peak, by array: its inputs q (S·H·d), k, v (S·Hk·d), the two
     gathered K, V buffers of a head group (2·T·s·d each: this group's and the next one's), out
     (S·H·d) and lse (S·H); the backward also dout, dq, dk, dv and the T-row dK, dV buffer of a
-    group before its reduce-scatter (2·T·s·d)."""
+    group before its reduce-scatter (2·T·s·d). The library's transient S-row copies (contiguous
+    send slices, `torch.cat` of out, the staging of a strided dK, dV) are not the machine's."""
     H, Hk, s = Hd.H, Hd.Hk, Hd.s
     held = {"q": S * H * d, "k": S * Hk * d, "v": S * Hk * d, "kv buffer": 2 * T * s * d,
             "kv buffer, next group": 2 * T * s * d, "out": S * H * d, "lse": S * H}
@@ -91,4 +97,4 @@ def memory(T, S, d, Hd, backward: bool) -> dict:
 def received(m, S, d, Hd) -> dict:
     """Elements a rank receives per call, by collective: K and V of the other ranks' chunks (all
     groups), and the backward's dK, dV partial sums of its own chunk from the other ranks."""
-    return {"all-gather k, v": 2 * (m - 1) * S * Hd.Hk * d, "reduce-scatter dk, dv": 2 * (m - 1) * S * Hd.Hk * d}
+    return {c.label: len(c.arrays) * (m - 1) * S * Hd.Hk * d for c in (*BEFORE, *AFTER_BACKWARD)}

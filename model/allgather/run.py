@@ -23,6 +23,11 @@ from ringproof.errors import BadInput
 from ringproof.model.allgather import rules
 
 MAX_TOKENS, MAX_RANKS = 4096, 64
+GATHER, SCATTER = rules.BEFORE[0].label, rules.AFTER_BACKWARD[0].label
+if (rules.BEFORE, rules.AFTER_BACKWARD) != ((rules.Collective("all-gather", ("k", "v")),),
+                                           (rules.Collective("reduce-scatter", ("dk", "dv")),)):
+    raise ImportError("model/allgather/run.py moves k, v by one all-gather and dk, dv by one reduce-scatter per "
+                      "head group; rules.BEFORE / AFTER_BACKWARD say otherwise")
 DEFAULT_HEADS = (4, 2, 1)          # H, Hk, s: GQA two query heads per KV head, two head groups
 
 
@@ -163,7 +168,7 @@ def _machine(ranks, seen_of, groups, Hd, want, T, S, d, seed, numerics):
     k, v = rng.standard_normal((T, Hk, d)), rng.standard_normal((T, Hk, d))
     scale = 1.0 / np.sqrt(d)
     fwd, bwd = [Ledger() for _ in ranks], [Ledger() for _ in ranks]
-    got = {"all-gather k, v": [0] * m, "reduce-scatter dk, dv": [0] * m}
+    got = {GATHER: [0] * m, SCATTER: [0] * m}
     local = [{name: x[R.lo:R.hi].copy() for name, x in (("q", q), ("k", k), ("v", v), ("dout", dout))} for R in ranks]
 
     def gather(r, buffer, ka, kb, counted=True):
@@ -175,7 +180,7 @@ def _machine(ranks, seen_of, groups, Hd, want, T, S, d, seed, numerics):
                 buffer[0, lo:hi] = local[r2]["k"][:, ka:kb]
                 buffer[1, lo:hi] = local[r2]["v"][:, ka:kb]
             if r2 != r and counted:
-                got["all-gather k, v"][r] += 2 * (hi - lo) * (kb - ka) * d
+                got[GATHER][r] += 2 * (hi - lo) * (kb - ka) * d
 
     def heads_of(group):
         """The group's query heads and, for each, its KV head's index in the gathered buffer."""
@@ -249,7 +254,7 @@ def _machine(ranks, seen_of, groups, Hd, want, T, S, d, seed, numerics):
             lo, hi = rules.chunk(S, r)
             dks[r][:, ka:kb] = sum(dkv_bufs[r2][0, lo:hi] for r2 in range(m))
             dvs[r][:, ka:kb] = sum(dkv_bufs[r2][1, lo:hi] for r2 in range(m))
-            got["reduce-scatter dk, dv"][r] += 2 * (m - 1) * (hi - lo) * (kb - ka) * d
+            got[SCATTER][r] += 2 * (m - 1) * (hi - lo) * (kb - ka) * d
     held = [(f.at_peak, b.at_peak) for f, b in zip(fwd, bwd)]
     peak = [(f.peak, b.peak) for f, b in zip(fwd, bwd)]
     received = [{name: got[name][r] for name in got} for r in range(m)]
