@@ -154,6 +154,11 @@ def run(t, lengths, m: int, d: int = 2, seed: int = 0, heads=None, numerics: boo
         h, q, k = map(int, np.argwhere(off)[0])
         return differ(f"(query {q}, key {k}) is computed on rank {int(where[h, q, k])}, query {q} is rank "
                       f"{int(home[q])}'s", "placement")
+    for R, mine in zip(ranks, seen_of):               # a rank runs only queries it holds
+        for (i, qa, qb, _, _), _ in mine:
+            if qa < R.lo or qb > R.hi:
+                return differ(f"rank {R.r}'s segment of document {i} has queries [{qa}, {qb}), rank {R.r} holds "
+                              f"[{R.lo}, {R.hi})", "placement")
     pairs = [sum(int(mask.sum()) for _, mask in mine) for mine in seen_of]   # per query head
     held, peak, received, error = _machine(ranks, seen_of, groups, Hd, want, T, S, d, seed, numerics)
     return AllGatherRun(lengths, m, d, None, "", pairs, held, peak, received, error, key)
