@@ -227,6 +227,8 @@ def test_the_commands():
     assert code == 0 and json.loads(out)["packings"][0]["pairs_per_rank"] == [10, 26, 42, 58]
     code, out, _ = cli("llama3", "--quiet")
     assert code == 0 and "S²·(m − 1)" in out and "4·T·d·s" in out
+    code, out, _ = cli("llama3", "--quiet", "--property", "balance", "--json")
+    assert code == 0 and [(r["property"], r["phase"]) for r in json.loads(out)["results"]] == [("counts", "balance")]
 
 
 @pytest.mark.parametrize("argv, says", [

@@ -92,6 +92,7 @@ def test_the_registered_target_from_a_file_is_the_registered_one(tmp_path):
     ("SCHEDULE = AllGather('x', False, 'd', k_lo=lambda R, C: C.c if C.c > 0 else R.lo)", "Z3Exception"),
     ("SCHEDULE = AllGather('x', False, 'd', k_lo=lambda R, C: C.c / 1)", "not an int"),
     ("SCHEDULE = AllGather('x', False, 'd', causal=False)", "only the causal kernel"),
+    ("SCHEDULE = AllGather('x', False, 'd', k_lo=lambda R: R.lo)", "TypeError"),
 ])
 def test_a_bad_file_is_one_line(tmp_path, body, says):
     path = write(tmp_path, "from ringproof import AllGather\n" + body + "\n")

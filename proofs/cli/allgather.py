@@ -2,7 +2,7 @@
 and the same for a schedule file assigning `SCHEDULE = AllGather(...)`.
 
 The proof (`ringproof.proofs.allgather.verify`) covers every m, T, lengths vector and head layout
-with m | T; `--tier bounded --lengths L -m M` (llama3: -n T) runs packings on the all-gather model.
+with m | T (`--property balance` / `memory`: the counts rows of that name); `--tier bounded --lengths L -m M` (llama3: -n T) runs packings on the all-gather model.
 The backward is the same target's `backward` rows: it reuses the forward's segments (the library
 computes cu_seqlens once per call), only the reduce-scatter is its own. A user's formulas run as
 the user's code (`usercode.contained`): whatever they raise is one line naming the file, exit 64.
@@ -60,7 +60,8 @@ def prove(args, opts, t, stdout) -> int:
         raise BadInput(f"{args.target}: tier {opts.tier} is not one of an all-gather target (parametric: every m, "
                        "T and lengths vector; bounded: --lengths L -m M)")
     with users_code(t, 300.0):
-        results = [r for r in prove_allgather(t) if r.property in opts.properties]
+        results = [r for r in prove_allgather(t) if r.property in opts.properties
+                   or (r.property, r.phase) in {("counts", p) for p in ("balance", "memory") if p in opts.properties}]
     verdict = Verdict.combine(r.verdict for r in results)
     if args.json:
         write_json("prove", {"target": args.target, "schedule": t.name, "verdict": verdict.value, "look": [],
