@@ -110,14 +110,14 @@ def test_the_measured_peak_is_the_memory_form(heads):
             assert pf == forms.at("forward", T=T, S=S, d=3, H=Hd.H, Hk=Hd.Hk, s=Hd.s) == sum(f.values())
             assert pb == forms.at("backward", T=T, S=S, d=3, H=Hd.H, Hk=Hd.Hk, s=Hd.s)
             # the gathered K and V of a head group: T·s·d each, twice (this group's, the next one's), whatever m
-            assert f["kv buffer"] == f["kv buffer, next group"] == 2 * T * Hd.s * 3
+            assert f["kv buffer"] == f["kv buffer (next group)"] == 2 * T * Hd.s * 3
         assert got.received[0] == rules.received(m, S, 3, Hd)
 
 
 def test_a_memory_form_that_misses_an_array_is_refuted(monkeypatch):
     real = rules.memory
     monkeypatch.setattr(rules, "memory", lambda T, S, d, Hd, b: {k: v for k, v in real(T, S, d, Hd, b).items()
-                                                                 if k != "kv buffer, next group"})
+                                                                 if k != "kv buffer (next group)"})
     _, failed = ag.sweep(VARLEN, 4)
     assert failed is not None and failed.broken == "memory" and "held" in failed.first_difference
 

@@ -87,7 +87,7 @@ def memory(T, S, d, Hd, backward: bool) -> dict:
     send slices, `torch.cat` of out, the staging of a strided dK, dV) are not the machine's."""
     H, Hk, s = Hd.H, Hd.Hk, Hd.s
     held = {"q": S * H * d, "k": S * Hk * d, "v": S * Hk * d, "kv buffer": 2 * T * s * d,
-            "kv buffer, next group": 2 * T * s * d, "out": S * H * d, "lse": S * H}
+            "kv buffer (next group)": 2 * T * s * d, "out": S * H * d, "lse": S * H}
     if backward:
         held.update({"dout": S * H * d, "dkv buffer": 2 * T * s * d, "dq": S * H * d,
                      "dk": S * Hk * d, "dv": S * Hk * d})

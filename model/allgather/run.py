@@ -114,7 +114,7 @@ def run(t, lengths, m: int, d: int = 2, seed: int = 0, heads=None, numerics: boo
     count = np.zeros((Hd.H, T, T), dtype=np.int64)
     where = np.full((Hd.H, T, T), -1, dtype=np.int64)   # the rank that computed the pair
     segments = [t.segments(lengths, m, r) for r in range(m)]
-    seen_of = []                                        # per rank: (segment, query and key indices seen)
+    seen_of = []                                        # per rank: (segment, the pairs its kernel computes)
     for R, segs in zip(ranks, segments):
         mine = []
         for seg in segs:
@@ -199,7 +199,7 @@ def _machine(ranks, seen_of, groups, Hd, want, T, S, d, seed, numerics):
         led = fwd[r]
         for name in ("q", "k", "v"):
             led.hold(name, local[r][name])
-        bufs = [led.hold("kv buffer", np.zeros((2, T, s, d))), led.hold("kv buffer, next group", np.zeros((2, T, s, d)))]
+        bufs = [led.hold("kv buffer", np.zeros((2, T, s, d))), led.hold("kv buffer (next group)", np.zeros((2, T, s, d)))]
         out, lse = np.zeros((S, H, d)), np.zeros((S, H))
         for g, group in enumerate(groups):
             (ka, kb), (ha, hb) = group
@@ -230,7 +230,7 @@ def _machine(ranks, seen_of, groups, Hd, want, T, S, d, seed, numerics):
         led.hold("out", outs[r])
         led.hold("lse", lses[r])
         bufs_of.append([led.hold("kv buffer", np.zeros((2, T, s, d))),
-                        led.hold("kv buffer, next group", np.zeros((2, T, s, d)))])
+                        led.hold("kv buffer (next group)", np.zeros((2, T, s, d)))])
         dkv_bufs.append(led.hold("dkv buffer", np.zeros((2, T, s, d))))
         dqs.append(led.hold("dq", np.zeros((S, H, d))))
         dks.append(led.hold("dk", np.zeros((S, Hk, d))))
