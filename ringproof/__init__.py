@@ -43,6 +43,7 @@ _LAZY = {
     "check_varlen_layout": "ringproof.proofs.cp.layout",
     "check_permutation": "ringproof.proofs.cp.layout",
     "check_permutation_varlen": "ringproof.proofs.cp.layout",
+    "AllGather": "ringproof.schedules.allgather",
 }
 
 __all__ = [

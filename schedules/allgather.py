@@ -19,6 +19,8 @@ from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 from typing import Callable
 
+import numpy as np
+
 from ringproof.errors import BadInput
 from ringproof.schedules.documents import cu_seqlens
 from ringproof.schedules.expr import and_, ite, le, lt
@@ -68,9 +70,17 @@ def _k_hi(R, C):
     return _min(C.c + C.L, R.hi)           # causal: cu_seqlens_k[-1] = the rank's end
 
 
+DEFAULTS = {"lo": _lo, "hi": _hi, "meets": _meets, "q_lo": _q_lo, "q_hi": _q_hi, "k_lo": _k_lo, "k_hi": _k_hi}
+FORMULAS = {"lo": "(P, r)", "hi": "(P, r)", "meets": "(R, C)", "q_lo": "(R, C)", "q_hi": "(R, C)",
+            "k_lo": "(R, C)", "k_hi": "(R, C)"}     # each formula's arguments
+assert set(DEFAULTS) == set(FORMULAS)
+
+
 @dataclass(frozen=True)
 class AllGather:
-    """One all-gather target: its formulas (module docstring), `single` (one document: `llama3`)."""
+    """One all-gather schedule: its formulas (module docstring; each given replaces the default),
+    `single` (one document: `llama3`). A schedule file may assign `SCHEDULE = AllGather(...)` with
+    formulas of its own; `prove FILE` proves it as the registered targets are proved."""
 
     name: str
     single: bool
@@ -83,6 +93,40 @@ class AllGather:
     k_lo: Callable = field(default=_k_lo, compare=False)
     k_hi: Callable = field(default=_k_hi, compare=False)
     causal: bool = True
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name or len(self.name) > 80 or "\n" in self.name:
+            raise BadInput(f"AllGather: name must be a one-line string of 1..80 characters, got {self.name!r:.60}")
+        if not isinstance(self.single, bool):
+            raise BadInput(f"AllGather {self.name}: single must be True (one sequence) or False (packed documents), "
+                           f"got {self.single!r:.40}")
+        if not isinstance(self.doc, str):
+            raise BadInput(f"AllGather {self.name}: doc must be a string, got {self.doc!r:.40}")
+        for name in FORMULAS:
+            if not callable(getattr(self, name)):
+                raise BadInput(f"AllGather {self.name}: {name} must be a function {FORMULAS[name]}, "
+                               f"got {getattr(self, name)!r:.40}")
+        if self.causal is not True:
+            raise BadInput(f"AllGather {self.name}: only the causal kernel is modelled (causal=True), got {self.causal!r:.40}")
+
+    def __repr__(self) -> str:
+        own = [f"{k}=<{getattr(self, k).__name__}>" for k, default in DEFAULTS.items() if getattr(self, k) is not default]
+        return f"AllGather({', '.join([repr(self.name), repr(self.single), repr(self.doc), *own])})"
+
+    def source(self) -> str | None:
+        """The file that defines this schedule's own formulas (a user's schedule file), or None."""
+        import os
+
+        ours = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        for name in self.own_formulas():
+            code = getattr(getattr(self, name), "__code__", None)
+            if code is not None and not os.path.abspath(code.co_filename).startswith(ours + os.sep):
+                return code.co_filename
+        return None
+
+    def own_formulas(self) -> list[str]:
+        """The formulas this schedule gives itself (not the library's defaults)."""
+        return [k for k, default in DEFAULTS.items() if getattr(self, k) is not default]
 
     @property
     def requires_text(self) -> str:
@@ -105,8 +149,18 @@ class AllGather:
         return SimpleNamespace(T=T, m=m, S=T // m)
 
     def rank(self, P, r) -> SimpleNamespace:
-        """Rank r's record: its index and range, from the formulas."""
-        return SimpleNamespace(r=r, lo=self.lo(P, r), hi=self.hi(P, r))
+        """Rank r's record: its index and range, from the formulas (ints where P is)."""
+        lo, hi = self.lo(P, r), self.hi(P, r)
+        if isinstance(r, int):
+            lo, hi = self._int("lo", lo), self._int("hi", hi)
+        return SimpleNamespace(r=r, lo=lo, hi=hi)
+
+    def _int(self, name: str, value) -> int:
+        """A formula's value at concrete sizes: an int, or BadInput naming the formula."""
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise BadInput(f"AllGather {self.name}: {name}{FORMULAS[name]} gave {value!r:.40} at concrete sizes, "
+                           "not an int (write it with the DSL helpers: div, mod, ite, ...)")
+        return int(value)
 
     def documents(self, lengths) -> list[SimpleNamespace]:
         cu = cu_seqlens(lengths)
@@ -116,8 +170,8 @@ class AllGather:
         """(document index, q_lo, q_hi, k_lo, k_hi) of rank r's segments, in document order."""
         P = self.sizes(lengths, m)
         R = self.rank(P, r)
-        return [(C.i, int(self.q_lo(R, C)), int(self.q_hi(R, C)), int(self.k_lo(R, C)), int(self.k_hi(R, C)))
-                for C in self.documents(lengths) if self.meets(R, C)]
+        return [(C.i, *(self._int(k, getattr(self, k)(R, C)) for k in ("q_lo", "q_hi", "k_lo", "k_hi")))
+                for C in self.documents(lengths) if bool(self.meets(R, C))]
 
     def prepare_cu_seqlens(self, lengths, m: int, r: int):
         """(cu_seqlens_q, cu_seqlens_k, local_k_slice) of rank r, as the library's function returns

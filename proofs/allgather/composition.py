@@ -38,5 +38,22 @@ def prove_segments(timeout_ms: int = 10_000) -> CompositionLemma:
                   "each document-causal pair in exactly one (rank, document) segment, its query's rank's")
 
 
+def prove_balance(timeout_ms: int = 10_000) -> CompositionLemma:
+    """The spread's bound for every packing: rank r's pairs (per query head) are Σ_u keys(rS + u)
+    over u < S, keys(q) = q − c(q) + 1 with c(q) the start of q's document (the segment keys
+    obligation: keys [c, q]), 0 ≤ c(q) ≤ q, starts nondecreasing in q. For two ranks a, b and the
+    same u, keys(aS + u) − keys(bS + u) ≤ (m − 1)·S, so summed over the S values of u the pairs of
+    any two ranks differ by at most (m − 1)·S²: spread ≤ (m − 1)·S², whatever the lengths."""
+    import z3
+
+    a, b, u, S, m, ca, cb = z3.Ints("a b u S m c_a c_b")
+    qa, qb = a * S + u, b * S + u
+    hyps = [m >= 1, S >= 1, 0 <= a, a < m, 0 <= b, b < m, 0 <= u, u < S, 0 <= ca, ca <= qa, 0 <= cb, cb <= qb,
+            z3.Implies(qb <= qa, cb <= ca), z3.Implies(qa <= qb, ca <= cb)]
+    goal = (qa - ca + 1) - (qb - cb + 1) <= (m - 1) * S
+    return settle("balance", "all-gather composition: balance", hyps, goal, timeout_ms,
+                  "two ranks' pairs differ by at most (m − 1)·S² for every lengths vector")
+
+
 def lemma() -> list[CompositionLemma]:
-    return [prove_segments()]
+    return [prove_segments(), prove_balance()]

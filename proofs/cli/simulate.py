@@ -30,6 +30,10 @@ def parser() -> ArgumentParser:
                    "-general schedule)")
     p.add_argument("--heads", type=positive_int, default=1, help="attention heads, run one after another")
     p.add_argument("--batch", type=positive_int, default=1, help="batch size, run one after another")
+    p.add_argument("--kv-heads", type=positive_int, default=None, help="an all-gather target: KV heads "
+                   "(GQA; must divide --heads; default --heads)")
+    p.add_argument("--heads-k-stride", type=positive_int, default=None, help="an all-gather target: KV heads "
+                   "gathered at a time, one head group (must divide --kv-heads; default --kv-heads)")
     p.add_argument("--scale", default="paper", help="factor on q·k before the softmax: 'paper' (1, "
                    "the paper's phase 1, default), 'sdpa' (1/sqrt(d), scaled dot-product attention) "
                    "or a number")
@@ -72,12 +76,18 @@ def main(argv, stdout, stderr) -> int:
         from ringproof.proofs.cli import allgather as gathered
         return gathered.simulate(args, resolve(args.target), stdout)
     from ringproof.schedules.documents import Varlen, varlen
-    found = varlen(args.target) or (resolve(args.target) if args.lengths else None)
+    found = varlen(args.target) or (resolve(args.target) if args.lengths or args.target.endswith(".py") else None)
     if isinstance(found, Varlen):
         from ringproof.proofs.cli import varlen as packed
         return packed.simulate(args, found, stdout)
+    from ringproof.schedules.allgather import AllGather
+    if isinstance(found, AllGather):               # a schedule file's all-gather schedule
+        from ringproof.proofs.cli import allgather as gathered
+        return gathered.simulate(args, found, stdout)
     if args.lengths:
         raise BadInput(f"--lengths names a packing of a varlen target, not of {args.target[:60]!r}")
+    if args.kv_heads is not None or args.heads_k_stride is not None:
+        raise BadInput(f"--kv-heads and --heads-k-stride are options of an all-gather target, not of {args.target[:60]!r}")
     if args.n is None:
         raise BadInput("prove simulate needs -n (the sequence length)")
     check_size(args.n, args.m, args.d)
@@ -87,7 +97,7 @@ def main(argv, stdout, stderr) -> int:
                        "(a browser opens it, and prints it to PDF or PNG)")
     d = args.n if args.d is None else args.d
     scale = _scale(args.scale, d)
-    schedule = resolve(args.target)
+    schedule = found or resolve(args.target)
     r = run(schedule, args.n, args.m, seed=args.seed, d=args.d, scale=scale)
     if picture:
         _picture(schedule, args, r.violations, *picture, stderr)

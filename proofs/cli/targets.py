@@ -206,13 +206,14 @@ def load_file(path: Path) -> Schedule:
             raise BadInput(f"{line}: importing {path} called sys.exit({err.code!r}); a schedule file "
                            "must not exit") from None
         raise BadInput(f"cannot import {path}: {line}: {type(err).__name__}: {err}") from None
+    from ringproof.schedules.allgather import AllGather
     from ringproof.schedules.documents import Varlen
 
-    if isinstance(getattr(module, "SCHEDULE", None), (Schedule, Varlen)):
-        return module.SCHEDULE        # a Varlen: a packed-sequence schedule (`prove` routes it)
+    if isinstance(getattr(module, "SCHEDULE", None), (Schedule, Varlen, AllGather)):
+        return module.SCHEDULE        # a Varlen, an AllGather: packed sequences (`prove` routes them)
     if "SCHEDULE" in vars(module):
         raise BadInput(f"{path}: SCHEDULE = {repr(module.SCHEDULE)[:40]} is not a Schedule "
-                       "(assign SCHEDULE = Schedule(...), or Varlen(...) for packed sequences)")
+                       "(assign SCHEDULE = Schedule(...), or Varlen(...), AllGather(...) for packed sequences)")
     every = [(k, v) for k, v in vars(module).items() if isinstance(v, Schedule)]
     found = [v for k, v in every if _ours(v) is None]
     if len(found) == 1:

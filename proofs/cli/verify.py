@@ -109,6 +109,10 @@ def main(argv, stdout, stderr) -> int:
     if isinstance(schedule, Varlen):               # packed sequences on the ring: proofs/varlen
         from ringproof.proofs.cli import varlen as packed
         return packed.prove(args, opts, schedule, stdout, stderr)
+    from ringproof.schedules.allgather import AllGather
+    if isinstance(schedule, AllGather):            # a schedule file's all-gather schedule
+        from ringproof.proofs.cli import allgather as gathered
+        return gathered.prove(args, opts, schedule, stdout)
     if args.lengths:
         raise BadInput(f"--lengths names a packing of a varlen target, not of {args.target[:60]!r}")
     if args.method == "bitlevel":
