@@ -152,13 +152,19 @@ INSTANCES = {
     "prove conform zigzag-varlen --impl ring-flash-attn --lengths 4,8,4":
         ("prove conform zigzag-varlen --impl ring-flash-attn --world-sizes 2 --lengths 4,8,4", {0}),
     "prove conform zigzag --impl torch": ("prove conform zigzag --impl torch --world-sizes 2 -n 8 --rotate alltoall", {0}),
+    "prove conform llama3-varlen --impl ring-flash-attn --lengths 4,8,4":
+        ("prove conform llama3-varlen --impl ring-flash-attn --world-sizes 2 --lengths 4,8,4", {0}),
+    "prove layout permutation --against torch-ptrr":
+        ("prove layout permutation --against torch-ptrr --max-n 512 --max-m 2", {0}),
+    "prove examples/allgather_segments.py": ("prove examples/allgather_segments.py --property coverage", {0}),
 }
 NEEDS_CVC5 = {"prove report ... --cross-check cvc5 [--smt2 DIR]"}
 NEEDS_TORCH = {"prove layout TARGET --against MAP [--max-n N --max-m M]",
                "prove layout zigzag-varlen --against torch-per-document-head-tail",
-               "prove conform zigzag --impl torch"}
+               "prove conform zigzag --impl torch", "prove layout permutation --against torch-ptrr"}
 NEEDS_RING_FLASH_ATTN = {"prove conform TARGET --impl NAME [--world-sizes 2,3,4] [-n N,...] [--dtype float16]",
-                         "prove conform", "prove conform zigzag-varlen --impl ring-flash-attn --lengths 4,8,4"}
+                         "prove conform", "prove conform zigzag-varlen --impl ring-flash-attn --lengths 4,8,4",
+                         "prove conform llama3-varlen --impl ring-flash-attn --lengths 4,8,4"}
 
 
 def test_every_documented_command_has_an_instance():
