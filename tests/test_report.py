@@ -380,3 +380,77 @@ def test_a_proved_exact_peak_is_typeset_as_its_table_of_cases():
     assert "Exact memory peak" in got and got.count("<tr>") == 2 and "otherwise" in got and "True" not in got
     assert render._peak_html({"closed_form": None, "reason": "not derived"}) == "" == render._peak_html({})
     assert "otherwise" in maths.typeset("Piecewise((n, m >= 2), (2*n, True))")
+
+
+def _print_rules() -> dict[str, set[str]]:
+    """{declaration: the selectors that carry it} of the report's print CSS (`@media print`)."""
+    from ringproof.proofs.report.render import CSS
+
+    rules: dict[str, set[str]] = {}
+    block = CSS.split("@media print{", 1)[1]
+    for selectors, body in re.findall(r"([^{}]+)\{([^{}]*)\}", block):
+        for decl in body.split(";"):
+            rules.setdefault(decl.strip(), set()).update(s.strip() for s in selectors.split(","))
+    return rules
+
+
+def test_on_paper_headings_and_lead_ins_stay_with_what_follows(tmp_path):
+    """The print CSS keeps each heading, lead-in line and summary with what follows it and does not
+    split a formula's box, and the page carries the classes those rules name: the counts with their
+    load lines in one box, the exact peak's lead-in, the 'Reproduce' line before its grid."""
+    from ringproof.proofs.report import render
+    from ringproof.proofs.report.pdf import printable
+
+    rules = _print_rules()
+    assert {"h2", "h3", "h4", "summary", "p.lead", "p.reproduce", "p.cex"} <= rules["break-after:avoid"]
+    assert {"table", "tr", ".load", ".theorem", "div.counts", "div.peak"} <= rules["break-inside:avoid"]
+    out = tmp_path / "r.html"
+    code, _, err = call("report", "algo1", "--property", "counts", "-o", str(out), "--quiet")
+    assert code == 0, err
+    page = printable(out.read_text())
+    assert re.search(r"<div class='counts'><h3>Counts.*?</table>.*?<div class='load'>memory: .*?</div>\s*</div>",
+                     page, flags=re.S)
+    assert "<p class='reproduce'>Reproduce: " in page
+    assert "<p class='lead'>Exact memory peak" in render._peak_html({"closed_form": "n*(3*n + 1)/m"})
+    assert "<details>" not in page and "<details open><summary>Versions and options" in page
+    assert "<thead><tr><th>quantity</th>" in page              # a long table's head repeats on every page
+
+
+def test_a_long_printed_formula_is_shown_where_it_differs():
+    from ringproof.proofs.report.render import SHORT, differing
+
+    shared = "(l - j) % m + (i - 1)·m + " * 200
+    printed, repaired = shared + "(l + (j - 1) \\ m)·m" + shared, shared + "(l - 1 + ((j - 1) \\ m)·m)" + shared
+    a, b = differing(printed, repaired)
+    assert "(l + (j - 1) \\ m)·m" in a and "(l - 1 + ((j - 1) \\ m)·m)" in b
+    assert a.startswith("…") and len(a) < SHORT + 80 and f"of {len(printed):,}]" in a
+    assert "differ further on" not in a                      # one difference: all of it shown
+    assert differing("j = n + 1", "j = n") == ("j = n + 1", "j = n")        # short ones whole
+    far = repaired[:-5] + "XXXXX"               # a second difference 5,000 characters on
+    assert "the two differ further on" in differing(printed, far)[1]
+
+
+def _pdf_pages(pdf: Path) -> list[str]:
+    """The text of each page of `pdf` (pdftotext, from poppler-utils); skips where it is missing."""
+    if shutil.which("pdftotext") is None:
+        pytest.skip("no pdftotext on this machine (Debian: apt-get install poppler-utils)")
+    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    return text.split("\f")
+
+
+def test_a_printed_variant_prints_in_a_few_pages_and_no_heading_ends_a_page(tmp_path):
+    """algo3-printed's formulas run to 68,000 characters: printed whole they took 41 pages; cut to
+    where they differ, the report of the variant is a few pages, and no heading is the last line of
+    a page (the print CSS keeps it with what follows)."""
+    if _chromium() is None:
+        pytest.skip("no Chromium on this machine (.ci/run installs Debian's chromium package)")
+    out = tmp_path / "r.pdf"
+    code, _, err = call("report", "algo3-printed", "--property", "well-formed", "-o", str(out), "--quiet")
+    assert code == 0, err
+    pages = len(re.findall(rb"/Type\s*/Page\b(?!s)", out.read_bytes()))
+    assert 1 < pages <= 8, pages
+    headings = ("Refutations and open checks", "Printed versus repaired formulas", "Schedule, ",
+                "What the proofs rested on", "refuted: well-formed")
+    for k, text in enumerate(_pdf_pages(out)[:-1], 1):
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        assert lines and not lines[-1].startswith(headings), (k, lines[-1])

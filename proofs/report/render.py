@@ -115,7 +115,35 @@ CBMF_HEAD = ["reading", "schedule", "patches (bank shares)", "near bank of each 
 
 
 def _defect_rows(t: dict) -> list[list[str]]:
-    return [[d["defect"], d["phase"], d["field"], d["printed"], d["repaired"]] for d in t["defects"]]
+    """Each defect's printed and repaired formula, a long one as the stretch where the two differ."""
+    return [[d["defect"], d["phase"], d["field"], *differing(d["printed"], d["repaired"])] for d in t["defects"]]
+
+
+SHORT = 300      # characters of a printed or repaired formula shown whole; a longer one around its differences
+CONTEXT = 60     # characters the two share shown before the first difference, and half of it after the last
+
+
+def differing(printed: str, repaired: str) -> tuple[str, str]:
+    """The printed and the repaired formula, each whole when at most SHORT characters; a longer one
+    cut to at most SHORT characters from a little before the first character where the two differ,
+    with which characters those are (the whole formulas are in report.json, and folded in the HTML):
+    a printed variant's formula runs to tens of thousands of characters with one bracket moved."""
+    common = min(len(printed), len(repaired))
+    first = next((i for i, (a, b) in enumerate(zip(printed, repaired)) if a != b), common)
+    same_end = next((i for i, (a, b) in enumerate(zip(reversed(printed), reversed(repaired))) if a != b), common)
+    start = max(0, first - CONTEXT)
+    start = printed.rfind(" ", 0, start) + 1 if start else 0          # from a word's start
+    cut = []
+    for text in (printed, repaired):
+        if len(text) <= SHORT:
+            cut.append(text)
+            continue
+        last = max(len(text) - same_end, first)                          # where the last difference ends
+        end = min(len(text), max(last + CONTEXT // 2, first + 1), start + SHORT)
+        further = "; the two differ further on" if last > end else ""
+        cut.append(("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
+                   + f" [characters {start + 1:,} to {end:,} of {len(text):,}{further}]")
+    return cut[0], cut[1]
 
 
 DEFECT_HEAD = ["defect", "phase", "field", "printed", "repaired"]
@@ -211,7 +239,11 @@ def _md_target(t: dict) -> list[str]:
     if translated:
         out += ["", DIGITS_NOTE]
     if t["defects"]:
-        out += ["", "### Printed versus repaired formulas", ""] + _md_table(DEFECT_HEAD, _defect_rows(t))
+        rows = _defect_rows(t)
+        out += ["", "### Printed versus repaired formulas", ""] + _md_table(DEFECT_HEAD, rows)
+        if any(r[3:] != [d["printed"], d["repaired"]] for r, d in zip(rows, t["defects"])):
+            out += ["", f"A formula longer than {SHORT} characters is shown from a little before its first "
+                    "difference; report.json holds each whole."]
     g = t["grid"]
     out += ["", f"### Schedule, {len(g['cycles'])} of {g['cycles_total']} cycles (n = {g['n']}, m = {g['m']})", "",
             "| PE | " + " | ".join(str(c) for c in g["cycles"]) + " |", "| --- |" + " --- |" * len(g["cycles"])]
@@ -240,6 +272,9 @@ def _more(first: dict, rest: list[dict]) -> str:
 
 # ----------------------------------------------------------------------------- HTML
 
+# On paper (@media print): a heading, a lead-in line or a summary stays with what follows it, and a
+# table, a picture, a load line, the counts with their load lines or the exact peak is not split where
+# it fits on a page, so that no formula or table starts a page cut off from what names it.
 CSS = """
 body{font-family:Georgia,'DejaVu Serif',serif;margin:2em auto;max-width:62em;padding:0 1.5em;color:#222;
  line-height:1.45}
@@ -262,9 +297,11 @@ details{margin:.6em 0}summary{cursor:pointer;color:#333}
 table.counts summary,table.counts td:nth-child(2){white-space:nowrap}
 math{font-size:1.1em;math-style:normal}mtable,mtd{math-style:normal}
 @media print{body{max-width:none;margin:0;padding:0;font-size:10.5pt}td,th{font-size:8.5pt;padding:2px 4px}
- .pic svg{max-width:100%}h2{break-before:auto;break-after:avoid}
- h3,h4{break-after:avoid}table,.pic svg,.theorem,.load,.reason{break-inside:avoid}details{display:block}
- details>summary{list-style:none}a{color:inherit;text-decoration:none}}
+ .pic svg{max-width:100%}h2{break-before:auto}
+ h2,h3,h4,summary,summary+p.note,p.reproduce,p.lead,p.legend,p.cex{break-after:avoid}
+ table,tr,.pic svg,.theorem,.load,.reason,div.counts,div.peak{break-inside:avoid}details{display:block}
+ details>summary{list-style:none}a{color:inherit;text-decoration:none}
+ table.proofs,table.defects{width:100%;break-inside:auto}table.proofs td,table.defects td{font-size:7.5pt}td.f{max-width:none}}
 """
 
 
@@ -285,8 +322,8 @@ def _html_table(head, rows, mono=(), raw=(), cls="") -> str:
     body = "".join("<tr>" + "".join(
         f"<td>{c}</td>" if i in raw else f"<td class='f'>{e(str(c))}</td>" if i in mono else _cell(c)
         for i, c in enumerate(row)) + "</tr>" for row in rows)
-    return (f"<table{f' class={cls!r}' if cls else ''}><tr>" + "".join(f"<th>{e(h)}</th>" for h in head)
-            + f"</tr>{body}</table>")
+    return (f"<table{f' class={cls!r}' if cls else ''}><thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in head)
+            + f"</tr></thead><tbody>{body}</tbody></table>")
 
 
 def _legend(marks) -> str:
@@ -452,6 +489,24 @@ def _smt2_links(proof: dict) -> str:
     return f"<details><summary>{len(files)}</summary>{links}</details>"
 
 
+def _defects_html(t: dict) -> str:
+    """The defect table: a long formula as the stretch where printed and repaired differ, the whole
+    of it folded beneath (folded on paper too: tens of thousands of characters)."""
+    e = html.escape
+
+    def cell(shown, whole):
+        if shown == whole:
+            return f"<td class='f'>{e(whole)}</td>"
+        return (f"<td class='f'>{e(shown)}<details class='fold'><summary>the whole formula, {len(whole):,} "
+                f"characters (show)</summary><code class='long'>{e(whole)}</code></details></td>")
+
+    rows = "".join(f"<tr><td>{e(d['defect'])}</td><td>{e(d['phase'])}</td><td>{e(d['field'])}</td>"
+                   + cell(row[3], d["printed"]) + cell(row[4], d["repaired"]) + "</tr>"
+                   for d, row in zip(t["defects"], _defect_rows(t)))
+    return ("<table class='defects'><thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in DEFECT_HEAD)
+            + f"</tr></thead><tbody>{rows}</tbody></table>")
+
+
 def _pictures(rows: list[str]) -> str:
     return "<div class='pic'>" + "".join(rows) + "</div>"
 
@@ -462,7 +517,8 @@ def _peak_html(memory: dict) -> str:
     form = memory.get("closed_form")
     if not form:
         return ""
-    return f"<div class='peak'><p>Exact memory peak on the busiest PE, proved for every n:</p>{maths.typeset(form)}</div>"
+    return (f"<div class='peak'><p class='lead'>Exact memory peak on the busiest PE, proved for every n:</p>"
+            f"{maths.typeset(form)}</div>")
 
 
 def _html_target(t: dict) -> str:
@@ -470,14 +526,14 @@ def _html_target(t: dict) -> str:
     v = t["verdict"]
     expected = " (expected: the variant as printed)" if t.get("expected") == v != "proved" else ""
     parts = [f"<h2 id='t-{e(t['target'])}'>{e(t['schedule'])}: <span class='{v}'>{v}</span>{expected}</h2>",
-             f"<p>{e(t['doc'])}</p>", _theorem_html(t), f"<p>Reproduce: <code>{e(t['command'])}</code></p>",
+             f"<p>{e(t['doc'])}</p>", _theorem_html(t), f"<p class='reproduce'>Reproduce: <code>{e(t['command'])}</code></p>",
              _verdict_grid(t)]
     if any(p.get("disagreements") for p in t["proofs"]):
         parts.append("<p class='refuted'>The second solver disagrees with Z3 on some query: those verdicts are "
                      "unknown.</p>")
     if t["counts"]:
         c = t["counts"]
-        parts += [f"<h3>Counts (<span class='{c['verdict']}'>{c['verdict']}</span>)</h3>", _counts_html(c),
+        parts += [f"<div class='counts'><h3>Counts (<span class='{c['verdict']}'>{c['verdict']}</span>)</h3>", _counts_html(c),
                   f"<p class='reason'>{e(maths.in_words(dsl_reason(c['reason'])))}</p>" if c["reason"] else ""]
         peak = (c.get("memory") or {}).get("closed_form")
 
@@ -487,7 +543,7 @@ def _html_target(t: dict) -> str:
             return maths.typeset(form)
 
         parts += [f"<div class='load'>{line}</div>" for line in maths.load_lines(c.get("balance"), c.get("memory"), show, e)]
-        parts.append(_peak_html(c.get("memory") or {}))
+        parts += ["</div>", _peak_html(c.get("memory") or {})]
     if t["refutations"]:
         parts.append("<h3>Refutations and open checks</h3>")
         translated = False
@@ -500,7 +556,7 @@ def _html_target(t: dict) -> str:
                 cex = r["counterexample"]
                 if cex:
                     items = "".join(f"<li>{e(line)}</li>" for line in _iters(cex))
-                    one.append(f"<p>Counterexample n = {cex['n']}, m = {cex['m']}: {e(cex['message'])}</p>"
+                    one.append(f"<p class='cex'>Counterexample n = {cex['n']}, m = {cex['m']}: {e(cex['message'])}</p>"
                                f"<ul>{items}</ul><p>Replay: <code>{e(r['replay'])}</code></p>")
                 if r["picture"] and k == 0:      # the first of a property pictured; the others folded
                     one.append(_pictures(r["picture"].get("rows") or [r["picture"]["svg"]]))
@@ -512,7 +568,7 @@ def _html_target(t: dict) -> str:
         if translated:
             parts.append(f"<p class='note'>{e(DIGITS_NOTE)}</p>")
     if t["defects"]:
-        parts += ["<h3>Printed versus repaired formulas</h3>", _html_table(DEFECT_HEAD, _defect_rows(t), mono=(3, 4))]
+        parts += ["<h3>Printed versus repaired formulas</h3>", _defects_html(t)]
     p = t["picture"]
     parts += [f"<h3>Schedule, {len(p['cycles'])} of {p['cycles_total']} cycles (n = {p['n']}, m = {p['m']}): "
               "the first cycles of every phase</h3>",
@@ -529,7 +585,7 @@ def _html_target(t: dict) -> str:
                   "(max memory: the maximum, in MB; rlimit count: Z3's deterministic resource units), the second "
                   "solver's answers and the number of SMT-LIB files written (--smt2).</p>",
                   _html_table(PROOF_HEAD, [row[:-1] + [_smt2_links(p)] for row, p in zip(_proof_rows(t), t["proofs"])],
-                              mono=(4, 6), raw=(8,)), "</details>"]
+                              mono=(4, 6), raw=(8,), cls="proofs"), "</details>"]
     return "\n".join(parts)
 
 
