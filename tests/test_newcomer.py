@@ -131,3 +131,43 @@ def test_the_exact_peaks_cases_are_typeset_once(tmp_path):
     page = out.read_text()
     assert "Piecewise" not in page and "**" not in page
     assert page.count("<table class='cases'>") == 1      # the peak's cases once, typeset
+
+
+def _numerics_of(reference, noise):
+    """`conform._numerics` of a run whose outputs are `reference` plus `noise` (one rank, n = 1)."""
+    torch = pytest.importorskip("torch")
+    import types
+
+    from ringproof.proofs.cp import conform
+
+    want = [torch.full((1, 1, 2, 4), float(x), dtype=torch.float64) for x in reference]
+    got = [w + e for w, e in zip(want, noise)]
+    local = [types.SimpleNamespace(grad=g) for g in got[1:]]
+    case = types.SimpleNamespace(reference=lambda *a: want)
+    return {name: err for name, (err, _) in
+            conform._numerics(torch, case, None, None, None, None, torch.tensor([0]), got[0], local).items()}
+
+
+def test_conforms_error_has_an_absolute_floor_and_still_catches_a_wrong_value():
+    """dq and dk at n = 1 are exactly 0 (the softmax over one key has zero gradient): float32
+    noise there reads as noise against `errors.FLOOR`, not as 1e+291; a wrong value still fails."""
+    from ringproof.proofs.cp.conform import TOLERANCE
+    from ringproof.proofs.cp.errors import FLOOR, error_scale
+
+    assert error_scale(0.0) == FLOOR and error_scale(0.5) == 0.5            # relative above the floor
+    noisy = _numerics_of([0.5, 0.0, 0.0, 0.9], [0.0, 4e-9, -4e-9, 0.0])
+    assert noisy["dq"] == pytest.approx(4e-9 / FLOOR) and noisy["dq"] < TOLERANCE["float64"]
+    assert noisy["out"] == 0.0
+    wrong = _numerics_of([0.5, 0.0, 0.0, 0.9], [0.0, 1e-3, 0.0, 0.0])
+    assert wrong["dq"] > TOLERANCE["float16"] * 4                            # 1e-3 off a zero quantity fails
+    relative = _numerics_of([0.5, 0.2, 0.2, 0.9], [0.01, 0.0, 0.0, 0.0])
+    assert relative["out"] == pytest.approx(0.02)                            # relative to its largest |value|
+
+
+def test_conform_at_n_1_reads_float32_noise_as_conforming():
+    pytest.importorskip("torch")
+    code, out, err = call("conform", "ring-attention-causal", "--impl", "torch", "--world-sizes", "1",
+                          "-n", "1", "--rotate", "alltoall", "--dtype", "float64")
+    assert code == 0, out + err
+    error = float(out.split("max error ")[1].split()[0])
+    assert error < 1e-5, out

@@ -11,7 +11,8 @@ The implementation conforms when, at every (m, n):
     registered schedule's (read from its steps on ints: rank r at step s computes the pairs of its
     queries with the K/V block of rank (r − s) mod m that the mask allows), each pair once;
   - every rank sends only to the next rank and receives only from the previous one;
-  - outputs and gradients equal the reference within `TOLERANCE` (relative to the largest value;
+  - outputs and gradients equal the reference within `TOLERANCE` (relative to the largest value,
+    or to `errors.FLOOR` where that is smaller;
     a gradient, summed over the m ring steps with each partial rounded once, within m times it).
 
 Packed sequences (`conform_varlen`, a `documents.Varlen` row): the same at every (m, lengths
@@ -39,6 +40,7 @@ from dataclasses import dataclass, field
 from ringproof.errors import BadInput, InternalError
 from ringproof.proofs import threads
 from ringproof.proofs.cp import kernels
+from ringproof.proofs.cp.errors import FLOOR, error_scale
 from ringproof.proofs.cp.load import load_callable
 from ringproof.schedules.context_parallel import RING_PASSES, ContextParallel
 from ringproof.schedules.documents import Varlen, cu_seqlens
@@ -530,7 +532,7 @@ QUANTITIES = ("out", "dq", "dk", "dv")
 def _numerics(torch, case, q, k, v, do, mine, out, local):
     """{quantity: (error, local slot of the worst token)} for out, dq, dk, dv on this rank: error
     is the largest |difference| from the float64 reference relative to the quantity's largest
-    |value| over the whole sequence."""
+    |value| over the whole sequence, or to `errors.FLOOR` where that is smaller (`error_scale`)."""
     want = dict(zip(QUANTITIES, case.reference(torch, q, k, v, do)))
     got = dict(zip(QUANTITIES, (out.detach(), local[0].grad, local[1].grad, local[2].grad)))
     errors = {}
@@ -539,7 +541,7 @@ def _numerics(torch, case, q, k, v, do, mine, out, local):
         if got[name] is None or got[name].shape != full[:, mine].shape:
             errors[name] = (math.inf, 0)
             continue
-        diff = (got[name].double() - full[:, mine]).abs() / max(float(full.abs().max()), 1e-300)
+        diff = (got[name].double() - full[:, mine]).abs() / error_scale(float(full.abs().max()))
         errors[name] = (float(diff.max()), int(diff.amax(dim=(0, 2, 3)).argmax()))
     return errors
 
@@ -579,7 +581,8 @@ def _judge(case, reports, failure, tolerance, keys=None):
             token = int(case.positions[rep["rank"] * (n // m) + slot])
             return case.difference("numerics", f"{name} of token {token} on rank {rep['rank']} differs from "
                                    f"{'scaled_dot_product_attention' if name == 'out' else 'autograd'} by "
-                                   f"{err:.3g} (relative to its largest value; tolerance {allowed:g})",
+                                   f"{err:.3g} (relative to its largest value, or to {FLOOR:g} where that is smaller; "
+                                   f"tolerance {allowed:g})",
                                    rank=rep["rank"], tokens=(token,)), len(calls), err
     return None, len(calls), worst
 
