@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
+import textwrap
 
 from ringproof.errors import BadInput, Exit
 from ringproof.proofs.jsonout import write as write_json
@@ -19,8 +21,8 @@ __all__ = ["Exit", "ArgumentParser", "seconds", "bounded_int", "positive_int",
 
 
 def subcommand_help() -> str:
-    """The subcommands of `main.SUBCOMMANDS`, each with the first sentence of its module's docstring
-    (read from the source, so `prove --help` imports no subcommand)."""
+    """The subcommands of `main.SUBCOMMANDS`, each with the main clause of the first sentence of its
+    module's docstring, wrapped (read from the source, so `prove --help` imports no subcommand)."""
     import ast
     import importlib.util
 
@@ -33,11 +35,14 @@ def subcommand_help() -> str:
         text = " ".join(doc.split("\n\n")[0].split())
         text = text.split(": ", 1)[1] if text.startswith("`prove") and ": " in text else text
         first = text.split(". ")[0].rstrip(".")
-        return first if len(first) <= 90 else first[:89] + "…"
+        first = re.sub(r" \([^()]*[/.][^()]*\)", "", first)      # a pointer into docs/ or the source
+        return first.split("; ")[0]                                 # the main clause: whole, never cut
 
     width = max(map(len, SUBCOMMANDS))
+    indent = " " * (width + 4)          # a long summary wraps under itself, never cut off
     return "subcommands (prove SUBCOMMAND --help):\n" + "".join(
-        f"  {name.ljust(width)}  {summary(module)}\n" for name, module in SUBCOMMANDS.items())
+        textwrap.fill(summary(module), 100, initial_indent=f"  {name.ljust(width)}  ", subsequent_indent=indent) + "\n"
+        for name, module in SUBCOMMANDS.items())
 
 
 class ArgumentParser(argparse.ArgumentParser):

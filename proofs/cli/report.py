@@ -24,15 +24,19 @@ EPILOG = """With no TARGET: every registered target. --out DIR writes report.md,
 no network), report.json (docs/report.schema.json) and, when Chromium is installed, report.pdf; the
 output paths are checked before any proof runs, and the command ends with one line naming the files
 and each target's verdict (a printed variant's refutation is marked expected).
-exit codes: as `prove TARGET` (0 proved, 1 refuted, 2 unknown, 64 bad input)."""
+exit codes: 0 every target proved, or refuted only where that is expected (a printed variant of the
+paper); 1 a refutation not expected; 2 a verdict unknown; 64 bad input; 70 internal error;
+130 interrupted."""
 FORMATS = sorted(RENDER) + ["pdf"]
 
 
 def parser() -> ArgumentParser:
     p = ArgumentParser(prog="prove report", description="Verify schedules and write a report beside "
-                       "the paper: verdicts, what each proof rested on, counterexamples with their "
+                       "the paper: verdicts, what each proof rested on,\ncounterexamples with their "
                        "replay, counts against the paper's claims, Tables I and II, pictures.", epilog=EPILOG)
-    p.add_argument("targets", nargs="*", metavar="TARGET")
+    p.add_argument("targets", nargs="*", metavar="TARGET",
+                   help="a registered target (`prove --help` lists them) or a schedule file (.py); "
+                        "none: every registered target")
     p.add_argument("--out", metavar="DIR", help="write report.md, report.html, report.json (and report.pdf) there")
     p.add_argument("--format", choices=FORMATS, default=None,
                    help="without --out: one format (default: -o FILE's extension, else md; pdf: printed "

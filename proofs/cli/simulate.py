@@ -23,7 +23,7 @@ def parser() -> ArgumentParser:
                        "one (n, m) and compare y with numpy attention.",
                        epilog="exit codes: 0 the run is valid and y matches numpy (relative error "
                        "≤ 1e-9), 1 a machine rule broke or y differs, 64 bad input.")
-    p.add_argument("target")
+    p.add_argument("target", help="a registered target (`prove --help` lists them) or a schedule file (.py)")
     p.add_argument("-n", type=int, help="number of vectors (sequence length); a varlen target takes --lengths instead")
     p.add_argument("-m", type=int, required=True, help="number of PEs; m must divide n (and d)")
     p.add_argument("-d", type=int, default=None, help="head dimension (default n; d ≠ n needs a "
@@ -38,7 +38,7 @@ def parser() -> ArgumentParser:
                    "the paper's phase 1, default), 'sdpa' (1/sqrt(d), scaled dot-product attention) "
                    "or a number")
     p.add_argument("--seed", type=bounded_int(0, 2**32 - 1, "a seed"), default=0, help="seed of the random inputs")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--lengths", action="append", metavar="L1,L2,...",
                    help="a varlen target: the document lengths of the packing to run (with -m, -d)")
     p.add_argument("--idle-pes", action="store_true",
