@@ -574,7 +574,9 @@ def _html_target(t: dict) -> str:
               "the first cycles of every phase</h3>",
               "<p class='legend'>Each cell: the op a PE runs in that cycle (MAC, EAC, DIV, MOVE) and its indices "
               "(the target's, then the summation index); columns shaded by phase; an arrow is a send to the next "
-              "PE, arriving one cycle later (↻: PE m to PE 1); a dashed line marks cycles left out.</p>",
+              "PE, arriving one cycle later (↻: PE m to PE 1); a dashed line marks cycles left out. PEs are "
+              "numbered from 1, cycles from 0 (the first cycle of the run), as every count and counterexample "
+              "says them.</p>",
               _pictures(p.get("rows") or [p["svg"]])]
     if t["proofs"]:
         queries = sum(x["queries"] for x in t["proofs"])
