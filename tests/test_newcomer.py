@@ -171,3 +171,17 @@ def test_conform_at_n_1_reads_float32_noise_as_conforming():
     assert code == 0, out + err
     error = float(out.split("max error ")[1].split()[0])
     assert error < 1e-5, out
+
+
+def test_the_report_says_div_mod_and_floor_not_the_dsls_backslash(tmp_path):
+    """The DSL prints floor division as `\\` and the remainder as `%`; what the report shows says
+    `div`, `mod` and ⌊ ⌋ instead: the derived sizes in a theorem, the printed-versus-repaired table."""
+    import re
+
+    for target, prop, says in (("zigzag", "well-formed", "Here h = ⌊n/(2·m)⌋."),
+                               ("algo1-printed", "coverage", "Printed versus repaired")):
+        out = tmp_path / f"{target}.html"
+        code, _, err = call("report", target, "--property", prop, "-o", str(out), "--quiet")
+        assert code == 0, err
+        page = re.sub(r"<svg.*?</svg>", "", out.read_text(), flags=re.S).replace("property \\ phase", "")
+        assert says in page and " \\ " not in page and " % " not in page

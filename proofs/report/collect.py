@@ -76,7 +76,9 @@ def target(name: str, schedule, results, needed: list, opts, size=(4, 2), per_ph
            "grid": grid(trace, cycles),
            "picture": {"n": size[0], "m": size[1], "cycles": cycles, "cycles_total": trace.cycles,
                        "svg": svg.picture(trace, cycles), "rows": svg.rows(trace, cycles)}}
-    out["theorem"] = theorem(out)
+    from ringproof.proofs.cli.verify import readable_derivations
+
+    out["theorem"] = theorem(out, readable_derivations(schedule))     # ⌊n/(2·m)⌋, as the terminal says it
     return out
 
 

@@ -116,7 +116,14 @@ CBMF_HEAD = ["reading", "schedule", "patches (bank shares)", "near bank of each 
 
 def _defect_rows(t: dict) -> list[list[str]]:
     """Each defect's printed and repaired formula, a long one as the stretch where the two differ."""
-    return [[d["defect"], d["phase"], d["field"], *differing(d["printed"], d["repaired"])] for d in t["defects"]]
+    return [[d["defect"], d["phase"], d["field"], *differing(readable(d["printed"]), readable(d["repaired"]))]
+            for d in t["defects"]]
+
+
+def readable(formula: str) -> str:
+    """A schedule formula as the DSL prints it, with its floor division and remainder in words
+    (`a \\ b` as `a div b`, `a % b` as `a mod b`), as the report's reasons say them."""
+    return formula.replace(" \\ ", " div ").replace(" % ", " mod ")
 
 
 SHORT = 300      # characters of a printed or repaired formula shown whole; a longer one around its differences
@@ -241,7 +248,7 @@ def _md_target(t: dict) -> list[str]:
     if t["defects"]:
         rows = _defect_rows(t)
         out += ["", "### Printed versus repaired formulas", ""] + _md_table(DEFECT_HEAD, rows)
-        if any(r[3:] != [d["printed"], d["repaired"]] for r, d in zip(rows, t["defects"])):
+        if any(r[3:] != [readable(d["printed"]), readable(d["repaired"])] for r, d in zip(rows, t["defects"])):
             out += ["", f"A formula longer than {SHORT} characters is shown from a little before its first "
                     "difference; report.json holds each whole."]
     g = t["grid"]
@@ -501,7 +508,7 @@ def _defects_html(t: dict) -> str:
                 f"characters (show)</summary><code class='long'>{e(whole)}</code></details></td>")
 
     rows = "".join(f"<tr><td>{e(d['defect'])}</td><td>{e(d['phase'])}</td><td>{e(d['field'])}</td>"
-                   + cell(row[3], d["printed"]) + cell(row[4], d["repaired"]) + "</tr>"
+                   + cell(row[3], readable(d["printed"])) + cell(row[4], readable(d["repaired"])) + "</tr>"
                    for d, row in zip(t["defects"], _defect_rows(t)))
     return ("<table class='defects'><thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in DEFECT_HEAD)
             + f"</tr></thead><tbody>{rows}</tbody></table>")

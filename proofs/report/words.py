@@ -71,9 +71,10 @@ def conditions_words(conditions: list[str]) -> str:
     return f"all integers {', '.join(params)} ≥ 1 with {' and '.join(conditions)}"
 
 
-def theorem(section: dict) -> dict:
+def theorem(section: dict, derived: dict | None = None) -> dict:
     """The target's result as a statement: {"kind": theorem|refutation|open, "words": text,
-    "holds": [property words], "fails": [...], "open": [...]} from its results."""
+    "holds": [property words], "fails": [...], "open": [...]} from its results; `derived`: the
+    derived sizes as a reader writes them (default: the section's, in the prover's syntax)."""
     by_prop: dict[str, list[str]] = {}
     for r in section["results"]:
         by_prop.setdefault(r["property"], []).append(r["verdict"])
@@ -97,8 +98,9 @@ def theorem(section: dict) -> dict:
                  + ("; ".join(property_words(p) for p in proved) or "no property decided")
                  + f". Not decided: {', '.join(undecided)}.")
         kind = "open"
-    if section.get("derived"):
-        words += " Here " + "; ".join(f"{k} = {v}" for k, v in section["derived"].items()) + "."
+    derived = section.get("derived") if derived is None else derived      # the sizes as a reader writes them
+    if derived:
+        words += " Here " + "; ".join(f"{k} = {v}" for k, v in derived.items()) + "."
     if section.get("expected") == "refuted":
         words += " This is the variant as printed in the paper: its refutation is expected."
     return {"kind": kind, "words": words, "holds": proved, "fails": failed, "open": undecided}
