@@ -403,7 +403,7 @@ def test_on_paper_headings_and_lead_ins_stay_with_what_follows(tmp_path):
 
     rules = _print_rules()
     assert {"h2", "h3", "h4", "summary", "p.lead", "p.reproduce", "p.cex"} <= rules["break-after:avoid"]
-    assert {"table", "tr", ".load", ".theorem", "div.counts", "div.peak"} <= rules["break-inside:avoid"]
+    assert {"table", "tr", ".load", ".theorem", "p.legend", "div.counts", "div.peak"} <= rules["break-inside:avoid"]
     out = tmp_path / "r.html"
     code, _, err = call("report", "algo1", "--property", "counts", "-o", str(out), "--quiet")
     assert code == 0, err

@@ -306,7 +306,7 @@ math{font-size:1.1em;math-style:normal}mtable,mtd{math-style:normal}
 @media print{body{max-width:none;margin:0;padding:0;font-size:10.5pt}td,th{font-size:8.5pt;padding:2px 4px}
  .pic svg{max-width:100%}h2{break-before:auto}
  h2,h3,h4,summary,summary+p.note,p.reproduce,p.lead,p.legend,p.cex{break-after:avoid}
- table,tr,.pic svg,.theorem,.load,.reason,div.counts,div.peak{break-inside:avoid}details{display:block}
+ table,tr,.pic svg,.theorem,.load,.reason,p.legend,div.counts,div.peak{break-inside:avoid}details{display:block}
  details>summary{list-style:none}a{color:inherit;text-decoration:none}
  table.proofs,table.defects{width:100%;break-inside:auto}table.proofs td,table.defects td{font-size:7.5pt}td.f{max-width:none}}
 """
