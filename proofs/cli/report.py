@@ -13,14 +13,16 @@ from ringproof.errors import BadInput
 from ringproof.proofs import jsonout
 from ringproof.proofs.cli.common import ArgumentParser, Exit, Progress, output_dir, output_file, write_json
 from ringproof.proofs.cli.verify import add_solver_options, solver_options, warn_disagreements
-from ringproof.proofs.cli.targets import printed_defects, registry, resolve
+from ringproof.proofs.cli.targets import printed_defects, resolve, table
 from ringproof.proofs.report import collect, pdf
 from ringproof.proofs.report.render import RENDER
 from ringproof.proofs.results import Verdict
 from ringproof.model.ring.limits import check_traceable
-from ringproof.schedules.dsl import check_size
+from ringproof.schedules.dsl import Schedule, check_size
 
-EPILOG = """With no TARGET: every registered target. --out DIR writes report.md, report.html (one file,
+EPILOG = """With no TARGET: every registered target (`prove --help` lists them), the packed-sequence
+ones (varlen on the ring, all-gather) included: their sections give the sums over documents and
+the smallest packing that breaks without the side condition. --out DIR writes report.md, report.html (one file,
 no network), report.json (docs/report.schema.json) and, when Chromium is installed, report.pdf; the
 output paths are checked before any proof runs, and the command ends with one line naming the files
 and each target's verdict (a printed variant's refutation is marked expected).
@@ -63,14 +65,9 @@ def main(argv, stdout, stderr) -> int:
     check_traceable(args.n)
     if args.cycles < 1:
         raise BadInput(f"--cycles must be at least 1, got {args.cycles}")
-    names = args.targets or list(registry())
+    names = args.targets or list(table())
     if not args.out and len(names) != 1:
         raise BadInput("several targets need --out DIR (one report of all of them)")
-    from ringproof.proofs.cli.targets import machine
-    packed = [name for name in names if machine(name) != "ring"]
-    if packed:
-        raise BadInput(f"prove report covers the ring machine's targets; {packed[0][:60]} is a packed one: "
-                       f"prove {packed[0][:60]} --json gives its results")
     schedules = [(name, resolve(name)) for name in names]
     outputs = _outputs(args)             # checked (and --out created) before any proof runs
     from ringproof.proofs.ring.prover import verify_with_conditions   # heavy (z3, sympy): not for --help
@@ -84,10 +81,15 @@ def main(argv, stdout, stderr) -> int:
             step = f"[{i}/{len(schedules)}] {name} ..."
             progress(step)
             t1 = time.perf_counter()
-            results, needed = verify_with_conditions(
-                schedule, replace(opts, smt2_dir=str(Path(args.smt2) / schedule.name)) if args.smt2 else opts, session)
-            sections.append(collect.target(name, schedule, results, needed, opts, (args.n, args.m), args.cycles,
-                                           printed_defects(name)))
+            if not isinstance(schedule, Schedule):       # packed sequences: a Varlen or an AllGather
+                results, needed = _packed(name, schedule, opts, session)
+                sections.append(_packed_section(name, schedule, results, needed, opts, args))
+            else:
+                results, needed = verify_with_conditions(
+                    schedule, replace(opts, smt2_dir=str(Path(args.smt2) / schedule.name)) if args.smt2 else opts,
+                    session)
+                sections.append(collect.target(name, schedule, results, needed, opts, (args.n, args.m), args.cycles,
+                                               printed_defects(name)))
             progress.line(f"{step} {sections[-1]['verdict']} ({time.perf_counter() - t1:.1f} s, "
                           f"{time.perf_counter() - t0:.0f} s in all)")
             warn_disagreements(name, results, stderr)
@@ -113,6 +115,37 @@ def main(argv, stdout, stderr) -> int:
     elif files:
         stdout.write(summary_line(files, sections) + "\n")
     return code
+
+
+def _packed(name: str, record, opts, session):
+    """(results, conditions) of a packed-sequence target, as `prove NAME` gives them: a varlen
+    one's by `proofs.varlen.verify` (every m, D and lengths vector meeting its side condition),
+    an all-gather one's by `proofs.allgather.verify` (a user's formulas run as the user's code)."""
+    from ringproof.schedules.documents import Varlen
+
+    if isinstance(record, Varlen):
+        from ringproof.proofs.varlen.verify import prove
+
+        results, needed, _ = prove(record, opts, session)
+        return [r for r in results if r.property in opts.properties], needed
+    from ringproof.proofs.allgather.verify import prove
+    from ringproof.proofs.cli.allgather import users_code
+
+    with users_code(record, 300.0):
+        results = [r for r in prove(record) if r.property in opts.properties
+                   or (r.property, r.phase) in {("counts", p) for p in ("balance", "memory") if p in opts.properties}]
+    return results, [{"condition": f"{record.requires_text}, Hk | H, s | Hk", "counterexample": None}]
+
+
+def _packed_section(name: str, record, results, needed, opts, args) -> dict:
+    from ringproof.schedules.allgather import AllGather
+
+    if isinstance(record, AllGather):
+        from ringproof.proofs.cli.allgather import users_code
+
+        with users_code(record, 120.0):
+            return collect.packed(name, record, results, needed, opts, (args.n, args.m), args.cycles)
+    return collect.packed(name, record, results, needed, opts, (args.n, args.m), args.cycles)
 
 
 def _expected(t: dict) -> bool:

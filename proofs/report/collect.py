@@ -205,3 +205,209 @@ def _fields(printed, repaired, P):
     la = [(lp.name, repr(lp.bounds(P, ix))) for lp in printed.loops]
     lb = [(lp.name, repr(lp.bounds(P, ix))) for lp in repaired.loops]
     yield "loops", repr(la), repr(lb)
+
+
+# ----------------------------------------------------------------------------- packed sequences
+
+# the packing each packed section shows from a model run: (lengths, m) per kind
+SHOWN_PACKING = {"varlen": 2, "allgather": ((3, 5), 2), "single": ((8,), 2)}
+
+
+def packed(name: str, record, results, needed: list, opts, size=(4, 2), per_phase: int = 6) -> dict:
+    """The report's section for one packed-sequence target: a varlen one (`documents.Varlen`, its
+    results from `proofs.varlen.verify.prove`) or an all-gather one (`allgather.AllGather`, from
+    `proofs.allgather.verify.prove`), with the keys of a ring target's section: the figures are
+    sums over the documents and all-gather forms; the picture is the varlen base's ring pass for
+    one document; an all-gather target has no ring pass (grid and picture None) and shows one
+    packing's pairs per rank from the model run instead (`packing`)."""
+    from ringproof.schedules.documents import Varlen
+
+    varlen = isinstance(record, Varlen)
+    out = {"target": name, "schedule": record.name, "doc": record.doc + (" (the backward pass)" if varlen and
+                                                                        record.backward else ""),
+           "machine": "packed" if varlen else "allgather",
+           "verdict": Verdict.combine(r.verdict for r in results).value, "command": packed_command(name, opts),
+           "expected": "proved", "conditions": [c["condition"] for c in needed], "derived": {},
+           "without": [{"condition": c["condition"], "counterexample": c["counterexample"].to_json()
+                        if c["counterexample"] else None} for c in needed],
+           "results": [r.to_json() for r in results],
+           "proofs": [_packed_proof(r) for r in results if r.solver],
+           "refutations": [_packed_refutation(name, r) for r in results if r.verdict is not Verdict.PROVED],
+           "counts": _packed_counts(record, results, varlen), "defects": [],
+           "grid": None, "picture": None, "base": None, "packing": None}
+    if varlen:
+        from ringproof.schedules import context_parallel as cp
+
+        base = cp.BACKWARDS[f"{record.base.name}-bwd"] if record.backward else cp.FORWARDS[record.base.name]
+        size = picture_size(base, size)
+        trace = build_trace(base, *size)
+        cycles = svg.default_cycles(trace, per_phase)
+        out["base"] = base.name
+        out["grid"] = grid(trace, cycles)
+        out["picture"] = {"n": size[0], "m": size[1], "cycles": cycles, "cycles_total": trace.cycles,
+                          "svg": svg.picture(trace, cycles), "rows": svg.rows(trace, cycles),
+                          "of": f"the base {base.name}'s ring pass for one document of n = {size[0]} tokens"}
+    out["packing"] = _packing(name, record, varlen)
+    from ringproof.proofs.report.words import packed_theorem
+
+    out["theorem"] = packed_theorem(out, record)
+    return out
+
+
+def packed_command(target: str, opts) -> str:
+    """The `prove` command that reproduces a packed target's verdicts (tier parametric: every m,
+    D and lengths vector)."""
+    return " ".join(["prove", target] + [f"--property {p}" for p in opts.properties
+                                         if set(opts.properties) != set(DEFAULT_PROPERTIES)])
+
+
+def _packed_proof(r) -> dict:
+    """What one packed result rested on: the obligations and lemmas (`lemmas`), the base's proof
+    for a varlen one (its queries and Z3 statistics), the sympy identities for an all-gather one."""
+    s = r.solver
+    return {"property": r.property, "phase": r.phase, "verdict": r.verdict.value, **s,
+            "queries": s.get("queries", 0), "lemmas": list(s.get("lemmas", [])),
+            "side_conditions": s.get("side_conditions", 0), "z3": s.get("z3", {})}
+
+
+def _packed_refutation(name: str, r) -> dict:
+    """A packed result not proved: its reason, and for a refutation the smallest packing where the
+    model differs with its replay (`prove simulate NAME --lengths … -m M`); no ring picture."""
+    cex = r.counterexample
+    return {"property": r.property, "phase": r.phase, "verdict": r.verdict.value, "reason": r.reason,
+            "reason_dsl": r.reason, "counterexample": cex.to_json() if cex else None,
+            "replay": cex.command(name) if cex else None, "picture": None}
+
+
+def _form(label: str, form: str | None) -> dict:
+    return {"quantity": label, "derived": form, "per_residue": None, "claim": None, "claim_per_residue": None,
+            "claim_check": None, "per_class": None}
+
+
+def _packed_counts(record, results, varlen: bool) -> dict | None:
+    """The counts of a packed target: its closed forms (sympy text, sums over the documents) as
+    rows, and its load lines as words with the forms held apart (`lines`: each {"words", "forms"},
+    a form's place in the words marked FORM0, FORM1, …), typeset by the renderer; `load` is
+    the same lines in text."""
+    from ringproof.proofs.report.maths import text
+
+    if varlen:
+        r = next((r for r in results if r.property == "counts"), None)
+        d = (r.details or {}) if r else {}
+        rows = ([_form("cycles", d["cycles"])] if d.get("cycles") else []) + \
+            [_form(f"{k} ops", v) for k, v in (d.get("ops") or {}).items() if v != "0"] + \
+            ([_form("pairs", d["pairs"])] if d.get("pairs") else [])
+        lines = _varlen_lines(d, results)
+    else:
+        r = next((r for r in results if r.property == "counts" and r.details), None) or \
+            next((r for r in results if r.property == "counts"), None)
+        d = (r.details or {}) if r else {}
+        rows = [_form("pairs per query head", d["pairs"])] if d.get("pairs") else []
+        if record.single and d.get("per_rank"):
+            rows += [_form("pairs on rank r (0-based)", d["per_rank"]), _form("spread (max − min over ranks)", d["spread"])]
+        rows += [_form(f"memory per rank, {k} (peak, elements)", v) for k, v in (d.get("memory_per_rank") or {}).items()]
+        rows += [_form(f"received per rank, {k}", v) for k, v in (d.get("traffic_per_rank") or {}).items()]
+        lines = _allgather_lines(record, d)
+    if r is None:
+        return None
+    counts = [x for x in results if x.property == "counts"]
+    verdict = Verdict.combine(x.verdict for x in counts).value
+    reason = "; ".join(x.reason for x in counts if x.reason)
+    load = [_fill(line, lambda f: text(f, None)) for line in lines]
+    return {"verdict": verdict, "reason": reason, "rows": rows, "claims_by": "schedule",
+            "balance": d.get("balance") if varlen else None, "memory": d.get("memory") if varlen else None,
+            "load": load, "lines": lines, "documents": d.get("documents"), "checked": d.get("checked")}
+
+
+def _fill(line: dict, show) -> str:
+    import re
+
+    return re.sub(r"FORM(\d+)", lambda x: show(line["forms"][int(x[1])]), line["words"])
+
+
+def _varlen_lines(d: dict, results) -> list[dict]:
+    """The balance, per-step and memory lines of a varlen target (`varlen.verify.readable`'s)."""
+    lines = []
+    balance = d.get("balance") or next((r.details for r in results if r.property == "balance" and r.details), None) or {}
+    per = balance.get("per_pe") or {}
+    if per:
+        kinds = list(per)
+        words = "balance: active ops on PE l: " + "; ".join(f"{k} FORM{i}" for i, k in enumerate(kinds))
+        forms = [per[k] for k in kinds]
+        if balance.get("spread") is not None:
+            words += f"; spread (max − min over PEs) = FORM{len(forms)} for every packing"
+            forms.append(balance["spread"])
+        else:
+            words += "; spread not in closed form: " + balance.get("reason", "")
+        lines.append({"words": words, "forms": forms})
+    elif balance.get("reason"):
+        lines.append({"words": f"balance: {balance['reason']}", "forms": []})
+    for phase, form in list((balance.get("per_step") or {}).items())[:1]:
+        lines.append({"words": f"per ring step s: {phase} FORM0", "forms": [form]})
+    memory = d.get("memory") or next((r.details for r in results if r.property == "memory" and r.details), None) or {}
+    if memory.get("inputs_on_pe"):
+        lines.append({"words": "memory: inputs held per PE = FORM0 (a lower bound of the peak; no exact peak is "
+                               "derived for a varlen target)", "forms": [memory["inputs_on_pe"]]})
+    if d.get("documents"):
+        lines.append({"words": f"documents: {d['documents']}; L_i the length of document i", "forms": []})
+    if d.get("checked"):
+        lines.append({"words": f"checked: {d['checked']}", "forms": []})
+    return lines
+
+
+def _allgather_lines(t, d: dict) -> list[dict]:
+    """The pairs, balance, memory and traffic lines of an all-gather target (`allgather.verify.readable`'s)."""
+    if not d:
+        return []
+    lines = [{"words": "pairs computed = FORM0 per query head (each document-causal pair once, in each head group)",
+              "forms": [d["pairs"]]}]
+    if t.single:
+        lines.append({"words": "balance: rank r (0-based) computes FORM0 pairs; spread (max − min) = FORM1 "
+                               "(no load balance: the last rank does the most)", "forms": [d["per_rank"], d["spread"]]})
+    else:
+        lines.append({"words": f"balance: pairs on rank r = {d['per_rank']}; spread = max − min of those, at most "
+                               "FORM0 for every lengths vector (one document attains it)", "forms": [d["spread_bound"]]})
+    mem = d.get("memory_per_rank") or {}
+    if mem:
+        lines.append({"words": "memory per rank (peak, elements): forward FORM0; backward FORM1 (H query heads, Hk KV "
+                               "heads, s gathered at a time: the two T·s·d buffers of K and V of a head group)",
+                      "forms": [mem["forward"], mem["backward"]]})
+    traffic = d.get("traffic_per_rank") or {}
+    if traffic:
+        lines.append({"words": "traffic per rank: " + "; ".join(f"{k} FORM{i}" for i, k in enumerate(traffic)),
+                      "forms": list(traffic.values())})
+    if d.get("checked"):
+        lines.append({"words": f"checked: {d['checked']}", "forms": []})
+    return lines
+
+
+def _packing(name: str, record, varlen: bool) -> dict | None:
+    """One packing run on the target's model: its pairs per rank (and per ring step, varlen), the
+    segments per rank (all-gather), for the section's small table; None where the run differs."""
+    if varlen:
+        from ringproof.model.ring.packed import run
+
+        m = SHOWN_PACKING["varlen"]
+        u = record.unit(m)
+        lengths = (3, 5) if record.padded else (u, 2 * u)
+        got = run(record, lengths, m, numerics=False)
+        if got.first_difference is not None:
+            return None
+        return {"lengths": list(lengths), "m": m, "model": "the packed ring model", "ranks_from": 1,
+                "pairs_per_rank": [int(x) for x in got.per_rank],
+                "pairs_per_step": [[int(x) for x in s] for s in got.pairs],
+                "command": f"prove simulate {name} --lengths {','.join(map(str, lengths))} -m {m}"}
+    from ringproof.model.allgather import rules
+    from ringproof.model.allgather.run import DEFAULT_HEADS
+    from ringproof.proofs.allgather.verify import case, derived
+
+    lengths, m = SHOWN_PACKING["single" if record.single else "allgather"]
+    got = case(record, lengths, m, rules.heads(*DEFAULT_HEADS), derived(), numerics=False)
+    if got.first_difference is not None:
+        return None
+    segs = [record.prepare_cu_seqlens(lengths, m, r) for r in range(m)]
+    return {"lengths": list(lengths), "m": m, "model": "the all-gather model", "ranks_from": 0,
+            "pairs_per_rank": [int(x) for x in got.pairs],
+            "segments": [{"q": [int(x) for x in q], "k": [int(x) for x in k], "local_k_slice": [int(x) for x in s]}
+                         for q, k, s in segs],
+            "command": f"prove simulate {name} --lengths {','.join(map(str, lengths))} -m {m}"}

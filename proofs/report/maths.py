@@ -56,9 +56,18 @@ class _Printer(MathMLPresentationPrinter):
         return mo
 
 
+_S = sympy.Symbol("S")        # all-gather's tokens per rank (not sympy's S singleton)
+
+
 def parse(text: str) -> sympy.Expr | None:
+    """A form's sympy text read back: n, m, d the counts' symbols; L[i] (l[i]) a document's
+    (real) length in a sum over the documents, S the tokens per rank."""
+    local = {**_LOCALS, "S": _S}
+    for name in ("L", "l"):
+        if f"{name}[" in text:
+            local[name] = sympy.IndexedBase(name)
     try:
-        return sympy.sympify(text, locals=_LOCALS)
+        return sympy.sympify(text, locals=local)
     except (sympy.SympifyError, SyntaxError, TypeError):
         return None
 
@@ -91,13 +100,16 @@ def typeset(text: str | None) -> str:
     return f"<table class='cases'>{body}</table>"
 
 
-def plain(text: str | None) -> str:
-    """One count for Markdown: sympy's one-line form with · and ⌊ ⌋, no Python syntax."""
-    if text is None:
+def plain(text_form: str | None) -> str:
+    """One count for Markdown: sympy's one-line form with · and ⌊ ⌋, no Python syntax (a sum over
+    the documents as `text` writes it)."""
+    if text_form is None:
         return "—"
-    expr = parse(text)
+    expr = parse(text_form)
     if expr is None:
-        return text
+        return text_form
+    if expr.has(sympy.Sum) or expr.atoms(sympy.Indexed):      # a sum over the documents: Σ_{i=1}^{D} …
+        return text(text_form, None)
     out = sympy.sstr(expr).replace("**", "^").replace("*", "·")
     return out
 
@@ -285,6 +297,18 @@ class _Text(sympy.printing.str.StrPrinter):
 
     def _print_Or(self, e):
         return " or ".join(f"({self._print(a)})" if isinstance(a, sympy.And) else self._print(a) for a in e.args)
+
+    def _print_Sum(self, e):
+        """Σ_{i=1}^{D} (body): a sum over the documents, as a reader writes it."""
+        body = self._print(e.function)
+        limits = "".join(f"Σ_{{{self._print(i)}={self._print(a)}}}^{{{self._print(b)}}} " for i, a, b in e.limits)
+        return limits + (body if e.function.is_Atom or isinstance(e.function, (sympy.Indexed, sympy.Pow, sympy.Piecewise))
+                         else f"({body})")
+
+    def _print(self, expr, **kwargs):
+        if isinstance(expr, sympy.Indexed):     # L_i (Indexed prints itself as L[i] before any _print_ method)
+            return f"{self._print(expr.base.label)}_{'_'.join(self._print(i) for i in expr.indices)}"
+        return super()._print(expr, **kwargs)
 
     def _print_Piecewise(self, e):
         parts = [f"{self._print(v)} otherwise" if c == sympy.true else f"{self._print(v)} if {self._print(c)}"

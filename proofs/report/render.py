@@ -187,6 +187,77 @@ def _iters(cex: dict) -> list[str]:
     return [", ".join(f"{k}={v}" for k, v in it.items()) for it in cex["iterations"]]
 
 
+def _is_packed(t: dict) -> bool:
+    """A packed-sequence target's section (varlen on the ring, all-gather): its figures are sums
+    over the documents, its conditions on the lengths."""
+    return t.get("machine", "ring") != "ring"
+
+
+PACKED_COUNT_HEAD = ["quantity", "derived closed form (a sum over the documents i = 1..D, L_i the length of document i)"]
+ALLGATHER_COUNT_HEAD = ["quantity", "derived closed form (L_i the length of document i, T = Σ L_i, S = T/m tokens per "
+                        "rank, H and Hk query and KV heads, s KV heads gathered at a time, d the head dimension)"]
+
+
+def _count_head(t: dict) -> list[str]:
+    return ALLGATHER_COUNT_HEAD if t.get("machine") == "allgather" else PACKED_COUNT_HEAD
+PACKED_PROOF_HEAD = ["property", "phase", "verdict", "rests on (obligations and lemmas)", "base's proof",
+                     "solver queries", "Z3 statistics (summed)", "closed forms"]
+
+
+def _packed_proof_rows(t: dict) -> list[list[str]]:
+    def identities(p):
+        c = p.get("closed forms")
+        return ", ".join(f"{k} {'✓' if ok else '✗'}" for k, ok in c.items()) if c else "—"
+
+    return [[p["property"], p["phase"], p["verdict"], ", ".join(p["lemmas"]) or "—", p.get("base") or "—",
+             str(p["queries"]) if p.get("base") else "—", _z3(p["z3"]) or "—", identities(p)] for p in t["proofs"]]
+
+
+def _cex_size(cex: dict) -> str:
+    """A counterexample's size as it is replayed: a packing's lengths and m, else n and m."""
+    lengths = (cex.get("replay") or {}).get("lengths")
+    if lengths:
+        return f"lengths {','.join(map(str, lengths))} (T = {sum(lengths)}), m = {cex['m']}"
+    return f"n = {cex['n']}, m = {cex['m']}"
+
+
+def assumed_lines(t: dict) -> list[str]:
+    """A packed target's side condition, and per condition the smallest packing that breaks
+    without it with its replay (`prove NAME`'s "assumed:" lines)."""
+    lines = ["assumed: " + (", ".join(t.get("conditions", [])) or "nothing beyond D ≥ 1, L_i ≥ 1")]
+    for w in t.get("without", []):
+        cex = w["counterexample"]
+        if t.get("machine") == "allgather":
+            continue
+        if cex is None:
+            lines.append(f"without {w['condition']}: no packing with D ≤ 3, T ≤ 24, m ≤ 4 breaks")
+            continue
+        lengths = ",".join(map(str, cex["replay"]["lengths"]))
+        lines.append(f"without {w['condition']}: lengths {lengths} at m = {cex['m']} break "
+                     f"{cex['check'].split(': ')[-1]} ({cex['message']}): replay "
+                     f"prove simulate {t['target']} --lengths {lengths} -m {cex['m']}")
+    return lines
+
+
+def packing_title(p: dict) -> str:
+    return (f"One packing on {p['model']}: lengths {','.join(map(str, p['lengths']))}, m = {p['m']}, "
+            "pairs per rank")
+
+
+def packing_rows(p: dict) -> tuple[list[str], list[list[str]]]:
+    """One packing's run as a table: a row per rank, its pairs (per ring step on the ring, its
+    query and key segments on all-gather)."""
+    first = p["ranks_from"]
+    if "segments" in p:
+        head = ["rank", "pairs (per query head)", "cu_seqlens_q", "cu_seqlens_k", "local key slice"]
+        rows = [[str(r + first), str(n), str(s["q"]), str(s["k"]), f"[{s['local_k_slice'][0]}, {s['local_k_slice'][1]})"]
+                for r, (n, s) in enumerate(zip(p["pairs_per_rank"], p["segments"]))]
+        return head, rows
+    steps = p.get("pairs_per_step") or []
+    head = ["rank", "pairs"] + [f"ring step {s + 1}" for s in range(len(steps))]
+    return head, [[str(r + first), str(n)] + [str(step[r]) for step in steps] for r, n in enumerate(p["pairs_per_rank"])]
+
+
 # ----------------------------------------------------------------------------- Markdown
 
 def _md_table(head, rows) -> list[str]:
@@ -225,7 +296,16 @@ def _md_target(t: dict) -> list[str]:
     out += [f"Reproduce: `{t['command']}`", ""]
     out += _md_table(["property", "phase", "verdict", "tier", "seconds"],
                      [[r["property"], r["phase"], r["verdict"], r["tier"], f"{r['seconds']:.2f}"] for r in t["results"]])
-    if t["counts"]:
+    if _is_packed(t):
+        out += [""] + [f"- {line}" for line in assumed_lines(t)]
+    if t["counts"] and _is_packed(t):
+        over = ": sums over the documents" if t.get("machine") == "packed" else ""
+        out += ["", f"### Counts ({t['counts']['verdict']}){over}", ""]
+        out += _md_table(_count_head(t), [[r["quantity"], maths.plain(r["derived"])] for r in t["counts"]["rows"]])
+        if t["counts"]["reason"]:
+            out += ["", maths.in_words(t["counts"]["reason"])]
+        out += [x for line in t["counts"].get("load", []) for x in ("", line)]
+    elif t["counts"]:
         head, rows = _claim_columns(t["counts"], COUNT_HEAD, _count_rows(t["counts"]), 3)
         out += ["", f"### Counts ({t['counts']['verdict']})", ""] + _md_table(head, rows)
         if t["counts"]["reason"]:
@@ -238,8 +318,8 @@ def _md_target(t: dict) -> list[str]:
         translated = translated or words != r["reason"]
         cex = r["counterexample"]
         if cex:
-            out += ["", f"Counterexample n = {cex['n']}, m = {cex['m']}: {cex['message']}", ""]
-            out += [f"- {line}" for line in _iters(cex)]
+            out += ["", f"Counterexample {_cex_size(cex)}: {cex['message']}"]
+            out += [""] + [f"- {line}" for line in _iters(cex)] if cex["iterations"] else []
             out += ["", f"Replay: `{r['replay']}`"]
         if rest:
             out += ["", _more(r, rest) + " (each in full in report.json)"]
@@ -252,10 +332,20 @@ def _md_target(t: dict) -> list[str]:
             out += ["", f"A formula longer than {SHORT} characters is shown from a little before its first "
                     "difference; report.json holds each whole."]
     g = t["grid"]
-    out += ["", f"### Schedule, {len(g['cycles'])} of {g['cycles_total']} cycles (n = {g['n']}, m = {g['m']})", "",
-            "| PE | " + " | ".join(str(c) for c in g["cycles"]) + " |", "| --- |" + " --- |" * len(g["cycles"])]
-    out += [f"| {p} | " + " | ".join(c or "·" for c in row) + " |" for p, row in enumerate(g["cells"], 1)]
-    if t["proofs"]:
+    if g:
+        of = f": {t['picture']['of']}" if (t.get("picture") or {}).get("of") else ""
+        out += ["", f"### Schedule, {len(g['cycles'])} of {g['cycles_total']} cycles (n = {g['n']}, m = {g['m']}){of}", "",
+                "| PE | " + " | ".join(str(c) for c in g["cycles"]) + " |", "| --- |" + " --- |" * len(g["cycles"])]
+        out += [f"| {p} | " + " | ".join(c or "·" for c in row) + " |" for p, row in enumerate(g["cells"], 1)]
+    if t.get("packing"):
+        head, rows = packing_rows(t["packing"])
+        out += ["", f"### {packing_title(t['packing'])}", ""] + _md_table(head, rows)
+        out += ["", f"Replay: `{t['packing']['command']}`"]
+    if t["proofs"] and _is_packed(t):
+        out += ["", "<details><summary>What the proofs rested on (the obligations, the composition lemma, "
+                "the base's proof or the closed forms' identities)</summary>", ""]
+        out += _md_table(PACKED_PROOF_HEAD, _packed_proof_rows(t)) + ["", "</details>"]
+    elif t["proofs"]:
         out += ["", "<details><summary>What the proofs rested on (Z3 statistics summed; max memory in MB, "
                 "rlimit count in Z3's resource units)</summary>", ""] + _md_table(PROOF_HEAD, _proof_rows(t))
         out += ["", "</details>"]
@@ -348,7 +438,9 @@ def to_html(doc: dict) -> str:
              f"</title><style>{CSS}</style></head><body>", "<h1>ringproof report</h1>",
              f"<p>{len(doc['targets'])} schedule{'s' if len(doc['targets']) != 1 else ''} of self-attention on a "
              f"unidirectional ring of m processing elements, verified by Z3 at tier <b>{e(opts['tier'])}</b> "
-             "(parametric: for every n with m | n, not for sampled sizes). "
+             "(parametric: for every n with m | n, not for sampled sizes"
+             + ("; a packed-sequence target: for every m, number of documents and lengths vector its side "
+                "condition admits" if any(_is_packed(t) for t in doc["targets"]) else "") + "). "
              f"Reproduce: <code>{e(g['command'])}</code></p>",
              "<h2 id='summary'>Summary</h2>",
              _html_table(head,
@@ -455,7 +547,9 @@ def _theorem_html(t: dict) -> str:
                     "under Counts.")
     out += "</p>"
     without = [w for w in t.get("without", []) if w["counterexample"]]
-    if without:
+    if _is_packed(t):
+        out += "<p class='note'>" + "<br>".join(e(line) for line in assumed_lines(t)) + "</p>"
+    elif without:
         out += "<p class='note'>Each condition is needed: " + "; ".join(
             f"without {e(w['condition'])}, {e(w['counterexample']['check'])} fails at "
             f"n = {w['counterexample']['n']}, m = {w['counterexample']['m']}" for w in without) + ".</p>"
@@ -528,6 +622,27 @@ def _peak_html(memory: dict) -> str:
             f"{maths.typeset(form)}</div>")
 
 
+def _picture_html(t: dict, p: dict) -> list[str]:
+    """The schedule picture: the target's first cycles of every phase (a varlen target's: its
+    base's ring pass for one document, said so in the heading)."""
+    of = f": {p['of']}" if p.get("of") else ": the first cycles of every phase"
+    return [f"<h3>Schedule, {len(p['cycles'])} of {p['cycles_total']} cycles (n = {p['n']}, m = {p['m']})"
+            f"{html.escape(of)}</h3>",
+            "<p class='legend'>Each cell: the op a PE runs in that cycle (MAC, EAC, DIV, MOVE) and its indices "
+            "(the target's, then the summation index); columns shaded by phase; an arrow is a send to the next "
+            "PE, arriving one cycle later (↻: PE m to PE 1); a dashed line marks cycles left out. PEs are "
+            "numbered from 1, cycles from 0 (the first cycle of the run), as every count and counterexample "
+            "says them.</p>",
+            _pictures(p.get("rows") or [p["svg"]])]
+
+
+def _fill_html(line: dict) -> str:
+    """A packed load line: its words escaped, each form in it typeset."""
+    import re
+
+    return re.sub(r"FORM(\d+)", lambda x: maths.typeset(line["forms"][int(x[1])]), html.escape(line["words"]))
+
+
 def _html_target(t: dict) -> str:
     e = html.escape
     v = t["verdict"]
@@ -538,7 +653,15 @@ def _html_target(t: dict) -> str:
     if any(p.get("disagreements") for p in t["proofs"]):
         parts.append("<p class='refuted'>The second solver disagrees with Z3 on some query: those verdicts are "
                      "unknown.</p>")
-    if t["counts"]:
+    if t["counts"] and _is_packed(t):
+        c = t["counts"]
+        rows = [[e(r["quantity"]), maths.typeset(r["derived"]) if r["derived"] else "not derived"] for r in c["rows"]]
+        over = ": sums over the documents" if t.get("machine") == "packed" else ""
+        parts += [f"<div class='counts'><h3>Counts (<span class='{c['verdict']}'>{c['verdict']}</span>){over}</h3>", _html_table(_count_head(t), rows, raw=(0, 1), cls="counts"),
+                  f"<p class='reason'>{e(maths.in_words(c['reason']))}</p>" if c["reason"] else ""]
+        parts += [f"<div class='load'>{_fill_html(line)}</div>" for line in c.get("lines", [])]
+        parts.append("</div>")
+    elif t["counts"]:
         c = t["counts"]
         parts += [f"<div class='counts'><h3>Counts (<span class='{c['verdict']}'>{c['verdict']}</span>)</h3>", _counts_html(c),
                   f"<p class='reason'>{e(maths.in_words(dsl_reason(c['reason'])))}</p>" if c["reason"] else ""]
@@ -563,8 +686,9 @@ def _html_target(t: dict) -> str:
                 cex = r["counterexample"]
                 if cex:
                     items = "".join(f"<li>{e(line)}</li>" for line in _iters(cex))
-                    one.append(f"<p class='cex'>Counterexample n = {cex['n']}, m = {cex['m']}: {e(cex['message'])}</p>"
-                               f"<ul>{items}</ul><p>Replay: <code>{e(r['replay'])}</code></p>")
+                    items = f"<ul>{items}</ul>" if items else ""
+                    one.append(f"<p class='cex'>Counterexample {e(_cex_size(cex))}: {e(cex['message'])}</p>"
+                               f"{items}<p>Replay: <code>{e(r['replay'])}</code></p>")
                 if r["picture"] and k == 0:      # the first of a property pictured; the others folded
                     one.append(_pictures(r["picture"].get("rows") or [r["picture"]["svg"]]))
                 if k == 1:
@@ -577,15 +701,21 @@ def _html_target(t: dict) -> str:
     if t["defects"]:
         parts += ["<h3>Printed versus repaired formulas</h3>", _defects_html(t)]
     p = t["picture"]
-    parts += [f"<h3>Schedule, {len(p['cycles'])} of {p['cycles_total']} cycles (n = {p['n']}, m = {p['m']}): "
-              "the first cycles of every phase</h3>",
-              "<p class='legend'>Each cell: the op a PE runs in that cycle (MAC, EAC, DIV, MOVE) and its indices "
-              "(the target's, then the summation index); columns shaded by phase; an arrow is a send to the next "
-              "PE, arriving one cycle later (↻: PE m to PE 1); a dashed line marks cycles left out. PEs are "
-              "numbered from 1, cycles from 0 (the first cycle of the run), as every count and counterexample "
-              "says them.</p>",
-              _pictures(p.get("rows") or [p["svg"]])]
-    if t["proofs"]:
+    if p:
+        parts += _picture_html(t, p)
+    if t.get("packing"):
+        head, rows = packing_rows(t["packing"])
+        parts += [f"<h3>{e(packing_title(t['packing']))}</h3>", _html_table(head, rows),
+                  f"<p class='reproduce'>Replay: <code>{e(t['packing']['command'])}</code></p>"]
+    if t["proofs"] and _is_packed(t):
+        parts += ["<details><summary>What the proofs rested on: the obligations, the composition lemma, "
+                  + ("the base's proof" if t.get("machine") == "packed" else "the closed forms' identities")
+                  + "</summary>", "<p class='note'>Per result: the obligations (each proved by Z3 for a generic "
+                  "document) and the composition lemma parts it rests on; for a varlen target the base's result "
+                  "for one document (its solver queries and Z3 statistics summed); for an all-gather target the "
+                  "sympy identities its closed forms rest on.</p>",
+                  _html_table(PACKED_PROOF_HEAD, _packed_proof_rows(t), mono=(3, 6), cls="proofs"), "</details>"]
+    elif t["proofs"]:
         queries = sum(x["queries"] for x in t["proofs"])
         parts += [f"<details><summary>What the proofs rested on: {queries} solver queries, normalization lemmas, "
                   "Z3 statistics</summary>",

@@ -104,3 +104,42 @@ def theorem(section: dict, derived: dict | None = None) -> dict:
     if section.get("expected") == "refuted":
         words += " This is the variant as printed in the paper: its refutation is expected."
     return {"kind": kind, "words": words, "holds": proved, "fails": failed, "open": undecided}
+
+
+def packed_theorem(section: dict, record) -> dict:
+    """A packed target's result as a statement over documents: for every m, every number of
+    documents D and every lengths vector the side condition admits (all-gather: with its head
+    layout), what holds; a refutation names its smallest packing."""
+    by_prop: dict[str, list[str]] = {}
+    for r in section["results"]:
+        by_prop.setdefault(r["property"], []).append(r["verdict"])
+    proved = [p for p, v in by_prop.items() if all(x == "proved" for x in v)]
+    failed = [p for p, v in by_prop.items() if "refuted" in v]
+    undecided = [p for p, v in by_prop.items() if p not in proved and p not in failed]
+    name = section["schedule"]
+    if section.get("machine") == "allgather":
+        docs = ("one document of T tokens" if getattr(record, "single", False)
+                else "every number of documents D ≥ 1 and all document lengths L_1, …, L_D ≥ 1")
+        where = f"every m ≥ 1, {docs} with {record.requires_text}, Hk | H and s | Hk"
+        what = f"the all-gather schedule {name} (each rank's queries against the gathered keys, document by document)"
+    else:
+        where = (f"every m ≥ 1, every number of documents D ≥ 1 and all document lengths L_1, …, L_D with "
+                 f"{record.requires_text}")
+        what = (f"the packed schedule {name} (the base {section.get('base') or record.base.name}'s ring pass run on "
+                "each document at its offset)")
+    if not failed and not undecided:
+        words = f"For {where}, {what} is correct: " + "; ".join(property_words(p) for p in proved) + "."
+        kind = "theorem"
+    elif failed:
+        shown = [c for r in section["refutations"] if (c := r["counterexample"]) and c.get("replay", {}).get("lengths")]
+        packings = list(dict.fromkeys((tuple(c["replay"]["lengths"]), c["m"]) for c in shown))
+        again = ", replayed on the model" if shown and all(c["replay"].get("replayed") for c in shown) else ""
+        at = ", ".join(f"lengths {','.join(map(str, L))} at m = {m}" for L, m in packings[:3])
+        words = (f"The packed schedule {name} is not correct for every packing of documents: {', '.join(failed)} "
+                 "fail" + (f" (the smallest packing found: {at}{again})" if at else "") + ".")
+        kind = "refutation"
+    else:
+        words = (f"For {where}, {what} satisfies " + ("; ".join(property_words(p) for p in proved)
+                                                       or "no property decided") + f". Not decided: {', '.join(undecided)}.")
+        kind = "open"
+    return {"kind": kind, "words": words, "holds": proved, "fails": failed, "open": undecided}
