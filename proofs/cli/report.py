@@ -21,11 +21,12 @@ from ringproof.model.ring.limits import check_traceable
 from ringproof.schedules.dsl import Schedule, check_size
 
 EPILOG = """With no TARGET: every registered target (`prove --help` lists them), the packed-sequence
-ones (varlen on the ring, all-gather) included: their sections give the sums over documents and
-the smallest packing that breaks without the side condition. --out DIR writes report.md, report.html (one file,
-no network), report.json (docs/report.schema.json) and, when Chromium is installed, report.pdf; the
-output paths are checked before any proof runs, and the command ends with one line naming the files
-and each target's verdict (a printed variant's refutation is marked expected).
+ones (varlen on the ring, all-gather) included: their sections give the sums over the documents
+and the smallest packing that breaks without the side condition. --out DIR writes report.md,
+report.html (one file, no network), report.json (docs/report.schema.json) and, when Chromium is
+installed, report.pdf; the output paths are checked before any proof runs, and the command ends
+with one line naming the files and each target's verdict (a printed variant's refutation is
+marked expected).
 exit codes: 0 every target proved, or refuted only where that is expected (a printed variant of the
 paper); 1 a refutation not expected; 2 a verdict unknown; 64 bad input; 70 internal error;
 130 interrupted."""

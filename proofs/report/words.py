@@ -121,7 +121,8 @@ def packed_theorem(section: dict, record) -> dict:
         docs = ("one document of T tokens" if getattr(record, "single", False)
                 else "every number of documents D ≥ 1 and all document lengths L_1, …, L_D ≥ 1")
         where = f"every m ≥ 1, {docs} with {record.requires_text}, Hk | H and s | Hk"
-        what = f"the all-gather schedule {name} (each rank's queries against the gathered keys, document by document)"
+        what = (f"the all-gather schedule {name} (each rank's queries against the gathered keys"
+                + ("" if getattr(record, "single", False) else ", document by document") + ")")
     else:
         where = (f"every m ≥ 1, every number of documents D ≥ 1 and all document lengths L_1, …, L_D with "
                  f"{record.requires_text}")
