@@ -126,3 +126,25 @@ def test_no_target_means_every_target_of_the_table(monkeypatch):
     with pytest.raises(BadInput, match="outputs"):
         report.main(["--out", "unused"], io.StringIO(), io.StringIO())
     assert names == list(table()) and {"zigzag-varlen-bwd", "llama3", "llama3-varlen"} <= set(names)
+
+
+def test_a_report_at_tier_bounded_or_per_m_claims_only_the_sizes_it_covered(tmp_path):
+    """The theorem's words follow the weakest tier of the proved rows: at tier bounded the sizes up
+    to --max-n, at per-m the m up to --max-m, never "for all integers n"; a packed target's report
+    is at tier parametric only, and another tier is refused in one line."""
+    import io
+
+    import pytest
+
+    from ringproof.errors import BadInput
+    from ringproof.proofs.cli import report
+
+    for tier, extra, want in (("bounded", ["--max-n", "6", "--max-m", "3"], "every size with n ≤ 6, m ≤ 3"),
+                              ("per-m", ["--max-m", "2"], "every m ≤ 2 and all integers n ≥ 1")):
+        out = tmp_path / f"{tier}.md"
+        code = report.main(["algo1", "--tier", tier, *extra, "-o", str(out), "--quiet"], io.StringIO(), io.StringIO())
+        text = out.read_text()
+        theorem = next(line for line in text.splitlines() if "**Theorem.**" in line)
+        assert code == 0 and want in theorem and "For all integers" not in theorem, theorem
+    with pytest.raises(BadInput, match="zigzag-varlen is a packed-sequence target, reported at tier parametric"):
+        report.main(["zigzag-varlen", "--tier", "bounded", "-o", str(tmp_path / "z.md")], io.StringIO(), io.StringIO())

@@ -70,6 +70,10 @@ def main(argv, stdout, stderr) -> int:
     if not args.out and len(names) != 1:
         raise BadInput("several targets need --out DIR (one report of all of them)")
     schedules = [(name, resolve(name)) for name in names]
+    packed = next((name for name, s in schedules if not isinstance(s, Schedule)), None)
+    if packed is not None and opts.tier != "parametric":
+        raise BadInput(f"--tier {opts.tier}: {packed[:60]} is a packed-sequence target, reported at tier parametric "
+                       f"(every m, D and lengths vector); one packing: prove {packed[:60]} --tier bounded --lengths L -m M")
     outputs = _outputs(args)             # checked (and --out created) before any proof runs
     from ringproof.proofs.ring.prover import verify_with_conditions   # heavy (z3, sympy): not for --help
     from ringproof.proofs.ring.session import Session

@@ -67,6 +67,7 @@ def target(name: str, schedule, results, needed: list, opts, size=(4, 2), per_ph
            "verdict": Verdict.combine(r.verdict for r in results).value, "command": command(name, opts),
            "expected": "refuted" if defects else "proved",
            "conditions": [c["condition"] for c in needed], "derived": schedule.derivations(),
+           "bounds": {"max_n": opts.max_n, "max_m": opts.max_m},
            "without": [{"condition": c["condition"], "counterexample": c["counterexample"].to_json()
                         if c["counterexample"] else None} for c in needed],
            "results": [r.to_json() for r in results],

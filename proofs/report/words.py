@@ -65,10 +65,27 @@ DIGITS_NOTE = ("In these reasons (j div m) and (j mod m) are the digits of loop 
                "t is a digit the prover introduced for a div or mod by 2 or 3.")
 
 
-def conditions_words(conditions: list[str]) -> str:
-    """'n ≥ 1, m ≥ 1 with m | n' and so on, from the conditions every verdict assumed."""
+def conditions_words(conditions: list[str], tier: str = "parametric", bounds: dict | None = None) -> str:
+    """'n ≥ 1, m ≥ 1 with m | n' and so on, from the conditions every verdict assumed, within what
+    `tier` covers (per-m: each m up to --max-m; bounded: each size up to --max-n, enumerated)."""
     params = ["n", "m"] + (["d"] if any("d" in c for c in conditions) else [])
-    return f"all integers {', '.join(params)} ≥ 1 with {' and '.join(conditions)}"
+    given = f" with {' and '.join(conditions)}" if conditions else ""
+    bounds = bounds or {}
+    if tier == "per-m":
+        return f"every m ≤ {bounds.get('max_m', '--max-m')} and all integers {', '.join(p for p in params if p != 'm')} ≥ 1{given}"
+    if tier == "bounded":
+        return (f"every size with n ≤ {bounds.get('max_n', '--max-n')}, m ≤ {bounds.get('max_m', '--max-m')} "
+                f"(each enumerated){given}")
+    return f"all integers {', '.join(params)} ≥ 1{given}"
+
+
+TIER_ORDER = ("bounded", "per-m", "parametric")       # weakest first
+
+
+def weakest_tier(results: list[dict]) -> str:
+    """The tier a statement of the proved results may claim: the weakest of theirs."""
+    tiers = {r["tier"] for r in results if r["verdict"] == "proved"}
+    return next((x for x in TIER_ORDER if x in tiers), "parametric")
 
 
 def theorem(section: dict, derived: dict | None = None) -> dict:
@@ -81,7 +98,8 @@ def theorem(section: dict, derived: dict | None = None) -> dict:
     proved = [p for p, v in by_prop.items() if all(x == "proved" for x in v)]
     failed = [p for p, v in by_prop.items() if "refuted" in v]
     undecided = [p for p, v in by_prop.items() if p not in proved and p not in failed]
-    where = conditions_words(section.get("conditions", ["m | n"]))
+    where = conditions_words(section.get("conditions", ["m | n"]), weakest_tier(section["results"]),
+                             section.get("bounds"))
     name = section["schedule"]
     if not failed and not undecided:
         words = (f"For {where}, the schedule {name} on a ring of m PEs is correct: "
