@@ -2,6 +2,7 @@
 
 import pytest
 
+from helpers.agreement import assert_agrees_with_enumeration
 from ringproof.proofs.figures.counting import N, M, counts
 from ringproof.proofs.ring.prover import Options, verify
 from ringproof.proofs.results import DEFAULT_PROPERTIES, Verdict
@@ -22,6 +23,10 @@ def test_every_property_of_every_phase_is_proved_parametrically(parametric):
     bad = [(r.property, r.phase, r.reason) for r in parametric if r.verdict is not Verdict.PROVED]
     assert bad == []
     assert all(r.tier == "parametric" for r in parametric)
+
+
+def test_parametric_agrees_with_enumeration(parametric):
+    assert_agrees_with_enumeration(ALGO1, parametric)
 
 
 def test_cycle_count_closed_form_matches_table_I():
