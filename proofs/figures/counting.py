@@ -80,9 +80,9 @@ def tidy(e: sympy.Expr) -> sympy.Expr:
 def _factored(e: sympy.Expr):
     """e factored as a rational function of its symbols and its function atoms (floor(n/2) read as
     a symbol of that name, so the factors come out in the order sympy gives them), or None where it
-    is not one. sympy's factor of a rational function is canonical, so simplifying first changed
-    nothing on any registered target's forms; it cost a tenth of a second a form, and its first call
-    in a process imported sympy.physics (0.4 s)."""
+    is not one. sympy's factor of a rational function is canonical, so simplifying first changes
+    nothing on any registered target's forms, and would cost time (its first call in a process
+    imports sympy.physics)."""
     atoms = e.atoms(sympy.Function)
     names = {str(x) for x in e.free_symbols}
     named = {a: sympy.Symbol(str(a), **a.assumptions0) for a in atoms}
@@ -216,7 +216,7 @@ def value_at(e: sympy.Expr, sub: dict) -> int:
     (`signs.compiled`: exact, floor and mod as sympy reads them for a positive divisor; a bounded
     run asks every form at hundreds of sizes), else by sympy with the values put in (`xreplace`:
     a Sum, a node not compiled such as a division by a size, no case of a Piecewise holding, a
-    divisor not positive; sympy's `subs` took 3 ms a form, a second of algo2's counts check)."""
+    divisor not positive; sympy's `subs` is slow where hundreds of sizes are asked)."""
     from ringproof.proofs.figures import signs
     names = tuple(sorted(sub, key=lambda x: x.name))      # not str: printing a symbol takes longer
     fn = signs.compiled(e, names)
@@ -520,9 +520,8 @@ def residue_cases(e: sympy.Expr) -> list[dict]:
 def per_residue(e: sympy.Expr, tidy: bool = True) -> list[tuple[str, sympy.Expr]]:
     """e in each residue class of n and m (label, closed form in n, m), or [("", e)]. `tidy`: each
     form factored and, where that leaves no floor, mod or cases, simplified for people (sympy's
-    `simplify` of a form with them took seconds and left them: Algorithm 2's cycles, 4 s); else
-    expanded (a caller that compares polynomials: sympy's `simplify` imports `sympy.physics` on
-    its first call, 0.2 s of a worker's CPU)."""
+    `simplify` of a form with them is slow and leaves them); else expanded (a caller that
+    compares polynomials: sympy's `simplify` imports `sympy.physics` on its first call)."""
     out = []
     for case in residue_cases(e):
         if not case:
