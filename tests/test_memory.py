@@ -9,7 +9,7 @@ import pytest
 from ringproof.model.ring import memory
 from ringproof.model.ring.trace import build_trace
 from ringproof.proofs.cli.targets import registry
-from ringproof.proofs.figures.memory import held
+from ringproof.proofs.figures.memory import homed
 RANK = {"arrive": 0, "use": 1, "leave": 2}
 
 
@@ -79,7 +79,7 @@ def test_measured_occupancy_is_the_definition_cycle_by_cycle(name):
         assert [pad(r) for r in got.tolist()] == [pad(r) for r in want], (name, n, m, d)
         assert memory.peak_per_pe(trace) == [max(r) for r in want]
         # the prover's lower bound: every input is held on its home PE at cycle 0
-        assert (got[:, 0] >= held._homed(S, n, m, d)).all(), (name, n, m, d)
+        assert (got[:, 0] >= homed.homed_at(S, n, m, d)).all(), (name, n, m, d)
 
 
 def test_a_moved_sum_is_freed_where_it_leaves_and_an_output_kept_only_where_it_ends():

@@ -20,16 +20,12 @@ busiest PE reaches it and what it holds then."""
 
 from __future__ import annotations
 
-import numpy as np
-import sympy
-
-from ringproof.errors import InternalError
-from ringproof.model.ring.layout import Layout
 from ringproof.model.ring.memory import at_peak, peak_per_pe
-from ringproof.model.ring.trace import build_trace, homes, sizes
+from ringproof.model.ring.trace import build_trace
+from ringproof.proofs.figures.memory import stays
+from ringproof.proofs.figures.memory.homed import inputs_on, unused_on  # noqa: F401 (held.unused_on: the module's)
 from ringproof.proofs.results import Counterexample, Verdict
-from ringproof.proofs.figures.spread import L, figure_size
-from ringproof.schedules.dsl import check_shape, params
+from ringproof.proofs.figures.spread import figure_size
 
 CLAIM_N = 12
 WHY = ("the exact peak is a maximum over cycles of the data a PE holds, and a datum's stay there ends at "
@@ -77,12 +73,11 @@ def exact(schedule, session=None):
 def asked(schedule, session) -> bool:
     """Is the exact peak derived in this session: the schedule marks where its peak is, and not
     on request only, or the session's budget asks for those too (`Budget.long_peaks`)?"""
-    return bool(schedule.stays.get("peak")) and (not schedule.stays.get("on_request") or session.budget.long_peaks)
+    return bool(schedule.stays.peak) and (not schedule.stays.on_request or session.budget.long_peaks)
 
 
 def hint_checks(schedule, session) -> list:
     """The checks of the stays' hints that `exact` may ask Z3 (none where it asks none)."""
-    from ringproof.proofs.figures.memory import stays
     if not asked(schedule, session):
         return []
     try:
@@ -94,7 +89,6 @@ def hint_checks(schedule, session) -> list:
 def _stay_checks(schedule, session) -> list:
     """`stays.checks`, kept in the session: built once where the prover's parent asks for them
     before its pool forks, not again by `apart`'s `_early` in a worker (0.05 s of CPU)."""
-    from ringproof.proofs.figures.memory import stays
     hit = session.balanced.get(("stay-checks", id(schedule)))
     if hit is None or hit[0] is not schedule:
         try:
@@ -156,8 +150,7 @@ def _early(schedule, session):
     """`exact`'s answer where it asks no hint check: no hints, hints on request not asked for, the
     inputs on PE l not counted, a count the occupancy needs whatever the hints mark failing
     (`stays.probe`), the hints' checks not derived; else None."""
-    from ringproof.proofs.figures.memory import stays
-    if not schedule.stays.get("peak"):
+    if not schedule.stays.peak:
         blocked = stays.blockers(schedule, session)
         return None, WHY + (f"; {BLOCKED}{'; '.join(blocked)}" if blocked else "")
     if not asked(schedule, session):
@@ -189,7 +182,6 @@ def _peak(schedule, session, compare=True):
     """The peak derived from the stays with their hint checks assumed proved, compared with the
     ring model unless not `compare` (`_compared` does it then): (form, the hint's iterations) or
     (None, why not)."""
-    from ringproof.proofs.figures.memory import stays
     try:
         top = stays.peak(schedule, session, inputs_on(schedule, session)[0])
     except stays.NotDerived as e:
@@ -224,96 +216,6 @@ def _check_peak(schedule, form, peaks: list | None = None) -> str:
             return Disagreement(f"{MISMATCH} {in_n_m_d(form)} is {got} at n={n}, m={m}, d={d}, the ring model "
                                 f"measures {want} (it rests on {' and '.join(RESTS_ON)})")
     return ""
-
-
-def inputs_on(schedule, session=None):
-    """(the inputs homed on PE l: a closed form in k, m, kd and l, "") or (None, why not)."""
-    return _homed_count(schedule, session, "inputs", {a.name: None for a in schedule.problem.inputs}, _homed)
-
-
-def unused_on(schedule, session=None):
-    """(the inputs homed on PE l that no iteration uses, as the schedule marks them
-    (`stays["unused"]`, checked by `stays.checks`): a closed form in k, m, kd and l, "") or (None,
-    why not). They are held at cycle 0 only."""
-    return _homed_count(schedule, session, "unused", schedule.stays.get("unused", {}), _unused_homed)
-
-
-def _homed_count(schedule, session, what: str, arrays: dict, measured):
-    """(the data of the input arrays `arrays` ({name: None, or (P, indices) -> the condition on an
-    element's indices}) homed on PE l, a closed form checked against `measured(schedule, n, m, d)`
-    at every size n, d ≤ 12, "") or (None, why not); kept in the session under `what`."""
-    from ringproof.proofs.figures.counting import parameters, with_parameters
-    from ringproof.proofs.figures.nests import M, Unknown, count, lifted, split_digits
-    from ringproof.proofs.ring.session import Session
-    from ringproof.proofs.figures.spread import _chunked, collapse
-    session = session if session is not None else Session()
-    hit = session.balanced.get((what, id(schedule)))
-    if hit is not None and hit[0] is schedule:
-        return hit[1]
-    P = with_parameters(schedule, parameters(schedule.shape))
-    scale, decider = _chunked(schedule, session)      # an exact chunk k/c counted as c·k′ (no floor)
-    total = sympy.Integer(0)
-    for a in schedule.problem.inputs:
-        if a.name not in arrays:
-            continue
-        syms = [sympy.Symbol(f"_{i}", integer=True) for i in range(len(a.dims))]
-        if not all(hasattr(P, x) for x in a.dims):
-            return None, f"the inputs of {a.name} on PE l are not counted (an extent that is not a size here)"
-        loops = [(L, sympy.Integer(1), M)] + [(s, sympy.Integer(1), sympy.sympify(getattr(P, x)).xreplace(scale))
-                                              for s, x in zip(syms, a.dims)]
-        pe = sympy.sympify(schedule.home(P, a[tuple(syms)])).xreplace(scale)
-        cond = sympy.Eq(pe, L)
-        if arrays[a.name] is not None:
-            cond = sympy.And(cond, sympy.sympify(arrays[a.name](P, tuple(syms))).xreplace(scale))
-        loops, cond = split_digits(loops, cond, keep=1) or (loops, cond)
-        try:
-            total += count(loops, lifted(cond, loops, decider), decider, keep=1)
-        except Unknown as e:
-            return None, f"the {'unused ' if what == 'unused' else ''}inputs of {a.name} on PE l are not counted ({e})"
-    back = {x: x / c for x, c in ((k, v / k) for k, v in scale.items())}
-    total = collapse(sympy.expand(total), decider).xreplace(back)
-    _check(schedule, total, measured, what)
-    session.balanced[(what, id(schedule))] = (schedule, (total, ""))
-    return total, ""
-
-
-def _homed(schedule, n: int, m: int, d: int) -> list[int]:
-    """[inputs homed on PE 1, ..., PE m] at one size, from the ring model's placement."""
-    P = params(n, m, d=check_shape(schedule, n, m, d))
-    home = homes(schedule, P, Layout(schedule.problem, n, P.d, sizes(schedule, P)))
-    return np.bincount(home[home > 0], minlength=m + 1)[1:m + 1].tolist()
-
-
-def _unused_homed(schedule, n: int, m: int, d: int) -> list[int]:
-    """[inputs homed on PE 1, ..., PE m that no iteration uses] at one size, on the ring model: of
-    the arrays marked in `stays["unused"]`, those no active op reads and no send passes on."""
-    tr = build_trace(schedule, n, m, d)
-    used = np.zeros(tr.home.shape, bool)
-    for pt in tr.phases:
-        act = np.broadcast_to(np.asarray(pt.active, bool), np.shape(pt.pe))
-        snd = np.broadcast_to(np.asarray(pt.send, bool), act.shape)
-        read = [np.broadcast_to(o, act.shape)[act] for o in pt.operands]
-        for ids in read + [np.broadcast_to(pt.sent, act.shape)[snd]]:
-            used[ids[ids >= 0]] = True
-    marked = np.isin(tr.layout.array_of(np.arange(tr.home.size)),
-                     [i for i, a in enumerate(tr.layout.arrays) if a.name in schedule.stays.get("unused", {})])
-    home = tr.home[(tr.home > 0) & ~used & marked]
-    return np.bincount(home, minlength=m + 1)[1:m + 1].tolist()
-
-
-def _check(schedule, form, measured=None, what: str = "inputs") -> None:
-    """The form against the ring model's placement (`measured`, else `_homed`) at every size n, d ≤
-    12: InternalError at the first disagreement."""
-    from ringproof.proofs.figures.counting import check_sizes, in_n_m_d, least_at, least_names
-    from ringproof.proofs.figures.spread import _compile, _on_pes
-    names = least_names(schedule.shape)
-    fn = _compile(form, names)
-    for n, m, d in check_sizes(schedule.shape):
-        want = (measured or _homed)(schedule, n, m, d)
-        got = _on_pes(fn, n, m, d, [int(v) for v in least_at(schedule.shape, n, m, d).values()])
-        if got != want:
-            raise InternalError(f"memory: the derived {what} on PE l, {in_n_m_d(form)}, give {got} at n={n}, "
-                                f"m={m}, d={d}; the ring model places {want}")
 
 
 def summary(schedule, session=None) -> dict:

@@ -30,15 +30,15 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from ringproof.schedules.expr import and_, eq, le, lift, not_, or_, var, wrap
+from ringproof.proofs.figures.memory.data import NotDerived, data_of, ends, stored
+from ringproof.schedules.expr import and_, between, eq, le, lift, not_, or_, var, wrap
 
 
 def hint(schedule, phase):
     """The phase's ledger hint, or None. NotDerived where its loop is not the phase's innermost
     (a transit's predecessor, index − 1, is then not the cycle before) or where the slot holds
     another phase."""
-    from ringproof.proofs.figures.memory.stays import NotDerived
-    got = schedule.stays.get("ledger", {}).get(phase.name)
+    got = schedule.stays.ledger.get(phase.name)
     if got is not None:
         if phase.loops[-1].name != got["loop"]:
             raise NotDerived(f"phase {phase.name}: its ledger pads loop {got['loop']}, not its innermost")
@@ -54,7 +54,6 @@ def checks(schedule) -> list:
     from ringproof.proofs.ring.normalize import PARAMS
     from ringproof.proofs.ring.properties import shape_of
     from ringproof.proofs.ring.properties.base import Check
-    from ringproof.proofs.figures.memory.stays import data_of, ends, stored
     S, out = schedule, []
     requires, chunk, _ = shape_of(S)
     P = PARAMS
@@ -154,7 +153,6 @@ def checks(schedule) -> list:
 
 def _in_padded(S, p, P, it):
     """Term: the iteration's indices lie in the padded nest's ranges and l ∈ [1, m]."""
-    from ringproof.schedules.expr import between
     h, conds, ns = hint(S, p), [], {}
     for lp in p.loops:
         lo, hi = lp.bounds(P, SimpleNamespace(**ns))
