@@ -16,7 +16,7 @@ from ringproof.model.ring.trace import build_trace
 from ringproof.proofs.cli.targets import registry
 from ringproof.proofs.options import Options
 from ringproof.proofs.results import Verdict
-from ringproof.proofs.figures.memory import held
+from ringproof.proofs.figures.memory import held, homed
 from ringproof.proofs.figures import spread
 from ringproof.proofs.figures.nests import K, M, Decider, count, lifted, split_digits
 from ringproof.proofs.ring.session import Session
@@ -270,9 +270,9 @@ def test_inputs_per_pe_are_a_proved_lower_bound_of_the_measured_peak():
         got = printed[name] = held.summary(S, session)["inputs_on_pe"]
         for n, m, d in S.shape.sizes(8, 4)[:12]:
             peaks = peak_per_pe(build_trace(S, n, m, d))
-            homed = held._homed(S, n, m, d)
-            assert [_value(got, n, m, d, l) for l in range(1, m + 1)] == homed, (name, n, m, d)
-            assert all(h <= p for h, p in zip(homed, peaks)), (name, n, m, d)
+            on_pe = homed.homed_at(S, n, m, d)
+            assert [_value(got, n, m, d, l) for l in range(1, m + 1)] == on_pe, (name, n, m, d)
+            assert all(h <= p for h, p in zip(on_pe, peaks)), (name, n, m, d)
     assert sympy.simplify(sympy.sympify(printed["algo1"]) - 3 * N**2 / Mm) == 0
 
 
@@ -638,14 +638,13 @@ def _sign_by_expanding(e):
 
 
 def test_a_sizes_sign_from_the_cells_least_sizes_is_nests_sign_and_sound():
-    """`nests._sign` (its binomial shifts) is the sign read by expanding the shifted form (random
+    """`signs.sign` (its binomial shifts) is the sign read by expanding the shifted form (random
     polynomials of k, m, kd, some with a floor or an index: None); from the least sizes a cell allows
-    (`peak_bound._sign_in`) it shows only what holds at every point of the cell (checked on a grid),
+    (`signs.nonpos`) it shows only what holds at every point of the cell (checked on a grid),
     e.g. −2k²m + 5k² − 1 ≤ 0 for m ≥ 3, not for m ≥ 2 (k² − 1 at m = 2)."""
     import random
-    from ringproof.proofs.figures.memory import peak_bound
     from ringproof.proofs.figures import signs
-    from ringproof.proofs.figures.nests import KD, _sign
+    from ringproof.proofs.figures.nests import KD
     rng = random.Random(7)
     i = sympy.Symbol("i", integer=True)
     grid, shown = list(itertools.product(range(1, 8), repeat=3)), 0
@@ -655,15 +654,15 @@ def test_a_sizes_sign_from_the_cells_least_sizes_is_nests_sign_and_sound():
         e = sympy.expand(e + rng.choice([0, 1, -1, sympy.floor(K / 2), i]))
         if e.is_Number:
             continue
-        assert _sign(e) == _sign_by_expanding(e), e
+        assert signs.sign(e) == _sign_by_expanding(e), e
         cell = sympy.And(K >= rng.randint(1, 4), M >= rng.randint(1, 4), sympy.Eq(KD, rng.randint(1, 3)))
-        if peak_bound._sign_in(e, cell):
+        if signs.nonpos(e, cell):
             at, inside = signs.compiled(e, (K, M, KD)), signs.compiled(cell, (K, M, KD))
             assert all(at(*p) <= 0 for p in grid if inside(*p)), (e, cell)
-            shown += _sign(e) is not True          # shown only from the cell's least sizes
+            shown += signs.sign(e) is not True          # shown only from the cell's least sizes
     assert shown >= 10, shown
-    assert peak_bound._sign_in(-2 * K**2 * M + 5 * K**2 - 1, M >= 3)
-    assert not peak_bound._sign_in(-2 * K**2 * M + 5 * K**2 - 1, M >= 2)
+    assert signs.nonpos(-2 * K**2 * M + 5 * K**2 - 1, M >= 3)
+    assert not signs.nonpos(-2 * K**2 * M + 5 * K**2 - 1, M >= 2)
 
 
 def test_a_query_of_the_sizes_with_a_model_near_its_least_sizes_is_not_asked_of_z3(monkeypatch):
@@ -684,9 +683,10 @@ def test_a_query_of_the_sizes_with_a_model_near_its_least_sizes_is_not_asked_of_
 def test_settled_reads_a_regimes_cases_and_joins_its_values_as_sympy_does():
     """`peak_bound.settled`'s shortcuts give what sympy gives: `_read` (each Piecewise read by the
     comparisons' values) is piecewise_fold of the xreplace at assignments of random nested cases;
-    `_apart` (a point where two Max forms differ) never holds of forms sympy finds equal once the
+    `signs.differ` (a point where two Max forms differ) never holds of forms sympy finds equal once the
     regime's sizes are put in, `_alike` (the same arguments) only of such forms."""
     import random
+    from ringproof.proofs.figures import signs
     from ringproof.proofs.figures.memory import peak_bound
     from ringproof.proofs.figures.nests import KD
     rng = random.Random(11)
@@ -709,18 +709,17 @@ def test_settled_reads_a_regimes_cases_and_joins_its_values_as_sympy_does():
         at = {f: f.xreplace(fixed) for f in forms}
         for v, w in itertools.product(forms, repeat=2):
             same = sympy.expand(at[v] - at[w]) == 0
-            assert not (same and peak_bound._apart(v, w, fixed)), (v, w, fixed)
+            assert not (same and signs.differ(v, w, fixed)), (v, w, fixed)
             assert not peak_bound._alike(v, w, fixed) or same, (v, w, fixed)
     joined = next(f for f in forms if isinstance(f, sympy.Max))
     assert peak_bound._alike(joined, sympy.Max(*reversed(joined.args)), {})
-    assert peak_bound._apart(joined, joined.args[0] - 1, {})
+    assert signs.differ(joined, joined.args[0] - 1, {})
 
 
 def test_a_comparison_of_the_sizes_is_decided_in_a_regime_from_its_least_sizes_as_z3_decides_it():
-    """`peak_bound._signed_in`: where it decides a comparison of the sizes in a regime (k = v or
+    """`signs.decided`: where it decides a comparison of the sizes in a regime (k = v or
     k ≥ v for each size, as `settled` writes them), Z3 decides it alike, and every point of the
     regime on a grid agrees; it decides many of them."""
-    from ringproof.proofs.figures.memory import peak_bound
     from ringproof.proofs.figures import signs
     from ringproof.proofs.figures.nests import KD, Decider
     from ringproof.schedules.shape import ANY_D
@@ -730,7 +729,7 @@ def test_a_comparison_of_the_sizes_is_decided_in_a_regime_from_its_least_sizes_a
     regimes = [sympy.And(K >= 3, M >= 2), sympy.And(sympy.Eq(K, 1), M >= 3), sympy.And(M >= 2, KD >= 3, K >= 5),
                sympy.And(sympy.Eq(M, 1), K >= 2, KD >= 1), sympy.And(K >= 1, M >= 1)]
     for a, regime in itertools.product(atoms, regimes):
-        got = peak_bound._signed_in(a, regime)
+        got = signs.decided(a, regime)
         if got is None:
             continue
         decided += 1
@@ -738,7 +737,7 @@ def test_a_comparison_of_the_sizes_is_decided_in_a_regime_from_its_least_sizes_a
         at, inside = signs.compiled(a, (K, M, KD)), signs.compiled(regime, (K, M, KD))
         assert all(at(*p) is (got is sympy.true) for p in grid if inside(*p)), (a, regime)
     assert decided >= 12, decided
-    assert peak_bound._signed_in(sympy.Eq(K, 3), K >= 1) is None
+    assert signs.decided(sympy.Eq(K, 3), K >= 1) is None
 
 
 def test_a_cell_that_names_a_size_twice_is_read_as_both():

@@ -42,10 +42,10 @@ ALLOWED = {
 PURE = {
     "ringproof.proofs.ring.lemmas._digested",
     "ringproof.proofs.figures.counting._claim_form",
-    "ringproof.proofs.figures.signs.compiled",
+    *(f"ringproof.proofs.figures.signs.{f}" for f in ("compiled", "sign", "sign_of_terms")),
     *(f"ringproof.proofs.figures.conjunction.{f}" for f in ("_canonical", "_negated", "_order", "_put")),
     *(f"ringproof.proofs.figures.nests.{f}" for f in ("_at_most_zero", "_opposite", "_first", "_digit_of",
-                                                      "_faulhaber", "_sign", "sign_of_terms")),
+                                                      "_faulhaber")),
     "ringproof.proofs.figures.memory.sparse.ring_of", "ringproof.proofs.figures.memory.sparse.poly",
     *(f"ringproof.proofs.figures.memory.peak_bound.{f}" for f in (
         "_fixed_pieces", "_fixed_piece", "_pieces_of", "_unit_in", "_range_of", "_span", "_text", "_comparisons")),

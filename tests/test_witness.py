@@ -7,7 +7,7 @@ import random
 import sympy
 
 from ringproof.proofs.figures import signs
-from ringproof.proofs.figures.nests import KD, M, K, Decider, _sign
+from ringproof.proofs.figures.nests import KD, M, K, Decider
 from ringproof.schedules.shape import ANY_D, D_IS_N
 
 I, J, L = sympy.symbols("i j l", integer=True)
@@ -51,7 +51,7 @@ def test_refuting_points_and_bounds_agree_with_z3_on_random_instances():
             if d._refuted(e, ctx, facts):
                 assert z is False, (e, ctx, facts)
                 answered["refuted"] += 1
-            if signs.bounded(e, ctx, facts, _sign):
+            if signs.bounded(e, ctx, facts):
                 assert z is True, (e, ctx, facts)
                 answered["bounded"] += 1
             cond = sympy.And(e > 0, *[f <= 0 for f in facts])

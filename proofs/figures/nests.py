@@ -28,23 +28,20 @@ answer Z3 does not give leaves the case split (never a guess).
 
 from __future__ import annotations
 
-import itertools
 import math
 import time
-from fractions import Fraction
 
 import sympy
 import z3
 
 from ringproof.proofs.figures import signs
+from ringproof.proofs.figures.signs import K, KD, M, SIZES as SYMPY_PARAMETERS
 from ringproof.proofs.figures.conjunction import conjunction
 from ringproof.proofs.memos import pure
 from ringproof.proofs.ring.budgets import Budget
 from ringproof.schedules.expr import evaluate, lift, var
 from ringproof.schedules.shape import D_IS_N, Shape
 
-K, M, KD = sympy.symbols("k m kd", positive=True, integer=True)
-SYMPY_PARAMETERS = (K, M, KD)
 MAX_CASES = 256          # disjoint conjunctions of a guard, or pieces of a nest, before `Unknown`
 
 
@@ -530,10 +527,10 @@ class Decider:
         key = (e, ctx, facts)
         if key in self._known:
             return self._known[key]
-        answer = _sign(e) if free <= set(SYMPY_PARAMETERS) else None
+        answer = signs.sign(e) if free <= set(SYMPY_PARAMETERS) else None
         if answer is None and self._refuted(e, ctx, facts):
             answer = False
-        if answer is None and ctx and signs.bounded(e, ctx, facts, _sign):
+        if answer is None and ctx and signs.bounded(e, ctx, facts):
             answer = True
         if answer is None:
             answer = self._z3(e, ctx, facts)
@@ -645,44 +642,6 @@ def _least(shape: Shape):
         exists += [sympy.Le(lo, hi), fn.cond(P, hi)]
         out[x] = [sympy.Le(lo, x), sympy.Le(x, hi), fn.cond(P, x), sympy.Or(sympy.Eq(x, lo), sympy.Not(fn.cond(P, x - 1)))]
     return out, sympy.And(*exists)
-
-
-@pure(8192)
-def _sign(e, least=()):
-    """True if e ≤ 0 for all k, m, kd ≥ 1 (at least the values `least` gives, (size, value) pairs),
-    False if e ≥ 1 for all of them; None otherwise, or where e is not a polynomial of them. Read
-    from the coefficients of e in each size less its least value (`sign_of_terms`). A pure
-    function of its arguments, memoized."""
-    terms = []
-    for term, c in sympy.expand(e).as_coefficients_dict().items():
-        exps = [0] * len(SYMPY_PARAMETERS)
-        for base, x in ([] if term == 1 else term.as_powers_dict().items()):
-            if base not in SYMPY_PARAMETERS or not x.is_Integer or x < 0:
-                return None                                  # not a polynomial of the sizes
-            exps[SYMPY_PARAMETERS.index(base)] = int(x)
-        if not c.is_Rational:
-            return None
-        terms.append((tuple(exps), Fraction(int(c.p), int(c.q))))
-    return sign_of_terms(tuple(terms), least)
-
-
-@pure(8192)
-def sign_of_terms(terms: tuple, least=()):
-    """`_sign` of the polynomial Σ c·k^a·m^b·kd^e given as its terms ((a, b, e), c), c a Fraction:
-    each term shifted to the sizes less their least values with the binomial theorem (not sympy's
-    expand of the shifted form, which is slow on many calls), the sign read from the coefficients."""
-    lows = [dict(least).get(p, 1) for p in SYMPY_PARAMETERS]
-    out: dict = {}
-    for exps, c in terms:
-        for combo in itertools.product(*[[(j, math.comb(x, j) * lo ** (x - j)) for j in range(x + 1)]
-                                         for x, lo in zip(exps, lows)]):
-            mono = tuple(j for j, _ in combo)
-            out[mono] = out.get(mono, 0) + c * math.prod(w for _, w in combo)
-    if all(c <= 0 for c in out.values()):
-        return True
-    if out.get((0,) * len(SYMPY_PARAMETERS), 0) >= 1 and all(c >= 0 for c in out.values()):
-        return False
-    return None
 
 
 class NoZ3(Exception):

@@ -1,13 +1,16 @@
-"""Questions of the counter's `nests.Decider` (is e ≤ 0 at every point of a nest?) settled before
-Z3 is asked, both ways only where the answer is certain:
+"""The sign oracle: is a form ≤ 0 at every point asked about? Each tier answers only where the
+answer is certain, the cheaper first, Z3 last:
 
-- "not shown" (`Decider._refuted`, with `points`, `refuted`): a point that satisfies every fact of
-  the question (k, m, kd ≥ 1, kd = k where d is n, the side condition, the loops' ranges, the
-  further atoms) and breaks the claim is a model of the query Z3 would be given, so Z3 could only
-  answer sat (or nothing: "not shown" too). The points are a few small sizes, at each the ends and
-  middle of every loop's range, outer first.
-- "shown" (`bounded`): each index replaced by one of its bounds, innermost first, and the result
-  ≤ 0 for every size by its coefficients' signs.
+1. *coefficients* (`sign`, `sign_of_terms`): a polynomial of the sizes k, m, kd is ≤ 0 for every
+   size ≥ 1 where its coefficients in each size less 1 are ≤ 0 (≥ 1 everywhere where the constant
+   is ≥ 1 and the rest ≥ 0);
+2. *range ends*: the same from the least value a condition leaves each size (`least_of`, `nonpos`,
+   `decided` for a comparison), and for a form of indices, each index replaced by an end of its
+   range (`bounded`, innermost first);
+3. *sample points*: a point that meets every fact and breaks the claim (`points`, `refuted`,
+   `somewhere`, `differ`) is a model of the query Z3 would be given: "not shown", without Z3;
+4. *Z3*: the decider's (`nests.Decider.holds` and `never`, which try tiers 1-3 first;
+   `Oracle.nonpos` for the peak's cases, answers kept).
 
 Expressions are evaluated exactly (`compiled`: Python ints and Fractions, floor and mod as Z3 reads
 them with a positive divisor), which `spread.collapse` uses too.
@@ -15,6 +18,7 @@ them with a positive divisor), which `spread.collapse` uses too.
 
 from __future__ import annotations
 
+import itertools
 import math
 from fractions import Fraction
 
@@ -22,7 +26,10 @@ import sympy
 
 from ringproof.proofs.memos import pure
 
-SIZES = ((1, 1, 1), (2, 2, 2), (1, 2, 1), (2, 1, 2), (3, 2, 1), (1, 3, 2), (2, 3, 3), (4, 2, 2), (3, 4, 2))   # k, m, kd
+K, M, KD = sympy.symbols("k m kd", positive=True, integer=True)
+SIZES = (K, M, KD)
+
+SMALL = ((1, 1, 1), (2, 2, 2), (1, 2, 1), (2, 1, 2), (3, 2, 1), (1, 3, 2), (2, 3, 3), (4, 2, 2), (3, 4, 2))   # k, m, kd
 MAX_POINTS = 128
 
 
@@ -98,7 +105,7 @@ def compiled(e, names: tuple):
     return eval(f"lambda {args}: {src}", {"F": Fraction, "floor": math.floor, "ceil": math.ceil, "mod": _mod})
 
 
-def _at(fn, point):
+def at(fn, point):
     """fn at the point, or None where it is not defined there."""
     try:
         return fn(*point)
@@ -108,7 +115,7 @@ def _at(fn, point):
 
 def points(sizes_of: tuple, ctx: tuple, requires, d_is_n: bool) -> list[tuple]:
     """Points (k, m, kd, then each index of `ctx` = ((v, lo, hi), ...), outer first) of the small
-    `SIZES` that satisfy the side condition `requires` (None: none), each index at the ends and the
+    `SMALL` that satisfy the side condition `requires` (None: none), each index at the ends and the
     middle of its range; [] where a bound or the side condition is not evaluated here."""
     out = []
     names = list(sizes_of)
@@ -123,16 +130,16 @@ def points(sizes_of: tuple, ctx: tuple, requires, d_is_n: bool) -> list[tuple]:
         bounds.append((fl, fh))
         names.append(v)
     seen = set()
-    for k, m, kd in SIZES:
+    for k, m, kd in SMALL:
         size = (k, m, k if d_is_n else kd)
-        if size in seen or (check is not None and _at(check, size) is not True):
+        if size in seen or (check is not None and at(check, size) is not True):
             continue
         seen.add(size)
         todo = [size]
         for fl, fh in bounds:
             grown = []
             for p in todo:
-                lo, hi = _at(fl, p), _at(fh, p)
+                lo, hi = at(fl, p), at(fh, p)
                 if lo is None or hi is None:
                     continue
                 lo, hi = math.ceil(lo), math.floor(hi)
@@ -147,10 +154,10 @@ def points(sizes_of: tuple, ctx: tuple, requires, d_is_n: bool) -> list[tuple]:
 def refuted(fn, facts: list, pts: list, strict_above: bool) -> bool:
     """Does some point satisfy every fact (f ≤ 0) and make fn > 0 (`strict_above`) or fn true?"""
     for p in pts:
-        v = _at(fn, p)
+        v = at(fn, p)
         if v is None or not (v > 0 if strict_above else v is True):
             continue
-        if all((w := _at(f, p)) is not None and w <= 0 for f in facts):
+        if all((w := at(f, p)) is not None and w <= 0 for f in facts):
             return True
     return False
 
@@ -158,11 +165,11 @@ def refuted(fn, facts: list, pts: list, strict_above: bool) -> bool:
 MAX_LEAVES = 16          # combinations of bounds tried by `bounded`
 
 
-def bounded(e, ctx: tuple, facts: tuple, sign) -> bool:
+def bounded(e, ctx: tuple, facts: tuple) -> bool:
     """Is e ≤ 0 at every point of ctx under the facts (f ≤ 0), shown by bounding: each index,
     innermost first, replaced by one of its upper bounds where its coefficient is positive (lower
     where negative) -- its range's, or a fact ±v + r ≤ 0 whose r reads only outer indices -- and the
-    result, free of indices, shown ≤ 0 for every k, m, kd ≥ 1 by `sign` (`nests._sign`). A bound
+    result, free of indices, shown ≤ 0 for every k, m, kd ≥ 1 by `sign`. A bound
     only weakens e's maximum, so this never shows what does not hold; False where it shows nothing
     (Z3 is asked then)."""
     names = [v for v, _, _ in ctx]
@@ -217,3 +224,145 @@ def _linear(e):
     if not all(c.is_Rational for c in terms.values()):
         return None
     return {t: c for t, c in terms.items() if c != 0}
+
+
+# ----------------------------------------------------------------------------- the sizes' signs
+
+
+@pure(8192)
+def sign(e, least=()):
+    """True if e ≤ 0 for all k, m, kd ≥ 1 (at least the values `least` gives, (size, value) pairs),
+    False if e ≥ 1 for all of them; None otherwise, or where e is not a polynomial of them. Read
+    from the coefficients of e in each size less its least value (`sign_of_terms`)."""
+    terms = []
+    for term, c in sympy.expand(e).as_coefficients_dict().items():
+        exps = [0] * len(SIZES)
+        for base, x in ([] if term == 1 else term.as_powers_dict().items()):
+            if base not in SIZES or not x.is_Integer or x < 0:
+                return None                                  # not a polynomial of the sizes
+            exps[SIZES.index(base)] = int(x)
+        if not c.is_Rational:
+            return None
+        terms.append((tuple(exps), Fraction(int(c.p), int(c.q))))
+    return sign_of_terms(tuple(terms), least)
+
+
+@pure(8192)
+def sign_of_terms(terms: tuple, least=()):
+    """`sign` of the polynomial Σ c·k^a·m^b·kd^e given as its terms ((a, b, e), c), c a Fraction:
+    each term shifted to the sizes less their least values with the binomial theorem (not sympy's
+    expand of the shifted form, which is slow on many calls), the sign read from the coefficients."""
+    lows = [dict(least).get(p, 1) for p in SIZES]
+    out: dict = {}
+    for exps, c in terms:
+        for combo in itertools.product(*[[(j, math.comb(x, j) * lo ** (x - j)) for j in range(x + 1)]
+                                         for x, lo in zip(exps, lows)]):
+            mono = tuple(j for j, _ in combo)
+            out[mono] = out.get(mono, 0) + c * math.prod(w for _, w in combo)
+    if all(c <= 0 for c in out.values()):
+        return True
+    if out.get((0,) * len(SIZES), 0) >= 1 and all(c >= 0 for c in out.values()):
+        return False
+    return None
+
+
+def least_of(cond) -> dict:
+    """{size: the least value the atoms x = v and x ≥ v of the conjunction `cond` leave it}."""
+    least = {}
+    for a in sympy.And.make_args(cond):
+        if isinstance(a, (sympy.Eq, sympy.GreaterThan)) and a.lhs in SIZES and a.rhs.is_Integer:
+            least[a.lhs] = max(least.get(a.lhs, 1), int(a.rhs))
+    return least
+
+
+def nonpos(x, cond=None) -> bool:
+    """Is x, a polynomial of the sizes (an expression, or its terms as `sign_of_terms` reads them),
+    shown ≤ 0 for every size, or (`cond`) from the least sizes `cond` allows (sound for any cond of
+    which those atoms are conjuncts)? False where not shown."""
+    read = sign_of_terms if isinstance(x, tuple) else sign
+    if read(x) is True:
+        return True
+    least = least_of(cond) if cond is not None else {}
+    return any(v > 1 for v in least.values()) and read(x, tuple(sorted(least.items(), key=str))) is True
+
+
+def decided(a, cond=None):
+    """sympy.true or sympy.false where the comparison a (≤, <, ≥ or > of the sizes) holds wherever
+    `cond` does or nowhere there, shown by `nonpos` (p ≤ 0 holds where p ≤ 0 is shown, fails where
+    1 − p ≤ 0 is), else None."""
+    if type(a) not in (sympy.Le, sympy.Lt, sympy.Ge, sympy.Gt):
+        return None
+    p = sympy.expand(a.lhs - a.rhs if type(a) in (sympy.Le, sympy.Lt) else a.rhs - a.lhs)
+    p += 1 if type(a) in (sympy.Lt, sympy.Gt) else 0            # a: p ≤ 0 (integers)
+    for q, answer in ((p, sympy.true), (1 - p, sympy.false)):
+        if nonpos(q, cond):
+            return answer
+    return None
+
+
+SPREAD = (0, 1, 2, 4, 8, 16)     # past the least value of each size, where `somewhere` looks
+
+
+def somewhere(cond, requires, d_is_n: bool) -> bool:
+    """Does `cond`, of the sizes alone, hold at a point near the least sizes it allows (`SPREAD`
+    past each) that meets the side condition `requires` (None: none)? False where not found."""
+    if not cond.free_symbols <= set(SIZES):
+        return False
+    fn = compiled(cond, SIZES)
+    req = compiled(requires, SIZES) if requires is not None else None
+    if fn is None or (requires is not None and req is None):
+        return False
+    least = least_of(cond)
+    k, m, kd = ([least.get(x, 1) + s for s in SPREAD] for x in SIZES)
+    for p in itertools.product(k, m, k if d_is_n else kd):
+        if d_is_n and p[2] != p[0]:
+            continue
+        if at(fn, p) is True and (req is None or at(req, p) is True):
+            return True
+    return False
+
+
+SPOTS = (1, 2, 3, 5, 8, 20, 64)    # the values of each size `differ` puts in where not fixed
+
+
+def differ(v, w, fixed: dict) -> bool:
+    """Do v and w (forms of the sizes) differ at a point of positive sizes with the `fixed` ones put
+    in? Then they are not one form there."""
+    f, g = compiled(v, SIZES), compiled(w, SIZES)
+    if f is None or g is None:
+        return False
+    for p in itertools.product(*[[int(fixed[x])] if x in fixed else SPOTS for x in SIZES]):
+        a, b = at(f, p), at(g, p)
+        if a is not None and b is not None and a != b:
+            return True
+    return False
+
+
+class Oracle:
+    """The tiers with Z3 last, for the peak's cases: is x, a form of the sizes (and of the indices
+    of `ctx`, over their ranges), ≤ 0 wherever `cond` holds? Coefficients and the least sizes of
+    `cond` (`nonpos`; not where x reads an index), then the decider's `never` (sample points, Z3
+    within `rlimit`). Answers kept in `known` (shared by the cases of every cell)."""
+
+    def __init__(self, decider, known: dict):
+        self.decider, self.known = decider, known
+
+    def nonpos(self, x, cond, ctx=(), rlimit: int | None = None) -> bool:
+        x = sympy.expand(x)
+        if x.is_Number:
+            return bool(x <= 0)
+        if x not in self.known:                      # for every size
+            self.known[x] = sign(x) is True
+        ctx = tuple(ctx) if any(x.has(r[0]) for r in ctx) else ()
+        key = (x, cond) + ((ctx,) if ctx else ())
+        if not self.known[x] and key not in self.known:
+            self.known[key] = (not ctx and nonpos(x, cond)) or \
+                self.decider.never(sympy.And(cond, sympy.Gt(x, 0, evaluate=False)), ctx, rlimit=rlimit)
+        return self.known[x] or self.known[key]
+
+    def terms_nonpos(self, terms: tuple, expr, cond) -> bool:
+        """`nonpos` of a polynomial of the sizes given also as its terms (read from them first)."""
+        key = ("terms", terms, cond)
+        if key not in self.known:
+            self.known[key] = nonpos(terms, cond) or self.nonpos(expr, cond)
+        return self.known[key]

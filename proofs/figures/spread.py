@@ -297,8 +297,8 @@ class _Cells:
         if any(fn is None for fn, _ in fns) or (nonzero is not None and extra is None):
             return False
         for p in self.points:
-            if all((v := signs._at(fn, p)) is not None and (v <= 0 if t else v >= 1) for fn, t in fns) \
-                    and (extra is None or signs._at(extra, p) is True):
+            if all((v := signs.at(fn, p)) is not None and (v <= 0 if t else v >= 1) for fn, t in fns) \
+                    and (extra is None or signs.at(extra, p) is True):
                 return True
         return False
 

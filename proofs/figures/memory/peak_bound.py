@@ -6,22 +6,21 @@ Z3 (within `budgets.PEAK_BOUND`) asked where they do not, an index split where o
 does not decide cuts it in two. Where the most is a Max of candidates, the form is bounded
 by the largest of them in one pass over the cases (a case's value at the ends of its ranges at most
 one of them, or Z3 shown that it exceeds none). A case left with comparisons of the sizes alone is cut
-on them (`Cases._on_sizes`). A form of the sizes is signed from the least sizes
-a cell allows before Z3 is asked (`_sign_in`), and a query of the sizes that holds at a point near
+on them (`Cases._on_sizes`). Every sign is asked of the tiers of `signs` (coefficients, the least
+sizes a cell allows, sample points, Z3 last), and a query of the sizes that holds at a point near
 them is answered "not shown" without Z3 (`Remembered`). Used by `stays.peak`."""
 
 from __future__ import annotations
 
-import itertools
-
 import sympy
 
-from ringproof.proofs.figures.memory import sparse
+from ringproof.proofs.figures import signs
 from ringproof.proofs.figures.conjunction import put_in
+from ringproof.proofs.figures.memory import sparse
+from ringproof.proofs.figures.nests import SYMPY_PARAMETERS
 from ringproof.proofs.memos import pure
-from ringproof.proofs.figures.nests import _sign, sign_of_terms
+from ringproof.proofs.ring.budgets import PEAK_BOUND
 
-SPREAD = (0, 1, 2, 4, 8, 16)     # past the least value of each size, where `Remembered` looks for a model
 TOPS = 16         # the values at the ends of the ranges `Cases._tops` may ask about in one case
 FEW = 4           # values of a size that `at_most` takes one by one where a cell's part leaves no more
 CUTS = 3          # cuts deep `Cases._under_through` looks before Z3 is asked of a case
@@ -47,26 +46,11 @@ class Remembered:
         return self.known[key]
 
     def _somewhere(self, cond) -> bool:
-        """Does `cond`, of the sizes alone, hold at a point near the least sizes it allows (`SPREAD`
-        past each, the side condition met)? A model of Z3's query, found without it: the answer
-        could only be "not shown"."""
-        from ringproof.proofs.figures import signs
-        from ringproof.proofs.figures.nests import SYMPY_PARAMETERS
+        """Does `cond`, of the sizes alone, hold at a point near the least sizes it allows
+        (`signs.somewhere`)? A model of Z3's query, found without it: the answer could only be
+        "not shown"."""
         d = self.decider
-        if d.least or not cond.free_symbols <= set(SYMPY_PARAMETERS):
-            return False
-        fn = signs.compiled(cond, SYMPY_PARAMETERS)
-        req = signs.compiled(d.requires, SYMPY_PARAMETERS) if d.requires is not None else None
-        if fn is None or (d.requires is not None and req is None):
-            return False
-        least = _least_of(cond)
-        k, m, kd = ([least.get(x, 1) + s for s in SPREAD] for x in SYMPY_PARAMETERS)
-        for p in itertools.product(k, m, k if d.d_is_n else kd):
-            if d.d_is_n and p[2] != p[0]:
-                continue
-            if signs._at(fn, p) is True and (req is None or signs._at(req, p) is True):
-                return True
-        return False
+        return not d.least and signs.somewhere(cond, d.requires, d.d_is_n)
 
 
 def at_most(e, regime, ranges, decider, values=(0,)) -> bool:
@@ -123,7 +107,6 @@ def _split_on_sizes(cond, cell, pieces) -> list:
     (the cell's, 4 past its lower end where it has no upper): in each part it is decided once (Z3),
     not left open in every case of the indices (each query would carry it). The parts cover the
     cell whatever the corners show."""
-    from ringproof.proofs.figures.nests import SYMPY_PARAMETERS
     box = {x: (1, None) for x in SYMPY_PARAMETERS}
     for a in sympy.And.make_args(cell):
         if isinstance(a, sympy.Eq) and a.lhs.is_Symbol and a.rhs.is_Integer:
@@ -205,7 +188,6 @@ def _unit_in(a, v):
 def _range_of(a):
     """(size, least, largest or None) that a comparison of one size with a number (a linear one,
     rational coefficients) leaves it, the size an integer ≥ 1; else None."""
-    from ringproof.proofs.figures.nests import SYMPY_PARAMETERS
     if type(a) not in (sympy.Le, sympy.Lt, sympy.Ge, sympy.Gt, sympy.Eq) or len(a.free_symbols) != 1:
         return None
     (x,) = a.free_symbols
@@ -277,11 +259,11 @@ class Cases:
     def __init__(self, decider, cond, values=(0,)):
         self.decider, self.cond, self.visited = decider, cond, 0
         self.known, self.syms = getattr(decider, "cases", {}), getattr(decider, "symbols", {})   # `Remembered`'s
+        self.signs = signs.Oracle(decider, self.known)
         self.here = (None, None, {})
         self.values = [sympy.expand(v) for v in values]
 
     def hold(self, pieces, ranges) -> bool:
-        from ringproof.proofs.ring.budgets import PEAK_BOUND
         self.visited += 1
         if self.visited > self.decider.budget.peak_cases:
             return False
@@ -329,7 +311,7 @@ class Cases:
             else:
                 lo, hi = ranges[at][1], ranges[at][2]
                 outer, self.cond = self.cond, sympy.And(self.cond, *[sympy.Le(a, b) for a, b in ((lo, part), (part, hi))
-                                                                     if _sign(sympy.expand(a - b)) is not True])
+                                                                     if not signs.nonpos(sympy.expand(a - b))])
                 got = self.hold(pieces, ranges[:at] + [(v, part, part)] + ranges[at + 1:])
                 self.cond = outer
             if not got:
@@ -384,7 +366,6 @@ class Cases:
         once the single-point indices `one` are put in (i ≥ 5 at i = k), and under its negation
         (each added to the conditions, where it is then decided). The cases cover this one: whether
         all hold; None where there is none to cut."""
-        from ringproof.proofs.figures.nests import SYMPY_PARAMETERS
         cond, values = self.cond, self.values
         used = [f for p in pieces for f in p] + [b for r in ranges for b in r[1:]] + list(values)
         for x, (lo, hi) in _box(cond).items():
@@ -459,7 +440,6 @@ class Cases:
         are its range: cut where an open comparison a·v + r ≤ 0 (a = ±1, r of the sizes and outer
         indices) changes, where the cut is shown within the range; else its first value, its last
         and those between."""
-        from ringproof.proofs.figures.nests import SYMPY_PARAMETERS
         names = [x for x, _, _ in ranges]
         at = names.index(v)
         _, lo, hi = ranges[at]
@@ -494,9 +474,8 @@ class Cases:
     def _under(self, x) -> bool:
         """Is x, a form of the sizes (an expression or a sparse polynomial, as `_tops` gives it), at
         most the largest of the values wherever the cell's conditions hold? One value: `_nonpos`;
-        several: at most one of them shown from the signs of the differences (`nests._sign`,
-        `_sign_in`), else Z3 asked that x exceeds none of them (one query)."""
-        from ringproof.proofs.ring.budgets import PEAK_BOUND
+        several: at most one of them shown from the signs of the differences (`signs.nonpos`),
+        else Z3 asked that x exceeds none of them (one query)."""
         if isinstance(x, sparse.PolyElement):
             values = [sparse.poly(x.ring, v) for v in self.values]
             if any(v is None for v in values):
@@ -504,7 +483,7 @@ class Cases:
             if len(values) == 1:
                 return self._nonpos(x - values[0])
             over = [x - v for v in values]
-            if any(o.is_ground and o.LC <= 0 or (t := sparse.size_terms(o)) is not None and _terms_nonpos(t, self.cond)
+            if any(o.is_ground and o.LC <= 0 or (t := sparse.size_terms(o)) is not None and signs.nonpos(t, self.cond)
                    for o in over):
                 return True
             over = [o.as_expr() for o in over]
@@ -512,41 +491,22 @@ class Cases:
             if len(self.values) == 1:
                 return self._nonpos(x - self.values[0])
             over = [sympy.expand(x - v) for v in self.values]
-            if any(o.is_Number and o <= 0 or _sign(o) is True or _sign_in(o, self.cond) for o in over):
+            if any(o.is_Number and o <= 0 or signs.nonpos(o, self.cond) for o in over):
                 return True
         return self.decider.never(sympy.And(self.cond, *[sympy.Gt(o, 0, evaluate=False) for o in over]), rlimit=PEAK_BOUND)
 
     def _nonpos(self, x, within=()) -> bool:
         """Is x, a form of the sizes (and of the indices of `within`, over their ranges there), ≤ 0
-        wherever the cell's conditions hold? x an expression or a sparse polynomial (`sparse`)."""
+        wherever the cell's conditions hold (`signs.Oracle`)? x an expression or a sparse
+        polynomial (`sparse`)."""
         if isinstance(x, sparse.PolyElement):
             if x.is_ground:
                 return bool(x.LC <= 0)
             terms = sparse.size_terms(x)
             if terms is not None:
-                return self._nonpos_terms(terms, x)
+                return self.signs.terms_nonpos(terms, x.as_expr(), self.cond)
             x = x.as_expr()
-        x = sympy.expand(x)
-        if x.is_Number:
-            return bool(x <= 0)
-        if x not in self.known:                      # for every size
-            self.known[x] = _sign(x) is True
-        ctx = tuple(r for r in within if x.has(r[0]))
-        if ctx:
-            ctx = tuple(within)
-        key = (x, self.cond) + ((ctx,) if ctx else ())
-        if not self.known[x] and key not in self.known:
-            self.known[key] = (not ctx and _sign_in(x, self.cond)) or \
-                self.decider.never(sympy.And(self.cond, sympy.Gt(x, 0, evaluate=False)), ctx)
-        return self.known[x] or self.known[key]
-
-    def _nonpos_terms(self, terms, x) -> bool:
-        """`_nonpos` of the sparse polynomial x of the sizes, its `terms` (`sparse.size_terms`): its
-        sign read from them (`_terms_nonpos`), else Z3 on its expression."""
-        key = ("terms", terms, self.cond)
-        if key not in self.known:
-            self.known[key] = _terms_nonpos(terms, self.cond) or self._nonpos(x.as_expr())
-        return self.known[key]
+        return self.signs.nonpos(x, self.cond, within)
 
     def _tops(self, p, ranges):
         """The values of p, a form linear in each index with a coefficient of the sizes, at the ends
@@ -674,7 +634,7 @@ class Cases:
         if not ranges:
             key = (a, self.cond)
             if key not in self.known:
-                signed = _signed_in(a, self.cond)
+                signed = signs.decided(a, self.cond)
                 self.known[key] = signed if signed is not None else \
                     sympy.false if self.decider.never(sympy.And(self.cond, a)) else \
                     sympy.true if self.decider.never(sympy.And(self.cond, sympy.Not(a))) else None
@@ -718,7 +678,6 @@ def _comparisons(c) -> tuple:
 def _box(cond) -> dict:
     """{size: [least, largest or None]} that the conjuncts of `cond` comparing one size, linearly
     with integer coefficients, with a number leave it (k ≥ 1 where none does): 4 ≤ k, k < 5."""
-    from ringproof.proofs.figures.nests import SYMPY_PARAMETERS
     box = {x: [1, None] for x in SYMPY_PARAMETERS}
     for a in sympy.And.make_args(cond):
         if type(a) not in (sympy.Le, sympy.Lt, sympy.Ge, sympy.Gt, sympy.Eq) or len(a.free_symbols) != 1:
@@ -741,60 +700,18 @@ def _box(cond) -> dict:
     return box
 
 
-def _least_of(cond) -> dict:
-    """{size: the least value the atoms x = v and x ≥ v of the conjunction `cond` leave it}."""
-    from ringproof.proofs.figures.nests import SYMPY_PARAMETERS
-    least = {}
-    for a in sympy.And.make_args(cond):
-        if isinstance(a, (sympy.Eq, sympy.GreaterThan)) and a.lhs in SYMPY_PARAMETERS and a.rhs.is_Integer:
-            least[a.lhs] = max(least.get(a.lhs, 1), int(a.rhs))
-    return least
-
-
-def _sign_in(x, cond) -> bool:
-    """Is x, a polynomial of the sizes, ≤ 0 wherever `cond` holds, shown from the least value of each
-    size in it (`nests._sign`)? Sound for any cond of which these atoms are conjuncts; False where not shown."""
-    least = _least_of(cond)
-    return any(v > 1 for v in least.values()) and _sign(x, tuple(sorted(least.items(), key=str))) is True
-
-
-def _terms_nonpos(terms: tuple, cond) -> bool:
-    """Is the polynomial of the sizes given as its terms (`sparse.size_terms`) shown ≤ 0 from them, for
-    every size or from the least sizes `cond` allows (as `_sign` and `_sign_in` read an expression)?"""
-    if sign_of_terms(terms) is True:
-        return True
-    least = _least_of(cond)
-    return any(v > 1 for v in least.values()) and sign_of_terms(terms, tuple(sorted(least.items(), key=str))) is True
-
-
-def _signed_in(a, cond):
-    """sympy.true or sympy.false where the comparison a (≤, <, ≥ or > of the sizes) holds wherever
-    `cond` does or nowhere there, shown from the signs of its sides' difference (`_sign`, `_sign_in`:
-    p ≤ 0 holds where p ≤ 0 is shown, fails where 1 − p ≤ 0 is), else None (Z3 is asked then). In a
-    regime with a point, what Z3 would answer."""
-    if type(a) not in (sympy.Le, sympy.Lt, sympy.Ge, sympy.Gt):
-        return None
-    p = sympy.expand(a.lhs - a.rhs if type(a) in (sympy.Le, sympy.Lt) else a.rhs - a.lhs)
-    p += 1 if type(a) in (sympy.Lt, sympy.Gt) else 0            # a: p ≤ 0 (integers)
-    for q, answer in ((p, sympy.true), (1 - p, sympy.false)):
-        if _sign(q) is True or _sign_in(q, cond):
-            return answer
-    return None
-
-
 def _at_least(v, w, cond, fixed, decider) -> bool:
     """Is v ≥ w wherever cond (which fixes the sizes `fixed`) holds?"""
     gap = sympy.expand((w - v).xreplace(fixed))
     if gap.is_Number:
         return bool(gap <= 0)
-    return _sign(gap) is True or _sign_in(gap, cond) or decider.never(sympy.And(cond, sympy.Lt(v, w, evaluate=False)))
+    return signs.nonpos(gap, cond) or decider.never(sympy.And(cond, sympy.Lt(v, w, evaluate=False)))
 
 
 def _likely(values: list, cond, fixed: dict) -> list:
     """The values that may be the largest where `cond` holds: those largest at one point of it (its
     fixed sizes, the others at the least value it allows); all of them where that point is not
     found. No other can be at least every value there, so `settled` asks Z3 only about these."""
-    from ringproof.proofs.figures.nests import SYMPY_PARAMETERS
     point = {x: fixed.get(x, sympy.Integer(1)) for x in SYMPY_PARAMETERS}
     for a in sympy.And.make_args(cond):
         if isinstance(a, sympy.GreaterThan) and a.lhs in point and a.rhs.is_Integer:
@@ -866,7 +783,6 @@ def settled(candidates: list, decider):
     that may be 1 or 2 is split so (twice at most), and else the value is the Max of those no other
     is shown to exceed (`parts` cuts it where each is the most). A regime whose value, at its fixed
     sizes, is another's joins it. None where a comparison is not decided."""
-    from ringproof.proofs.figures.nests import SYMPY_PARAMETERS
     exprs = [sympy.sympify(e) for e in candidates]
     atoms = {a for e in exprs for a in e.atoms(sympy.core.relational.Relational)}
     if any(not a.free_symbols <= set(SYMPY_PARAMETERS) for a in atoms):
@@ -893,7 +809,7 @@ def settled(candidates: list, decider):
             known = a.xreplace(fixed)                # decided at once where the regime fixes its sizes
             if known in (sympy.true, sympy.false):
                 truth[a] = known
-            elif (signed := _signed_in(known, cond)) is not None:
+            elif (signed := signs.decided(known, cond)) is not None:
                 truth[a] = signed
             elif decider.never(sympy.And(cond, a)):
                 truth[a] = sympy.false
@@ -927,7 +843,7 @@ def settled(candidates: list, decider):
             best = sympy.Max(*top)                                              # the most of several
         for g in groups:
             either = isinstance(g[0], sympy.Max) or isinstance(best, sympy.Max)
-            if not (either and _apart(g[0], best, fixed)) and (_alike(g[0], best, fixed) or
+            if not (either and signs.differ(g[0], best, fixed)) and (_alike(g[0], best, fixed) or
                                                                sympy.expand(g[0].xreplace(fixed) - best.xreplace(fixed)) == 0):
                 g[1].append(cond)
                 break
@@ -980,22 +896,3 @@ def _alike(v, w, fixed: dict) -> bool:
     form there (a Max is built from the set of its arguments), shown without building either."""
     return isinstance(v, sympy.Max) and isinstance(w, sympy.Max) and \
         {a.xreplace(fixed) for a in v.args} == {a.xreplace(fixed) for a in w.args}
-
-
-SPOTS = (1, 2, 3, 5, 8, 20, 64)    # the values of each size `_apart` puts in where a regime does not fix it
-
-
-def _apart(v, w, fixed: dict) -> bool:
-    """Do v and w (polynomials or Max of them, of the sizes) differ at a point of positive sizes with
-    the `fixed` ones put in? Then they are not one form there, which `settled` would otherwise learn
-    by rebuilding each Max with those sizes (sympy's Max compares its arguments as it is built)."""
-    from ringproof.proofs.figures import signs
-    from ringproof.proofs.figures.nests import SYMPY_PARAMETERS
-    f, g = signs.compiled(v, SYMPY_PARAMETERS), signs.compiled(w, SYMPY_PARAMETERS)
-    if f is None or g is None:
-        return False
-    for p in itertools.product(*[[int(fixed[x])] if x in fixed else SPOTS for x in SYMPY_PARAMETERS]):
-        a, b = signs._at(f, p), signs._at(g, p)
-        if a is not None and b is not None and a != b:
-            return True
-    return False

@@ -33,7 +33,7 @@ checked:
   last stay there, kept to the end (the dk and dv sums a backward ring's return hop moves home);
 - *an input marked unused* ("unused") is used by no iteration (Z3): its one stay is its home PE's
   cycle 0 (the entries of dS and P above the diagonal in a causal backward ring), counted on PE l
-  (`held.unused_on`, checked against the ring model) and ended there;
+  (`homed.unused_on`, checked against the ring model) and ended there;
 - *every stay has its marked end* (count): on every PE the ends (marked, departures, alone copies,
   outputs sent home, kept outputs, unused inputs) are as many as the beginnings. A marked end is
   the end of one stay and two are never of the same stay, so equal numbers leave no stay without
@@ -47,92 +47,19 @@ closed forms, and it is compared with the ring model's measured peak at every si
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from types import SimpleNamespace
 
 import sympy
 
-from ringproof.model.ring import vocabulary
-from ringproof.proofs.figures.memory import peak_bound
+from ringproof.proofs.figures import signs
+from ringproof.proofs.figures.memory import homed, ledger, peak_bound
+from ringproof.proofs.figures.memory.data import Datum, NotDerived, data_of, ends, hint, mark, outputs, stored
 from ringproof.schedules.dsl import HOME
 from ringproof.schedules.expr import Term, and_, eq, lift, not_, or_
 
 
-class NotDerived(Exception):
-    """The exact peak is not derived; the message says why."""
-
-
 # --------------------------------------------------------------------------- what an iteration does
-
-
-@dataclass
-class Datum:
-    """One datum an iteration touches on its PE (its slots grouped by their text): `ref`, and the
-    conditions (Terms) under which it is used, made, begins a sum, departs; `sources`: the
-    witnesses of the slots that read it (operands, a forwarded copy) and, for a node, its `prev`."""
-
-    ref: object
-    used: object
-    made: object
-    first: object
-    departs: object
-    sources: list
-    node_prev: object
-    shared: bool = False
-
-
-def data_of(step) -> list[Datum]:
-    """The distinct data a step touches on its PE. A send moves the step's running sum where its
-    datum is the target, the op accumulates and the send does not copy (a condition where `copy` is
-    one: Algorithm 2's phase 1 moves its sum before j = n and copies it from there). Two operand
-    slots of one array, neither the target nor sent, are two uses (`Datum.shared`): they may be one
-    datum, which neither begins nor ends a stay there unless marked (`shared_marked`). Raises
-    NotDerived where two slots of one array name data not written alike otherwise."""
-    act = lift(step.guard)
-    sending = lift(False) if step.send is None else lift(step.send.when)
-    own = step.send is not None and step.op.accumulates and step.target is not None and \
-        str(step.send.datum) == str(step.target)
-    copy = True if not own else step.send.copy
-    moves = lift(False) if copy is True else sending if copy is False else and_(sending, not_(lift(copy)))
-    slots: dict = {}
-    only_read = {str(o) for o in step.operands} - {str(r) for r in (step.target, step.send and step.send.datum)}
-
-    def slot(ref):
-        key = str(ref)
-        if key not in slots:
-            others = [d for d in slots.values() if d.ref.array == ref.array]
-            if others and not (key in only_read and all(str(d.ref) in only_read for d in others)):
-                raise NotDerived(f"two slots of {ref.array.name} in one step, one datum or two not decided: "
-                                 f"{ref} and {others[0].ref}")
-            slots[key] = Datum(ref, lift(False), lift(False), lift(False), lift(False), [], None)
-            for d in others:
-                d.shared = slots[key].shared = True
-        return slots[key]
-
-    for o, w in zip(step.operands, step.sources):
-        d = slot(o)
-        d.used = or_(d.used, act)
-        d.sources.append((act, w))
-    if step.target is not None:
-        d = slot(step.target)
-        if step.op.accumulates:
-            first = lift(step.first) if step.first is not None else lift(False)
-            d.used = or_(d.used, act)
-            d.first = or_(d.first, and_(act, first))
-            # a node continues its sum also where it only forwards it (ring-locality's `prev` check)
-            node = vocabulary.node(act, moves)
-            d.node_prev = (and_(node, not_(vocabulary.starts(act, first))), step.prev)
-        else:
-            d.made = or_(d.made, act)
-            d.used = or_(d.used, act)
-    if step.send is not None:
-        d = slot(step.send.datum)
-        d.used = or_(d.used, sending)
-        if copy is not True:
-            d.departs = or_(d.departs, moves)
-        if step.send.source is not None and copy is not False:
-            d.sources.append((sending if copy is True else and_(sending, lift(copy)), step.send.source))
-    return list(slots.values())
 
 
 def shared_marked(schedule, phase) -> None:
@@ -145,15 +72,6 @@ def shared_marked(schedule, phase) -> None:
                              f"not decided, and {d.ref.array.name} marked there")
 
 
-def hint(schedule, kind: str, phase: str, array: str | None = None):
-    """The schedule's hint function of `kind` for (phase, array) (for `phase` alone: "guard"), or None."""
-    return schedule.stays.get(kind, {}).get(phase if array is None else (phase, array))
-
-
-def stored(step):
-    """The datum a step's send leaves on the next PE (its `as_` name where renamed)."""
-    return step.send.as_ if step.send.as_ is not None else step.send.datum
-
 
 def _followed(step) -> None:
     """NotDerived where the occupancy's counts cannot follow the step: an op not on PE l, two
@@ -164,24 +82,6 @@ def _followed(step) -> None:
     data_of(step)
 
 
-def _mark(schedule, kind, phase, array, P, ix):
-    fn = hint(schedule, kind, phase, array)
-    return lift(False) if fn is None else lift(fn(P, ix))
-
-
-def _outputs(schedule) -> set:
-    return {a.name for a in schedule.problem.outputs}
-
-
-def ends(schedule, phase, d: Datum, P, ix):
-    """(ends a stay during the run, kept to the end) conditions of datum d at iteration ix."""
-    mark = and_(d.used, _mark(schedule, "last", phase.name, d.ref.array.name, P, ix))
-    if d.ref.array.name in _outputs(schedule):
-        return d.departs, and_(mark, not_(d.departs))
-    return or_(d.departs, mark), lift(False)
-
-
-# --------------------------------------------------------------------------- the checks (Z3)
 
 
 def checks(schedule) -> list:
@@ -203,7 +103,7 @@ def checks(schedule) -> list:
         return build
 
     inputs = {a.name for a in S.problem.inputs}
-    for arr in S.stays.get("unused", {}):
+    for arr in S.stays.unused:
         if arr not in inputs:
             raise NotDerived(f"{arr} marked unused (stays['unused']) is not an input")
     for p in S.phases:
@@ -226,7 +126,7 @@ def checks(schedule) -> list:
                               pair(p, q, lambda a, b, gi=gi, hi=hi: _before_first(S, a, b, gi, hi)))
                 st = q.step(_vars(S), _ix(q))
                 if st.send is not None and stored(st).array.name == arr:
-                    if arr in _outputs(S) and marked and slot[q.name] >= slot[p.name]:
+                    if arr in outputs(S) and marked and slot[q.name] >= slot[p.name]:
                         check(p.name, f"kept {arr}, no copy from {q.name}",
                               pair(p, q, lambda a, b, gi=gi: _no_arrival_after(S, a, b, gi)))
                     if slot[q.name] <= slot[p.name] and str(g.first) != "False":
@@ -235,9 +135,9 @@ def checks(schedule) -> list:
         st = p.step(_vars(S), _ix(p))
         if st.send is not None and hint(S, "home", p.name, stored(st).array.name) is not None:
             arr = stored(st).array.name
-            if arr not in _outputs(S) or hint(S, "alone", p.name, arr) is not None:
+            if arr not in outputs(S) or hint(S, "alone", p.name, arr) is not None:
                 raise NotDerived(f"phase {p.name}: {arr} marked kept where it arrives (stays['home']) is "
-                                 f"{'not an output' if arr not in _outputs(S) else 'also marked alone'}")
+                                 f"{'not an output' if arr not in outputs(S) else 'also marked alone'}")
             for q in S.phases:
                 if slot[q.name] < slot[p.name]:
                     continue
@@ -248,7 +148,7 @@ def checks(schedule) -> list:
                 sq = q.step(_vars(S), _ix(q))
                 if sq.send is not None and stored(sq).array.name == arr:
                     check(p.name, f"home {arr}, no copy from {q.name}", pair(p, q, lambda a, b: _home_last(S, a, b)))
-        for arr in S.stays.get("unused", {}):
+        for arr in S.stays.unused:
             for hi, h in enumerate(data_of(st)):
                 if h.ref.array.name == arr:
                     check(p.name, f"unused {arr}, no use",
@@ -260,7 +160,6 @@ def checks(schedule) -> list:
                     if h.ref.array.name == arr and slot[q.name] >= slot[p.name]:
                         check(p.name, f"alone {arr} before {q.name}",
                               pair(p, q, lambda a, b, hi=hi: _alone(S, a, b, hi)))
-    from ringproof.proofs.figures.memory import ledger
     return out + ledger.checks(S)
 
 
@@ -357,8 +256,8 @@ def _home_unused(S, a, b, hi):
     from ringproof.proofs.ring.iterations import before, next_pe, sending
     h = data_of(b.step)[hi]
     x = stored(a.step)
-    mark = _mark(S, "home", a.phase.name, x.array.name, _vars(S), _ixs(a))
-    hyps = [sending(a), mark, h.used, eq(next_pe(a.step.pe), b.step.pe), before(a, b)]
+    marked = mark(S, "home", a.phase.name, x.array.name, _vars(S), _ixs(a))
+    hyps = [sending(a), marked, h.used, eq(next_pe(a.step.pe), b.step.pe), before(a, b)]
     return {"a": a, "b": b}, hyps, not_(_same(x, h.ref))
 
 
@@ -366,8 +265,8 @@ def _home_last(S, a, b):
     """A send at a marked home: no later send brings its datum to the same PE again."""
     from ringproof.proofs.ring.iterations import before, sending
     x = stored(a.step)
-    mark = _mark(S, "home", a.phase.name, x.array.name, _vars(S), _ixs(a))
-    hyps = [sending(a), mark, sending(b), eq(b.step.pe, a.step.pe), before(a, b)]
+    marked = mark(S, "home", a.phase.name, x.array.name, _vars(S), _ixs(a))
+    hyps = [sending(a), marked, sending(b), eq(b.step.pe, a.step.pe), before(a, b)]
     return {"a": a, "b": b}, hyps, not_(_same(stored(b.step), x))
 
 
@@ -390,8 +289,8 @@ def _alone(S, a, b, hi):
     from ringproof.proofs.ring.iterations import before, next_pe, sending
     h = data_of(b.step)[hi]
     x = stored(a.step)
-    mark = _mark(S, "alone", a.phase.name, x.array.name, _vars(S), _ixs(a))
-    hyps = [sending(a), mark, h.used, eq(next_pe(a.step.pe), b.step.pe), before(a, b), _same(x, h.ref)]
+    marked = mark(S, "alone", a.phase.name, x.array.name, _vars(S), _ixs(a))
+    hyps = [sending(a), marked, h.used, eq(next_pe(a.step.pe), b.step.pe), before(a, b), _same(x, h.ref)]
     return {"a": a, "b": b}, hyps, _begun(S, a, b, h, x, after_send=True)
 
 
@@ -422,7 +321,6 @@ class Counter:
 
     def nest(self, phase, suffix=""):
         """[(symbol, lo, hi)] of the phase's loops, symbols named with `suffix`, and the env."""
-        from ringproof.proofs.figures.memory import ledger
         loops, env, pad = [], {}, ledger.hint(self.S, phase)
         for lp in phase.loops:
             lo, hi = lp.bounds(self.P, SimpleNamespace(**env))
@@ -458,7 +356,6 @@ class Counter:
         from ringproof.schedules.expr import var
         Pv = SimpleNamespace(**{name: var(name) for name in vars(self.P)})
         ix = _ix(phase)
-        from ringproof.proofs.figures.memory import ledger
         book = ledger.hint(self.S, phase)
         if book is not None:             # the events as the ledger reads them (checked: `ledger.checks`)
             if any(hint(self.S, kind, phase.name, stored(st).array.name) is not None for kind in ("alone", "home")
@@ -483,9 +380,9 @@ class Counter:
         if st.send is not None:
             send = lift(st.send.when)
             out["arrive"].append(self.condition(send, env))
-            out["alone"].append(self.condition(and_(send, _mark(self.S, "alone", phase.name, stored(st).array.name,
+            out["alone"].append(self.condition(and_(send, mark(self.S, "alone", phase.name, stored(st).array.name,
                                                                   Pv, ix)), env))
-            out["home"].append(self.condition(and_(send, _mark(self.S, "home", phase.name, stored(st).array.name,
+            out["home"].append(self.condition(and_(send, mark(self.S, "home", phase.name, stored(st).array.name,
                                                                  Pv, ix)), env))
         return loops, env, out
 
@@ -493,7 +390,6 @@ class Counter:
         """#iterations of `phase` on PE l (on PE l − 1 where `sent`: what arrives on l from there) with `cond`,
         over the whole phase, or (`at`: (loops of the kept iteration)) those before it (`strict`) or
         up to it; a form in l (and the kept indices). Kept in the session (`probe` asks some first)."""
-        from ringproof.proofs.figures.memory import ledger
         if sympy.sympify(cond) is sympy.false:
             return sympy.Integer(0)
         key = ("stays-count", id(self.S), phase.name, str(cond), str(at), strict, sent)
@@ -714,7 +610,6 @@ def _occupancy(schedule, session, inputs, c) -> tuple[dict, sympy.Expr]:
 def _in_transit(c, phase, env):
     """1 where the kept iteration passes on a copy that arrived in its cycle (a ledger's transit,
     left out of its counts), else 0."""
-    from ringproof.proofs.figures.memory import ledger
     from ringproof.schedules.expr import var
     book = ledger.hint(c.S, phase)
     if book is None:
@@ -725,12 +620,11 @@ def _in_transit(c, phase, env):
 
 
 def _unused_on(S, session, scale: dict):
-    """The inputs homed on PE l that the schedule marks unused (`held.unused_on`), k written as
+    """The inputs homed on PE l that the schedule marks unused (`homed.unused_on`), k written as
     the counter writes it (`scale`), or NotDerived."""
-    if not S.stays.get("unused"):
+    if not S.stays.unused:
         return sympy.Integer(0)
-    from ringproof.proofs.figures.memory import held
-    got, why = held.unused_on(S, session)
+    got, why = homed.unused_on(S, session)
     if got is None:
         raise NotDerived(why)
     return sympy.sympify(got).xreplace(scale)
@@ -865,10 +759,9 @@ def peak(schedule, session, inputs) -> dict:
     that is not shown, proved in each part where one of them is: `peak_bound.parts`)."""
     from ringproof.proofs.figures.nests import M
     S = schedule
-    if not S.stays.get("peak"):
+    if not S.stays.peak:
         raise NotDerived("the schedule gives no iteration at which a PE holds the most (stays['peak'])")
-    from ringproof.proofs.figures.memory import ledger
-    for phase, _ in S.stays["peak"]:
+    for phase, _ in S.stays.peak:
         if ledger.hint(S, S.phase(phase)) is not None:      # its nest is padded: a point may be no cycle
             raise NotDerived(f"the peak's iteration in {phase}, a phase read over a ledger")
     c = Counter(S, session)
@@ -876,18 +769,18 @@ def peak(schedule, session, inputs) -> dict:
     decider = peak_bound.Remembered(c.decider)
     L = sympy.Symbol("l", integer=True)
     candidates, where = [], []
-    for phase, fn in S.stays["peak"]:
+    for phase, fn in S.stays.peak:
         at, form = forms[c.slot[S.phase(phase).name]]
         point = fn(c.P)
         when = c.value(point.get("when", True))
         values = {v: c.value(point[str(v)]) for v, _, _ in at}
         values[L] = c.value(point["l"])
         canonical = sympy.And(*[a.canonical if isinstance(a, sympy.core.relational.Relational) else a
-                                for a in sympy.And.make_args(when)])          # k ≥ 2, as _least_of reads it
+                                for a in sympy.And.make_args(when)])          # k ≥ 2, as signs.least_of reads it
         for v, lo, hi in [(L, sympy.Integer(1), M)] + at:
             x = values[v]
             inside = sympy.And(sympy.sympify(lo).xreplace(values) <= x, x <= sympy.sympify(hi).xreplace(values))
-            if all(a is sympy.true or peak_bound._signed_in(a, canonical) is sympy.true for a in sympy.And.make_args(inside)):
+            if all(a is sympy.true or signs.decided(a, canonical) is sympy.true for a in sympy.And.make_args(inside)):
                 continue                  # shown from the signs where the iteration is one (no Z3)
             if not decider.never(sympy.And(when, sympy.Not(inside))):
                 raise NotDerived(f"the peak's iteration in {phase}: {v} = {x} is not shown within {lo} .. {hi}")
