@@ -424,7 +424,7 @@ def test_the_peaks_bound_proves_the_largest_value_and_refutes_one_less_as_enumer
 
 
 def test_the_bound_cuts_an_inner_index_at_an_outer_one_where_the_outer_is_not_cut():
-    """`peak_bound.Cases._split`: with pieces under b − i ≥ 2 (the causal forwards' diagonal), i is
+    """`peak_bound.split_an_index`: with pieces under b − i ≥ 2 (the causal forwards' diagonal), i is
     not cut by any comparison (its first value, last and those between, again and again, up to the
     cases' limit); b is cut at i + 1 once i's range keeps the cut within b's. The largest value, as
     enumeration gives it, is shown; one less is not."""
@@ -496,7 +496,7 @@ def test_a_case_whose_comparisons_read_a_wide_index_through_a_single_value_is_cu
     assert not peak_bound.at_most(f, regime, ranges, Counted(Decider()), (top - 1,))
     for value, shown in ((top, True), (top - 1, False)):
         cases = peak_bound.Cases(peak_bound.Remembered(Decider()), regime, (value,))
-        assert cases._under_through(sympy.Integer(0), peak_bound._pieces(f), ranges,
+        assert cases._under_through(cases.case([], ranges), sympy.Integer(0), peak_bound._pieces(f),
                                     {s: l - 1}, peak_bound.CUTS) is shown
 
 
@@ -582,7 +582,7 @@ def test_a_max_of_candidates_bounds_a_form_in_one_pass_where_neither_alone_does(
     g = i * (d - 2 * K) + 2 * K              # largest at i = 1 or i = k, as d ≷ 2k
     assert peak_bound.at_most(g, K >= 1, [(i, sympy.Integer(1), K)], decider, (d, K * d - 2 * K**2 + 2 * K))
     cases = peak_bound.Cases(decider, K >= 1, (0,))
-    assert len(cases._tops(g, [(i, sympy.Integer(1), K)])) == 2
+    assert len(cases._tops(g, [(i, sympy.Integer(1), K)], K >= 1)) == 2
 
 
 def test_a_cases_tops_and_extents_read_as_sparse_polynomials_are_the_expressions():
@@ -606,20 +606,22 @@ def test_a_cases_tops_and_extents_read_as_sparse_polynomials_are_the_expressions
     ranges = [(i, sympy.Integer(1), K), (j, i, K + 1), (c, sympy.Integer(1), KD * M)]
     for cell in (K >= 1, sympy.And(K >= 3, M >= 2), sympy.Eq(K, 2)):
         cases = peak_bound.Cases(peak_bound.Remembered(Decider(ANY_D)), cell, (3 * K * M,))
+        case = cases.case([], ranges)
         for _ in range(20):
             p = coeff() * i + coeff() * j + coeff() * c + coeff()
-            tops, plain = cases._tops(p, ranges), cases._tops_of_expression(p, ranges)
+            tops, plain = cases._tops(p, ranges, cell), cases._tops_of_expression(p, ranges, cell)
             assert (tops is None) == (plain is None), p
             if tops is not None:
                 assert all(isinstance(t, sparse.PolyElement) for t in tops)
                 assert [sympy.expand(t.as_expr() - q) for t, q in zip(tops, plain)] == [0] * len(plain), p
-                assert [cases._under(t) for t in tops] == [cases._under(q) for q in plain], p
-            got, want = cases._extent(p, ranges), cases._extent_of_expression(p, ranges)
+                assert [cases._under(t, case) for t in tops] == [cases._under(q, case) for q in plain], p
+            got, want = cases._extent(p, ranges, cell), cases._extent_of_expression(p, ranges, cell)
             assert (got is None) == (want is None), p
             if got is not None:
                 assert [sympy.expand(g.as_expr() - w) for g, w in zip(got, want)] == [0, 0], p
-        assert cases._tops(i * i + K, ranges) is None and cases._extent(i * i, ranges) is None
-        assert cases._tops(sympy.floor(K / 2) * i, ranges) == cases._tops_of_expression(sympy.floor(K / 2) * i, ranges)
+        assert cases._tops(i * i + K, ranges, cell) is None and cases._extent(i * i, ranges, cell) is None
+        assert cases._tops(sympy.floor(K / 2) * i, ranges, cell) == \
+            cases._tops_of_expression(sympy.floor(K / 2) * i, ranges, cell)
 
 
 def _sign_by_expanding(e):
@@ -806,11 +808,11 @@ def test_a_peaks_regime_is_shown_as_ranges_of_the_sizes_only_where_z3_shows_it_t
 
 
 def test_a_case_left_with_comparisons_of_the_sizes_is_cut_on_them():
-    """`peak_bound.Cases._on_sizes`: striped's failing case (i at one point, k; pieces under i ≥ 5 and
+    """`peak_bound.on_sizes`: striped's failing case (i at one point, k; pieces under i ≥ 5 and
     i = 4 that are k ≥ 5, k = 4 there, of k²·kd·m products) is cut on k ≥ 5 and k < 5, the latter
     leaving k = 4, put in: the largest value, 3k·d + k + 2 at c = 1 as enumeration gives it, is
     shown for k ≥ 4, m ≥ 3; one less is not, nor the largest without the cut. The check before Z3
-    (`Cases._under_through`) cuts on the same comparisons of k and shows it without `_on_sizes`."""
+    (`peak_bound.through_single_values`) cuts on the same comparisons of k and shows it without `_on_sizes`."""
     from ringproof.proofs.figures.memory import peak_bound
     from ringproof.proofs.figures.nests import KD, Decider
     from ringproof.schedules.shape import ANY_D
@@ -824,11 +826,10 @@ def test_a_case_left_with_comparisons_of_the_sizes_is_cut_on_them():
         assert max(f.subs({**at, c: x}) for x in range(1, kd * m + 1)) == top.subs(at), at
     assert peak_bound.at_most(f - top, regime, ranges, peak_bound.Remembered(Decider(ANY_D)))
     assert not peak_bound.at_most(f - top + 1, regime, ranges, peak_bound.Remembered(Decider(ANY_D)))
-    through = peak_bound.Cases(Decider(ANY_D), regime)
-    through._on_sizes = lambda *args: None
+    without = lambda *left_out: tuple(s for s in peak_bound.STRATEGIES if s not in left_out)  # noqa: E731
+    through = peak_bound.Cases(Decider(ANY_D), regime, strategies=without(peak_bound.on_sizes))
     assert through.hold(peak_bound._pieces(f - top), ranges)
-    uncut = peak_bound.Cases(Decider(ANY_D), regime)
-    uncut._on_sizes = uncut._under_through = lambda *args: None
+    uncut = peak_bound.Cases(Decider(ANY_D), regime, strategies=without(peak_bound.on_sizes, peak_bound.through_single_values))
     assert not uncut.hold(peak_bound._pieces(f - top), ranges)
 
 

@@ -12,6 +12,9 @@ them is answered "not shown" without Z3 (`Remembered`). Used by `stays.peak`."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field, replace
+from typing import NamedTuple
+
 import sympy
 
 from ringproof.proofs.figures import signs
@@ -249,197 +252,253 @@ def _uncut(parts, ranges, v) -> bool:
     return parts == [lo, hi, (lo + 1, hi - 1)]
 
 
-class Cases:
-    """The cases of one regime cell: the comparisons of each case's pieces decided where its ranges
-    decide them (an index's contribution read at the end of its range that makes it largest or
-    least, `_extent`; a comparison of sizes alone by Z3 under the cell's conditions); a case with no
-    comparison of an index left open, or one not read linearly (a floor), asked of Z3 (within
-    `budgets.PEAK_BOUND`); where it is not shown, an index split into cases (`_parts`)."""
+@dataclass(frozen=True)
+class Case:
+    """One case of a cell, a value: the form's pieces [(f, condition)], the indices' ranges [(v, lo,
+    hi)] (outer first), the conditions on the sizes, and the values the form is to be at most (the
+    largest of them). `memo`: what `Cases` read of it (its comparisons decided, `Reading`)."""
 
-    def __init__(self, decider, cond, values=(0,)):
-        self.decider, self.cond, self.visited = decider, cond, 0
+    pieces: list
+    ranges: list
+    cond: object
+    values: tuple
+    memo: dict = field(default_factory=dict, init=False, compare=False, repr=False)
+
+
+class Reading(NamedTuple):
+    """What the strategies read of a case: the sum of the pieces that hold at every point (`sure`)
+    and those not decided (`still`), their single-point indices put in (`one`); the comparisons
+    left open (`still_open`), the indices of a wide range (`wide`) and those the open ones read
+    (`opened`)."""
+
+    sure: object
+    still: list
+    still_open: list
+    wide: list
+    opened: list
+    one: dict
+
+
+# A strategy takes (the search, a case) and returns True (proved), cases that together are this
+# one (split: each must hold) or None (pass: the next strategy is tried); where all pass, the case
+# is not shown. In order: the cheap ones first, Z3 before a split.
+
+def empty(cases, case):
+    """A range with no point: nothing to bound."""
+    return True if any(cases._nonpos(_span(lo, hi) + 1, case.cond) for _, lo, hi in case.ranges) else None
+
+
+def at_range_ends(cases, case):
+    """Every piece decided: the sum's values at the ends of the ranges (`_tops`) at most the values."""
+    r = cases.read(case)
+    if not r.still and (tops := cases._tops(r.sure, case.ranges, case.cond)) is not None and \
+            all(cases._under(t, case) for t in tops):
+        return True
+    return None
+
+
+def through_single_values(cases, case):
+    """The open comparisons read no wide index but one read through a single-valued index: cut
+    without Z3 (`Cases._under_through`)."""
+    r = cases.read(case)
+    return True if r.still and not r.opened and cases._under_through(case, r.sure, r.still, r.one, CUTS) else None
+
+
+def by_z3(cases, case):
+    """No open comparison of a wide index, or one not read linearly (a floor): the case asked of Z3
+    (within `budgets.PEAK_BOUND`), its pieces' decided comparisons put in."""
+    r = cases.read(case)
+    names = [v for v, _, _ in case.ranges]
+    if r.opened and all(cases._linear(a, names) for a in r.still_open):
+        return None
+    e = sympy.expand(r.sure) + sum((sympy.Piecewise((f, cases._known(c, case)), (0, True)) for f, c in r.still),
+                                   sympy.Integer(0))
+    over = [sympy.expand(e - v) for v in case.values]
+    if any(x.is_Number and x <= 0 for x in over):
+        return True
+    if not all(x.is_Number for x in over) and cases.decider.never(
+            sympy.And(case.cond, *[sympy.Gt(x, 0, evaluate=False) for x in over]), case.ranges, rlimit=PEAK_BOUND):
+        return True
+    return None
+
+
+def on_sizes(cases, case):
+    """A case whose open comparisons read no wide index, cut on the sizes (`Cases._on_sizes`)."""
+    r = cases.read(case)
+    return None if r.opened else cases._on_sizes(case, [(r.sure, sympy.true)] + r.still, r.one, r.still_open)
+
+
+def split_an_index(cases, case):
+    """An index split into its parts (`Cases._split`): a value (put in, its equations to the
+    range's ends added to the conditions) or a range each."""
+    r = cases.read(case)
+    split = r.opened or [v for v in r.wide if r.sure.has(v) or any(f.has(v) for f, _ in r.still)]
+    if not split:
+        return None
+    v, parts = cases._split(split, case, r.still_open)
+    ranges = case.ranges
+    at = [x for x, _, _ in ranges].index(v)
+    pieces, (_, lo, hi) = [(r.sure, sympy.true)] + r.still, ranges[at]
+    return (Case(pieces, ranges[:at] + [(v, *part)] + ranges[at + 1:], case.cond, case.values) if isinstance(part, tuple)
+            else Case(pieces, ranges[:at] + [(v, part, part)] + ranges[at + 1:],
+                      sympy.And(case.cond, *[sympy.Le(a, b) for a, b in ((lo, part), (part, hi))
+                                             if not signs.nonpos(sympy.expand(a - b))]), case.values)
+            for part in parts)
+
+
+STRATEGIES = (empty, at_range_ends, through_single_values, by_z3, on_sizes, split_an_index)
+
+
+class Cases:
+    """The search over the cases of one regime cell (`cond`, the form at most the largest of
+    `values`): each case tried by the `strategies` in order (`STRATEGIES`), at most
+    `budget.peak_cases` of them. The comparisons of a case's pieces are decided where its ranges
+    decide them (an index's contribution read at the end of its range that makes it largest or
+    least, `_extent`; a comparison of sizes alone by the sign oracle, then Z3)."""
+
+    def __init__(self, decider, cond, values=(0,), strategies=STRATEGIES):
+        self.decider, self.visited, self.strategies = decider, 0, strategies
+        self.cond, self.values = cond, tuple(sympy.expand(v) for v in values)
         self.known, self.syms = getattr(decider, "cases", {}), getattr(decider, "symbols", {})   # `Remembered`'s
         self.signs = signs.Oracle(decider, self.known)
-        self.here = (None, None, {})
-        self.values = [sympy.expand(v) for v in values]
+
+    def case(self, pieces, ranges) -> Case:
+        """The cell's case of the form `pieces` over `ranges`."""
+        return Case(list(pieces), list(ranges), self.cond, self.values)
 
     def hold(self, pieces, ranges) -> bool:
+        """Is the form at most the cell's values at every point of the ranges?"""
+        return self.search(self.case(pieces, ranges))
+
+    def search(self, case) -> bool:
         self.visited += 1
         if self.visited > self.decider.budget.peak_cases:
             return False
-        spans = [(v, _span(lo, hi)) for v, lo, hi in ranges]
-        if any(self._nonpos(w + 1) for _, w in spans):
-            return True                              # no point at all
-        names = [v for v, _, _ in ranges]
-        wide = [v for v, w in spans if w != 0]
-        one = {v: lo for v, lo, _ in ranges if v not in wide}
-        sure, still = [], []
-        for f, c in pieces:
-            t = self._truth(c, ranges)
-            if t is True:
-                sure.append(f.xreplace(one))
-            elif t is None:
-                still.append((f.xreplace(one), c))
-        sure = sympy.Add(*sure)                     # one sum, not one rebuilt per piece
-        still_open = [a for _, c in still for a in self._open(c, ranges)]       # read thrice below
-        read = {x for a in still_open for x in a.free_symbols}
-        opened = [v for v in wide if v in read]
-        if not still and (tops := self._tops(sure, ranges)) is not None and all(self._under(t) for t in tops):
-            return True
-        if still and not opened and self._under_through(sure, still, ranges, one, CUTS):
-            return True
-        if not opened or not all(self._linear(a, names) for a in still_open):
-            e = sympy.expand(sure) + sum((sympy.Piecewise((f, self._known(c, ranges)), (0, True)) for f, c in still),
-                                         sympy.Integer(0))
-            over = [sympy.expand(e - v) for v in self.values]
-            if any(x.is_Number and x <= 0 for x in over):
-                return True
-            if not all(x.is_Number for x in over) and \
-                    self.decider.never(sympy.And(self.cond, *[sympy.Gt(x, 0, evaluate=False) for x in over]), ranges, rlimit=PEAK_BOUND):
-                return True
-        if not opened and (got := self._on_sizes([(sure, sympy.true)] + still, ranges, one, still_open)) is not None:
-            return got
-        split = opened or [v for v in wide if sure.has(v) or any(f.has(v) for f, _ in still)]
-        if not split:
-            return False
-        v, parts = self._split(split, ranges, still_open)
-        at = names.index(v)
-        pieces = [(sure, sympy.true)] + still
-        for part in parts:
-            if isinstance(part, tuple):
-                got = self.hold(pieces, ranges[:at] + [(v, *part)] + ranges[at + 1:])
-            else:
-                lo, hi = ranges[at][1], ranges[at][2]
-                outer, self.cond = self.cond, sympy.And(self.cond, *[sympy.Le(a, b) for a, b in ((lo, part), (part, hi))
-                                                                     if not signs.nonpos(sympy.expand(a - b))])
-                got = self.hold(pieces, ranges[:at] + [(v, part, part)] + ranges[at + 1:])
-                self.cond = outer
-            if not got:
-                return False
-        return True
+        for strategy in self.strategies:
+            got = strategy(self, case)
+            if got is not None:
+                return got is True or all(self.search(c) for c in got)
+        return False
 
-    def _under_through(self, sure, still, ranges, one, depth) -> bool:
+    def read(self, case) -> Reading:
+        """The case's `Reading`, kept in it."""
+        if "read" not in case.memo:
+            wide = [v for v, lo, hi in case.ranges if _span(lo, hi) != 0]
+            one = {v: lo for v, lo, _ in case.ranges if v not in wide}
+            sure, still = [], []
+            for f, c in case.pieces:
+                t = self._truth(c, case)
+                if t is True:
+                    sure.append(f.xreplace(one))
+                elif t is None:
+                    still.append((f.xreplace(one), c))
+            still_open = [a for _, c in still for a in self._open(c, case)]
+            read = {x for a in still_open for x in a.free_symbols}
+            case.memo["read"] = Reading(sympy.Add(*sure), still, still_open, wide, [v for v in wide if v in read], one)
+        return case.memo["read"]
+
+    def _under_through(self, case, sure, still, one, depth) -> bool:
         """Before Z3 is asked of a case whose open comparisons read no wide index, but read one
         through a single-valued index (s ≤ 2 with s = l − 1, l from 2 to m): the wide index cut
         where such a comparison, the single values put in, changes (`_parts`), at most `depth` cuts
         deep; the case holds where in every part the pieces are decided and the tops of their sum
-        are under the values (signs; no Z3, no case counted). False otherwise: Z3 is asked as
-        before, so a case this shows is one the search would have shown, or split further."""
-        truths = [self._truth(c, ranges) for _, c in still]
+        are under the values (signs; no Z3, no case counted). False otherwise: the next strategy is
+        tried, so a case this shows is one the search would have shown, or split further."""
+        truths = [self._truth(c, case) for _, c in still]
         undecided = [piece for piece, t in zip(still, truths) if t is None]
         total = sympy.Add(sure, *[f for (f, _), t in zip(still, truths) if t is True])
         if not undecided:
-            tops = self._tops(total, ranges)
-            return tops is not None and all(self._under(t) for t in tops)
+            tops = self._tops(total, case.ranges, case.cond)
+            return tops is not None and all(self._under(t, case) for t in tops)
         if depth == 0:
             return False
-        put = tuple(one.items())
-        atoms = sorted({put_in(a, put) for _, c in undecided for a in self._open(c, ranges)}, key=_text)
+        put, ranges = tuple(one.items()), case.ranges
+        atoms = sorted({put_in(a, put) for _, c in undecided for a in self._open(c, case)}, key=_text)
         names = [v for v, _, _ in ranges]
         for v in (v for v, lo, hi in ranges if v not in one and any(a.has(v) for a in atoms)):
-            parts = self._parts(v, ranges, atoms)
+            parts = self._parts(v, case, atoms)
             if _uncut(parts, ranges, v) or not all(isinstance(p, tuple) for p in parts):
                 continue
             at = names.index(v)
-            return all(self._under_through(total, undecided, ranges[:at] + [(v, *p)] + ranges[at + 1:], one, depth - 1)
-                       for p in parts)
+            return all(self._under_through(replace(case, ranges=ranges[:at] + [(v, *p)] + ranges[at + 1:]),
+                                           total, undecided, one, depth - 1) for p in parts)
         for a in atoms:                 # one size against a number (3 − m ≤ −2): m ≥ 5, and m ≤ 4
             sides = [_range_of(a), _range_of(sympy.Not(a))] if _range_of(a) is not None else []
             if len(sides) != 2 or None in sides:
                 continue
-            cond = self.cond
-            try:
-                for x, lo, hi in sides:
-                    self.cond = sympy.And(cond, *([x >= lo] if lo > 1 else []), *([x <= hi] if hi is not None else []))
-                    if not self._under_through(total, undecided, ranges, one, depth - 1):
-                        return False
-            finally:
-                self.cond = cond
-            return True
+            return all(self._under_through(
+                replace(case, cond=sympy.And(case.cond, *([x >= lo] if lo > 1 else []), *([x <= hi] if hi is not None else []))),
+                total, undecided, one, depth - 1) for x, lo, hi in sides)
         return False
 
-    def _on_sizes(self, pieces, ranges, one, atoms):
-        """A case Z3 did not show whose open comparisons read no index of a wide range, cut on the
-        sizes: where its conditions leave a size FEW values or fewer (`_box`), one case per value,
-        put into the pieces, ranges and values (its equation added to the conditions: Z3 then
-        compares numbers times sizes); else under an open comparison that reads the sizes alone
+    def _on_sizes(self, case, pieces, one, atoms):
+        """The cases of a case Z3 did not show whose open comparisons read no index of a wide range,
+        cut on the sizes: where its conditions leave a size FEW values or fewer (`_box`), one case
+        per value, put into the pieces, ranges and values (its equation added to the conditions: Z3
+        then compares numbers times sizes); else under an open comparison that reads the sizes alone
         once the single-point indices `one` are put in (i ≥ 5 at i = k), and under its negation
-        (each added to the conditions, where it is then decided). The cases cover this one: whether
-        all hold; None where there is none to cut."""
-        cond, values = self.cond, self.values
+        (each added to the conditions, where it is then decided). None where there is none to cut."""
+        cond, values, ranges = case.cond, case.values, case.ranges
         used = [f for p in pieces for f in p] + [b for r in ranges for b in r[1:]] + list(values)
         for x, (lo, hi) in _box(cond).items():
             if hi is None or hi - lo + 1 > FEW or not any(sympy.sympify(e).has(x) for e in used):
                 continue
-            try:
-                for v in range(lo, hi + 1):
-                    put = {x: sympy.Integer(v)}
-                    self.cond, self.values = sympy.And(cond, sympy.Eq(x, v)), [sympy.expand(w.xreplace(put)) for w in values]
-                    if not self.hold([(f.xreplace(put), c.xreplace(put)) for f, c in pieces],
-                                     [(n, sympy.sympify(a).xreplace(put), sympy.sympify(b).xreplace(put)) for n, a, b in ranges]):
-                        return False
-            finally:
-                self.cond, self.values = cond, values
-            return True
+            return (Case([(f.xreplace(put), c.xreplace(put)) for f, c in pieces],
+                         [(n, sympy.sympify(a).xreplace(put), sympy.sympify(b).xreplace(put)) for n, a, b in ranges],
+                         sympy.And(cond, sympy.Eq(x, v)), tuple(sympy.expand(w.xreplace(put)) for w in values))
+                    for v in range(lo, hi + 1) for put in ({x: sympy.Integer(v)},))
         known = set(sympy.And.make_args(cond))
         put = tuple(one.items())
         for a in sorted({put_in(a, put) for a in atoms}, key=_text):
             if a in (sympy.true, sympy.false) or not a.free_symbols <= set(SYMPY_PARAMETERS) or \
                     a in known or sympy.Not(a) in known:
                 continue
-            try:
-                for side in (a, sympy.Not(a)):
-                    self.cond = sympy.And(cond, side)
-                    if not self.hold(pieces, ranges):
-                        return False
-            finally:
-                self.cond = cond
-            return True
+            return (Case(pieces, ranges, sympy.And(cond, side), values) for side in (a, sympy.Not(a)))
         return None
 
-    def _truth(self, c, ranges):
-        """True, False or None (not decided) of the condition c at every point of the ranges."""
+    def _truth(self, c, case):
+        """True, False or None (not decided) of the condition c at every point of the case's ranges."""
         if c is sympy.true or c is sympy.false:
             return c is sympy.true
         if isinstance(c, sympy.core.relational.Relational):
-            t = self._decided(c, ranges)
+            t = self._decided(c, case)
             return None if t is None else t is sympy.true
         if isinstance(c, (sympy.And, sympy.Or)):
-            got = [self._truth(x, ranges) for x in c.args]
+            got = [self._truth(x, case) for x in c.args]
             stop = isinstance(c, sympy.Or)                  # the value that settles it
             return stop if stop in got else (None if None in got else not stop)
         if isinstance(c, sympy.Not):
-            t = self._truth(c.args[0], ranges)
+            t = self._truth(c.args[0], case)
             return None if t is None else not t
         return None
 
-    def _open(self, c, ranges) -> list:
-        """The comparisons of c not decided at every point of the ranges."""
-        return [a for a in _comparisons(c) if self._decided(a, ranges) is None]
+    def _open(self, c, case) -> list:
+        """The comparisons of c not decided at every point of the case's ranges."""
+        return [a for a in _comparisons(c) if self._decided(a, case) is None]
 
-    def _known(self, c, ranges):
-        """c with its comparisons decided on the ranges put in."""
-        return c.xreplace({a: t for a in _comparisons(c)
-                           if (t := self._decided(a, ranges)) is not None})
+    def _known(self, c, case):
+        """c with its comparisons decided on the case's ranges put in."""
+        return c.xreplace({a: t for a in _comparisons(c) if (t := self._decided(a, case)) is not None})
 
-    def _split(self, split, ranges, atoms) -> tuple:
+    def _split(self, split, case, atoms) -> tuple:
         """(the index to split, its parts): the first of `split`, or where its range is not cut by an
         open comparison (only its first value, its last and those between), the first that is (the
         causal forwards' b − i ≥ 2: b cut at i + 2, where i would be split value by value)."""
-        first = self._parts(split[0], ranges, atoms)
-        if not _uncut(first, ranges, split[0]):
+        first = self._parts(split[0], case, atoms)
+        if not _uncut(first, case.ranges, split[0]):
             return split[0], first
         for v in split[1:]:
-            parts = self._parts(v, ranges, atoms)
-            if not _uncut(parts, ranges, v):
+            parts = self._parts(v, case, atoms)
+            if not _uncut(parts, case.ranges, v):
                 return v, parts
         return split[0], first
 
-    def _parts(self, v, ranges, atoms) -> list:
+    def _parts(self, v, case, atoms) -> list:
         """The cases of index v: a value (put into the pieces) or a range (lo, hi), which together
         are its range: cut where an open comparison a·v + r ≤ 0 (a = ±1, r of the sizes and outer
         indices) changes, where the cut is shown within the range; else its first value, its last
         and those between."""
+        ranges = case.ranges
         names = [x for x, _, _ in ranges]
         at = names.index(v)
         _, lo, hi = ranges[at]
@@ -454,11 +513,11 @@ class Cases:
             within = ranges[:at]                    # a cut at an outer index: shown over its range
             if type(a) in (sympy.Eq, sympy.Ne):
                 t = -r * c
-                if self._nonpos(lo - t, within) and self._nonpos(t - hi, within):
+                if self._nonpos(lo - t, case.cond, within) and self._nonpos(t - hi, case.cond, within):
                     return [(lo, t - 1), t, (t + 1, hi)]
             else:
                 cut = -r if c == 1 else r - 1                          # true up to it, or from after it
-                if self._nonpos(lo - 1 - cut, within) and self._nonpos(cut - hi, within):
+                if self._nonpos(lo - 1 - cut, case.cond, within) and self._nonpos(cut - hi, case.cond, within):
                     return [(lo, cut), (cut + 1, hi)]
         return [lo, hi, (lo + 1, hi - 1)]
 
@@ -471,44 +530,44 @@ class Cases:
                 not p.coeff(v).has(*names) and not sympy.expand(p - p.coeff(v) * v).has(v) for v in names if p.has(v))
         return self.known[key]
 
-    def _under(self, x) -> bool:
+    def _under(self, x, case) -> bool:
         """Is x, a form of the sizes (an expression or a sparse polynomial, as `_tops` gives it), at
-        most the largest of the values wherever the cell's conditions hold? One value: `_nonpos`;
+        most the largest of the case's values wherever its conditions hold? One value: `_nonpos`;
         several: at most one of them shown from the signs of the differences (`signs.nonpos`),
         else Z3 asked that x exceeds none of them (one query)."""
+        cond, values = case.cond, case.values
         if isinstance(x, sparse.PolyElement):
-            values = [sparse.poly(x.ring, v) for v in self.values]
+            values = [sparse.poly(x.ring, v) for v in values]
             if any(v is None for v in values):
-                return self._under(x.as_expr())
+                return self._under(x.as_expr(), case)
             if len(values) == 1:
-                return self._nonpos(x - values[0])
+                return self._nonpos(x - values[0], cond)
             over = [x - v for v in values]
-            if any(o.is_ground and o.LC <= 0 or (t := sparse.size_terms(o)) is not None and signs.nonpos(t, self.cond)
+            if any(o.is_ground and o.LC <= 0 or (t := sparse.size_terms(o)) is not None and signs.nonpos(t, cond)
                    for o in over):
                 return True
             over = [o.as_expr() for o in over]
         else:
-            if len(self.values) == 1:
-                return self._nonpos(x - self.values[0])
-            over = [sympy.expand(x - v) for v in self.values]
-            if any(o.is_Number and o <= 0 or signs.nonpos(o, self.cond) for o in over):
+            if len(values) == 1:
+                return self._nonpos(x - values[0], cond)
+            over = [sympy.expand(x - v) for v in values]
+            if any(o.is_Number and o <= 0 or signs.nonpos(o, cond) for o in over):
                 return True
-        return self.decider.never(sympy.And(self.cond, *[sympy.Gt(o, 0, evaluate=False) for o in over]), rlimit=PEAK_BOUND)
+        return self.decider.never(sympy.And(cond, *[sympy.Gt(o, 0, evaluate=False) for o in over]), rlimit=PEAK_BOUND)
 
-    def _nonpos(self, x, within=()) -> bool:
+    def _nonpos(self, x, cond, within=()) -> bool:
         """Is x, a form of the sizes (and of the indices of `within`, over their ranges there), ≤ 0
-        wherever the cell's conditions hold (`signs.Oracle`)? x an expression or a sparse
-        polynomial (`sparse`)."""
+        wherever `cond` holds (`signs.Oracle`)? x an expression or a sparse polynomial (`sparse`)."""
         if isinstance(x, sparse.PolyElement):
             if x.is_ground:
                 return bool(x.LC <= 0)
             terms = sparse.size_terms(x)
             if terms is not None:
-                return self.signs.terms_nonpos(terms, x.as_expr(), self.cond)
+                return self.signs.terms_nonpos(terms, x.as_expr(), cond)
             x = x.as_expr()
-        return self.signs.nonpos(x, self.cond, within)
+        return self.signs.nonpos(x, cond, within)
 
-    def _tops(self, p, ranges):
+    def _tops(self, p, ranges, cond):
         """The values of p, a form linear in each index with a coefficient of the sizes, at the ends
         of the indices' ranges (inner first) where it may be largest: the end the coefficient's sign
         gives where it is shown, both where it is not (a linear form is largest at an end of its
@@ -516,7 +575,7 @@ class Cases:
         (`sparse`) where p and the ranges' ends are polynomials, as expressions otherwise."""
         read = sparse.read(p, ranges)
         if read is None:
-            return self._tops_of_expression(p, ranges)
+            return self._tops_of_expression(p, ranges, cond)
         P, ends, indices = read
         tops = [P]
         for at, lo, hi in ends:
@@ -531,14 +590,14 @@ class Cases:
                     continue
                 if sparse.reads(c, indices):
                     return None
-                chosen = [hi] if self._nonpos(-c) else [lo] if self._nonpos(c) else [lo, hi]
+                chosen = [hi] if self._nonpos(-c, cond) else [lo] if self._nonpos(c, cond) else [lo, hi]
                 out += [r + c * x for x in chosen]
             tops = out
             if len(tops) > TOPS:
                 return None
         return tops
 
-    def _tops_of_expression(self, p, ranges):
+    def _tops_of_expression(self, p, ranges, cond):
         """`_tops` read on sympy's expressions (a floor of the sizes in p or an end)."""
         names = [x for x, _, _ in ranges]
         tops = [sympy.expand(p)]
@@ -551,20 +610,20 @@ class Cases:
                 c = q.coeff(v)
                 if c.has(*names) or sympy.expand(q - c * v).has(v):
                     return None
-                ends = [hi] if self._nonpos(-c) else [lo] if self._nonpos(c) else [lo, hi]
+                ends = [hi] if self._nonpos(-c, cond) else [lo] if self._nonpos(c, cond) else [lo, hi]
                 out += [sympy.expand(q.xreplace({v: x})) for x in ends]
             tops = out
             if len(tops) > TOPS:
                 return None
         return tops
 
-    def _extent(self, p, ranges):
+    def _extent(self, p, ranges, cond):
         """(least, largest) of p over the ranges, p linear in each index with a coefficient of the
         sizes whose sign is shown; None otherwise. Sparse polynomials (`sparse`) where p and the
         ranges' ends are polynomials, expressions otherwise."""
         read = sparse.read(p, ranges)
         if read is None:
-            return self._extent_of_expression(p, ranges)
+            return self._extent_of_expression(p, ranges, cond)
         P, ends, indices = read
         least = most = P
         for at, lo, hi in ends:
@@ -577,15 +636,15 @@ class Cases:
                 if c:
                     if sparse.reads(c, indices):
                         return None
-                    up = self._nonpos(-c)
-                    if not up and not self._nonpos(c):
+                    up = self._nonpos(-c, cond)
+                    if not up and not self._nonpos(c, cond):
                         return None
                     q = r + c * (hi if up == largest else lo)
                 got.append(q)
             least, most = got
         return least, most
 
-    def _extent_of_expression(self, p, ranges):
+    def _extent_of_expression(self, p, ranges, cond):
         """`_extent` read on sympy's expressions (a floor of the sizes in p or an end)."""
         least = most = sympy.expand(p)
         for v, lo, hi in reversed(ranges):
@@ -595,32 +654,30 @@ class Cases:
                     c = q.coeff(v)
                     if c.has(*[x for x, _, _ in ranges]) or sympy.expand(q - c * v).has(v):
                         return None
-                    up = self._nonpos(-c)
-                    if not up and not self._nonpos(c):
+                    up = self._nonpos(-c, cond)
+                    if not up and not self._nonpos(c, cond):
                         return None
                     q = sympy.expand(q.xreplace({v: hi if up == largest else lo}))
                 ends.append(q)
             least, most = ends
         return least, most
 
-    def _decided(self, a, ranges):
-        """sympy.true or sympy.false where the comparison a holds at every point of the ranges or at
-        none, else None. Kept per comparison while the ranges (the same list) and the cell's conditions
-        are (`hold` asks of each comparison thrice), and per comparison, conditions and the ranges it reads."""
-        if self.here[0] is not ranges or self.here[1] is not self.cond:
-            self.here = (ranges, self.cond, {})
-        got = self.here[2].get(a, self)
-        if got is not self:
+    def _decided(self, a, case):
+        """sympy.true or sympy.false where the comparison a holds at every point of the case's ranges
+        or at none, else None. Kept in the case (`hold` asks of each comparison thrice), and per
+        comparison, conditions and the ranges it reads."""
+        got = case.memo.get(a, case)
+        if got is not case:
             return got
         names = self._symbols(a)
-        for v, lo, hi in reversed(ranges):          # the indices a reads, and those their bounds read
+        for v, lo, hi in reversed(case.ranges):          # the indices a reads, and those their bounds read
             if v in names:
                 names = names | self._symbols(lo) | self._symbols(hi)
-        read = tuple(r for r in ranges if r[0] in names)
-        key = (a, self.cond, read)
+        read = tuple(r for r in case.ranges if r[0] in names)
+        key = (a, case.cond, read)
         if key not in self.known:
-            self.known[key] = self._decide(a, list(read))
-        self.here[2][a] = self.known[key]
+            self.known[key] = self._decide(a, list(read), case.cond)
+        case.memo[a] = self.known[key]
         return self.known[key]
 
     def _symbols(self, e) -> frozenset:
@@ -630,30 +687,30 @@ class Cases:
             got = self.syms[e] = frozenset(sympy.sympify(e).free_symbols)
         return got
 
-    def _decide(self, a, ranges):
+    def _decide(self, a, ranges, cond):
         if not ranges:
-            key = (a, self.cond)
+            key = (a, cond)
             if key not in self.known:
-                signed = signs.decided(a, self.cond)
+                signed = signs.decided(a, cond)
                 self.known[key] = signed if signed is not None else \
-                    sympy.false if self.decider.never(sympy.And(self.cond, a)) else \
-                    sympy.true if self.decider.never(sympy.And(self.cond, sympy.Not(a))) else None
+                    sympy.false if self.decider.never(sympy.And(cond, a)) else \
+                    sympy.true if self.decider.never(sympy.And(cond, sympy.Not(a))) else None
             return self.known[key]
         if type(a) not in (sympy.Le, sympy.Lt, sympy.Ge, sympy.Gt, sympy.Eq, sympy.Ne):
             return None
         p = a.lhs - a.rhs if type(a) in (sympy.Le, sympy.Lt, sympy.Eq, sympy.Ne) else a.rhs - a.lhs
-        got = self._extent(p, ranges)
+        got = self._extent(p, ranges, cond)
         if got is None:
             return None
         least, most = got
         if type(a) in (sympy.Eq, sympy.Ne):
-            off = self._nonpos(1 - least) or self._nonpos(most + 1)
-            on = not off and self._nonpos(most) and self._nonpos(-least)
+            off = self._nonpos(1 - least, cond) or self._nonpos(most + 1, cond)
+            on = not off and self._nonpos(most, cond) and self._nonpos(-least, cond)
             yes, no = (on, off) if type(a) is sympy.Eq else (off, on)
         else:
             strict = type(a) in (sympy.Lt, sympy.Gt)         # p < 0, else p ≤ 0
-            yes = self._nonpos(most + 1 if strict else most)
-            no = not yes and self._nonpos(-least if strict else 1 - least)
+            yes = self._nonpos(most + 1 if strict else most, cond)
+            no = not yes and self._nonpos(-least if strict else 1 - least, cond)
         return sympy.true if yes else sympy.false if no else None
 
 
