@@ -43,7 +43,7 @@ PURE = {
     "ringproof.proofs.ring.lemmas._digested",
     "ringproof.proofs.figures.counting._claim_form",
     *(f"ringproof.proofs.figures.signs.{f}" for f in ("compiled", "sign", "sign_of_terms")),
-    *(f"ringproof.proofs.figures.conjunction.{f}" for f in ("_canonical", "_negated", "_order", "_put")),
+    "ringproof.proofs.figures.conjunction._put",
     *(f"ringproof.proofs.figures.nests.{f}" for f in ("_at_most_zero", "_opposite", "_first", "_digit_of",
                                                       "_faulhaber")),
     "ringproof.proofs.figures.memory.sparse.ring_of", "ringproof.proofs.figures.memory.sparse.poly",

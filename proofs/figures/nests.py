@@ -36,7 +36,6 @@ import z3
 
 from ringproof.proofs.figures import signs
 from ringproof.proofs.figures.signs import K, KD, M, SIZES as SYMPY_PARAMETERS
-from ringproof.proofs.figures.conjunction import conjunction
 from ringproof.proofs.memos import pure
 from ringproof.proofs.ring.budgets import Budget
 from ringproof.schedules.expr import evaluate, lift, var
@@ -101,7 +100,7 @@ def _case(f, cons: list):
     """f where every e of `cons` is ≤ 0, else 0: the Piecewise((f, ∧ e ≤ 0), (0, True)) that sympy's
     evaluation writes, built without it (it rebuilds each condition two or three times): the
     condition's comparisons written as it writes them (`_at_most_zero`)."""
-    cond = conjunction([_at_most_zero(e) for e in cons])
+    cond = sympy.And(*[_at_most_zero(e) for e in cons])
     if f == 0 or cond is sympy.false:
         return sympy.Integer(0)
     return f if cond is sympy.true else sympy.Piecewise((f, cond), (0, True), evaluate=False)
