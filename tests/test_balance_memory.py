@@ -743,12 +743,12 @@ def test_a_comparison_of_the_sizes_is_decided_in_a_regime_from_its_least_sizes_a
 
 
 def test_a_cell_that_names_a_size_twice_is_read_as_both():
-    """`peak_bound._joined`: m = 2 and m ≥ 2 is m = 2 (it was read as m ≥ 2, a wider cell), one that
+    """`peak_bound.joined`: m = 2 and m ≥ 2 is m = 2 (it was read as m ≥ 2, a wider cell), one that
     no size satisfies is left out, and cells that differ in adjacent values of one size are joined."""
     from ringproof.proofs.figures.memory import peak_bound
-    assert peak_bound._joined([sympy.Eq(M, 2) & (M >= 2) & (K >= 3)]) == [sympy.Eq(M, 2) & (K >= 3)]
-    assert peak_bound._joined([sympy.Eq(M, 2) & (M >= 3), sympy.Eq(K, 1)]) == [sympy.Eq(K, 1)]
-    assert peak_bound._joined([sympy.Eq(K, 2) & (K >= 2), K >= 3]) == [K >= 2]
+    assert peak_bound.joined([sympy.Eq(M, 2) & (M >= 2) & (K >= 3)]) == [sympy.Eq(M, 2) & (K >= 3)]
+    assert peak_bound.joined([sympy.Eq(M, 2) & (M >= 3), sympy.Eq(K, 1)]) == [sympy.Eq(K, 1)]
+    assert peak_bound.joined([sympy.Eq(K, 2) & (K >= 2), K >= 3]) == [K >= 2]
 
 
 def test_a_joined_cell_of_the_bound_is_split_where_a_comparison_of_the_sizes_changes_inside_it():
@@ -799,12 +799,12 @@ def test_a_peaks_regime_is_shown_as_ranges_of_the_sizes_only_where_z3_shows_it_t
     for k, m, kd in itertools.product(range(1, 10), range(1, 5), range(1, 4)):
         at = {K: k, M: m, KD: kd}
         assert bool(got.subs(at)) == bool(regime.subs(at)), at
-    original = peak_bound._joined
+    original = peak_bound.joined
     try:
-        peak_bound._joined = lambda cells, loose=False: [sympy.And(K >= 6, M >= 3)]       # a wrong reading
+        peak_bound.joined = lambda cells, loose=False: [sympy.And(K >= 6, M >= 3)]       # a wrong reading
         assert peak_bound.tidied(regime, decider) is regime
     finally:
-        peak_bound._joined = original
+        peak_bound.joined = original
 
 
 def test_a_case_left_with_comparisons_of_the_sizes_is_cut_on_them():

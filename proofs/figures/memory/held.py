@@ -22,10 +22,14 @@ from __future__ import annotations
 
 from ringproof.model.ring.memory import at_peak, peak_per_pe
 from ringproof.model.ring.trace import build_trace
+from ringproof.proofs.figures import counting
+from ringproof.proofs.figures.counting import check_sizes, claim_at, in_n_m_d, least_at, least_names, tidy
 from ringproof.proofs.figures.memory import stays
 from ringproof.proofs.figures.memory.homed import inputs_on, unused_on  # noqa: F401 (held.unused_on: the module's)
+from ringproof.proofs.figures.spread import _compile, _on_pes, figure_size
 from ringproof.proofs.results import Counterexample, Verdict
-from ringproof.proofs.figures.spread import figure_size
+from ringproof.proofs.ring.session import Session
+from ringproof.proofs.ring.smt import discharge
 
 CLAIM_N = 12
 WHY = ("the exact peak is a maximum over cycles of the data a PE holds, and a datum's stay there ends at "
@@ -55,8 +59,6 @@ def exact(schedule, session=None):
     """(the peak any PE holds, a closed form in k, m, kd, {"at": the hint's iterations, "checks":
     how many hint checks Z3 proved}) or (None, why not): `stays.peak` with every hint check
     (`stays.checks`) proved, compared with the ring model's measured peak at every size n, d ≤ 12."""
-    from ringproof.proofs.ring.session import Session
-    from ringproof.proofs.ring.smt import discharge
     session = session if session is not None else Session()
     hit = session.balanced.get(("peak", id(schedule)))
     if hit is not None and hit[0] is schedule:
@@ -113,7 +115,6 @@ def apart(schedule, session) -> tuple:
 
 def _text(form) -> str:
     """A form in k, m, kd (l) as `summary` prints it: in n, m, d, tidied."""
-    from ringproof.proofs.figures.counting import in_n_m_d, tidy
     return str(tidy(in_n_m_d(form)))
 
 
@@ -121,7 +122,6 @@ def measured(schedule, session) -> list | None:
     """The ring model's peak at every size of `_check_peak` where the peak is derived (`asked`;
     `exact` may compare it with this), else None: independent of the derivation, a task of its
     own beside `apart`."""
-    from ringproof.proofs.figures.counting import check_sizes
     return list(_measured_at(schedule, check_sizes(schedule.shape))) if asked(schedule, session) else None
 
 
@@ -205,8 +205,6 @@ def _check_peak(schedule, form, peaks: list | None = None) -> str:
     ...). The derivation counts no stay begun by a use, which holds where ring-locality and
     data-flow do: a schedule that fails them (a mutant) may disagree; one that satisfies them may
     not (`prover._counts` raises an internal error then)."""
-    from ringproof.proofs.figures.counting import check_sizes, in_n_m_d, least_at, least_names
-    from ringproof.proofs.figures.spread import _compile, _on_pes
     names = least_names(schedule.shape)
     fn = _compile(form, names)                   # once: a sympy form put in at 219 sizes costs more than the traces
     sizes = check_sizes(schedule.shape)
@@ -248,8 +246,6 @@ def check_claim(schedule, claim: str, session=None):
     where it equals the derived peak, else refuted where the measured peak differs at a size: the
     first where the derived peak differs from the claim (found by Z3 past the sizes sampled), else
     each size n ≤ CLAIM_N."""
-    from ringproof.proofs.figures import counting
-    from ringproof.proofs.figures.counting import claim_at
     top, why = exact(schedule, session)
     sizes = sorted(schedule.shape.sizes(CLAIM_N), key=lambda s: (s[0], s[2], s[1]))
     if top is not None:

@@ -12,7 +12,10 @@ import sympy
 from ringproof.errors import InternalError
 from ringproof.model.ring.layout import Layout
 from ringproof.model.ring.trace import build_trace, homes, sizes
-from ringproof.proofs.figures.spread import L
+from ringproof.proofs.figures.counting import check_sizes, in_n_m_d, least_at, least_names, parameters, with_parameters
+from ringproof.proofs.figures.nests import count, lifted, M, split_digits, Unknown
+from ringproof.proofs.figures.spread import _chunked, _compile, _on_pes, collapse, L
+from ringproof.proofs.ring.session import Session
 from ringproof.schedules.dsl import check_shape, params
 
 
@@ -32,10 +35,6 @@ def _count(schedule, session, what: str, arrays: dict, measured):
     """(the data of the input arrays `arrays` ({name: None, or (P, indices) -> the condition on an
     element's indices}) homed on PE l, a closed form checked against `measured(schedule, n, m, d)`
     at every size n, d ≤ 12, "") or (None, why not); kept in the session under `what`."""
-    from ringproof.proofs.figures.counting import parameters, with_parameters
-    from ringproof.proofs.figures.nests import M, Unknown, count, lifted, split_digits
-    from ringproof.proofs.ring.session import Session
-    from ringproof.proofs.figures.spread import _chunked, collapse
     session = session if session is not None else Session()
     hit = session.balanced.get((what, id(schedule)))
     if hit is not None and hit[0] is schedule:
@@ -94,8 +93,6 @@ def unused_at(schedule, n: int, m: int, d: int) -> list[int]:
 def _check(schedule, form, measured=None, what: str = "inputs") -> None:
     """The form against the ring model's placement (`measured`, else `homed_at`) at every size n, d ≤
     12: InternalError at the first disagreement."""
-    from ringproof.proofs.figures.counting import check_sizes, in_n_m_d, least_at, least_names
-    from ringproof.proofs.figures.spread import _compile, _on_pes
     names = least_names(schedule.shape)
     fn = _compile(form, names)
     for n, m, d in check_sizes(schedule.shape):

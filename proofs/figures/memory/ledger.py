@@ -30,7 +30,11 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from ringproof.proofs.figures.memory.data import NotDerived, data_of, ends, stored
+from ringproof.proofs.figures.memory.data import data_of, ends, NotDerived, stored
+from ringproof.proofs.ring.iterations import before, exists, fresh, It, new_var, next_pe, ref_eq, sending
+from ringproof.proofs.ring.normalize import PARAMS
+from ringproof.proofs.ring.properties import shape_of
+from ringproof.proofs.ring.properties.base import Check
 from ringproof.schedules.expr import and_, between, eq, le, lift, not_, or_, var, wrap
 
 
@@ -50,10 +54,6 @@ def hint(schedule, phase):
 
 def checks(schedule) -> list:
     """The Checks of every ledger hint (module doc)."""
-    from ringproof.proofs.ring.iterations import It, before, exists, fresh, new_var, next_pe, ref_eq, sending
-    from ringproof.proofs.ring.normalize import PARAMS
-    from ringproof.proofs.ring.properties import shape_of
-    from ringproof.proofs.ring.properties.base import Check
     S, out = schedule, []
     requires, chunk, _ = shape_of(S)
     P = PARAMS

@@ -63,7 +63,7 @@ def at_most(e, regime, ranges, decider, values=(0,)) -> bool:
     cell (`_split_on_sizes`) that leaves a size one value has it put in too. The pieces are read once and the cell's sizes put into each (into
     the whole of e, they would rebuild every Piecewise in it, which costs more than the cases), kept
     for the next call (`_fixed_pieces`: `stays.peak` asks of one form with each group's values)."""
-    for cell in _joined(sympy.Or.make_args(regime)):
+    for cell in joined(sympy.Or.make_args(regime)):
         fixed = {a.lhs: a.rhs for a in sympy.And.make_args(cell)
                  if isinstance(a, sympy.Eq) and a.lhs.is_Symbol and a.rhs.is_Integer}
         rng = [(v, sympy.sympify(lo).xreplace(fixed), sympy.sympify(hi).xreplace(fixed)) for v, lo, hi in ranges]
@@ -134,7 +134,7 @@ def _split_on_sizes(cond, cell, pieces) -> list:
     return [p for p, _ in parts]
 
 
-def _joined(cells, loose: bool = False) -> list:
+def joined(cells, loose: bool = False) -> list:
     """The cells of a regime (conjunctions of x = v and x ≥ v over the sizes), two that differ only
     in adjacent values of one size joined, as conditions. `loose` (for the reader, `tidied`): any
     comparison of one size with a number narrows its range too (k > 5, k < 13/2: k = 6), other
@@ -215,10 +215,10 @@ def _range_of(a):
 
 def tidied(regime, decider):
     """`regime` (a condition of the sizes) as the reader is shown it: its cells' comparisons of one
-    size with a number read as ranges and adjacent cells joined (`_joined`, loose), kept only where
+    size with a number read as ranges and adjacent cells joined (`joined`, loose), kept only where
     Z3 (`decider`) shows the two the same condition for every k, m, kd ≥ 1; else as it was."""
     cells = sympy.Or.make_args(regime)
-    got = sympy.Or(*_joined(cells, loose=True))
+    got = sympy.Or(*joined(cells, loose=True))
     if got == regime or not (decider.never(sympy.And(regime, sympy.Not(got)))
                              and decider.never(sympy.And(got, sympy.Not(regime)))):
         return regime
@@ -918,7 +918,7 @@ def _read(e, truth: dict):
         return e
     if isinstance(e, sympy.Piecewise):
         for value, cond in e.args:
-            t = _holds(cond, truth)
+            t = holds(cond, truth)
             if t is None:
                 return None
             if t:
@@ -930,7 +930,7 @@ def _read(e, truth: dict):
     return None if any(a is None for a in args) else e.func(*args)
 
 
-def _holds(c, truth):
+def holds(c, truth):
     """True or False where the comparisons of the condition c that `truth` gives (`truth.get(a)`:
     sympy.true, sympy.false, or None where not known) decide it, else None."""
     if c is sympy.true or c is sympy.false:
@@ -940,10 +940,10 @@ def _holds(c, truth):
         return None if t is None else t is sympy.true
     if isinstance(c, (sympy.And, sympy.Or)):
         stop = isinstance(c, sympy.Or)                  # the value that settles it
-        got = [_holds(a, truth) for a in c.args]
+        got = [holds(a, truth) for a in c.args]
         return stop if stop in got else None if None in got else not stop
     if isinstance(c, sympy.Not):
-        t = _holds(c.args[0], truth)
+        t = holds(c.args[0], truth)
         return None if t is None else not t
     return None
 

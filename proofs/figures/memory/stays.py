@@ -53,10 +53,17 @@ from types import SimpleNamespace
 import sympy
 
 from ringproof.proofs.figures import signs
+from ringproof.proofs.figures.counting import _condition, _shape, parameters, with_parameters
 from ringproof.proofs.figures.memory import homed, ledger, peak_bound
-from ringproof.proofs.figures.memory.data import Datum, NotDerived, data_of, ends, hint, mark, outputs, stored
+from ringproof.proofs.figures.memory.data import data_of, Datum, ends, hint, mark, NotDerived, outputs, stored
+from ringproof.proofs.figures.nests import count, lifted, M, split_digits, Unknown
+from ringproof.proofs.figures.spread import _chunked, cells
+from ringproof.proofs.ring.iterations import alternatives, at, before, exists, fresh, moves, next_pe, ref_eq, sending
+from ringproof.proofs.ring.normalize import PARAMS
+from ringproof.proofs.ring.properties import shape_of
+from ringproof.proofs.ring.properties.base import Check
 from ringproof.schedules.dsl import HOME
-from ringproof.schedules.expr import Term, and_, eq, lift, not_, or_
+from ringproof.schedules.expr import and_, eq, evaluate, lift, not_, or_, Term, var
 
 
 # --------------------------------------------------------------------------- what an iteration does
@@ -86,9 +93,6 @@ def _followed(step) -> None:
 
 def checks(schedule) -> list:
     """The Checks (`smt.discharge`) that the hints are what the module doc says."""
-    from ringproof.proofs.ring.iterations import fresh
-    from ringproof.proofs.ring.properties import shape_of
-    from ringproof.proofs.ring.properties.base import Check
     S, out = schedule, []
     requires, chunk, _ = shape_of(S)          # as every property's checks assume it
     slot = dict(zip([p.name for p in S.phases], S.slots))
@@ -164,12 +168,10 @@ def checks(schedule) -> list:
 
 
 def _vars(S):
-    from ringproof.proofs.ring.normalize import PARAMS
     return PARAMS
 
 
 def _ix(p):
-    from ringproof.schedules.expr import var
     return SimpleNamespace(**{name: var(name) for name in p.index_names})
 
 
@@ -183,7 +185,6 @@ def _begun(S, a, b, h: Datum, x, after_send=False):
     `prev` witness of b is a send (a move) from the previous PE arriving then, or a use of x on b's
     PE after a and before b (which the same check, for that use, shows preceded by a beginning:
     an induction on the cycle)."""
-    from ringproof.proofs.ring.iterations import alternatives, at, before, exists, moves, next_pe, sending
     opts = [h.made, h.first]
     later = (lambda src: before(a, src)) if after_send else (lambda src: not_(before(src, a)))
     for cond, w in h.sources:
@@ -211,14 +212,12 @@ def _begun(S, a, b, h: Datum, x, after_send=False):
 
 
 def _same(r1, r2):
-    from ringproof.proofs.ring.iterations import ref_eq
     return ref_eq(r1, r2)
 
 
 def _after_end(S, a, b, gi, hi):
     """A marked end (or departure) at a: a later use of its datum on its PE comes after a new
     beginning; an output's marked end: no later use at all."""
-    from ringproof.proofs.ring.iterations import before
     g, h = data_of(a.step)[gi], data_of(b.step)[hi]
     during, kept = ends(S, a.phase, g, _vars(S), _ixs(a))
     hyps = [or_(during, kept), h.used, eq(a.step.pe, b.step.pe), before(a, b), _same(g.ref, h.ref)]
@@ -228,14 +227,12 @@ def _after_end(S, a, b, gi, hi):
 
 def _before_first(S, a, b, gi, hi):
     """A first node at a: no use of its datum on its PE before it."""
-    from ringproof.proofs.ring.iterations import before
     g, h = data_of(a.step)[gi], data_of(b.step)[hi]
     return {"a": a, "b": b}, [g.first, h.used, eq(a.step.pe, b.step.pe), before(b, a)], not_(_same(g.ref, h.ref))
 
 
 def _no_arrival_after(S, a, b, gi):
     """An output's marked end at a: no copy of it arrives on its PE later."""
-    from ringproof.proofs.ring.iterations import before, next_pe, sending
     g = data_of(a.step)[gi]
     _, kept = ends(S, a.phase, g, _vars(S), _ixs(a))
     hyps = [kept, sending(b), eq(next_pe(b.step.pe), a.step.pe), not_(before(b, a))]
@@ -244,7 +241,6 @@ def _no_arrival_after(S, a, b, gi):
 
 def _no_arrival_before(S, a, b, gi):
     """A first node at a: no copy of its datum arrived on its PE before (or at) it."""
-    from ringproof.proofs.ring.iterations import before, next_pe, sending
     g = data_of(a.step)[gi]
     hyps = [g.first, sending(b), eq(next_pe(b.step.pe), a.step.pe), before(b, a)]
     return {"a": a, "b": b}, hyps, not_(_same(stored(b.step), g.ref))
@@ -253,7 +249,6 @@ def _no_arrival_before(S, a, b, gi):
 def _home_unused(S, a, b, hi):
     """A send at a marked home: its datum is not used on the next PE after it arrives (its last
     stay there, which an output keeps to the end)."""
-    from ringproof.proofs.ring.iterations import before, next_pe, sending
     h = data_of(b.step)[hi]
     x = stored(a.step)
     marked = mark(S, "home", a.phase.name, x.array.name, _vars(S), _ixs(a))
@@ -263,7 +258,6 @@ def _home_unused(S, a, b, hi):
 
 def _home_last(S, a, b):
     """A send at a marked home: no later send brings its datum to the same PE again."""
-    from ringproof.proofs.ring.iterations import before, sending
     x = stored(a.step)
     marked = mark(S, "home", a.phase.name, x.array.name, _vars(S), _ixs(a))
     hyps = [sending(a), marked, sending(b), eq(b.step.pe, a.step.pe), before(a, b)]
@@ -286,7 +280,6 @@ def _unused(S, a, hi):
 def _alone(S, a, b, hi):
     """A copy sent at a marked alone: a use of it on the next PE after it arrives comes after a
     new beginning there."""
-    from ringproof.proofs.ring.iterations import before, next_pe, sending
     h = data_of(b.step)[hi]
     x = stored(a.step)
     marked = mark(S, "alone", a.phase.name, x.array.name, _vars(S), _ixs(a))
@@ -301,14 +294,12 @@ class Counter:
     """Counts of one schedule's events with the iteration (and l) kept, in k, m, kd."""
 
     def __init__(self, schedule, session):
-        from ringproof.proofs.figures.counting import parameters, with_parameters
         self.S = schedule
         self.P = with_parameters(schedule, parameters(schedule.shape))
         self.decider = session.decider(schedule.shape)
         self.scale, self.back = {}, {}
         hit = session.balanced.get(("stays-chunk", id(schedule)))
         if hit is None or hit[0] is not schedule:
-            from ringproof.proofs.figures.spread import _chunked
             hit = (schedule, _chunked(schedule, session))
             session.balanced[("stays-chunk", id(schedule))] = hit
         scale, decider = hit[1]
@@ -333,18 +324,15 @@ class Counter:
 
     def value(self, x):
         """A hint's value (a Term of the sizes, or a number) in sympy."""
-        from ringproof.schedules.expr import evaluate
         return sympy.sympify(evaluate(x, vars(self.P)) if isinstance(x, Term) else x)
 
     def condition(self, term, env):
-        from ringproof.proofs.figures.counting import _condition
         return sympy.sympify(_condition(term, env, self.P))
 
     def events(self, phase):
         """{"begin", "end", "kept", "arrive", "alone", "home"}: [sympy condition on phase's indices
         (primed) and l′, one per datum] of the events of `phase` (arrivals on the next PE: all, those
         marked alone, those marked kept there, "home")."""
-        from ringproof.proofs.figures.counting import _shape
         st = _shape(phase)
         try:
             _followed(st)
@@ -353,7 +341,6 @@ class Counter:
         shared_marked(self.S, phase)
         loops, env = self.nest(phase, "_")
         env["l"] = sympy.Symbol("l_", integer=True)
-        from ringproof.schedules.expr import var
         Pv = SimpleNamespace(**{name: var(name) for name in vars(self.P)})
         ix = _ix(phase)
         book = ledger.hint(self.S, phase)
@@ -408,7 +395,6 @@ class Counter:
         kept iteration is one of the same nest. One read under a Mod or floor stays a loop, with
         v′j = vj a condition (`split_digits` writes both in radix, `_mirror`); so does the PE l′ = l
         (put in elsewhere: 0.25 s less of ring-attention's 2.5 s)."""
-        from ringproof.proofs.figures.nests import M
         loops, env = self.nest(phase, "_")
         L, L_ = sympy.Symbol("l", integer=True), sympy.Symbol("l_", integer=True)
         cond = sympy.sympify(cond)
@@ -435,7 +421,6 @@ class Counter:
 
     def _nest_count(self, phase, nest, cond, keep):
         """`nests.count` of the nest's iterations with `cond`, its first `keep` indices kept."""
-        from ringproof.proofs.figures.nests import Unknown, count, lifted, split_digits
         if cond is sympy.false:
             return sympy.Integer(0)
         back = {}
@@ -458,7 +443,6 @@ def blockers(schedule, session) -> list[str]:
     loops without counting: a step the counts cannot follow (`_followed`), the bound of a loop whose
     sends arrive somewhere (counted whatever the marks) reading an outer index under mod, div or
     cases (the counter sums polynomials between affine bounds)."""
-    from ringproof.proofs.figures.counting import _shape
     c, out = Counter(schedule, session), []
     for phase in schedule.phases:
         st = _shape(phase)
@@ -533,7 +517,6 @@ def _integral(e) -> bool:
 
 def previous(l):
     """The PE before l on the ring (1 before 2, ..., m before 1)."""
-    from ringproof.proofs.figures.nests import M
     return sympy.Piecewise((l - 1, l >= 2), (M, True))
 
 
@@ -592,7 +575,6 @@ def _occupancy(schedule, session, inputs, c) -> tuple[dict, sympy.Expr]:
                                         sympy.Integer(0))
     ended = unused + sum((total[p.name]["end"] + total[p.name]["kept"] + total[p.name]["alone"]
                           + total[p.name]["home"] for p in S.phases), sympy.Integer(0))
-    from ringproof.proofs.figures.nests import M
     pes = [(L, sympy.Integer(1), M)]
     if not _as_many(begun, ended, c.decider, pes):
         raise NotDerived(f"the stays begun on PE l ({begun}) are not shown to be as many as those the hints "
@@ -610,7 +592,6 @@ def _occupancy(schedule, session, inputs, c) -> tuple[dict, sympy.Expr]:
 def _in_transit(c, phase, env):
     """1 where the kept iteration passes on a copy that arrived in its cycle (a ledger's transit,
     left out of its counts), else 0."""
-    from ringproof.schedules.expr import var
     book = ledger.hint(c.S, phase)
     if book is None:
         return sympy.Integer(0)
@@ -642,8 +623,6 @@ def _as_many(begun, ended, decider, pes) -> bool:
     """Are the forms equal at every PE? Z3 on the difference, else (a difference with cases of l:
     the causal forwards' counts, which Z3 does not settle in one query) cell by cell of l
     (`spread.cells`: its value 0 in every cell its comparisons cut out)."""
-    from ringproof.proofs.figures.nests import Unknown
-    from ringproof.proofs.figures.spread import cells
     diff = sympy.expand(begun - ended)
     if decider.holds(diff, pes) and decider.holds(-diff, pes):
         return True
@@ -716,7 +695,7 @@ def _alone_now(c, S, members, s, at, events):
 def _at_point(e, values: dict, memo: dict | None = None):
     """e.xreplace(values), built the way xreplace builds it, but each case of a Piecewise read only
     where no case before it holds, and a condition decided from its comparisons each put to a value
-    once (`peak_bound._holds`; sympy's own where they do not decide it): the occupancy at a candidate
+    once (`peak_bound.holds`; sympy's own where they do not decide it): the occupancy at a candidate
     iteration, where xreplace rebuilt every case of thousands (zigzag's: 1.5 s a candidate, 0.1 s)."""
     memo = {} if memo is None else memo
     if not e.args:
@@ -724,7 +703,7 @@ def _at_point(e, values: dict, memo: dict | None = None):
     if isinstance(e, sympy.Piecewise):
         kept = []
         for value, cond in e.args:
-            holds = peak_bound._holds(cond, _AtValues(values, memo))
+            holds = peak_bound.holds(cond, _AtValues(values, memo))
             holds = cond.xreplace(values) if holds is None else sympy.true if holds else sympy.false
             if holds is sympy.false:
                 continue
@@ -738,7 +717,7 @@ def _at_point(e, values: dict, memo: dict | None = None):
 
 class _AtValues:
     """The truth of each comparison with `values` put in (sympy.true or sympy.false; None where that
-    leaves it open), each put in once and kept in `memo`: the `truth` `peak_bound._holds` reads."""
+    leaves it open), each put in once and kept in `memo`: the `truth` `peak_bound.holds` reads."""
 
     def __init__(self, values: dict, memo: dict):
         self.values, self.memo = values, memo
@@ -757,7 +736,6 @@ def peak(schedule, session, inputs) -> dict:
     shown by Z3 to be the most any PE holds in any cycle (where no one candidate is the most in a
     regime of the sizes, their Max: the occupancy shown at most the largest of them, else, where
     that is not shown, proved in each part where one of them is: `peak_bound.parts`)."""
-    from ringproof.proofs.figures.nests import M
     S = schedule
     if not S.stays.peak:
         raise NotDerived("the schedule gives no iteration at which a PE holds the most (stays['peak'])")
@@ -792,7 +770,7 @@ def peak(schedule, session, inputs) -> dict:
     if groups is None:
         raise NotDerived("the largest of the occupancy at the peak's iterations is not shown in each regime of the sizes")
     top = groups[0][0] if len(groups) == 1 else \
-        sympy.Piecewise(*[(v, peak_bound.tidied(sympy.Or(*peak_bound._joined(cs)), decider)) for v, cs in groups[:-1]],
+        sympy.Piecewise(*[(v, peak_bound.tidied(sympy.Or(*peak_bound.joined(cs)), decider)) for v, cs in groups[:-1]],
                         (groups[-1][0], True))
     slots = list(forms.items()) + [("after the last cycle", ([], end))]
     for most, conds in groups:
