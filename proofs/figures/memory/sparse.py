@@ -70,7 +70,7 @@ def reads(q: PolyElement, positions) -> bool:
 
 
 def size_terms(q: PolyElement) -> tuple | None:
-    """q's terms (exponents of the sizes, a Fraction), as `nests.sign_of_terms` reads them, in a
+    """q's terms (exponents of the sizes, a Fraction), as `signs.sign_of_terms` reads them, in a
     fixed order; None where q reads an index."""
     out = []
     for mono, c in q.items():
