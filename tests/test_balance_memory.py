@@ -807,6 +807,32 @@ def test_a_peaks_regime_is_shown_as_ranges_of_the_sizes_only_where_z3_shows_it_t
         peak_bound.joined = original
 
 
+def test_a_case_is_tried_by_the_strategies_in_order_and_not_shown_where_all_pass():
+    """`peak_bound.Cases.search`: a case (a frozen value) is tried by each strategy in order until
+    one proves it or splits it (each part searched, every case counted); one no strategy shows is
+    not shown. i ≤ k over 1 ≤ i ≤ k is shown, i ≤ k − 1 is not; an empty range is shown by
+    `empty` alone, a non-empty one is not."""
+    import dataclasses
+    from ringproof.proofs.figures.memory import peak_bound
+    from ringproof.proofs.figures.nests import Decider
+    i = sympy.Symbol("i", integer=True)
+    ranges, seen = [(i, sympy.Integer(1), K)], []
+
+    def record(cases, case):
+        seen.append(case)
+        return None
+
+    cases = peak_bound.Cases(Decider(), K >= 2, strategies=(record,) + peak_bound.STRATEGIES)
+    f = sympy.Piecewise((K, i <= 1), (i, True))
+    assert cases.hold(peak_bound._pieces(f - K), ranges) and len(seen) == cases.visited >= 1
+    assert not peak_bound.Cases(Decider(), K >= 2).hold(peak_bound._pieces(f - K + 1), ranges)
+    assert not peak_bound.Cases(Decider(), K >= 2, strategies=()).hold(peak_bound._pieces(f - K), ranges)
+    only_empty = peak_bound.Cases(Decider(), K >= 2, strategies=(peak_bound.empty,))
+    assert only_empty.hold(peak_bound._pieces(f), [(i, K + 1, K)]) and not only_empty.hold(peak_bound._pieces(f - K), ranges)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        seen[0].cond = sympy.true
+
+
 def test_a_case_left_with_comparisons_of_the_sizes_is_cut_on_them():
     """`peak_bound.on_sizes`: striped's failing case (i at one point, k; pieces under i ≥ 5 and
     i = 4 that are k ≥ 5, k = 4 there, of k²·kd·m products) is cut on k ≥ 5 and k < 5, the latter
