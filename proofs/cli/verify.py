@@ -10,7 +10,7 @@ from ringproof.proofs.cli.common import (ArgumentParser, Exit, Progress, bounded
                                          subcommand_help, write_json)
 from ringproof.proofs.options import DEFAULTS, Options
 from ringproof.proofs.results import DEFAULT_PROPERTIES, PROPERTIES, TIERS, Verdict
-from ringproof.proofs.cli.targets import machine, registry, resolve
+from ringproof.proofs.cli.targets import machine, registry, resolve, table
 from ringproof.schedules.dsl import check_size, where
 from ringproof.errors import BadInput
 
@@ -24,7 +24,8 @@ def parser() -> ArgumentParser:
     p = ArgumentParser(prog="prove", epilog=EPILOG)
     p.later(lambda: "Prove a ring schedule of self-attention correct for every n with m | n, or show a "
             "counterexample.\n\n" + subcommand_help())
-    p.later(lambda: f"{', '.join(sorted(registry()))}, or the path of a schedule file (.py)",
+    p.later(lambda: f"{', '.join(sorted(registry()))}; packed sequences: "
+            f"{', '.join(n for n, t in table().items() if t.machine != 'ring')}; or the path of a schedule file (.py)",
             p.add_argument("target", help="a registered schedule or the path of a schedule file (.py)"))
     add_solver_options(p)
     p.add_argument("--method", choices=("index", "bitlevel"), default="index",
