@@ -1003,12 +1003,12 @@ def test_with_idle_pes_not_waiting_the_contiguous_layout_takes_more_cycles_than_
 def test_idle_pe_cycles_in_closed_form_are_the_ring_models():
     """Derived (and checked by the prover at n, d ≤ 12), then compared here at larger sizes."""
     from ringproof.model.ring.trace import idle_cycles
-    from ringproof.proofs.figures.counting import _value
+    from ringproof.proofs.figures.counting import value_of
     S = registry()["ring-attention-causal-bwd"]
     form, why = spread.idle_cycles(S, Session())
     assert form is not None, why
     for n, m, d in ((16, 4, 8), (24, 3, 6), (20, 5, 5)):
-        assert _value(form, n, m, d, S.shape) == idle_cycles(S, n, m, d), (n, m, d)
+        assert value_of(form, n, m, d, S.shape) == idle_cycles(S, n, m, d), (n, m, d)
 
 
 def test_only_the_outermost_loop_may_be_a_ring_step():

@@ -8,7 +8,7 @@ from ringproof.model.ring.trace import build_trace
 from ringproof.schedules.shape import D_IS_N, divisible as sizes
 import pytest
 
-from ringproof.proofs.figures.counting import N, _nest, check_claim, counts, equal, parameters
+from ringproof.proofs.figures.counting import N, nest_of, check_claim, counts, equal, parameters
 from ringproof.proofs.ring.induction import prove_through
 from ringproof.proofs.figures.nests import Decider, Unknown, count
 from ringproof.proofs.ring.prover import Options, verify
@@ -64,7 +64,7 @@ def test_guards_count_exactly_or_not_at_all():
     P = parameters(D_IS_N)
     decider = Decider()
     plain = Phase("p", (Loop("i", 1, "k"), Loop("j", 1, "n")), step=lambda P, ix: None)
-    loops, env = _nest(plain, P, True)
+    loops, env = nest_of(plain, P, True)
     j, n, l = env["j"], P.n, env["l"]
     assert sympy.expand(count(loops, j <= n - 1, decider) - (n - 1) * P.k * P.m) == 0
     assert sympy.expand(count(loops, j <= n + 1, decider) - n * P.k * P.m) == 0   # beyond the range: all

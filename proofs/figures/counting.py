@@ -57,7 +57,7 @@ def in_n_m_d(e: sympy.Expr) -> sympy.Expr:
     return e.xreplace({K: N / M, KD: D / M})
 
 
-def _shape(phase: Phase) -> Step:
+def symbolic_step(phase: Phase) -> Step:
     """The step on symbolic Terms: enough to read its op kind, guard and send, without building
     (and simplifying) every index formula in sympy."""
     P = SimpleNamespace(**{name: var(name) for name in PARAMETERS})
@@ -94,7 +94,7 @@ def _factored(e: sympy.Expr):
     return sympy.factor(f).xreplace({s: a for a, s in named.items()})
 
 
-def _nest(phase: Phase, P, with_pe: bool):
+def nest_of(phase: Phase, P, with_pe: bool):
     """The phase's loops as [(symbol, lo, hi)] (with the PE index l innermost if `with_pe`) and
     the environment naming each index's symbol."""
     loops, env = [], {}
@@ -110,7 +110,7 @@ def _nest(phase: Phase, P, with_pe: bool):
     return loops, env
 
 
-def _condition(x, env: dict, P):
+def condition_form(x, env: dict, P):
     """A guard or send condition (a Term or a constant) in sympy."""
     if isinstance(x, Term):
         return evaluate(x, {**vars(P), **env})
@@ -130,12 +130,12 @@ def phase_forms(phase: Phase, P, decider: Decider, hint: tuple | None = None, ex
         forms["cycles"] = sympy.expand(sympy.sympify(lp.through(P, lp.bounds(P, SimpleNamespace())[1])))
     else:
         try:
-            forms["cycles"] = count(_nest(phase, P, False)[0], True, decider)
+            forms["cycles"] = count(nest_of(phase, P, False)[0], True, decider)
         except Unknown as e:
             hint_why = f"; counting hint not proved ({hint[1]})" if hint is not None else ""
             why["cycles"] = f"{phase.name} cycles: {e}{hint_why}"
-    st = _shape(phase)
-    loops, env = _nest(phase, P, True)
+    st = symbolic_step(phase)
+    loops, env = nest_of(phase, P, True)
     parts = [(st.op.value, st.guard)]
     if st.send is not None and (moves or st.op is Op.MOVE):
         parts.append(("MOVE", forwards(st.guard, st.send.when)))
@@ -143,7 +143,7 @@ def phase_forms(phase: Phase, P, decider: Decider, hint: tuple | None = None, ex
         if kind in why:
             continue
         try:
-            c = sympy.sympify(_condition(cond, env, P))
+            c = sympy.sympify(condition_form(cond, env, P))
             if c is sympy.true and "cycles" in forms:
                 got, split = forms["cycles"] * M, False
             else:       # an op the counter cannot count falls back on |terms| (`_derive`); a MOVE cannot
@@ -292,7 +292,7 @@ def least_at(shape: Shape, n: int, m: int, d: int | None = None) -> dict:
             for name, v in derived_values(shape, n, m, d, least_only=True).items()}
 
 
-def _value(form: sympy.Expr, n: int, m: int, d: int, shape: Shape = D_IS_N) -> int:
+def value_of(form: sympy.Expr, n: int, m: int, d: int, shape: Shape = D_IS_N) -> int:
     """A form in k, m, kd at one size (`value_at`: compiled once for every size checked)."""
     return value_at(form, {K: n // m, M: m, KD: d // m, **{x: int(v) for x, v in least_at(shape, n, m, d).items()}})
 
@@ -320,20 +320,20 @@ def _check(schedule: Schedule, per_phase: dict, required: dict, session: Session
                 continue
             got = enumerated(p, P, (n, m, d), session)[0]
             for kind, form in forms.items():
-                if _value(form, n, m, d, schedule.shape) != got[kind]:
+                if value_of(form, n, m, d, schedule.shape) != got[kind]:
                     where = f"n={n}, m={m}" + (f", d={d}" if schedule.shape.is_free("d") else "")
                     raise InternalError(f"counts: phase {p.name}: the derived {kind} {in_n_m_d(form)} gives "
-                                        f"{_value(form, n, m, d, schedule.shape)} at {where}, enumeration {got[kind]}")
+                                        f"{value_of(form, n, m, d, schedule.shape)} at {where}, enumeration {got[kind]}")
         for name, (eqn, form) in required.items():
             want = _required_enumerated(eqn, P)
-            if _value(form, n, m, d, schedule.shape) != want:
+            if value_of(form, n, m, d, schedule.shape) != want:
                 raise InternalError(f"counts: phase {name}: the terms of {eqn.target.name}: {in_n_m_d(form)} gives "
-                                    f"{_value(form, n, m, d, schedule.shape)} at n={n}, d={d}, enumeration {want}")
+                                    f"{value_of(form, n, m, d, schedule.shape)} at n={n}, d={d}, enumeration {want}")
 
 
 def _computing(schedule: Schedule, array) -> int:
     """How many phases compute `array` (a phase's |terms| fallback holds only for the one)."""
-    return sum(1 for p in schedule.phases if (st := _shape(p)).op is not Op.MOVE
+    return sum(1 for p in schedule.phases if (st := symbolic_step(p)).op is not Op.MOVE
                and st.target is not None and st.target.array == array)
 
 
@@ -356,9 +356,9 @@ def _check_cycles(schedule: Schedule, form: sympy.Expr, session: Session) -> Non
     for n, m, d in check_sizes(schedule.shape):
         P = with_derived(schedule.derived, params(n, m, d=d))
         got = slot_starts(schedule, [enumerated(p, P, (n, m, d), session)[0]["cycles"] for p in schedule.phases])[1]
-        if _value(form, n, m, d) != got:
+        if value_of(form, n, m, d) != got:
             raise InternalError(f"counts: the derived cycles {in_n_m_d(form)} of {schedule.name} give "
-                                f"{_value(form, n, m, d)} at n={n}, m={m}, enumeration {got}")
+                                f"{value_of(form, n, m, d)} at n={n}, m={m}, enumeration {got}")
 
 
 def _ratio(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
@@ -382,7 +382,7 @@ def _derive(schedule: Schedule, session: Session) -> Counts:
     exact = exact_chunks(schedule)
     for p in schedule.phases:
         forms, missing = phase_forms(p, P, decider, hints.get(p.name), exact, moves="MOVE" not in why)
-        st = _shape(p)
+        st = symbolic_step(p)
         if (st.op.value in missing and st.op is not Op.MOVE and st.target is not None
                 and st.target.array not in schedule.problem.symmetric_pairs     # not a bijection there
                 and _computing(schedule, st.target.array) == 1):                # nor across phases
@@ -404,18 +404,18 @@ def _derive(schedule: Schedule, session: Session) -> Counts:
         out = sympy.Integer(0)
         for p in schedule.phases:
             out += per_phase[p.name].get(kind, 0)
-            if p.name in required and _shape(p).op.value == kind:
+            if p.name in required and symbolic_step(p).op.value == kind:
                 out += required[p.name][1]
         return out
 
     cycles = total("cycles")
     if cycles is not None and len(set(schedule.slots)) < len(schedule.phases):
         _check_cycles(schedule, cycles, session)
-    kinds = list(ALWAYS_COUNTED) + sorted({_shape(p).op.value for p in schedule.phases} - set(ALWAYS_COUNTED))
+    kinds = list(ALWAYS_COUNTED) + sorted({symbolic_step(p).op.value for p in schedule.phases} - set(ALWAYS_COUNTED))
     ops = {kind: total(kind) for kind in kinds}
     per_util = {}
     for p in schedule.phases:
-        kind, cyc = _shape(p).op.value, per_phase[p.name].get("cycles")
+        kind, cyc = symbolic_step(p).op.value, per_phase[p.name].get("cycles")
         c = required[p.name][1] if p.name in required else per_phase[p.name].get(kind)
         if c is not None and cyc is not None and sympy.expand(cyc) != 0:
             per_util[p.name] = _ratio(c, M * cyc)
@@ -449,7 +449,7 @@ def _claim_form(claim: str, derived: tuple) -> tuple:
     return parse_claim(claim, ANY_D, names), names
 
 
-def _divisors(e: sympy.Expr, x: sympy.Symbol) -> set[int]:
+def divisors_of(e: sympy.Expr, x: sympy.Symbol) -> set[int]:
     """Constant c of every `x mod c` and `floor(x·a/c)` in e (a, c integers)."""
     out = {int(a.args[1]) for a in e.atoms(sympy.Mod)
            if a.args[0] == x and a.args[1].is_Integer}
@@ -509,7 +509,7 @@ def _possible(cond, before: list, seed: int = 0) -> bool:
 def residue_cases(e: sympy.Expr) -> list[dict]:
     """The substitutions x = c·ν + s (x in n, m, d; c the lcm of the constant divisors of x in e,
     s < c) under which floor and mod of x by c become polynomials; [{}] when e has none."""
-    split = {x: math.lcm(*_divisors(e, x)) for x in (N, M, D) if _divisors(e, x)}
+    split = {x: math.lcm(*divisors_of(e, x)) for x in (N, M, D) if divisors_of(e, x)}
     digits = {x: sympy.Symbol(f"_{x}", integer=True, nonnegative=True) for x in split}
     cases = [{}]
     for x, c in split.items():
@@ -591,7 +591,7 @@ def apart(derived: sympy.Expr, claimed: sympy.Expr, shape: Shape = D_IS_N, seed:
     smallest (n, m, d) where they differ, in `small_sizes`' order (n + d, then n, then m: Z3 asked
     with bisected bounds); None where Z3 cannot tell (a form it does not translate, a derived
     size defined by a condition, an unknown answer)."""
-    from ringproof.proofs.figures.nests import _requires
+    from ringproof.proofs.figures.nests import side_condition
     diff = (derived - claimed).subs({N: K * M, D: KD * M})
     if diff.free_symbols - {K, M, KD}:
         return None
@@ -600,7 +600,7 @@ def apart(derived: sympy.Expr, claimed: sympy.Expr, shape: Shape = D_IS_N, seed:
     env = {K: k, M: m, KD: kd}
     try:
         facts = [k >= 1, m >= 1, kd >= 1, to_z3(sympy.Ne(diff, 0, evaluate=False), env)]
-        req = _requires(shape)
+        req = side_condition(shape)
         facts += [to_z3(req, env)] if req is not None else []
     except NoZ3:
         return None
@@ -650,7 +650,7 @@ def parse_claim(claim: str, shape: Shape = D_IS_N, derived_params=None) -> sympy
 
 def rests_on_coverage(schedule: Schedule, c: Counts) -> set:
     """The kinds whose derived count is |terms| of a phase's equation (`Counts.bijections`)."""
-    return {_shape(schedule.phase(p)).op.value for p in c.bijections}
+    return {symbolic_step(schedule.phase(p)).op.value for p in c.bijections}
 
 
 def derived_parameters(schedule, P=None) -> dict:

@@ -265,7 +265,7 @@ def _cases(f, positive: bool) -> list[list]:
     if isinstance(f, sympy.Rel):
         a, b = f.lhs, f.rhs
         exact = positive and isinstance(f, (sympy.LessThan, sympy.GreaterThan, sympy.Equality))
-        den = 1 if exact else _denominator(a - b)      # e < 0 ⇔ e + 1 ≤ 0 holds of an integer e
+        den = 1 if exact else denominator(a - b)      # e < 0 ⇔ e + 1 ≤ 0 holds of an integer e
         a, b = (a * den, b * den) if den > 1 else (a, b)                # only: a rational e is scaled
         le = {sympy.LessThan: (a - b,), sympy.StrictLessThan: (a - b + 1,),
               sympy.GreaterThan: (b - a,), sympy.StrictGreaterThan: (b - a + 1,)}
@@ -280,7 +280,7 @@ def _cases(f, positive: bool) -> list[list]:
     raise Unknown(f"cannot count under the condition {f}")
 
 
-def _denominator(e) -> int:
+def denominator(e) -> int:
     """The lcm of the denominators of e's rational coefficients (1 where one is not rational)."""
     terms = sympy.expand(e).as_coefficients_dict()
     if not all(c.is_Rational for c in terms.values()):
@@ -469,16 +469,16 @@ class Decider:
 
     def __init__(self, shape: Shape = D_IS_N, budget: Budget = Budget()):
         self.d_is_n, self.budget = not shape.is_free("d"), budget
-        self.requires = _requires(shape)
+        self.requires = side_condition(shape)
         self.least, self._exists = _least(shape)
         self._known: dict = {}
         self._points: dict = {}       # (ctx, side condition) -> `signs.points` of it
-        self._base = None             # (side condition, `_env`'s answer) once built
+        self._base = None             # (side condition, `env`'s answer) once built
         self._z3_terms: dict = {}     # symbols named -> {sympy formula: its Z3 term} (`_translated`)
         self.counted: dict = {}       # `count`'s arguments -> (its form, None) or (None, why Unknown)
         self.eliminated: dict = {}    # `_eliminate`'s summand, index, atoms with it, nest -> its pieces
 
-    def _env(self) -> tuple[dict, list]:
+    def env(self) -> tuple[dict, list]:
         """The Z3 parameters and what holds of them: k, m, kd ≥ 1, the side condition, and each
         derived parameter defined by a condition (a `Least`) pinned by it once shown to exist (else
         it is any integer: what is shown holds for its value too). Built once per side condition
@@ -544,7 +544,7 @@ class Decider:
         if self._refuted(cond, ctx, (), condition=True):
             return False
         try:
-            env, facts = self._env()
+            env, facts = self.env()
             for v, lo, hi in ctx:
                 env[v] = z3.Int(str(v))
                 facts += [self._translated(lo, env) <= env[v], env[v] <= self._translated(hi, env)]
@@ -573,7 +573,7 @@ class Decider:
 
     def _check(self, *assertions, rlimit: int | None = None):
         """Z3's answer on the assertions (`rlimit`: where not the counter's): asked with the
-        preprocessing first (`_solver`), and where that gives up, without it. The peak's cases fix
+        preprocessing first (`solver`), and where that gives up, without it. The peak's cases fix
         indices by equalities (i = 2, s = l − 1) that solve-eqs removes before the nonlinear core sees
         them (striped's 1,246 unsat peak cases: 44 s of Z3 without it, 3 s with); a few with a
         div of the sizes it leaves harder (ring-attention-causal-bwd: 4 of 6,200 unknown within the
@@ -583,7 +583,7 @@ class Decider:
         query did, and each solver proves some that the other does not within it."""
         start, total = time.monotonic(), self.budget.timeout_ms
         for plain in (False, True):
-            s = self._solver(plain)
+            s = self.solver(plain)
             if rlimit is not None:
                 s.set("rlimit", rlimit)
             left = total - int(1000 * (time.monotonic() - start))
@@ -594,7 +594,7 @@ class Decider:
                 break
         return got
 
-    def _solver(self, plain: bool = False):
+    def solver(self, plain: bool = False):
         """A fresh solver under the counter's rlimit, with the preprocessing of `normalize.new_solver`
         (simplify, propagate-values, solve-eqs) unless `plain`."""
         s = z3.Solver() if plain else z3.Then("simplify", "propagate-values", "solve-eqs", "smt").solver()
@@ -605,7 +605,7 @@ class Decider:
 
     def _z3(self, e, ctx, more=()):
         try:
-            env, facts = self._env()
+            env, facts = self.env()
             for v, lo, hi in ctx:
                 env[v] = z3.Int(str(v))
                 facts += [self._translated(lo, env) <= env[v], env[v] <= self._translated(hi, env)]
@@ -617,7 +617,7 @@ class Decider:
         return True if r == z3.unsat else (False if r == z3.sat else None)
 
 
-def _requires(shape: Shape):
+def side_condition(shape: Shape):
     """The shape's side condition in k, m, kd (sympy), or None where it has none."""
     if shape.requires is None:
         return None

@@ -11,7 +11,7 @@ import math
 
 import sympy
 
-from ringproof.proofs.figures.counting import M, N, _divisors
+from ringproof.proofs.figures.counting import M, N, divisors_of
 
 LIMIT = 160          # characters a printed form may take
 SAMPLE = (8, 2)      # (n, m) a long form is evaluated at
@@ -35,7 +35,7 @@ def readable(e, limit: int = LIMIT) -> str:
 
 
 def _by_residue(e) -> list[str]:
-    divisors = _divisors(e, N)
+    divisors = divisors_of(e, N)
     if not divisors:
         return []
     c = math.lcm(*divisors)

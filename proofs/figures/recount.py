@@ -180,8 +180,8 @@ def _read(schedule, phase) -> str:
 
 def _equation(schedule, phase):
     """(the equation whose terms the phase covers, its term's dimensions)."""
-    from ringproof.proofs.figures.counting import _shape
-    eqn = schedule.problem.equation_for(_shape(phase).target.array)
+    from ringproof.proofs.figures.counting import symbolic_step
+    eqn = schedule.problem.equation_for(symbolic_step(phase).target.array)
     return eqn, list(eqn.target.dims) + ([eqn.reduce] if eqn.reduce else [])
 
 

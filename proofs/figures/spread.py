@@ -66,7 +66,7 @@ def forms(schedule, session=None):
     -- ({}, {the phases derived}, reason, [...]) where some phase's form is not derived. Each
     phase's form is checked by enumeration (module doc). Found under the session's budget (None: a
     fresh session under the default budget) and kept in it where derived."""
-    from ringproof.proofs.figures.counting import _condition, _nest, _shape, exact_chunks, parameters, with_parameters
+    from ringproof.proofs.figures.counting import condition_form, exact_chunks, nest_of, parameters, symbolic_step, with_parameters
     from ringproof.proofs.figures.nests import Unknown, count, lifted
     session = _session(session)
     hit = session.balanced.get(id(schedule))
@@ -76,17 +76,17 @@ def forms(schedule, session=None):
     decider = session.decider(schedule.shape)
     out, phases, why, on_terms = {}, {}, "", []
     for phase in schedule.phases:
-        st = _shape(phase)
+        st = symbolic_step(phase)
         if st.op.value == "MOVE":
             continue
         if not _on_l(st):
             why = f"phase {phase.name}: its op does not run on PE l"
             break
         if phase.recount is None:
-            loops, env = _nest(phase, P, True)
+            loops, env = nest_of(phase, P, True)
             loops = [loops[-1]] + loops[:-1]           # l outermost, kept
             try:
-                cond = lifted(sympy.sympify(_condition(st.guard, env, P)), loops, decider)
+                cond = lifted(sympy.sympify(condition_form(st.guard, env, P)), loops, decider)
                 phases[phase.name] = (st.op.value, count(loops, cond, decider, keep=1))
                 continue
             except Unknown as e:
@@ -127,7 +127,7 @@ def step_forms(schedule, session=None):
     size the side condition makes exact (k/c) is counted as c·k' (no floor to split); the summed
     cases are then read as the cells of l and s their conditions cut out (`cells`). Each form is
     checked against enumeration at every (l, s) and every size n, d ≤ 12 (`_check_steps`)."""
-    from ringproof.proofs.figures.counting import _condition, _nest, _shape, parameters, with_parameters
+    from ringproof.proofs.figures.counting import condition_form, nest_of, parameters, symbolic_step, with_parameters
     from ringproof.proofs.figures.nests import Unknown, count, lifted
     session = _session(session)
     key = ("steps", id(schedule))
@@ -135,21 +135,21 @@ def step_forms(schedule, session=None):
     if hit is not None and hit[0] is schedule:
         return hit[1]
     P = with_parameters(schedule, parameters(schedule.shape))
-    scale, decider = _chunked(schedule, session)
+    scale, decider = chunked(schedule, session)
     out, why = {}, ""
     for phase in schedule.phases:
-        st = _shape(phase)
+        st = symbolic_step(phase)
         if st.op.value == "MOVE" or not (phase.loops and phase.loops[0].ring_step):
             continue
         if not _on_l(st):
             why = why or f"phase {phase.name}: its op does not run on PE l"
             continue
-        loops, env = _nest(phase, P, True)
+        loops, env = nest_of(phase, P, True)
         loops = [loops[-1]] + loops[:-1]           # l, then the ring step: both kept
         loops = [(v, sympy.sympify(lo).xreplace(scale), sympy.sympify(hi).xreplace(scale)) for v, lo, hi in loops]
         step = loops[1][0]
         try:
-            cond = sympy.sympify(_condition(st.guard, env, P)).xreplace(scale)
+            cond = sympy.sympify(condition_form(st.guard, env, P)).xreplace(scale)
             got = count(loops, lifted(cond, loops, decider), decider, keep=2, settle=False)
             form = cells(got, loops[:2], decider)
         except Unknown as e:
@@ -166,7 +166,7 @@ def step_forms(schedule, session=None):
     return result
 
 
-def _chunked(schedule, session):
+def chunked(schedule, session):
     """({k: c·k} where the side condition makes the chunk k/c exact (one chunk), else {}; a Decider
     whose facts read k as k/c there, so that what it shows holds of the substituted forms)."""
     from ringproof.proofs.figures.counting import exact_chunks
@@ -187,10 +187,10 @@ def _chunked(schedule, session):
 def _atom(rel):
     """A comparison as e with `rel` ⇔ e ≤ 0 (integers; e scaled to integer coefficients, as Z3
     takes it: the counter writes l ≥ m + 1/2 for l ≥ m + 1), or None."""
-    from ringproof.proofs.figures.nests import _denominator
+    from ringproof.proofs.figures.nests import denominator
     if isinstance(rel, (sympy.LessThan, sympy.StrictLessThan, sympy.GreaterThan, sympy.StrictGreaterThan)):
         e = rel.lhs - rel.rhs if isinstance(rel, (sympy.LessThan, sympy.StrictLessThan)) else rel.rhs - rel.lhs
-        e = sympy.expand(e * _denominator(e))
+        e = sympy.expand(e * denominator(e))
         strict = isinstance(rel, (sympy.StrictLessThan, sympy.StrictGreaterThan))
         return sympy.expand(e + 1 if strict else e)
     return None
@@ -276,11 +276,11 @@ class _Cells:
         import z3
         from ringproof.proofs.figures import signs
         from ringproof.proofs.figures.nests import SYMPY_PARAMETERS, to_z3
-        env, facts = decider._env()
+        env, facts = decider.env()
         for v, lo, hi in kept:
             env[v] = z3.Int(str(v))
             facts += [to_z3(lo, env) <= env[v], env[v] <= to_z3(hi, env)]
-        self.env, self.solver, self._terms, self._z = env, decider._solver(plain=True), {}, {}   # incremental: the preprocessing would be redone at each check
+        self.env, self.solver, self._terms, self._z = env, decider.solver(plain=True), {}, {}   # incremental: the preprocessing would be redone at each check
         self.solver.add(*facts)
         self.names = (*SYMPY_PARAMETERS, *[v for v, _, _ in kept])
         self.points = [] if decider.least else signs.points(SYMPY_PARAMETERS, tuple(kept), decider.requires,
@@ -528,10 +528,10 @@ def _scaled(cond):
     coefficients by a positive factor (the same comparison). sympy writes 2A < 2M − 1 as
     A < M − 1/2, and its negation as A ≥ M − 1/2, which the counter would take as the lower bound
     M − 1/2 (not an integer)."""
-    from ringproof.proofs.figures.nests import _denominator
+    from ringproof.proofs.figures.nests import denominator
     scale = {}
     for r in cond.atoms(sympy.core.relational.Relational):
-        den = _denominator(r.lhs - r.rhs)
+        den = denominator(r.lhs - r.rhs)
         if den > 1:
             scale[r] = r.func(sympy.expand(r.lhs * den), sympy.expand(r.rhs * den))
     return cond.xreplace(scale)
@@ -650,14 +650,14 @@ def _session(session):
     return session if session is not None else Session()
 
 
-def _compile(form, least=()):
+def compile_form(form, least=()):
     """The form as a Python function of (k, m, kd, l and the `least` symbols: derived parameters
     defined by a condition), compiled once."""
     from ringproof.proofs.figures.nests import KD, K, M
     return sympy.lambdify((K, M, KD, L, *least), form.doit(), modules=["math"])
 
 
-def _on_pes(fn, n: int, m: int, d: int, least=()) -> list:
+def on_pes(fn, n: int, m: int, d: int, least=()) -> list:
     """A compiled form's values on PEs 1..m at one size: integers, or the value itself where it is
     not within 1e-9 of one (at these sizes a non-integer value of a rational form is much further
     than that from any integer, so it never passes for one)."""
@@ -675,7 +675,7 @@ def _check(schedule, phases: dict, on_terms=(), session=None) -> str:
     from ringproof.proofs.figures.counting import check_sizes, in_n_m_d, least_at, least_names
     from ringproof.schedules.dsl import params, with_derived
     names = least_names(schedule.shape)   # symbols of a Least, if any
-    compiled = {name: _compile(form, names) for name, (_, form) in phases.items()}
+    compiled = {name: compile_form(form, names) for name, (_, form) in phases.items()}
     for n, m, d in check_sizes(schedule.shape):
         P = with_derived(schedule.derived, params(n, m, d=d))
         least = [int(v) for v in least_at(schedule.shape, n, m, d).values()]
@@ -686,7 +686,7 @@ def _check(schedule, phases: dict, on_terms=(), session=None) -> str:
                 want = [sum(col) for col in zip(*steps.values())] or [0] * m
             else:
                 want = active_per_pe(phase, P, m)
-            got = _on_pes(compiled[name], n, m, d, least)
+            got = on_pes(compiled[name], n, m, d, least)
             if got != want and name in on_terms:
                 return (f"phase {name}: its terms on PE l ({got}) are not its ops ({want}) at n={n}, m={m}: "
                         "its coverage fails")
@@ -1017,7 +1017,7 @@ def _check_idle(schedule, form) -> None:
     schedule as written where the ring model finds a datum read in the ring step it arrives in (at
     the smallest size with two PEs), else ""."""
     from ringproof.model.ring.trace import idle_cycles as enumerated, idle_violations
-    from ringproof.proofs.figures.counting import _value, check_sizes, in_n_m_d
+    from ringproof.proofs.figures.counting import value_of, check_sizes, in_n_m_d
     sizes = check_sizes(schedule.shape)
     if not sizes:
         return ""
@@ -1026,7 +1026,7 @@ def _check_idle(schedule, form) -> None:
     if bad:
         return f"with idle PEs not waiting at n={n}, m={m}: {bad[0]}"
     for n, m, d in sizes:
-        got, want = _value(form, n, m, d, schedule.shape), enumerated(schedule, n, m, d if schedule.shape.is_free("d") else None)
+        got, want = value_of(form, n, m, d, schedule.shape), enumerated(schedule, n, m, d if schedule.shape.is_free("d") else None)
         if got != want:
             raise InternalError(f"balance: the derived cycles with idle PEs not waiting, {in_n_m_d(form)}, give {got} "
                                 f"at n={n}, m={m}, d={d}; the ring model {want}")

@@ -50,10 +50,10 @@ def admitted(schedule: Schedule, few: int = FEW) -> tuple[str, list]:
         return "many", []
     import z3
 
-    from ringproof.proofs.figures.nests import KD, K, M, NoZ3, _requires, to_z3
+    from ringproof.proofs.figures.nests import KD, K, M, NoZ3, side_condition, to_z3
     env = {K: z3.Int("k"), M: z3.Int("m"), KD: z3.Int("kd")}
     try:
-        cond = to_z3(_requires(schedule.shape), env)
+        cond = to_z3(side_condition(schedule.shape), env)
     except NoZ3:
         return "many", []
     free = [env[K] * env[M]] + ([env[KD] * env[M]] if schedule.shape.is_free("d") else [])

@@ -26,7 +26,7 @@ from ringproof.proofs.figures import counting
 from ringproof.proofs.figures.counting import check_sizes, claim_at, in_n_m_d, least_at, least_names, tidy
 from ringproof.proofs.figures.memory import stays
 from ringproof.proofs.figures.memory.homed import inputs_on, unused_on  # noqa: F401 (held.unused_on: the module's)
-from ringproof.proofs.figures.spread import _compile, _on_pes, figure_size
+from ringproof.proofs.figures.spread import compile_form, figure_size, on_pes
 from ringproof.proofs.results import Counterexample, Verdict
 from ringproof.proofs.ring.session import Session
 from ringproof.proofs.ring.smt import discharge
@@ -206,10 +206,10 @@ def _check_peak(schedule, form, peaks: list | None = None) -> str:
     data-flow do: a schedule that fails them (a mutant) may disagree; one that satisfies them may
     not (`prover._counts` raises an internal error then)."""
     names = least_names(schedule.shape)
-    fn = _compile(form, names)                   # once: a sympy form put in at 219 sizes costs more than the traces
+    fn = compile_form(form, names)                   # once: a sympy form put in at 219 sizes costs more than the traces
     sizes = check_sizes(schedule.shape)
     for (n, m, d), want in zip(sizes, peaks if peaks is not None else _measured_at(schedule, sizes), strict=True):
-        got = _on_pes(fn, n, m, d, [int(v) for v in least_at(schedule.shape, n, m, d).values()])[0]   # no l in it
+        got = on_pes(fn, n, m, d, [int(v) for v in least_at(schedule.shape, n, m, d).values()])[0]   # no l in it
         if got != want:
             return Disagreement(f"{MISMATCH} {in_n_m_d(form)} is {got} at n={n}, m={m}, d={d}, the ring model "
                                 f"measures {want} (it rests on {' and '.join(RESTS_ON)})")

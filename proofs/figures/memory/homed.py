@@ -14,7 +14,7 @@ from ringproof.model.ring.layout import Layout
 from ringproof.model.ring.trace import build_trace, homes, sizes
 from ringproof.proofs.figures.counting import check_sizes, in_n_m_d, least_at, least_names, parameters, with_parameters
 from ringproof.proofs.figures.nests import count, lifted, M, split_digits, Unknown
-from ringproof.proofs.figures.spread import _chunked, _compile, _on_pes, collapse, L
+from ringproof.proofs.figures.spread import L, chunked, collapse, compile_form, on_pes
 from ringproof.proofs.ring.session import Session
 from ringproof.schedules.dsl import check_shape, params
 
@@ -40,7 +40,7 @@ def _count(schedule, session, what: str, arrays: dict, measured):
     if hit is not None and hit[0] is schedule:
         return hit[1]
     P = with_parameters(schedule, parameters(schedule.shape))
-    scale, decider = _chunked(schedule, session)      # an exact chunk k/c counted as c·k′ (no floor)
+    scale, decider = chunked(schedule, session)      # an exact chunk k/c counted as c·k′ (no floor)
     total = sympy.Integer(0)
     for a in schedule.problem.inputs:
         if a.name not in arrays:
@@ -94,10 +94,10 @@ def _check(schedule, form, measured=None, what: str = "inputs") -> None:
     """The form against the ring model's placement (`measured`, else `homed_at`) at every size n, d ≤
     12: InternalError at the first disagreement."""
     names = least_names(schedule.shape)
-    fn = _compile(form, names)
+    fn = compile_form(form, names)
     for n, m, d in check_sizes(schedule.shape):
         want = (measured or homed_at)(schedule, n, m, d)
-        got = _on_pes(fn, n, m, d, [int(v) for v in least_at(schedule.shape, n, m, d).values()])
+        got = on_pes(fn, n, m, d, [int(v) for v in least_at(schedule.shape, n, m, d).values()])
         if got != want:
             raise InternalError(f"memory: the derived {what} on PE l, {in_n_m_d(form)}, give {got} at n={n}, "
                                 f"m={m}, d={d}; the ring model places {want}")

@@ -53,11 +53,11 @@ from types import SimpleNamespace
 import sympy
 
 from ringproof.proofs.figures import signs
-from ringproof.proofs.figures.counting import _condition, _shape, parameters, with_parameters
+from ringproof.proofs.figures.counting import condition_form, parameters, symbolic_step, with_parameters
 from ringproof.proofs.figures.memory import homed, ledger, peak_bound
 from ringproof.proofs.figures.memory.data import data_of, Datum, ends, hint, mark, NotDerived, outputs, stored
 from ringproof.proofs.figures.nests import count, lifted, M, split_digits, Unknown
-from ringproof.proofs.figures.spread import _chunked, cells
+from ringproof.proofs.figures.spread import cells, chunked
 from ringproof.proofs.ring.iterations import alternatives, at, before, exists, fresh, moves, next_pe, ref_eq, sending
 from ringproof.proofs.ring.normalize import PARAMS
 from ringproof.proofs.ring.properties import shape_of
@@ -300,7 +300,7 @@ class Counter:
         self.scale, self.back = {}, {}
         hit = session.balanced.get(("stays-chunk", id(schedule)))
         if hit is None or hit[0] is not schedule:
-            hit = (schedule, _chunked(schedule, session))
+            hit = (schedule, chunked(schedule, session))
             session.balanced[("stays-chunk", id(schedule))] = hit
         scale, decider = hit[1]
         if scale:                        # an exact chunk k/c: k counted as c·k′, no floor to split
@@ -327,13 +327,13 @@ class Counter:
         return sympy.sympify(evaluate(x, vars(self.P)) if isinstance(x, Term) else x)
 
     def condition(self, term, env):
-        return sympy.sympify(_condition(term, env, self.P))
+        return sympy.sympify(condition_form(term, env, self.P))
 
     def events(self, phase):
         """{"begin", "end", "kept", "arrive", "alone", "home"}: [sympy condition on phase's indices
         (primed) and l′, one per datum] of the events of `phase` (arrivals on the next PE: all, those
         marked alone, those marked kept there, "home")."""
-        st = _shape(phase)
+        st = symbolic_step(phase)
         try:
             _followed(st)
         except NotDerived as e:
@@ -445,7 +445,7 @@ def blockers(schedule, session) -> list[str]:
     cases (the counter sums polynomials between affine bounds)."""
     c, out = Counter(schedule, session), []
     for phase in schedule.phases:
-        st = _shape(phase)
+        st = symbolic_step(phase)
         try:
             _followed(st)
         except NotDerived as e:
