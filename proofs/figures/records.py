@@ -10,8 +10,18 @@ prover knows after its checks: `unproved(why)` moves a form from "proved" to "de
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 from ringproof.proofs.results import Counterexample, Verdict
+
+
+class ClaimVerdict(NamedTuple):
+    """What a figure's check of a claim finds (`spread.check_claim`, `held.check_claim`): the
+    verdict, why, and the replayed counterexample where it is refuted."""
+
+    verdict: Verdict
+    reason: str
+    counterexample: Counterexample | None
 
 
 @dataclass(frozen=True)

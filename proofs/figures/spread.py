@@ -29,6 +29,7 @@ import sympy
 
 from ringproof.errors import InternalError
 from ringproof.model.ring.trace import active_per_pe, build_trace, slot_members
+from ringproof.proofs.figures.records import ClaimVerdict
 from ringproof.proofs.results import Counterexample, Verdict
 from ringproof.schedules.dsl import with_derived
 from ringproof.schedules.expr import evaluate, lift, var
@@ -827,18 +828,18 @@ def step_summary(schedule, session=None) -> dict:
     return {**out, "per_step_reason": why} if why else out
 
 
-def check_claim(schedule, claim: str, session=None):
-    """(verdict, reason, Counterexample or None) of a claimed spread."""
+def check_claim(schedule, claim: str, session=None) -> ClaimVerdict:
+    """The verdict (`ClaimVerdict`) on a claimed spread."""
     from ringproof.proofs.figures import counting
     spread, why = derived(schedule, session)
     if spread is not None:
         bad = counting.check_claim(spread, claim, shape=schedule.shape,
                                    derived_params=counting.derived_parameters(schedule))
         if bad is None:
-            return Verdict.PROVED, "", None
+            return ClaimVerdict(Verdict.PROVED, "", None)
         if bad[0] is None:
-            return (Verdict.UNKNOWN, f"claim balance = {claim} not shown equal to the derived spread {spread}, "
-                    f"nor told apart up to n = {counting.claim_bound(schedule.shape)[0]} nor by Z3", None)
+            return ClaimVerdict(Verdict.UNKNOWN, f"claim balance = {claim} not shown equal to the derived spread {spread}, "
+                                f"nor told apart up to n = {counting.claim_bound(schedule.shape)[0]} nor by Z3", None)
         sizes = [bad[:3]]
     else:
         want = counting.parse_claim(claim, schedule.shape, counting.derived_parameters(schedule))
@@ -846,8 +847,8 @@ def check_claim(schedule, claim: str, session=None):
                  if spread_of(per_pe(schedule, n, m, d)) != want.subs({counting.N: n, counting.M: m, counting.D: d,
                                                                        **counting.least_at(schedule.shape, n, m, d)})]
     if not sizes:
-        return (Verdict.UNKNOWN, f"claim balance = {claim} agrees with enumeration for every n ≤ {CLAIM_N} only "
-                f"(spread not derived: {why})", None)
+        return ClaimVerdict(Verdict.UNKNOWN, f"claim balance = {claim} agrees with enumeration for every n ≤ {CLAIM_N} only "
+                            f"(spread not derived: {why})", None)
     n, m, d = sizes[0]
     want = counting.parse_claim(claim, schedule.shape, counting.derived_parameters(schedule))
     claimed = want.subs({counting.N: n, counting.M: m, counting.D: d, **counting.least_at(schedule.shape, n, m, d)})
@@ -857,9 +858,9 @@ def check_claim(schedule, claim: str, session=None):
         raise InternalError(f"balance: the derived spread {spread} differs from the claim at n={n}, m={m}, "
                             f"but the enumerated spread {got} agrees")
     replay = {"confirmed": True, "count": "balance", "measured": got, "per_pe": table}
-    return (Verdict.REFUTED, f"claim balance = {claim}: the enumerated spread is {got} at n={n}, m={m}",
-            Counterexample(n, m, "claim balance", f"enumerated spread {got}, claimed {claimed}", (),
-                           replay, d=schedule.shape.own("d", d)))
+    return ClaimVerdict(Verdict.REFUTED, f"claim balance = {claim}: the enumerated spread is {got} at n={n}, m={m}",
+                        Counterexample(n, m, "claim balance", f"enumerated spread {got}, claimed {claimed}", (),
+                                       replay, d=schedule.shape.own("d", d)))
 
 
 def readable(details: dict) -> str:

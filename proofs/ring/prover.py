@@ -594,7 +594,10 @@ def _balance_task(schedule: Schedule, session: Session) -> Balance:
     t0 = time.perf_counter()
     summary = spread.summary(schedule, session, steps=False)
     claim = schedule.notes.claims.get("balance")
-    claimed = None if claim is None else Claimed("balance", claim, *spread.check_claim(schedule, claim, session))
+    claimed = None
+    if claim is not None:
+        v = spread.check_claim(schedule, claim, session)
+        claimed = Claimed("balance", claim, v.verdict, v.reason, v.counterexample)
     return Balance.from_summary(summary, claimed, time.perf_counter() - t0)
 
 
@@ -605,7 +608,10 @@ def _memory_task(schedule: Schedule, session: Session) -> Memory:
     t0 = time.perf_counter()
     summary = held.summary(schedule, session)
     claim = schedule.notes.claims.get("memory")
-    claimed = None if claim is None else Claimed("memory", claim, *held.check_claim(schedule, claim, session))
+    claimed = None
+    if claim is not None:
+        v = held.check_claim(schedule, claim, session)
+        claimed = Claimed("memory", claim, v.verdict, v.reason, v.counterexample)
     return Memory.from_summary(summary, claimed, time.perf_counter() - t0)
 
 

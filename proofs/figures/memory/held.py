@@ -26,6 +26,7 @@ from ringproof.proofs.figures import counting
 from ringproof.proofs.figures.counting import check_sizes, claim_at, in_n_m_d, least_at, least_names, tidy
 from ringproof.proofs.figures.memory import stays
 from ringproof.proofs.figures.memory.homed import inputs_on, unused_on  # noqa: F401 (held.unused_on: the module's)
+from ringproof.proofs.figures.records import ClaimVerdict
 from ringproof.proofs.figures.spread import compile_form, figure_size, on_pes
 from ringproof.proofs.results import Counterexample, Verdict
 from ringproof.proofs.ring.session import Session
@@ -241,8 +242,8 @@ def summary(schedule, session=None) -> dict:
     return out
 
 
-def check_claim(schedule, claim: str, session=None):
-    """(verdict, reason, Counterexample or None) of a claimed peak (the largest over PEs): proved
+def check_claim(schedule, claim: str, session=None) -> ClaimVerdict:
+    """The verdict (`ClaimVerdict`) on a claimed peak (the largest over PEs): proved
     where it equals the derived peak, else refuted where the measured peak differs at a size: the
     first where the derived peak differs from the claim (found by Z3 past the sizes sampled), else
     each size n ≤ CLAIM_N."""
@@ -252,7 +253,7 @@ def check_claim(schedule, claim: str, session=None):
         bad = counting.check_claim(counting.in_n_m_d(top), claim, shape=schedule.shape,
                                    derived_params=counting.derived_parameters(schedule))
         if bad is None:
-            return Verdict.PROVED, "", None
+            return ClaimVerdict(Verdict.PROVED, "", None)
         if bad[0] is not None and bad[:3] not in sizes:     # past n ≤ CLAIM_N (`counting.apart`): first
             sizes = [bad[:3], *sizes]
     for n, m, d in sizes:
@@ -260,11 +261,11 @@ def check_claim(schedule, claim: str, session=None):
         got, claimed = max(peaks), claim_at(claim, n, m, d, schedule.shape)   # it may name derived sizes
         if got != claimed:
             replay = {"confirmed": True, "count": "memory", "measured": got, "per_pe": peaks}
-            return (Verdict.REFUTED, f"claim memory = {claim}: the measured peak is {got} at n={n}, m={m}",
-                    Counterexample(n, m, "claim memory", f"measured peak {got}, claimed {claimed}", (),
-                                   replay, d=schedule.shape.own("d", d)))
-    return (Verdict.UNKNOWN, f"claim memory = {claim} agrees with the ring model for every n ≤ {CLAIM_N} only "
-            f"({why if top is None else f'not shown equal to the derived peak {top}'})", None)
+            return ClaimVerdict(Verdict.REFUTED, f"claim memory = {claim}: the measured peak is {got} at n={n}, m={m}",
+                                Counterexample(n, m, "claim memory", f"measured peak {got}, claimed {claimed}", (),
+                                               replay, d=schedule.shape.own("d", d)))
+    return ClaimVerdict(Verdict.UNKNOWN, f"claim memory = {claim} agrees with the ring model for every n ≤ {CLAIM_N} only "
+                        f"({why if top is None else f'not shown equal to the derived peak {top}'})", None)
 
 
 def readable(details: dict) -> str:
