@@ -1005,10 +1005,10 @@ def test_idle_pe_cycles_in_closed_form_are_the_ring_models():
     from ringproof.model.ring.trace import idle_cycles
     from ringproof.proofs.figures.counting import value_of
     S = registry()["ring-attention-causal-bwd"]
-    form, why = spread.idle_cycles(S, Session())
-    assert form is not None, why
+    idle = spread.idle_cycles(S, Session())
+    assert idle.cycles is not None and idle.why == "", idle.why
     for n, m, d in ((16, 4, 8), (24, 3, 6), (20, 5, 5)):
-        assert value_of(form, n, m, d, S.shape) == idle_cycles(S, n, m, d), (n, m, d)
+        assert value_of(idle.cycles, n, m, d, S.shape) == idle_cycles(S, n, m, d), (n, m, d)
 
 
 def test_only_the_outermost_loop_may_be_a_ring_step():

@@ -24,6 +24,14 @@ class ClaimVerdict(NamedTuple):
     counterexample: Counterexample | None
 
 
+class IdleCycles(NamedTuple):
+    """The cycles of the machine in which a PE with nothing to do in a ring step does not hold the
+    others back (`spread.idle_cycles`): a closed form in k, m, kd and "", or None and why not."""
+
+    cycles: object          # sympy.Expr | None
+    why: str
+
+
 @dataclass(frozen=True)
 class Claimed:
     """The verdict on a schedule's claim of a figure (`notes["claims"]`), with why and where."""

@@ -29,7 +29,7 @@ import sympy
 
 from ringproof.errors import InternalError
 from ringproof.model.ring.trace import active_per_pe, build_trace, slot_members
-from ringproof.proofs.figures.records import ClaimVerdict
+from ringproof.proofs.figures.records import ClaimVerdict, IdleCycles
 from ringproof.proofs.results import Counterexample, Verdict
 from ringproof.schedules.dsl import with_derived
 from ringproof.schedules.expr import evaluate, lift, var
@@ -961,9 +961,9 @@ def _condition(c) -> str:
 # ----------------------------------------------------------------------------- idle PEs not waiting
 
 
-def idle_cycles(schedule, session=None, counted=None):
-    """(cycles of the machine in which a PE with nothing to do in a ring step does not hold the
-    others back, a closed form in k, m, kd; "") or (None, why not). A lock-step group whose
+def idle_cycles(schedule, session=None, counted=None) -> IdleCycles:
+    """The cycles of the machine in which a PE with nothing to do in a ring step does not hold the
+    others back (`IdleCycles`: a closed form in k, m, kd, else None and why not). A lock-step group whose
     phases have a ring step takes, per step s, the active ops of its busiest PE, Σ_s max_l g(l, s)
     with g the sum of its per-step forms: the busiest PE is a candidate c(s) among 1, m, s, s − 1
     shown by Z3 to have g(l, s) ≤ g(c(s), s) for every l, and the sum over s is counted case by
@@ -975,7 +975,7 @@ def idle_cycles(schedule, session=None, counted=None):
     counted = counted or counts(schedule, session)
     steps, why = step_forms(schedule, session)
     if why:
-        return None, why
+        return IdleCycles(None, why)
     decider = Decider(schedule.shape, session.budget)
     total = sympy.Integer(0)
     for phases in slot_members(schedule).values():
@@ -983,33 +983,33 @@ def idle_cycles(schedule, session=None, counted=None):
         if not all(p.loops and p.loops[0].ring_step for p in phases):
             forms = [counted.phase_cycles.get(p.name) for p in phases]   # lock step: its longest phase
             if any(f is None for f in forms):
-                return None, f"{name}: cycles not derived"
+                return IdleCycles(None, f"{name}: cycles not derived")
             forms = [sympy.expand(f.xreplace({N: K * M, D: KD * M})) for f in forms]       # in k, m, kd
             total += forms[0] if len(set(forms)) == 1 else sympy.Max(*forms)
             continue
         if not all(p.name in steps for p in phases):
-            return None, f"group {name}: a phase's op does not run on PE l"
+            return IdleCycles(None, f"group {name}: a phase's op does not run on PE l")
         g = sympy.expand(sum((steps[p.name] for p in phases), sympy.Integer(0)))
         lo, hi = _step_range(phases[0], schedule)
         ctx = ((L, sympy.Integer(1), M), (S, lo, hi))
         best = next((c for c in (M, sympy.Integer(1), S, S - 1)
                      if decider.never(sympy.Or(c < 1, c > M), ctx[1:]) and _dominates(g, c, ctx, decider)), None)
         if best is None:
-            return None, f"group {name}: no busiest PE shown among 1, m, s, s − 1 in every ring step (Z3)"
+            return IdleCycles(None, f"group {name}: no busiest PE shown among 1, m, s, s − 1 in every ring step (Z3)")
         top = sympy.piecewise_fold(g.xreplace({L: best}))
         pieces = top.args if isinstance(top, sympy.Piecewise) else ((top, sympy.true),)
         before = []
         try:
             for v, c in pieces:
                 if v.has(S):
-                    return None, f"group {name}: its busiest PE's ops depend on the ring step inside a case"
+                    return IdleCycles(None, f"group {name}: its busiest PE's ops depend on the ring step inside a case")
                 total += v * count([(S, lo, hi)], sympy.And(c, *[sympy.Not(b) for b in before]), decider)
                 before.append(c)
         except Unknown as e:
-            return None, f"group {name}: {e}"
+            return IdleCycles(None, f"group {name}: {e}")
     total = sympy.expand(total)
     bad = _check_idle(schedule, total)
-    return (None, bad) if bad else (total, "")
+    return IdleCycles(None, bad) if bad else IdleCycles(total, "")
 
 
 def _check_idle(schedule, form) -> None:
@@ -1018,7 +1018,7 @@ def _check_idle(schedule, form) -> None:
     schedule as written where the ring model finds a datum read in the ring step it arrives in (at
     the smallest size with two PEs), else ""."""
     from ringproof.model.ring.trace import idle_cycles as enumerated, idle_violations
-    from ringproof.proofs.figures.counting import value_of, check_sizes, in_n_m_d
+    from ringproof.proofs.figures.counting import check_sizes, in_n_m_d, value_of
     sizes = check_sizes(schedule.shape)
     if not sizes:
         return ""

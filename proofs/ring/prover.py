@@ -630,8 +630,9 @@ def _step_task(schedule: Schedule, opts: Options, session: Session) -> dict:
     from ringproof.proofs.figures.counting import in_n_m_d, tidy
     out = spread.step_summary(schedule, session)
     if opts.idle_pes:
-        idle, why = spread.idle_cycles(schedule, session)
-        out["idle_pes"] = {"cycles": None if idle is None else str(tidy(in_n_m_d(idle))), "reason": why}
+        idle = spread.idle_cycles(schedule, session)
+        out["idle_pes"] = {"cycles": None if idle.cycles is None else str(tidy(in_n_m_d(idle.cycles))),
+                           "reason": idle.why}
     return out
 
 
