@@ -66,7 +66,7 @@ def symbolic_step(phase: Phase) -> Step:
 
 def tidy(e: sympy.Expr) -> sympy.Expr:
     """Simplified and factored; a form with cases (Piecewise) factored case by case where its
-    cases are polynomial, else left as it is (sympy's simplify takes seconds to rearrange a hint's
+    cases are polynomial, else left as it is (sympy's simplify is slow to rearrange a hint's
     cases into something no easier to read)."""
     if not e.has(sympy.Piecewise):
         factored = _factored(e)
@@ -119,7 +119,7 @@ def condition_form(x, env: dict, P):
 
 def phase_forms(phase: Phase, P, decider: Decider, hint: tuple | None = None, exact: dict | None = None,
                 moves: bool = True) -> tuple[dict, dict]:
-    """({"cycles" or op kind: its closed form in k, m, kd}, {kind: why it was not derived}) of one
+    """({"cycles" or op kind: its closed form in k, m, kd}, {kind: why it is not derived}) of one
     phase. `hint` is `prove_through(phase)`'s answer: the hint is used if proved; `exact`: {floor
     form: exact value} of chunk sizes (`exact_chunks`), put in the counts (the counter splits digits
     of the floor form). `moves=False`: the MOVEs of a phase whose op is not MOVE are not counted
@@ -180,7 +180,7 @@ def _settled(form: sympy.Expr, exact: dict | None, decider: Decider) -> sympy.Ex
 
 def _guarded_count(loops, cond, decider: Decider, lift: bool) -> tuple[sympy.Expr, bool]:
     """(the points of the nest `loops` (the PE index l innermost) where `cond` holds, whether cond
-    was split): counted as it is, else, if `lift`, with l outermost (no loop bound names l) and
+    is split): counted as it is, else, if `lift`, with l outermost (no loop bound names l) and
     cond split by `nests.lifted` into cases without mod m and Piecewise (the layouts' digits of l),
     each split proved; Unknown with the reason of the last way tried."""
     try:
@@ -201,7 +201,7 @@ class Counts:
     bijections: tuple = ()      # phases whose op count rests on their coverage being proved
     phase_utilization: dict = None   # phase -> its ops / (m · its cycles), where derived
     hints: dict = None          # phase -> "" if its `through` hint is proved and used, else why not
-    why: dict = field(default_factory=dict)   # kind -> why it was not derived
+    why: dict = field(default_factory=dict)   # kind -> why it is not derived
 
     def at(self, n: int, m: int, d: int | None = None, shape: Shape = D_IS_N) -> dict:
         """The counts at one size; `shape`: the schedule's, whose derived parameters defined by a

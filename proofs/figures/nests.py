@@ -123,7 +123,7 @@ def _contradictory(conj: list) -> bool:
     then, and counts 0. (A MOVE where a phase sends only when it computes has the guard g ∧ ¬g; each
     case of its split holds the same atom both ways. Asked of split cases only: on a guard as
     written, algo3's phase 1 MOVEs would be counted 0 rather than not derived, so the counts would
-    go on to phase 2a's, 0.3 s to find them not derived either, and --json would name phase 2a.)"""
+    go on to phase 2a's, slow to find them not derived either, and --json would name phase 2a.)"""
     atoms = set(conj)
     return any(_opposite(e) in atoms for e in conj)
 
@@ -141,7 +141,7 @@ def lifted(cond, loops, decider: "Decider") -> list:
     −2 .. 2; a Piecewise is each of its pieces under that piece's condition and the negation of
     the earlier ones. Raises Unknown where a range is not proved. The cases are taken up depth
     first in their order (q ascending, pieces as written), so a failing split is met as soon as its
-    first failing case is (algo3-fast's MOVEs of phase 2a: last, after 0.5 s, in the reverse order)."""
+    first failing case is (algo3-fast's MOVEs of phase 2a: the reverse order meets it last, slowly)."""
     todo, out = [sympy.sympify(cond)], []
     while todo:
         f = todo.pop()
@@ -575,7 +575,7 @@ class Decider:
         """Z3's answer on the assertions (`rlimit`: where not the counter's): asked with the
         preprocessing first (`solver`), and where that gives up, without it. The peak's cases fix
         indices by equalities (i = 2, s = l − 1) that solve-eqs removes before the nonlinear core sees
-        them (striped's 1,246 unsat peak cases: 44 s of Z3 without it, 3 s with); a few with a
+        them (striped's unsat peak cases: Z3 is much slower on them without it); a few with a
         div of the sizes it leaves harder (ring-attention-causal-bwd: 4 of 6,200 unknown within the
         rlimit, each proved without it, and every unknown makes the bound split its case). The
         backstop timeout is shared, half for the first: a nonlinear case the rlimit does not stop
@@ -649,7 +649,7 @@ class NoZ3(Exception):
 
 def _over_denominator(x):
     """(num, den) with x = num/den: for a sum of integral terms with rational coefficients, den the
-    lcm of the coefficients' denominators (sympy's `together` takes seconds on long sums of
+    lcm of the coefficients' denominators (sympy's `together` is slow on long sums of
     floors); else as `together` writes it."""
     x = sympy.expand(x)
     terms = x.as_coefficients_dict()

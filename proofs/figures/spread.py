@@ -63,7 +63,7 @@ def spread_of(table: dict) -> int:
 
 def forms(schedule, session=None):
     """({op kind: active ops on PE l, a closed form in k, m, kd and l}, {phase: its form}, why not,
-    [phases whose form was counted over their terms, valid only with their coverage proved])
+    [phases whose form is counted over their terms, valid only with their coverage proved])
     -- ({}, {the phases derived}, reason, [...]) where some phase's form is not derived. Each
     phase's form is checked by enumeration (module doc). Found under the session's budget (None: a
     fresh session under the default budget) and kept in it where derived."""
@@ -319,7 +319,8 @@ class _Cells:
         import z3
         from ringproof.proofs.figures.nests import to_z3
         sides = {**cell, **(more or {})}
-        atoms = [self._atom(e, t) for e, t in sides.items()]      # translated first: NoZ3 as before
+        # translated first: an atom Z3 cannot read raises NoZ3 even where a point would decide
+        atoms = [self._atom(e, t) for e, t in sides.items()]
         other = _nonzero(nonzero) if nonzero is not None else None
         extra = to_z3(other, self.env) if other is not None else None
         if self._seen(sides, other):
@@ -579,8 +580,8 @@ def collapse(form, decider, keep=(L,), points=()):
 def _differs(folded, values: list, value):
     """`folded` ≠ value where it applies, as one condition: the first case whose condition holds has
     another value (a Piecewise of comparisons, which Z3 reads as nested If, so no case's condition
-    is repeated under the later ones' negations: algo3-fast's form of 32 cases was asked as 31
-    conjunctions of up to 32 conditions). Where the last case's condition is not True, each case's
+    is repeated under the later ones' negations, which on a form of many cases would make the
+    query quadratic in its cases). Where the last case's condition is not True, each case's
     condition with the earlier ones' negations (the form is not defined elsewhere)."""
     if folded.args[-1][1] is not sympy.true:
         return sympy.Or(*[sympy.And(c, *[sympy.Not(b) for _, b in folded.args[:i]], sympy.Ne(e - value, 0, evaluate=False))
@@ -614,7 +615,7 @@ def _same(a: list, b: list) -> bool:
 
 def _values(form, keep, points) -> list:
     """`form`'s values at every point of `points` and every 1 ≤ l ≤ m (the `keep` indices),
-    compiled: exactly (`signs.compiled`, a tenth of lambdify's cost), else by lambdify in floats
+    compiled: exactly (`signs.compiled`, faster than lambdify), else by lambdify in floats
     (at these sizes the values are integers or rationals with small denominators, so different
     values differ by far more than 1e-6)."""
     import itertools
@@ -708,7 +709,7 @@ def _always(decider, e, low, high) -> bool:
 def derived(schedule, session=None, found=None):
     """(spread as a sympy expression in n, m, d, "") when proved for every n, else (None, why not).
     `found`: `forms(schedule, session)` if the caller has it (not kept in the session where a form
-    is not derived, and seconds to find again)."""
+    is not derived, and slow to find again)."""
     from ringproof.proofs.figures.counting import in_n_m_d, tidy
     from ringproof.proofs.figures.nests import K, M
     session = _session(session)

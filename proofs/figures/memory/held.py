@@ -91,7 +91,7 @@ def hint_checks(schedule, session) -> list:
 
 def _stay_checks(schedule, session) -> list:
     """`stays.checks`, kept in the session: built once where the prover's parent asks for them
-    before its pool forks, not again by `apart`'s `_early` in a worker (0.05 s of CPU)."""
+    before its pool forks, not again by `apart`'s `_early` in a worker."""
     hit = session.balanced.get(("stay-checks", id(schedule)))
     if hit is None or hit[0] is not schedule:
         try:
@@ -108,7 +108,7 @@ def apart(schedule, session) -> tuple:
     """(`inputs_on`'s answer, whether `exact` asks no hint check, `exact`'s answer then or else the
     peak derived with them assumed proved but not compared with the ring model, {form: its text as
     `summary` prints it} of those forms): `exact` but its hint checks and `measured`. The texts
-    are written here, in the pool, not by the parent after it (0.05 s of ring-attention's CPU)."""
+    are written here, in the pool, not by the parent after it (off the parent's serial part)."""
     early = _early(schedule, session)
     inputs, got = inputs_on(schedule, session), early or _peak(schedule, session, compare=False)
     return inputs, early is not None, got, {f: _text(f) for f in (inputs[0], got[0]) if f is not None}
@@ -134,8 +134,8 @@ def _measured_at(schedule, sizes):
 def join(schedule, session, part: tuple, peaks: list | None, outcomes: list, checks: list | None = None):
     """`exact`'s answer from `apart`'s `part`, `measured`'s `peaks` and the `outcomes`
     (`smt.Outcome`) of `hint_checks`, in its order, kept in `session` as if `exact` had run there.
-    `checks`: `hint_checks`' list where the caller has it (built again otherwise: 0.05-0.1 s of
-    ring-attention's CPU after the pool)."""
+    `checks`: `hint_checks`' list where the caller has it (built again otherwise, in the parent
+    after the pool)."""
     inputs, early, got, texts = part
     if inputs[0] is not None:
         session.balanced[("inputs", id(schedule))] = (schedule, inputs)

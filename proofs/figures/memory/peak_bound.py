@@ -216,7 +216,7 @@ def _range_of(a):
 def tidied(regime, decider):
     """`regime` (a condition of the sizes) as the reader is shown it: its cells' comparisons of one
     size with a number read as ranges and adjacent cells joined (`joined`, loose), kept only where
-    Z3 (`decider`) shows the two the same condition for every k, m, kd ≥ 1; else as it was."""
+    Z3 (`decider`) shows the two the same condition for every k, m, kd ≥ 1; else as given."""
     cells = sympy.Or.make_args(regime)
     got = sympy.Or(*joined(cells, loose=True))
     if got == regime or not (decider.never(sympy.And(regime, sympy.Not(got)))

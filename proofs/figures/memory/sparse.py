@@ -1,6 +1,6 @@
 """Polynomials of the sizes (k, m, kd) and of a case's indices as sympy's sparse ring elements (a
 dict of exponent tuples to rationals): what `peak_bound.Cases` adds, reads coefficients of and puts
-ends of ranges into in every case, some ten times faster than sympy's expressions. A form that is
+ends of ranges into in every case, much faster than sympy's expressions. A form that is
 not such a polynomial (a floor, a Piecewise) is not converted: its caller keeps the expression."""
 
 from __future__ import annotations

@@ -390,11 +390,11 @@ class Counter:
     def _count(self, phase, cond, at, strict, sent):
         """`count`'s: before the kept iteration (v1, ..., vr), a sum over t of the counts with
         v′j = vj for j < t put in (those loops gone) and v′t < vt (and, not `strict`, the one with
-        every v′j = vj): conjunctions, where one count of their disjunction split into many more
-        cases (ring-attention's counts: 1.7 → 0.8 s of CPU). A v′j so fixed lies in its range: the
+        every v′j = vj): conjunctions, since one count of their disjunction splits into many more
+        cases. A v′j so fixed lies in its range: the
         kept iteration is one of the same nest. One read under a Mod or floor stays a loop, with
         v′j = vj a condition (`split_digits` writes both in radix, `_mirror`); so does the PE l′ = l
-        (put in elsewhere: 0.25 s less of ring-attention's 2.5 s)."""
+        (put in elsewhere, where that is faster)."""
         loops, env = self.nest(phase, "_")
         L, L_ = sympy.Symbol("l", integer=True), sympy.Symbol("l_", integer=True)
         cond = sympy.sympify(cond)
@@ -533,9 +533,9 @@ def occupancy(schedule, session, inputs) -> tuple[dict, sympy.Expr]:
 
 
 def _occupancy(schedule, session, inputs, c) -> tuple[dict, sympy.Expr]:
-    """`occupancy` as the counter `c` writes it (zigzag's chunk k/2 as k′): what `peak` bounds. Put
-    back into k (a Piecewise rebuilt per case) and out again, zigzag's forms took a third of its
-    peak's CPU."""
+    """`occupancy` as the counter `c` writes it (zigzag's chunk k/2 as k′): what `peak` bounds. Not
+    put back into k and out again: that rebuilds a Piecewise per case, a large part of zigzag's
+    peak."""
     S = schedule
     L = sympy.Symbol("l", integer=True)
     inputs = sympy.sympify(inputs).xreplace(c.scale)
@@ -696,7 +696,7 @@ def _at_point(e, values: dict, memo: dict | None = None):
     """e.xreplace(values), built the way xreplace builds it, but each case of a Piecewise read only
     where no case before it holds, and a condition decided from its comparisons each put to a value
     once (`peak_bound.holds`; sympy's own where they do not decide it): the occupancy at a candidate
-    iteration, where xreplace rebuilt every case of thousands (zigzag's: 1.5 s a candidate, 0.1 s)."""
+    iteration, where xreplace would rebuild every case of thousands at each candidate (slow)."""
     memo = {} if memo is None else memo
     if not e.args:
         return values.get(e, e)
