@@ -201,7 +201,7 @@ def test_the_report_states_the_derived_sizes_and_checks_claims_that_name_them(tm
                         "--front", "no")
     assert code == 0, err
     text = (tmp_path / "z.md").read_text()
-    assert "with m | n and 2m | n" in text and "Here h = n \\ (2·m)." in text
+    assert "with m | n and 2m | n" in text and "Here h = ⌊n/(2·m)⌋." in text and "n \\ (2·m)" not in text
 
 
 def test_a_memory_claim_may_name_k():
