@@ -587,7 +587,7 @@ def test_a_max_of_candidates_bounds_a_form_in_one_pass_where_neither_alone_does(
 
 def test_a_cases_tops_and_extents_read_as_sparse_polynomials_are_the_expressions():
     """`Cases._tops` and `Cases._extent` on sparse polynomials (`sparse`) give the values their
-    readings on sympy's expressions give (`_tops_of_expression`, `_extent_of_expression`), the same
+    readings on sympy's expressions give (`sparse.reading(..., expressions=True)`), the same
     ends chosen, on random forms linear in each index with coefficients of the sizes, ranges whose
     ends read the sizes and outer indices, in cells that fix a size or not; and neither reads a form
     an index enters squared."""
@@ -604,24 +604,31 @@ def test_a_cases_tops_and_extents_read_as_sparse_polynomials_are_the_expressions
         return sum(rng.randint(-3, 3) * rng.choice(sizes) for _ in range(2))
 
     ranges = [(i, sympy.Integer(1), K), (j, i, K + 1), (c, sympy.Integer(1), KD * M)]
+
+    def as_expressions(read, *args):
+        """`read` with every form read as sympy's expressions."""
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(sparse, "read", lambda p, ranges: None)
+            return read(*args)
+
     for cell in (K >= 1, sympy.And(K >= 3, M >= 2), sympy.Eq(K, 2)):
         cases = peak_bound.Cases(peak_bound.Remembered(Decider(ANY_D)), cell, (3 * K * M,))
         case = cases.case([], ranges)
         for _ in range(20):
             p = coeff() * i + coeff() * j + coeff() * c + coeff()
-            tops, plain = cases._tops(p, ranges, cell), cases._tops_of_expression(p, ranges, cell)
+            tops, plain = cases._tops(p, ranges, cell), as_expressions(cases._tops, p, ranges, cell)
             assert (tops is None) == (plain is None), p
             if tops is not None:
                 assert all(isinstance(t, sparse.PolyElement) for t in tops)
                 assert [sympy.expand(t.as_expr() - q) for t, q in zip(tops, plain)] == [0] * len(plain), p
                 assert [cases._under(t, case) for t in tops] == [cases._under(q, case) for q in plain], p
-            got, want = cases._extent(p, ranges, cell), cases._extent_of_expression(p, ranges, cell)
+            got, want = cases._extent(p, ranges, cell), as_expressions(cases._extent, p, ranges, cell)
             assert (got is None) == (want is None), p
             if got is not None:
                 assert [sympy.expand(g.as_expr() - w) for g, w in zip(got, want)] == [0, 0], p
         assert cases._tops(i * i + K, ranges, cell) is None and cases._extent(i * i, ranges, cell) is None
         assert cases._tops(sympy.floor(K / 2) * i, ranges, cell) == \
-            cases._tops_of_expression(sympy.floor(K / 2) * i, ranges, cell)
+            as_expressions(cases._tops, sympy.floor(K / 2) * i, ranges, cell)
 
 
 def _sign_by_expanding(e):
@@ -763,23 +770,25 @@ def test_a_joined_cell_of_the_bound_is_split_where_a_comparison_of_the_sizes_cha
 
 
 def test_a_conjunctions_box_of_the_sizes_holds_every_point_it_allows():
-    """`peak_bound._box`: the least and largest value each size's one-size comparisons leave it (4 ≤ k,
-    k < 5, 2·kd ≤ 7, 3·kd ≥ 4; others ignored) contain every point of a grid where the conjunction
-    holds, and where it has only such comparisons, exactly those points."""
-    from ringproof.proofs.figures.memory import peak_bound
-    from ringproof.proofs.figures.nests import KD
+    """`comparisons.box`: the least and largest value each size's one-size comparisons leave it (4 ≤ k,
+    k < 5, 2·kd ≤ 7, 3·kd ≥ 4, k/2 < 3/2; others ignored) contain every point of a grid where the
+    conjunction holds, and where it has only such comparisons, exactly those points."""
+    from ringproof.proofs.figures import comparisons
+    from ringproof.proofs.figures.nests import KD, SYMPY_PARAMETERS
     exact = [sympy.And(sympy.Le(4, K), K < 5, M >= 3), sympy.And(2 * KD <= 7, 3 * KD >= 4, sympy.Le(1, M - 1)),
-             sympy.And(sympy.Eq(K, 3), -K <= -2, M > 2, M <= 6), sympy.And(K >= 2, K <= 1)]
+             sympy.And(sympy.Eq(K, 3), -K <= -2, M > 2, M <= 6), sympy.And(K >= 2, K <= 1),
+             sympy.And(K / 2 < sympy.Rational(3, 2), sympy.Eq(2 * KD, 6), M / 3 > sympy.Rational(1, 3))]
     loose = [sympy.And(K * M <= 6, K >= 2), sympy.And(K - M >= 0, M <= 3)]
     for cond in exact + loose:
-        box = peak_bound._box(cond)
+        box = comparisons.box(cond, SYMPY_PARAMETERS)
         for k, m, kd in itertools.product(range(1, 9), repeat=3):
             at = {K: k, M: m, KD: kd}
             inside = all(lo <= at[x] and (hi is None or at[x] <= hi) for x, (lo, hi) in box.items())
             assert inside or cond.xreplace(at) is not sympy.true, (cond, at)
             assert cond in loose or inside == (cond.xreplace(at) is sympy.true), (cond, at)
-    assert peak_bound._box(exact[0])[K] == [4, 4] and peak_bound._box(exact[1])[KD] == [2, 3]
-    assert peak_bound._box(loose[0])[K] == [2, None]
+    box = lambda c: comparisons.box(c, SYMPY_PARAMETERS)       # noqa: E731
+    assert box(exact[0])[K] == [4, 4] and box(exact[1])[KD] == [2, 3] and box(exact[4]) == {K: [1, 2], M: [2, None], KD: [3, 3]}
+    assert box(loose[0])[K] == [2, None]
 
 
 def test_a_peaks_regime_is_shown_as_ranges_of_the_sizes_only_where_z3_shows_it_the_same():

@@ -48,7 +48,8 @@ PURE = {
                                                       "_faulhaber")),
     "ringproof.proofs.figures.memory.sparse.ring_of", "ringproof.proofs.figures.memory.sparse.poly",
     *(f"ringproof.proofs.figures.memory.peak_bound.{f}" for f in (
-        "_fixed_pieces", "_fixed_piece", "_pieces_of", "_unit_in", "_range_of", "_span", "_text", "_comparisons")),
+        "_fixed_pieces", "_fixed_piece", "_pieces_of", "_span", "_text", "_comparisons")),
+    *(f"ringproof.proofs.figures.comparisons.{f}" for f in ("atom", "unit_in", "range_of")),
 }
 
 

@@ -24,6 +24,7 @@ from fractions import Fraction
 
 import sympy
 
+from ringproof.proofs.figures.comparisons import atom
 from ringproof.proofs.memos import pure
 
 K, M, KD = sympy.symbols("k m kd", positive=True, integer=True)
@@ -290,11 +291,10 @@ def decided(a, cond=None):
     """sympy.true or sympy.false where the comparison a (≤, <, ≥ or > of the sizes) holds wherever
     `cond` does or nowhere there, shown by `nonpos` (p ≤ 0 holds where p ≤ 0 is shown, fails where
     1 − p ≤ 0 is), else None."""
-    if type(a) not in (sympy.Le, sympy.Lt, sympy.Ge, sympy.Gt):
+    t = atom(a)
+    if t is None or t.kind not in ("le", "lt"):
         return None
-    p = sympy.expand(a.lhs - a.rhs if type(a) in (sympy.Le, sympy.Lt) else a.rhs - a.lhs)
-    p += 1 if type(a) in (sympy.Lt, sympy.Gt) else 0            # a: p ≤ 0 (integers)
-    for q, answer in ((p, sympy.true), (1 - p, sympy.false)):
+    for q, answer in ((t.q, sympy.true), (1 - t.q, sympy.false)):      # a: q ≤ 0 (integers)
         if nonpos(q, cond):
             return answer
     return None

@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import sympy
 
-from ringproof.proofs.figures import signs
+from ringproof.proofs.figures import comparisons, signs
 from ringproof.proofs.figures.conjunction import put_in
 from ringproof.proofs.figures.memory import sparse
 from ringproof.proofs.figures.nests import SYMPY_PARAMETERS
@@ -71,7 +71,7 @@ def at_most(e, regime, ranges, decider, values=(0,)) -> bool:
         most = [sympy.sympify(v).xreplace(fixed) for v in values]
         for part in _split_on_sizes(cell.xreplace(fixed), cell, here):
             # a size the part leaves one value (k ≥ 2, k ≤ 2) is put in, as a cell's fixed sizes are
-            one = {x: sympy.Integer(lo) for x, (lo, hi) in _box(part).items() if lo == hi and x not in fixed}
+            one = {x: sympy.Integer(lo) for x, (lo, hi) in comparisons.box(part, SYMPY_PARAMETERS).items() if lo == hi and x not in fixed}
             pieces = list(_fixed_pieces(sympy.sympify(e), tuple(sorted({**fixed, **one}.items(), key=str)))) if one else here
             if not Cases(decider, part.xreplace(one), [v.xreplace(one) for v in most]).hold(
                     pieces, [(v, lo.xreplace(one), hi.xreplace(one)) for v, lo, hi in rng]):
@@ -110,16 +110,8 @@ def _split_on_sizes(cond, cell, pieces) -> list:
     (the cell's, 4 past its lower end where it has no upper): in each part it is decided once (Z3),
     not left open in every case of the indices (each query would carry it). The parts cover the
     cell whatever the corners show."""
-    box = {x: (1, None) for x in SYMPY_PARAMETERS}
-    for a in sympy.And.make_args(cell):
-        if isinstance(a, sympy.Eq) and a.lhs.is_Symbol and a.rhs.is_Integer:
-            box[a.lhs] = (int(a.rhs), int(a.rhs))
-        elif isinstance(a, sympy.GreaterThan) and a.lhs.is_Symbol and a.rhs.is_Integer:
-            box[a.lhs] = (int(a.rhs), box[a.lhs][1])
-        elif isinstance(a, sympy.LessThan) and a.lhs.is_Symbol and a.rhs.is_Integer:
-            box[a.lhs] = (box[a.lhs][0], int(a.rhs))
     corners = [{}]
-    for x, (lo, hi) in box.items():
+    for x, (lo, hi) in comparisons.box(cell, SYMPY_PARAMETERS).items():
         corners = [{**c, x: sympy.Integer(v)} for c in corners for v in sorted({lo, hi if hi is not None else lo + 4})]
     atoms = sorted({a for _, c in pieces for a in _comparisons(c) if a.free_symbols <= set(SYMPY_PARAMETERS)},
                    key=_text)
@@ -143,7 +135,7 @@ def joined(cells, loose: bool = False) -> list:
     for cell in cells:
         box, rest = {}, []
         for a in sympy.And.make_args(cell):            # each atom narrows its size's range (m = 2 and m ≥ 2: m = 2)
-            got = _range_of(a) if loose else \
+            got = comparisons.range_of(a, SYMPY_PARAMETERS) if loose else \
                 (a.lhs, int(a.rhs), int(a.rhs) if isinstance(a, sympy.Eq) else None) \
                 if isinstance(a, (sympy.Eq, sympy.GreaterThan)) and a.lhs.is_Symbol and a.rhs.is_Integer else None
             if got is not None:
@@ -173,44 +165,6 @@ def joined(cells, loose: bool = False) -> list:
                                                                        *([x <= hi] if hi is not None else []))
                         for x, (lo, hi) in sorted(box.items(), key=lambda t: str(t[0]))],
                       *sorted(rest, key=str)) for box, rest in boxes]
-
-
-@pure(65536)
-def _unit_in(a, v):
-    """(c, r) with the comparison a read as c·v + r ≤ 0 (= 0 for = and ≠), c = ±1 and r free of v;
-    None where a is not so: a pure function, kept (each case reads its open comparisons')."""
-    if not a.has(v) or type(a) not in (sympy.Le, sympy.Lt, sympy.Ge, sympy.Gt, sympy.Eq, sympy.Ne):
-        return None
-    q = sympy.expand(a.lhs - a.rhs if type(a) in (sympy.Le, sympy.Lt, sympy.Eq, sympy.Ne) else a.rhs - a.lhs)
-    q += 1 if type(a) in (sympy.Lt, sympy.Gt) else 0          # a: q ≤ 0 (or q = 0)
-    c, r = q.coeff(v), sympy.expand(q - q.coeff(v) * v)
-    return None if c not in (1, -1) or r.has(v) else (c, r)
-
-
-@pure(65536)
-def _range_of(a):
-    """(size, least, largest or None) that a comparison of one size with a number (a linear one,
-    rational coefficients) leaves it, the size an integer ≥ 1; else None."""
-    if type(a) not in (sympy.Le, sympy.Lt, sympy.Ge, sympy.Gt, sympy.Eq) or len(a.free_symbols) != 1:
-        return None
-    (x,) = a.free_symbols
-    p = sympy.expand(a.lhs - a.rhs)
-    if x not in SYMPY_PARAMETERS or not p.is_polynomial(x) or sympy.degree(p, x) != 1:
-        return None
-    c, r = p.coeff(x), sympy.expand(p - p.coeff(x) * x)
-    if not (c.is_Rational and r.is_Rational):
-        return None
-    lo, hi = 1, None
-    for q, strict in {sympy.Le: [(p, False)], sympy.Lt: [(p, True)], sympy.Ge: [(-p, False)],
-                      sympy.Gt: [(-p, True)], sympy.Eq: [(p, False), (-p, False)]}[type(a)]:
-        qa, qb = q.coeff(x), sympy.expand(q - q.coeff(x) * x)      # qa·x + qb ≤ 0 (< 0 where strict)
-        bound = -qb / qa
-        if qa > 0:                                                 # x ≤ bound (< bound)
-            top = sympy.ceiling(bound) - 1 if strict else sympy.floor(bound)
-            hi = int(top) if hi is None else min(hi, int(top))
-        else:                                                      # x ≥ bound (> bound)
-            lo = max(lo, int(sympy.floor(bound) + 1 if strict else sympy.ceiling(bound)))
-    return x, lo, hi
 
 
 def tidied(regime, decider):
@@ -423,8 +377,8 @@ class Cases:
             return all(self._under_through(replace(case, ranges=ranges[:at] + [(v, *p)] + ranges[at + 1:]),
                                            total, undecided, one, depth - 1) for p in parts)
         for a in atoms:                 # one size against a number (3 − m ≤ −2): m ≥ 5, and m ≤ 4
-            sides = [_range_of(a), _range_of(sympy.Not(a))] if _range_of(a) is not None else []
-            if len(sides) != 2 or None in sides:
+            sides = [comparisons.range_of(a, SYMPY_PARAMETERS), comparisons.range_of(sympy.Not(a), SYMPY_PARAMETERS)]
+            if None in sides:
                 continue
             return all(self._under_through(
                 replace(case, cond=sympy.And(case.cond, *([x >= lo] if lo > 1 else []), *([x <= hi] if hi is not None else []))),
@@ -433,14 +387,14 @@ class Cases:
 
     def _on_sizes(self, case, pieces, one, atoms):
         """The cases of a case Z3 did not show whose open comparisons read no index of a wide range,
-        cut on the sizes: where its conditions leave a size FEW values or fewer (`_box`), one case
+        cut on the sizes: where its conditions leave a size FEW values or fewer (`comparisons.box`), one case
         per value, put into the pieces, ranges and values (its equation added to the conditions: Z3
         then compares numbers times sizes); else under an open comparison that reads the sizes alone
         once the single-point indices `one` are put in (i ≥ 5 at i = k), and under its negation
         (each added to the conditions, where it is then decided). None where there is none to cut."""
         cond, values, ranges = case.cond, case.values, case.ranges
         used = [f for p in pieces for f in p] + [b for r in ranges for b in r[1:]] + list(values)
-        for x, (lo, hi) in _box(cond).items():
+        for x, (lo, hi) in comparisons.box(cond, SYMPY_PARAMETERS).items():
             if hi is None or hi - lo + 1 > FEW or not any(sympy.sympify(e).has(x) for e in used):
                 continue
             return (Case([(f.xreplace(put), c.xreplace(put)) for f, c in pieces],
@@ -458,19 +412,7 @@ class Cases:
 
     def _truth(self, c, case):
         """True, False or None (not decided) of the condition c at every point of the case's ranges."""
-        if c is sympy.true or c is sympy.false:
-            return c is sympy.true
-        if isinstance(c, sympy.core.relational.Relational):
-            t = self._decided(c, case)
-            return None if t is None else t is sympy.true
-        if isinstance(c, (sympy.And, sympy.Or)):
-            got = [self._truth(x, case) for x in c.args]
-            stop = isinstance(c, sympy.Or)                  # the value that settles it
-            return stop if stop in got else (None if None in got else not stop)
-        if isinstance(c, sympy.Not):
-            t = self._truth(c.args[0], case)
-            return None if t is None else not t
-        return None
+        return holds(c, lambda a: self._decided(a, case))
 
     def _open(self, c, case) -> list:
         """The comparisons of c not decided at every point of the case's ranges."""
@@ -504,7 +446,7 @@ class Cases:
         _, lo, hi = ranges[at]
         outer = set(names[:at]) | set(SYMPY_PARAMETERS)
         for a in atoms:
-            read = _unit_in(a, v)
+            read = comparisons.unit_in(a, v)
             if read is None:
                 continue
             c, r = read
@@ -525,9 +467,9 @@ class Cases:
         """Does the comparison a read each index of `names` linearly, with a coefficient of the sizes?"""
         key = ("linear", a, tuple(names))
         if key not in self.known:
-            p = sympy.expand(a.lhs - a.rhs)
+            p = comparisons.atom(a).p
             self.known[key] = p.is_polynomial(*names) and all(
-                not p.coeff(v).has(*names) and not sympy.expand(p - p.coeff(v) * v).has(v) for v in names if p.has(v))
+                (got := comparisons.split(p, v)) is not None and not got[0].has(*names) for v in names if p.has(v))
         return self.known[key]
 
     def _under(self, x, case) -> bool:
@@ -572,46 +514,23 @@ class Cases:
         of the indices' ranges (inner first) where it may be largest: the end the coefficient's sign
         gives where it is shown, both where it is not (a linear form is largest at an end of its
         range); None where p is not so or the values are more than TOPS. Read as sparse polynomials
-        (`sparse`) where p and the ranges' ends are polynomials, as expressions otherwise."""
-        read = sparse.read(p, ranges)
-        if read is None:
-            return self._tops_of_expression(p, ranges, cond)
-        P, ends, indices = read
-        tops = [P]
-        for at, lo, hi in ends:
+        where p and the ranges' ends are polynomials, as expressions otherwise (`sparse.reading`)."""
+        r = sparse.reading(p, ranges)
+        tops = [r.form]
+        for at, lo, hi in r.ends:
             out = []
             for q in tops:
-                lin = sparse.linear_in(q, at)
+                lin = r.linear_in(q, at)
                 if lin is None:
                     return None
-                c, r = lin
+                c, rest = lin
                 if not c:
                     out.append(q)
                     continue
-                if sparse.reads(c, indices):
+                if r.reads(c):
                     return None
                 chosen = [hi] if self._nonpos(-c, cond) else [lo] if self._nonpos(c, cond) else [lo, hi]
-                out += [r + c * x for x in chosen]
-            tops = out
-            if len(tops) > TOPS:
-                return None
-        return tops
-
-    def _tops_of_expression(self, p, ranges, cond):
-        """`_tops` read on sympy's expressions (a floor of the sizes in p or an end)."""
-        names = [x for x, _, _ in ranges]
-        tops = [sympy.expand(p)]
-        for v, lo, hi in reversed(ranges):
-            out = []
-            for q in tops:
-                if not q.has(v):
-                    out.append(q)
-                    continue
-                c = q.coeff(v)
-                if c.has(*names) or sympy.expand(q - c * v).has(v):
-                    return None
-                ends = [hi] if self._nonpos(-c, cond) else [lo] if self._nonpos(c, cond) else [lo, hi]
-                out += [sympy.expand(q.xreplace({v: x})) for x in ends]
+                out += [r.put(c, rest, x) for x in chosen]
             tops = out
             if len(tops) > TOPS:
                 return None
@@ -619,47 +538,25 @@ class Cases:
 
     def _extent(self, p, ranges, cond):
         """(least, largest) of p over the ranges, p linear in each index with a coefficient of the
-        sizes whose sign is shown; None otherwise. Sparse polynomials (`sparse`) where p and the
-        ranges' ends are polynomials, expressions otherwise."""
-        read = sparse.read(p, ranges)
-        if read is None:
-            return self._extent_of_expression(p, ranges, cond)
-        P, ends, indices = read
-        least = most = P
-        for at, lo, hi in ends:
+        sizes whose sign is shown; None otherwise (read as `_tops` reads it)."""
+        r = sparse.reading(p, ranges)
+        least = most = r.form
+        for at, lo, hi in r.ends:
             got = []
             for q, largest in ((least, False), (most, True)):
-                lin = sparse.linear_in(q, at)
+                lin = r.linear_in(q, at)
                 if lin is None:
                     return None
-                c, r = lin
+                c, rest = lin
                 if c:
-                    if sparse.reads(c, indices):
+                    if r.reads(c):
                         return None
                     up = self._nonpos(-c, cond)
                     if not up and not self._nonpos(c, cond):
                         return None
-                    q = r + c * (hi if up == largest else lo)
+                    q = r.put(c, rest, hi if up == largest else lo)
                 got.append(q)
             least, most = got
-        return least, most
-
-    def _extent_of_expression(self, p, ranges, cond):
-        """`_extent` read on sympy's expressions (a floor of the sizes in p or an end)."""
-        least = most = sympy.expand(p)
-        for v, lo, hi in reversed(ranges):
-            ends = []
-            for q, largest in ((least, False), (most, True)):
-                if q.has(v):
-                    c = q.coeff(v)
-                    if c.has(*[x for x, _, _ in ranges]) or sympy.expand(q - c * v).has(v):
-                        return None
-                    up = self._nonpos(-c, cond)
-                    if not up and not self._nonpos(c, cond):
-                        return None
-                    q = sympy.expand(q.xreplace({v: hi if up == largest else lo}))
-                ends.append(q)
-            least, most = ends
         return least, most
 
     def _decided(self, a, case):
@@ -696,23 +593,19 @@ class Cases:
                     sympy.false if self.decider.never(sympy.And(cond, a)) else \
                     sympy.true if self.decider.never(sympy.And(cond, sympy.Not(a))) else None
             return self.known[key]
-        if type(a) not in (sympy.Le, sympy.Lt, sympy.Ge, sympy.Gt, sympy.Eq, sympy.Ne):
-            return None
-        p = a.lhs - a.rhs if type(a) in (sympy.Le, sympy.Lt, sympy.Eq, sympy.Ne) else a.rhs - a.lhs
-        got = self._extent(p, ranges, cond)
+        t = comparisons.atom(a)
+        got = None if t is None else self._extent(t.q, ranges, cond)
         if got is None:
             return None
         least, most = got
-        if type(a) in (sympy.Eq, sympy.Ne):
+        if t.kind in ("eq", "ne"):
             off = self._nonpos(1 - least, cond) or self._nonpos(most + 1, cond)
             on = not off and self._nonpos(most, cond) and self._nonpos(-least, cond)
-            yes, no = (on, off) if type(a) is sympy.Eq else (off, on)
-        else:
-            strict = type(a) in (sympy.Lt, sympy.Gt)         # p < 0, else p ≤ 0
-            yes = self._nonpos(most + 1 if strict else most, cond)
-            no = not yes and self._nonpos(-least if strict else 1 - least, cond)
+            yes, no = (on, off) if t.kind == "eq" else (off, on)
+        else:                                                # q ≤ 0 (q = p + 1 for p < 0)
+            yes = self._nonpos(most, cond)
+            no = not yes and self._nonpos(1 - least, cond)
         return sympy.true if yes else sympy.false if no else None
-
 
 @pure(65536)
 def _span(lo, hi):
@@ -732,31 +625,6 @@ def _comparisons(c) -> tuple:
     return tuple(c.atoms(sympy.core.relational.Relational))
 
 
-def _box(cond) -> dict:
-    """{size: [least, largest or None]} that the conjuncts of `cond` comparing one size, linearly
-    with integer coefficients, with a number leave it (k ≥ 1 where none does): 4 ≤ k, k < 5."""
-    box = {x: [1, None] for x in SYMPY_PARAMETERS}
-    for a in sympy.And.make_args(cond):
-        if type(a) not in (sympy.Le, sympy.Lt, sympy.Ge, sympy.Gt, sympy.Eq) or len(a.free_symbols) != 1:
-            continue
-        (x,) = a.free_symbols
-        p = sympy.expand(a.lhs - a.rhs)
-        if x not in box or not p.is_polynomial(x) or sympy.degree(p, x) != 1:
-            continue
-        c, r = p.coeff(x), sympy.expand(p - p.coeff(x) * x)
-        if not (c.is_Integer and r.is_Integer):
-            continue
-        atmost = {sympy.Le: [p], sympy.Lt: [p + 1], sympy.Ge: [-p], sympy.Gt: [1 - p], sympy.Eq: [p, -p]}[type(a)]
-        for q in atmost:                               # q = a·x + b ≤ 0
-            qa, qb = int(q.coeff(x)), int(sympy.expand(q - q.coeff(x) * x))
-            if qa > 0:                                 # x ≤ ⌊−b/a⌋
-                hi = (-qb) // qa
-                box[x][1] = hi if box[x][1] is None else min(box[x][1], hi)
-            else:                                      # x ≥ ⌈b/−a⌉
-                box[x][0] = max(box[x][0], -((-qb) // -qa))
-    return box
-
-
 def _at_least(v, w, cond, fixed, decider) -> bool:
     """Is v ≥ w wherever cond (which fixes the sizes `fixed`) holds?"""
     gap = sympy.expand((w - v).xreplace(fixed))
@@ -769,10 +637,8 @@ def _likely(values: list, cond, fixed: dict) -> list:
     """The values that may be the largest where `cond` holds: those largest at one point of it (its
     fixed sizes, the others at the least value it allows); all of them where that point is not
     found. No other can be at least every value there, so `settled` asks Z3 only about these."""
-    point = {x: fixed.get(x, sympy.Integer(1)) for x in SYMPY_PARAMETERS}
-    for a in sympy.And.make_args(cond):
-        if isinstance(a, sympy.GreaterThan) and a.lhs in point and a.rhs.is_Integer:
-            point[a.lhs] = max(point[a.lhs], a.rhs)
+    least = signs.least_of(cond)
+    point = {x: fixed.get(x, sympy.Integer(least.get(x, 1))) for x in SYMPY_PARAMETERS}
     if cond.xreplace(point) is not sympy.true:
         return values
     at = [v.xreplace(point) for v in values]
@@ -918,7 +784,7 @@ def _read(e, truth: dict):
         return e
     if isinstance(e, sympy.Piecewise):
         for value, cond in e.args:
-            t = holds(cond, truth)
+            t = holds(cond, truth.get)
             if t is None:
                 return None
             if t:
@@ -931,12 +797,12 @@ def _read(e, truth: dict):
 
 
 def holds(c, truth):
-    """True or False where the comparisons of the condition c that `truth` gives (`truth.get(a)`:
+    """True or False where the comparisons of the condition c that `truth` gives (`truth(a)`:
     sympy.true, sympy.false, or None where not known) decide it, else None."""
     if c is sympy.true or c is sympy.false:
         return c is sympy.true
     if isinstance(c, sympy.core.relational.Relational):
-        t = truth.get(c)
+        t = truth(c)
         return None if t is None else t is sympy.true
     if isinstance(c, (sympy.And, sympy.Or)):
         stop = isinstance(c, sympy.Or)                  # the value that settles it

@@ -6,12 +6,14 @@ not such a polynomial (a floor, a Piecewise) is not converted: its caller keeps 
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Callable, NamedTuple
 
 import sympy
 from sympy.polys.domains import QQ
 from sympy.polys.polyerrors import CoercionFailed
 from sympy.polys.rings import PolyElement, ring
 
+from ringproof.proofs.figures import comparisons
 from ringproof.proofs.figures.nests import SYMPY_PARAMETERS
 from ringproof.proofs.memos import pure
 
@@ -78,3 +80,27 @@ def size_terms(q: PolyElement) -> tuple | None:
             return None
         out.append((mono[:SIZES], Fraction(int(c.numerator), int(c.denominator))))
     return tuple(sorted(out))
+
+
+class Reading(NamedTuple):
+    """A form and its indices' ranges read one way: `form`, `ends` [(index, least, largest)] inner
+    first, `linear_in(q, index)` (c, r) with q = c·index + r or None, `reads(c)` whether c reads an
+    index, `put(c, r, x)` r + c·x."""
+
+    form: object
+    ends: list
+    linear_in: Callable
+    reads: Callable
+    put: Callable
+
+
+def reading(p, ranges, expressions: bool = False) -> Reading:
+    """p over `ranges` as sparse polynomials (`read`) where p and the ranges' ends are polynomials
+    and not `expressions`, else as sympy's expressions (a floor of the sizes in p or an end)."""
+    got = None if expressions else read(p, ranges)
+    if got is not None:
+        P, ends, indices = got
+        return Reading(P, ends, linear_in, lambda c: reads(c, indices), lambda c, r, x: r + c * x)
+    names = [v for v, _, _ in ranges]
+    return Reading(sympy.expand(p), list(reversed(ranges)), comparisons.split, lambda c: c.has(*names),
+                   lambda c, r, x: sympy.expand(r + c * x))

@@ -52,7 +52,7 @@ from types import SimpleNamespace
 
 import sympy
 
-from ringproof.proofs.figures import signs
+from ringproof.proofs.figures import comparisons, signs
 from ringproof.proofs.figures.counting import condition_form, parameters, symbolic_step, with_parameters
 from ringproof.proofs.figures.memory import homed, ledger, peak_bound
 from ringproof.proofs.figures.memory.data import data_of, Datum, ends, hint, mark, NotDerived, outputs, stored
@@ -640,14 +640,9 @@ def _zero_at_one_pe(value, cond, pe) -> bool:
     L, lo, hi = pe
     lows, highs = [lo], [hi]
     for a in sympy.And.make_args(cond):
-        if not isinstance(a, (sympy.LessThan, sympy.GreaterThan)):
-            continue
-        e = sympy.expand(a.lhs - a.rhs)                           # e ≤ 0 or e ≥ 0
-        c = e.coeff(L)
-        if c not in (1, -1) or sympy.expand(e - c * L).has(L):
-            continue
-        bound = sympy.expand(-(e - c * L) / c)                    # L against it
-        (highs if (c == 1) == isinstance(a, sympy.LessThan) else lows).append(bound)
+        got = comparisons.split(comparisons.atom(a).p, L) if isinstance(a, (sympy.LessThan, sympy.GreaterThan)) else None
+        if got is not None and got[0] in (1, -1):                 # ±L + r ≤ 0
+            (highs if got[0] == 1 else lows).append(sympy.expand(-got[1] / got[0]))
     return any(sympy.expand(x - y) == 0 and sympy.expand(value.xreplace({L: x})) == 0 for x in lows for y in highs)
 
 
@@ -703,7 +698,7 @@ def _at_point(e, values: dict, memo: dict | None = None):
     if isinstance(e, sympy.Piecewise):
         kept = []
         for value, cond in e.args:
-            holds = peak_bound.holds(cond, _AtValues(values, memo))
+            holds = peak_bound.holds(cond, _AtValues(values, memo).get)
             holds = cond.xreplace(values) if holds is None else sympy.true if holds else sympy.false
             if holds is sympy.false:
                 continue
@@ -717,7 +712,7 @@ def _at_point(e, values: dict, memo: dict | None = None):
 
 class _AtValues:
     """The truth of each comparison with `values` put in (sympy.true or sympy.false; None where that
-    leaves it open), each put in once and kept in `memo`: the `truth` `peak_bound.holds` reads."""
+    leaves it open), each put in once and kept in `memo`: its `get` is the `truth` `peak_bound.holds` reads."""
 
     def __init__(self, values: dict, memo: dict):
         self.values, self.memo = values, memo
