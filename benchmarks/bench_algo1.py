@@ -46,11 +46,11 @@ def raw_injectivity(timeout_s: float) -> tuple[str, float]:
     n = k * m
     v = {x: z3.Ints(f"{x}1 {x}2") for x in "hijl"}
     P = SimpleNamespace(n=n, m=m, k=k, d=n, kd=k)     # d = n: kd = k (no division of Z3 terms)
-    from ringproof.schedules.algo1 import _column, _phase1_B
+    from ringproof.schedules.algo1 import _column, phase1_B
 
     def key(t):
         h, i, j, l = (v[x][t] for x in "hijl")
-        return h, _phase1_B(P, l, j, i), _column(P, l, j, i)
+        return h, phase1_B(P, l, j, i), _column(P, l, j, i)
 
     s = z3.Solver()
     s.set("timeout", int(timeout_s * 1000))

@@ -10,18 +10,20 @@ and resolve to the form chosen there. Every property and count proves for all n,
 from types import SimpleNamespace
 
 from ringproof import ALGO1, DIV, EAC, At, Copy, Either, Loop, Move, Phase, Schedule, Step, eq, ite, le, wrap
-from ringproof.schedules.algo1 import _phase2_AB, _w1_last, phase2_at
+from ringproof.schedules.algo1 import phase2_AB, phase2_at, w1_last
 from ringproof.schedules.problems import s, w, w1
+
+W1_LAST = w1_last()        # where phase 1 finishes w1[A, B]
 
 
 def softmax(P, ix, last_exp=lambda P: P.n):
     i, l, n = ix.i, ix.l, P.n
     exp_step = le(ix.j, last_exp(P))         # the op condition: EAC in steps 1..n, DIV after
     j = ite(exp_step, ix.j, ix.j - n)        # the step of phase 2a / 2b this iteration does
-    A, B = _phase2_AB(P, SimpleNamespace(i=i, j=j, l=l), ())
+    A, B = phase2_AB(P, SimpleNamespace(i=i, j=j, l=l), ())
     eac = Step(pe=l, op=EAC, target=s[A], operands=(w1[A, B],), send=Move(s[A]),
                first=eq(j, 1), prev=At("softmax", dict(i=i, j=ix.j - 1, l=wrap(l - 1, P.m))),
-               sources=(_w1_last(P, A, B),))
+               sources=(W1_LAST(P, A, B),))
     div_ = Step(pe=l, op=DIV, target=w[A, B], operands=(w1[A, B], s[A]), send=Copy(s[A]),
                 sources=(At("softmax", dict(i=i, j=j, l=l)),       # w1[A, B] where the EAC read it
                          Either(eq(j, 1), At("softmax", dict(i=i, j=n, l=wrap(l - 1, P.m))),

@@ -11,14 +11,16 @@ counted once. Every property proves for all n, m.
 from types import SimpleNamespace
 
 from ringproof import ALGO1, DIV, EAC, At, Copy, Either, Loop, Move, Phase, Schedule, Step, eq, le, wrap
-from ringproof.schedules.algo1 import _phase2_AB, _w1_last, phase2_at
+from ringproof.schedules.algo1 import phase2_AB, phase2_at, w1_last
 from ringproof.schedules.problems import s, w, w1
+
+W1_LAST = w1_last()        # where phase 1 finishes w1[A, B]
 
 LOOPS = (Loop("i", 1, "k"), Loop("j", 1, lambda P, ix: 2 * P.n))
 
 
 def _AB(P, i, j, l):
-    return _phase2_AB(P, SimpleNamespace(i=i, j=j, l=l), ())
+    return phase2_AB(P, SimpleNamespace(i=i, j=j, l=l), ())
 
 
 def exps(P, ix):
@@ -27,7 +29,7 @@ def exps(P, ix):
     return Step(pe=l, op=EAC, target=s[A], operands=(w1[A, B],), guard=le(j, P.n),
                 send=Move(s[A], when=le(j, P.n)),
                 first=eq(j, 1), prev=At("exps", dict(i=i, j=j - 1, l=wrap(l - 1, P.m))),
-                sources=(_w1_last(P, A, B),))
+                sources=(W1_LAST(P, A, B),))
 
 
 def divs(P, ix, first_div=lambda P: P.n + 1):

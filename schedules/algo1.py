@@ -81,8 +81,9 @@ def _diagonal(P, l, j, i):
     return mod(l - j, P.m) + (i - 1) * P.m + 1
 
 
-def _phase1_B(P, l, j, i):
-    """B (line 6): like `_diagonal` shifted by one, so that w1[A, B] ends on PE ≡ B (mod m)."""
+def phase1_B(P, l, j, i):
+    """B (line 6): like `_diagonal` shifted by one, so that w1[A, B] ends on PE ≡ B (mod m).
+    Algorithm 2's phase 1 walks the same B (imported, so the two cannot drift apart)."""
     return mod(mod(l - j, P.m) + (i - 1) * P.m - 1, P.n) + 1
 
 
@@ -120,7 +121,7 @@ def _phase1(defects, cols=PAPER):
     def step(P, ix):
         h, i, j, l = ix.h, ix.i, ix.j, ix.l
         A = h                                                     # line 6
-        B = _phase1_B(P, l, j, i)                                 # line 6
+        B = phase1_B(P, l, j, i)                                  # line 6
         C = cols.column(P, l, j, i, "C-mod" in defects)           # line 7
         return Step(
             pe=l, op=MAC, target=w1[A, B], operands=(q[A, C], k[B, C]),   # line 8: +=
@@ -135,19 +136,21 @@ def _phase1(defects, cols=PAPER):
                  doc="w'_AB += q_A[C]·k_B[C]; the partial sum walks one PE per step")
 
 
-def _phase2_AB(P, ix, defects):
+def phase2_AB(P, ix, defects):
+    """(A, B) of phase 2's iteration ix (lines 16-17): A constant along the diagonal, B its column.
+    Public for the examples that build phase 2 from Algorithm 1's pieces."""
     A = _diagonal(P, ix.l, ix.j, ix.i)                                   # line 16
     B = _column(P, ix.l, ix.j, ix.i, "phase2-B-mod" in defects)          # line 17
     return A, B
 
 
 W1_LAST_RELIES = ("w1_last: phase 1 ends w1[A, B] at the last step of its loop j, on PE ≡ B "
-                  "(`_phase1_B`, `phase1_at`, the send `when`)")
+                  "(`phase1_B`, `phase1_at`, the send `when`)")
 
 
 def w1_last(cols=PAPER):
     """Witness: the phase-1 iteration that finishes w1[A, B] (its last column step, on PE ≡ B).
-    Rests on phase 1's B (`_phase1_B`, ≡ B on PE l at j ≡ 0 mod m) and its loop j ending at the
+    Rests on phase 1's B (`phase1_B`, ≡ B on PE l at j ≡ 0 mod m) and its loop j ending at the
     column extent, a multiple of m."""
     def at(P, A, B):
         return At("phase1", dict(phase1_at(P, A, B, 1, cols), j=cols.size(P), l=mod(B - 1, P.m) + 1))
@@ -157,13 +160,14 @@ def w1_last(cols=PAPER):
 _w1_last = w1_last()
 
 
-def _phase2a(defects, w1_source=_w1_last, relies=W1_LAST_RELIES):
-    """`w1_source(P, A, B)`: the witness of where phase 1 left w1[A, B] (Algorithm 2 passes its own),
+def phase2a(defects, w1_source=_w1_last, relies=W1_LAST_RELIES):
+    """Phase 2 step 1, the row sums, shared with Algorithm 2 (imported, not copied).
+    `w1_source(P, A, B)`: the witness of where phase 1 left w1[A, B] (Algorithm 2 passes its own),
     `relies` what it assumes about phase 1."""
 
     def step(P, ix):
         i, j, l = ix.i, ix.j, ix.l
-        A, B = _phase2_AB(P, ix, defects)
+        A, B = phase2_AB(P, ix, defects)
         return Step(
             pe=l, op=EAC, target=s[A], operands=(w1[A, B],),      # line 18
             send=Move(s[A]),                                       # always, also at j = n
@@ -185,10 +189,11 @@ def sum_source(P, i, j, l):
                   At("phase2b", dict(i=i, j=j - 1, l=wrap(l - 1, P.m))))
 
 
-def _phase2b(defects):
+def phase2b(defects):
+    """Phase 2 step 2, w = exp(w1) / sum, shared with Algorithm 2."""
     def step(P, ix):
         i, j, l = ix.i, ix.j, ix.l
-        A, B = _phase2_AB(P, ix, defects)
+        A, B = phase2_AB(P, ix, defects)
         s_from = sum_source(P, i, j, l)
         return Step(
             pe=l, op=DIV, target=w[A, B], operands=(w1[A, B], s[A]),      # line 21
@@ -203,8 +208,9 @@ def _phase2b(defects):
                                        "j = n one PE back; w1[A, B] read where step 1 read it (same A, B)"})
 
 
-def _phase3(defects, vv=v, cols=PAPER):
-    """`vv`: the array of the value vectors (x in the symmetric problem)."""
+def phase3(defects, vv=v, cols=PAPER):
+    """Phase 3, y += w·v, shared with Algorithm 2.
+    `vv`: the array of the value vectors (x in the symmetric problem)."""
 
     def step(P, ix):
         h, i, j, l = ix.h, ix.i, ix.j, ix.l
@@ -266,7 +272,7 @@ def variant(defects=()) -> Schedule:
     """Algorithm 1 with some of the printed text's defects put back (see PRINTED_DEFECTS)."""
     name = variant_name("algo1", defects, PRINTED_DEFECTS)
     return Schedule(name, PLAIN,
-                    (_phase1(defects), _phase2a(defects), _phase2b(defects), _phase3(defects)),
+                    (_phase1(defects), phase2a(defects), phase2b(defects), phase3(defects)),
                     home=home, doc="Algorithm 1: plain self-attention on a ring of m PEs",
                     notes={"claims": CLAIMS}, placement=None if defects else placement,
                     stays={} if defects else STAYS)
@@ -284,8 +290,8 @@ ALGO1_PRINTED = Schedule("algo1-printed", PLAIN, variant(PRINTED_DEFECTS).phases
 def general() -> Schedule:
     """Algorithm 1 for any n, d with m | n and m | d: the same phases over d columns."""
     return Schedule("algo1-general", PLAIN,
-                    (_phase1((), GENERAL), _phase2a((), w1_last(GENERAL)), _phase2b(()),
-                     _phase3((), cols=GENERAL)),
+                    (_phase1((), GENERAL), phase2a((), w1_last(GENERAL)), phase2b(()),
+                     phase3((), cols=GENERAL)),
                     home=home, doc="Algorithm 1 for n ≠ d: plain self-attention, m | n, m | d",
                     notes={"claims": GENERAL_CLAIMS}, shape=ANY_D, placement=placement)
 

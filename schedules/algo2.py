@@ -22,7 +22,7 @@ the printed text compares with n (the last column step, the hops after it) is th
 
 from __future__ import annotations
 
-from ringproof.schedules.algo1 import GENERAL, PAPER, _phase1_B, _phase2a, _phase2b, _phase3, home, placement
+from ringproof.schedules.algo1 import GENERAL, PAPER, phase1_B, phase2a, phase2b, phase3, home, placement
 from ringproof.schedules.algo2_stays import stays
 from ringproof.schedules.dsl import HOME, MAC, At, Either, Loop, Phase, Schedule, Send, Step, variant_name
 from ringproof.schedules.expr import and_, div, eq, ge, gt, ite, le, lt, mod, not_, or_, wrap
@@ -157,7 +157,7 @@ def _phase1(defects, cols=PAPER):
     def step(P, ix):
         h, i, j, l = ix.h, ix.i, ix.j, ix.l
         n, m = cols.size(P), P.m                                  # j walks the columns (n = d)
-        B = _phase1_B(P, l, j, i)                                 # line 7 (E of line 26)
+        B = phase1_B(P, l, j, i)                                  # line 7 (E of line 26)
         A = _row(P, h, B)                                         # lines 9-12 (D of 27-30)
         C = cols.column(P, l, j, i, "C-mod" in defects)           # line 8
         H = hops(P, h, defects)
@@ -194,8 +194,8 @@ def variant(defects=()) -> Schedule:
     """Algorithm 2 with some of the printed text's defects put back (see PRINTED_DEFECTS)."""
     name = variant_name("algo2", defects, PRINTED_DEFECTS)
     c_mod = ("C-mod",) if "C-mod" in defects else ()
-    phases = (_phase1(defects), _phase2a((), _w1_source(defects), W1_SOURCE_RELIES), _phase2b(()),
-              _phase3(c_mod, vv=x))
+    phases = (_phase1(defects), phase2a((), _w1_source(defects), W1_SOURCE_RELIES), phase2b(()),
+              phase3(c_mod, vv=x))
     return Schedule(name, SYMMETRIC, phases, home=home,
                     doc="Algorithm 2: symmetric self-attention on a ring of m PEs",
                     notes={"claims": CLAIMS}, placement=None if defects else placement,
@@ -209,8 +209,8 @@ CLAIMS = {"MAC": "n**3 + Piecewise((n*n*(n+1)/2, Eq(Mod(n, 2), 1)), (n*n*(n+2)/2
 
 def general() -> Schedule:
     """Algorithm 2 for any n, d with m | n and m | d: phase 1 and phase 3 over d columns."""
-    phases = (_phase1((), GENERAL), _phase2a((), _w1_source((), GENERAL), W1_SOURCE_RELIES), _phase2b(()),
-              _phase3((), vv=x, cols=GENERAL))
+    phases = (_phase1((), GENERAL), phase2a((), _w1_source((), GENERAL), W1_SOURCE_RELIES), phase2b(()),
+              phase3((), vv=x, cols=GENERAL))
     return Schedule("algo2-general", SYMMETRIC, phases, home=home,
                     doc="Algorithm 2 for n ≠ d: symmetric self-attention, m | n, m | d",
                     notes={"claims": GENERAL_CLAIMS}, shape=ANY_D, placement=placement, stays=stays(hops, GENERAL))

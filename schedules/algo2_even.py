@@ -22,7 +22,7 @@ this target is m = n (`requires`), where every property is proved.
 from __future__ import annotations
 
 from ringproof.schedules.algo1 import home, placement
-from ringproof.schedules.algo2_fast import _g_of, _phase2a, _phase2b, _phase3, _sum
+from ringproof.schedules.algo2_fast import block_of, lane_sum, phase2a, phase2b, phase3
 from ringproof.schedules.dsl import HOME, MAC, At, Loop, Move, Phase, Schedule, Step
 from ringproof.schedules.expr import and_, div, eq, ge, ite, le, lt, mod, ne, wrap
 from ringproof.schedules.problems import SYMMETRIC_ONCE, w1, x
@@ -52,8 +52,8 @@ def _chain_pair(P, tau_c, rho_c):
 
 def phase1_at(P, A, B, C):
     """The phase-1 iteration doing x[A, C]·x[B, C] for A ≥ B (1-based; m = n)."""
-    e = _sum(P, A, B)
-    g = _g_of(P, A, B)
+    e = lane_sum(P, A, B)
+    g = block_of(P, A, B)
     odd = eq(mod(e, 2), 1)
     tau_c, rho_c = P.h - 1 - div(e, 2), ite(odd, g, g + P.h)
     col = C - 1
@@ -97,7 +97,7 @@ def _w1_done(P, A, B):
     """Witness: the phase-1 iteration that finishes the pair {A, B}: its MAC on PE (A−1)+(B−1) mod n + 1."""
     big = ge(A, B)
     a, b = ite(big, A, B), ite(big, B, A)
-    return At("phase1", phase1_at(P, a, b, _sum(P, a, b) + 1))
+    return At("phase1", phase1_at(P, a, b, lane_sum(P, a, b) + 1))
 
 
 RELIES = "_w1_done: phase 1 ends pair {A, B} on PE ((A−1)+(B−1)) mod n + 1 (`_chain_pair`, `phase1_at`)"
@@ -108,7 +108,7 @@ CLAIMS = {"cycles": "floor(n/2)*(n + 1) + 2*n**2/m + n**3/m", "MAC": "n**3 + m*f
           "EAC": "n**2", "DIV": "n**2"}
 
 ALGO2_EVEN = Schedule("algo2-even", SYMMETRIC_ONCE,
-                      (_phase1(), _phase2a(_w1_done, RELIES), _phase2b(), _phase3()), home=home,
+                      (_phase1(), phase2a(_w1_done, RELIES), phase2b(), phase3()), home=home,
                       doc="symmetric self-attention at the lower bound for even n = m (docs/optimal.md)",
                       notes={"claims": CLAIMS}, placement=placement,
                       requires=lambda P: and_(eq(mod(P.n, 2), 0), eq(P.k, 1)), derived={"h": lambda P: div(P.n, 2)})

@@ -31,8 +31,8 @@ def _pair(P, g, sums):
     return A0 + 1, B0 + 1, ge(A0, B0)
 
 
-def _sum(P, A, B):
-    """(A − 1) + (B − 1) mod n: the lane sum of pair {A, B}."""
+def lane_sum(P, A, B):
+    """(A − 1) + (B − 1) mod n: the lane sum of pair {A, B} (algo2-even's chains end on it too)."""
     return mod(A + B - 2, P.n)
 
 
@@ -41,9 +41,9 @@ def _canonical(A, B):
     return w1[ite(ge(A, B), A, B), ite(ge(A, B), B, A)]
 
 
-def _g_of(P, A, B):
-    """The block g of pair A ≥ B (inverse of `_pair`)."""
-    sums = _sum(P, A, B)
+def block_of(P, A, B):
+    """The block g of pair A ≥ B (inverse of `_pair`); algo2-even reads a pair's block with it."""
+    sums = lane_sum(P, A, B)
     half = div(sums, 2)
     return ite(le(B - 1, half), B - 1, B - 1 - sums + half)
 
@@ -51,10 +51,10 @@ def _g_of(P, A, B):
 def phase1_at(P, A, B, C):
     """The phase-1 iteration doing x[A, C]·x[B, C] for A ≥ B."""
     m = P.m
-    sums = _sum(P, A, B)
+    sums = lane_sum(P, A, B)
     e = mod(sums, m)
     pe = mod(C - 1, m) + 1
-    return dict(g=_g_of(P, A, B), sig=div(sums, m), j=div(C - 1, m) * m + mod(pe - 2 - e, m) + 1, l=e + 1)
+    return dict(g=block_of(P, A, B), sig=div(sums, m), j=div(C - 1, m) * m + mod(pe - 2 - e, m) + 1, l=e + 1)
 
 
 def _inverse1(P, key):
@@ -87,8 +87,8 @@ def _w1_done(P, A, B):
     """Witness: the phase-1 iteration that finishes the pair {A, B} (step n, on PE of its lane)."""
     big = ge(A, B)
     a, b = ite(big, A, B), ite(big, B, A)
-    sums = _sum(P, a, b)
-    return At("phase1", dict(g=_g_of(P, a, b), sig=div(sums, P.m), j=P.n, l=mod(sums, P.m) + 1))
+    sums = lane_sum(P, a, b)
+    return At("phase1", dict(g=block_of(P, a, b), sig=div(sums, P.m), j=P.n, l=mod(sums, P.m) + 1))
 
 
 def _row(P, ix):
@@ -104,8 +104,9 @@ def phase2_at(P, A, B):
 RELIES = "_w1_done: phase 1 ends pair {A, B} at step n on PE ((A−1)+(B−1)) mod m + 1 (`_pair`, `phase1_at`)"
 
 
-def _phase2a(w1_done=None, relies=RELIES):
-    """`w1_done(P, A, B)`: the phase-1 iteration that finishes pair {A, B} (`_w1_done` here)."""
+def phase2a(w1_done=None, relies=RELIES):
+    """Phase 2 step 1, the row sums over the pairs phase 1 left in place; algo2-even shares it.
+    `w1_done(P, A, B)`: the phase-1 iteration that finishes pair {A, B} (`_w1_done` here)."""
     w1_done = w1_done or _w1_done
 
     def step(P, ix):
@@ -122,7 +123,8 @@ def _phase2a(w1_done=None, relies=RELIES):
                  doc="sum_A += exp(w'_AB), B = j: the entry phase 1 left on this PE", relies_on={"phase1": relies})
 
 
-def _phase2b():
+def phase2b():
+    """Phase 2 step 2, w = exp(w1) / sum where step 1 read w1; algo2-even shares it."""
     def step(P, ix):
         A, B = _row(P, ix), ix.j
         s_from = sum_source(P, ix.i, ix.j, ix.l)
@@ -151,7 +153,8 @@ def phase3_at(P, A, C, B):
     return dict(h=A, i=i, j=jq * m + mod(l - A - B + 1, m) + 1, l=l)
 
 
-def _phase3():
+def phase3():
+    """Phase 3, y += w·x from where phase 2 made w; algo2-even shares it."""
     def step(P, ix):
         h, i, j, l = ix.h, ix.i, ix.j, ix.l
         m = P.m
@@ -178,6 +181,6 @@ def _phase3():
 # d·n(n+1)/2 MACs in phase 1 (each pair once), d·n² in phase 3; no MOVE cycle anywhere.
 CLAIMS = {"MAC": "n**3 + n**2*(n + 1)/2", "EAC": "n**2", "DIV": "n**2"}
 
-ALGO2_FAST = Schedule("algo2-fast", SYMMETRIC_ONCE, (_phase1(), _phase2a(), _phase2b(), _phase3()), home=home,
+ALGO2_FAST = Schedule("algo2-fast", SYMMETRIC_ONCE, (_phase1(), phase2a(), phase2b(), phase3()), home=home,
                       doc="symmetric self-attention, each pair once, no mirror copies (docs/optimal.md)",
                       notes={"claims": CLAIMS}, placement=placement)

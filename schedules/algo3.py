@@ -51,8 +51,9 @@ def _column(P, l, j, i, printed=False):
     return mod(l - 1 + div(j - 1, m) * m + (i - 1) * m, n) + 1
 
 
-def _group_row(P, h, Bo):
-    """Lines 7, 9-10, 12-13: (A, B) of chain column Bo in group h, and whether the chain works."""
+def group_row(P, h, Bo):
+    """Lines 7, 9-10, 12-13: (A, B) of chain column Bo in group h, and whether the chain works.
+    algo3-fast's phase 3 reads its w sources through it."""
     long_ = le(Bo, P.n - h)
     A = ite(long_, P.n - h, h)                          # line 7 A = n−h; line 10 A = h
     B = ite(long_, Bo, Bo - (P.n - h))                  # line 10 B %= (n−h): the same values here
@@ -107,12 +108,12 @@ PHASE2_RECOUNT = Recount(loops=(Loop("a", 1, "n"), Loop("b", 1, "n")),
 
 
 W1_FINAL_RELIES = ("w1_final: phase 1 ends w1[A, B] at the last step of its loop j and moves it to "
-                   "PE ≡ Bo (`_chain`, `chain_column`, `group`)")
+                   "PE ≡ Bo (`chain_column_at`, `chain_column`, `group`)")
 
 
 def w1_final(cols=PAPER):
     """Witness: the phase-1 iteration that finishes w1[A, B] (the last column step of phase 1's
-    loop j, a multiple of m) and moves it to PE ≡ Bo (`_chain`'s diagonal)."""
+    loop j, a multiple of m) and moves it to PE ≡ Bo (`chain_column_at`'s diagonal)."""
     def at(P, A, B):
         Bo = chain_column(P, A, B)
         return At("phase1", dict(h=group(P, A), i=div(Bo - 1, P.m) + 1, j=cols.size(P),
@@ -165,8 +166,9 @@ def y_prev(P, A, B, C):
     return ite(sh, s_first, p_first), ite(sh, s_bo - (n - A), p_bo)
 
 
-def _chain(P, ix):
-    """Bo (line 7): constant along the diagonal l − j of block i; Bo ∈ [1, n]."""
+def chain_column_at(P, ix):
+    """Bo (line 7) at iteration ix: constant along the diagonal l − j of block i; Bo ∈ [1, n].
+    Shared with algo3-fast, whose phases 1 and 3 are these."""
     return mod(ix.l - ix.j, P.m) + (ix.i - 1) * P.m + 1
 
 
@@ -182,10 +184,11 @@ def _col(P, ix, defects, cols):
     return cols.column(P, ix.l, ix.j, ix.i)
 
 
-def _phase1(defects, cols=PAPER):
+def phase1(defects, cols=PAPER):
+    """Phase 1, w1 += q·k for B ≤ A; algo3-fast runs it unchanged."""
     def step(P, ix):
         h, i, j, l = ix.h, ix.i, ix.j, ix.l
-        A, B, guard = _group_row(P, h, _chain(P, ix))                  # lines 7, 9-10, 12-13
+        A, B, guard = group_row(P, h, chain_column_at(P, ix))          # lines 7, 9-10, 12-13
         C = _col(P, ix, defects, cols)                                 # line 8
         return Step(
             pe=l, op=MAC, target=w1[A, B], operands=(q[A, C], k[B, C]), guard=guard,   # line 11
@@ -199,7 +202,8 @@ def _phase1(defects, cols=PAPER):
                  doc="w'_AB += q_A[C]·k_B[C] for B ≤ A, rows packed in groups of n entries")
 
 
-def _phase2_AB(P, ix, defects):
+def phase2_AB(P, ix, defects):
+    """(A, B) of phase 2's iteration ix (lines 18-21); algo3-fast finds its home entries with it."""
     i, j, l = ix.i, ix.j, ix.l
     A = mod(l - j, P.m) + (i - 1) * P.m + (0 if "phase2-A-offset" in defects else 1)   # line 18
     Bb = _column(P, l, j, i, "phase2-B-bracket" in defects)                            # line 19
@@ -207,11 +211,12 @@ def _phase2_AB(P, ix, defects):
     return A, B
 
 
-def _phase2a(defects, w1_source=w1_final()):
-    """`w1_source(P, A, B)`: where phase 1 left w1[A, B] (`w1_final` of its columns)."""
+def phase2a(defects, w1_source=w1_final()):
+    """Phase 2 step 1, the row sums where B ≤ A; algo3-fast derives its own from it.
+    `w1_source(P, A, B)`: where phase 1 left w1[A, B] (`w1_final` of its columns)."""
     def step(P, ix):
         i, j, l = ix.i, ix.j, ix.l
-        A, B = _phase2_AB(P, ix, defects)
+        A, B = phase2_AB(P, ix, defects)
         jf = first_j(P, A)
         return Step(
             pe=l, op=EAC, target=s[A], operands=(w1[A, B],),
@@ -229,10 +234,11 @@ def _phase2a(defects, w1_source=w1_final()):
                  relies_on={"phase1": W1_FINAL_RELIES}, recount=PHASE2_RECOUNT)
 
 
-def _phase2b(defects, w1_source=w1_final()):
+def phase2b(defects, w1_source=w1_final()):
+    """Phase 2 step 2, w = exp(w1) / sum where B ≤ A; algo3-fast derives its own."""
     def step(P, ix):
         i, j, l = ix.i, ix.j, ix.l
-        A, B = _phase2_AB(P, ix, defects)
+        A, B = phase2_AB(P, ix, defects)
         s_from = sum_source(P, i, j, l)
         return Step(
             pe=l, op=DIV, target=w[A, B], operands=(w1[A, B], s[A]), guard=le(B, A),   # line 26
@@ -248,10 +254,11 @@ def _phase2b(defects, w1_source=w1_final()):
                  recount=PHASE2_RECOUNT)
 
 
-def _phase3(defects, cols=PAPER):
+def phase3(defects, cols=PAPER):
+    """Phase 3, y += w·v for B ≤ A; algo3-fast derives its own (other w sources)."""
     def step(P, ix):
         h, i, j, l = ix.h, ix.i, ix.j, ix.l
-        A, B, guard = _group_row(P, h, _chain(P, ix))                  # line 29: as phase 1
+        A, B, guard = group_row(P, h, chain_column_at(P, ix))          # line 29: as phase 1
         C = _col(P, ix, defects, cols)
         first, B_prev = y_prev(P, A, B, C)
         w_from = Either(eq(j, 1),
@@ -275,7 +282,7 @@ def variant(defects=()) -> Schedule:
     """Algorithm 3 with some of the printed text's defects put back (see PRINTED_DEFECTS)."""
     name = variant_name("algo3", defects, PRINTED_DEFECTS)
     return Schedule(name, MASKED,
-                    (_phase1(defects), _phase2a(defects), _phase2b(defects), _phase3(defects)),
+                    (phase1(defects), phase2a(defects), phase2b(defects), phase3(defects)),
                     home=home, doc="Algorithm 3: masked self-attention on a ring of m PEs",
                     notes={"claims": CLAIMS}, placement=None if defects else placement)
 
@@ -295,8 +302,8 @@ def general() -> Schedule:
     """Algorithm 3 for any n, d with m | n and m | d: phases 1 and 3 over d columns."""
     w1_source = w1_final(GENERAL)
     return Schedule("algo3-general", MASKED,
-                    (_phase1((), GENERAL), _phase2a((), w1_source), _phase2b((), w1_source),
-                     _phase3((), GENERAL)),
+                    (phase1((), GENERAL), phase2a((), w1_source), phase2b((), w1_source),
+                     phase3((), GENERAL)),
                     home=home, doc="Algorithm 3 for n ≠ d: masked self-attention, m | n, m | d",
                     notes={"claims": GENERAL_CLAIMS}, shape=ANY_D, placement=placement)
 

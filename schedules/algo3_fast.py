@@ -28,7 +28,7 @@ def _slot(P, l):
 
 def _home(P, ix):
     """(A, B, works): the entry of PE l's home row, the row whose sum step 1 ends on PE l."""
-    A, B = algo3._phase2_AB(P, SimpleNamespace(i=ix.i, j=P.n, l=ix.l), ())
+    A, B = algo3.phase2_AB(P, SimpleNamespace(i=ix.i, j=P.n, l=ix.l), ())
     return A, B, le(B, A)
 
 
@@ -69,12 +69,12 @@ def _sources(P, ix, st):
 def _send(P, ix, st):
     """The copy of the row's sum goes on (the step's own row, also where it divides the home row);
     not at the last step: the next PE is that row's home, which kept it."""
-    A, _ = algo3._phase2_AB(P, ix, ())
+    A, _ = algo3.phase2_AB(P, ix, ())
     return Copy(s[A], when=lt(ix.j, P.n - 1), source=sum_source(P, ix.i, ix.j, ix.l))
 
 
 def _phase2a():
-    base = algo3._phase2a(())
+    base = algo3.phase2a(())
     return base.derive(send=lambda P, ix, st: Send(st.send.datum, st.send.when, copy=eq(ix.j, P.n),
                                                     source=st.prev),
                        doc="sum_A += exp(w'_AB) where B ≤ A, else forward sum_A; at the last step the "
@@ -82,7 +82,7 @@ def _phase2a():
 
 
 def _phase2b():
-    base = algo3._phase2b(())
+    base = algo3.phase2b(())
     return base.derive(bounds={"j": (1, lambda P, ix: P.n - 1)},
                        guard=lambda P, ix, st: or_(st.guard, _home_div(P, ix)),
                        target=_target, operands=_operands, sources=_sources, send=_send,
@@ -95,10 +95,10 @@ def _phase2b():
 
 
 def _phase3():
-    base = algo3._phase3(())
+    base = algo3.phase3(())
 
     def sources(P, ix, st):
-        A, B, _ = algo3._group_row(P, ix.h, algo3._chain(P, ix))
+        A, B, _ = algo3.group_row(P, ix.h, algo3.chain_column_at(P, ix))
         w_from = Either(eq(ix.j, 1), At("phase2b", phase2_at(P, A, B)),
                         At("phase3", dict(h=ix.h, i=ix.i, j=ix.j - 1, l=wrap(ix.l - 1, P.m))))
         return (w_from,) + tuple(st.sources[1:])
@@ -111,7 +111,7 @@ def _phase3():
 CLAIMS = {"cycles": "((2*floor(n/2) + 4)*n - 1)*n/m", "MAC": "n**2*(n + 1)", "EAC": "n*(n + 1)/2",
           "DIV": "n*(n + 1)/2"}
 
-ALGO3_FAST = Schedule("algo3-fast", MASKED, (algo3._phase1(()), _phase2a(), _phase2b(), _phase3()),
+ALGO3_FAST = Schedule("algo3-fast", MASKED, (algo3.phase1(()), _phase2a(), _phase2b(), _phase3()),
                       home=home, doc="masked self-attention, phase 2 in 2n − 1 cycles, n = m ≥ 3 "
                                      "(docs/optimal.md)",
                       notes={"claims": CLAIMS}, placement=placement,

@@ -1813,10 +1813,10 @@ def test_algorithm_3s_guard_reading_is_proved_and_a_wrong_one_refuted():
     from helpers.algo3_stays import STAYS
     from ringproof.proofs.figures.memory import stays
     from ringproof.proofs.ring.smt import discharge
-    from ringproof.schedules.algo3 import _chain
+    from ringproof.schedules.algo3 import chain_column_at
     from ringproof.schedules.expr import div, le, lt, or_
     session = Session()
-    readings = {"phase1": lambda P, ix: or_(lt(2 * ix.h, P.n), le(_chain(P, ix), P.n - div(P.n, 2) + 1)),
+    readings = {"phase1": lambda P, ix: or_(lt(2 * ix.h, P.n), le(chain_column_at(P, ix), P.n - div(P.n, 2) + 1)),
                 "phase3": lambda P, ix: lt(2 * ix.h, P.n)}
     for guard, verdict in ((STAYS["guard"], Verdict.PROVED), (readings, Verdict.REFUTED)):
         todo = [c for c in stays.checks(_algo3_with_hints(guard=guard)) if c.name == "guard as its reading"]

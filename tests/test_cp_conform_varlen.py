@@ -15,7 +15,7 @@ torch = pytest.importorskip("torch", reason="the [cp] extra is not installed: pi
 from ringproof.errors import BadInput  # noqa: E402
 from ringproof.proofs.cli.main import main  # noqa: E402
 from ringproof.proofs.cp import kernels  # noqa: E402
-from ringproof.proofs.cp.conform import _Packed, varlen_plan  # noqa: E402
+from ringproof.proofs.cp.conform import Packed, varlen_plan  # noqa: E402
 from ringproof.schedules.documents import VARLEN  # noqa: E402
 
 MUTANTS = str(Path(__file__).parent / "cp_varlen.py")
@@ -76,7 +76,7 @@ def test_the_varlen_stand_ins_refuse_what_the_real_kernel_would_get_wrong_silent
 
 @pytest.mark.parametrize("name, lengths, m", [("zigzag-varlen", (4, 8, 4), 2), ("ring-attention-varlen", (3, 6), 3)])
 def test_the_expected_pairs_are_the_document_causal_pairs_once(name, lengths, m):
-    case = _Packed(VARLEN[name], lengths, m)
+    case = Packed(VARLEN[name], lengths, m)
     pairs = case.expected()
     seen = [(q, k) for _, _, q, k in pairs]
     assert len(seen) == len(set(seen)) == sum(length * (length + 1) // 2 for length in lengths)

@@ -12,6 +12,7 @@ docs/dsl.md is run here and compared.
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import io
 import json
@@ -292,3 +293,102 @@ def test_the_readme_simulate_at_the_size_it_writes():
     code, out, err = run(shlex.split("simulate algo1-general -n 512 -d 64 -m 16 --heads 12"))
     assert code == 0, err
     assert "12 heads" in out
+
+
+# --------------------------------------------------------------------- names of the code
+
+PACKAGES = {"ringproof": "ringproof", "schedules": "ringproof.schedules", "model": "ringproof.model",
+            "proofs": "ringproof.proofs"}
+DOTTED = re.compile(r"`([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?:\([^`]*\))?`")
+FORM = re.compile(r"(?:MAC|EAC|DIV|MAX|NORM|MOVE)\d*")      # `ring.MAC`: phase ring's form MAC
+
+
+def _modules() -> dict[str, Path]:
+    """{dotted module name: its file} of the package."""
+    found = {}
+    for folder, package in PACKAGES.items():
+        for path in (ROOT / folder).rglob("*.py"):
+            parts = path.relative_to(ROOT / folder).with_suffix("").parts
+            parts = parts[:-1] if parts[-1] == "__init__" else parts
+            found[".".join((package, *parts))] = path
+    return found
+
+
+def _defined(path: Path) -> set[str]:
+    """Names a module defines or imports at its top level, and its classes' members as Class.name
+    and as name (a method in a profile, `normalize.cond`)."""
+    names = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        if isinstance(node, ast.ClassDef):
+            for n in ast.walk(node):
+                member = n.name if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) else \
+                    n.id if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) else None
+                if member:
+                    names |= {member, f"{node.name}.{member}"}
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return names
+
+
+def _json_keys() -> set[str]:
+    """Every property name of the shipped JSON schemas (`memory.closed_form` is a key, not code)."""
+    keys = set()
+
+    def walk(node):
+        if isinstance(node, dict):
+            keys.update(node.get("properties", {}) if isinstance(node.get("properties"), dict) else ())
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+    for schema in [*(ROOT / "docs" / "json-schemas").glob("*.json"), ROOT / "docs" / "report.schema.json"]:
+        walk(json.loads(schema.read_text()))
+    return keys
+
+
+def _unresolved(text: str, modules: dict, keys: set) -> list[str]:
+    """The `module.name` references of `text` whose module is one of the package's (by its last
+    name, or dotted from ringproof) and whose name it does not define."""
+    leaf: dict = {}
+    for dotted in modules:
+        leaf.setdefault(dotted.rsplit(".", 1)[-1], []).append(dotted)
+    defined: dict = {}
+    bad = []
+    for ref in DOTTED.findall(text):
+        parts = ref.split(".")
+        if parts[-1] in ("py", "md", "json", "html", "toml") or FORM.fullmatch(parts[-1]) \
+                or all(p in keys for p in parts):
+            continue
+        found = False
+        for module in ["ringproof"] if parts[0] == "ringproof" else leaf.get(parts[0], []):
+            rest = parts[1:]
+            while rest and f"{module}.{rest[0]}" in modules:
+                module, rest = f"{module}.{rest[0]}", rest[1:]
+            names = defined.setdefault(module, _defined(modules[module]))
+            found = found or not rest or ".".join(rest[:2]) in names or (len(rest) == 1 and rest[0] in names)
+        if not found and (parts[0] == "ringproof" or parts[0] in leaf):
+            bad.append(ref)
+    return bad
+
+
+def test_the_module_names_the_docs_write_exist():
+    """A backticked `spread.chunked` or `algo1.phase2a` in README or docs/ names a module of the
+    package and a name it defines (read from its source): a renamed function leaves no stale name."""
+    modules, keys = _modules(), _json_keys()
+    stale = {doc.name: _unresolved(doc.read_text(), modules, keys)
+             for doc in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]}
+    assert not {doc: refs for doc, refs in stale.items() if refs}
+
+
+def test_a_stale_module_name_is_found():
+    modules, keys = _modules(), _json_keys()
+    assert _unresolved("`spread._chunked`, `algo1._phase2a`, `ringproof.proofs.figures.spread.nothing`",
+                       modules, keys) == ["spread._chunked", "algo1._phase2a", "ringproof.proofs.figures.spread.nothing"]
+    assert _unresolved("`spread.chunked`, `normalize.cond`, `ring.MAC2`, `memory.closed_form`, `report.html`, "
+                       "`Schedule.stays`, `conform.Packed.call`", modules, keys) == []

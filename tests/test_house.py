@@ -58,6 +58,86 @@ def test_imports_go_one_way_and_only_through_ringproof(folder):
                     assert rank <= mine, f"{path.relative_to(ROOT)} imports {mod} (a higher layer)"
 
 
+def _module_of(path: Path) -> str:
+    """The dotted name under which `path` (in one of FOLDERS) is installed."""
+    folder, *parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join((FOLDERS[folder], *(parts[:-1] if parts[-1] == "__init__" else parts)))
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def private_uses(source: str, me: str, modules: set) -> list[tuple[int, str]]:
+    """(line, `module._name`) for each underscore name of another ringproof module that `source`
+    (the module `me`) imports, or reads as an attribute of a module it imported."""
+    found, bound = [], {}
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:     # relative: from `me` if it is a package, else from its package
+                parts = me.split(".")
+                parts = parts[:len(parts) - node.level + any(m.startswith(me + ".") for m in modules)]
+                base = ".".join(parts + ([base] if base else []))
+            if base != "ringproof" and not base.startswith("ringproof."):
+                continue
+            for alias in node.names:
+                if _private(alias.name) and base != me:
+                    found.append((node.lineno, f"{base}.{alias.name}"))
+                elif f"{base}.{alias.name}" in modules:
+                    bound[alias.asname or alias.name] = f"{base}.{alias.name}"
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "ringproof":
+                    bound[alias.asname or "ringproof"] = alias.name if alias.asname else "ringproof"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _private(node.attr):
+            chain, value = [], node.value
+            while isinstance(value, ast.Attribute):
+                chain.insert(0, value.attr)
+                value = value.value
+            if isinstance(value, ast.Name) and value.id in bound:
+                module = ".".join([bound[value.id], *chain])
+                if module in modules and module != me:
+                    found.append((node.lineno, f"{module}.{node.attr}"))
+    return sorted(found)
+
+
+def test_no_module_uses_another_modules_private_names():
+    """An underscore name is its module's own: a name another module (or an example) needs is
+    public, with a docstring, or lives in a module both use. Tests and benchmarks may reach in."""
+    paths = [p for folder in FOLDERS for p in (ROOT / folder).rglob("*.py")]
+    modules = {_module_of(p) for p in paths}
+    uses = {}
+    for path in paths + sorted((ROOT / "examples").glob("*.py")):
+        me = _module_of(path) if path in paths else f"examples.{path.stem}"
+        for line, name in private_uses(path.read_text(), me, modules):
+            uses[f"{path.relative_to(ROOT)}:{line}"] = name
+    assert not uses
+
+
+def test_a_private_name_used_across_modules_is_found():
+    modules = {"ringproof.schedules.algo1", "ringproof.schedules.algo3", "ringproof.proofs.cp",
+               "ringproof.proofs.cp.conform", "ringproof.proofs.cp.kernels"}
+    source = """
+from ringproof.schedules.algo1 import PAPER, _phase2a
+from ringproof.schedules import algo3
+from . import kernels
+from .conform import _Packed
+import ringproof.schedules.algo1 as a1
+x = algo3._chain(P, ix), algo3.phase1(()), kernels._row(q, 0), a1._w1_last, self._own, _mine()
+"""
+    assert private_uses(source, "ringproof.proofs.cp.allgather_conform", modules) == [
+        (2, "ringproof.schedules.algo1._phase2a"), (5, "ringproof.proofs.cp.conform._Packed"),
+        (7, "ringproof.proofs.cp.kernels._row"), (7, "ringproof.schedules.algo1._w1_last"),
+        (7, "ringproof.schedules.algo3._chain")]
+    assert private_uses("from . import _own\nfrom .. import _other", "ringproof.proofs.cp", modules) == [
+        (2, "ringproof.proofs._other")]
+    assert private_uses("from ringproof.schedules.algo1 import _column\n_column(P)", "ringproof.schedules.algo1",
+                        modules) == []
+
+
 def test_users_own_model_proofs_and_schedules_modules_do_not_collide(tmp_path):
     for name in ("model", "proofs", "schedules"):
         (tmp_path / f"{name}.py").write_text(f'WHO = "the user-{name}"\n')

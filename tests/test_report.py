@@ -58,6 +58,12 @@ def test_report_json_validates_against_its_schema(report_dir):
         jsonschema.validate(broken, schema)
 
 
+def test_a_report_of_ring_targets_replays_on_the_ring_model(report_dir):
+    md = (report_dir / "report.md").read_text()
+    assert "✗ refuted: a counterexample, replayed on the ring model;" in md
+    assert "packed ring model" not in md and "all-gather model" not in md
+
+
 def test_report_says_what_proofs_rested_on_and_replays_refutations(report_dir):
     doc = json.loads((report_dir / "report.json").read_text())
     algo1, printed = doc["targets"]

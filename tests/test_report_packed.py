@@ -95,6 +95,26 @@ def test_the_sums_over_documents_are_typeset_with_no_sympy_text(packed_dir):
     assert "What the proofs rested on" in md and "llama3-varlen: segment queries" in md
 
 
+def test_the_legend_names_the_models_the_targets_run_on(packed_dir):
+    """A refutation of a packed target replays on the packed ring model, an all-gather one's on the
+    all-gather model: the summary's legend names those, not the ring model."""
+    md = (packed_dir / "report.md").read_text()
+    page = (packed_dir / "report.html").read_text()
+    both = "replayed on the packed ring model (packed sequences) or the all-gather model (all-gather targets)"
+    assert f"✗ refuted: a counterexample, {both};" in md and both in page
+    assert "replayed on the ring model" not in md + page
+
+
+@pytest.mark.parametrize("name, model", [("algo1", "the ring model"), ("zigzag-varlen", "the packed ring model"),
+                                         ("llama3-varlen", "the all-gather model"), ("llama3", "the all-gather model")])
+def test_the_legend_of_one_target_names_its_machines_model(name, model):
+    from ringproof.proofs.cli import targets
+    from ringproof.proofs.report.words import legend
+
+    assert legend([targets.machine(name)])["✗"] == f"refuted: a counterexample, replayed on {model}"
+    assert legend(iter([targets.machine(name), targets.machine(name)])) == legend([targets.machine(name)])
+
+
 def test_a_mutant_varlen_file_is_refuted_with_its_replay_exit_1(tmp_path):
     path = tmp_path / "my_varlen.py"
     path.write_text(textwrap.dedent('''

@@ -29,7 +29,7 @@ from collections import Counter
 
 from ringproof.errors import BadInput
 from ringproof.model.allgather import rules
-from ringproof.proofs.cp.conform import MAX_TOKENS, Conformance, _Packed, _run_world, TOLERANCE
+from ringproof.proofs.cp.conform import MAX_TOKENS, TOLERANCE, Conformance, Packed, draw_inputs, run_world
 from ringproof.schedules.allgather import AllGather
 from ringproof.schedules.documents import cu_seqlens
 
@@ -103,11 +103,9 @@ def conform_allgather(t: AllGather, fn, impl: str, plan_, setup, check_inputs: b
         if check_inputs:
             import torch
 
-            from ringproof.proofs.cp.conform import _inputs
-
             for case in cases:
-                _inputs(torch, case.n, setup.heads, setup.d, setup.seed, getattr(torch, setup.dtype), case.width)
-        if cases and not _run_world(result, m, cases, fn, setup):
+                draw_inputs(torch, case.n, setup.heads, setup.d, setup.seed, getattr(torch, setup.dtype), case.width)
+        if cases and not run_world(result, m, cases, fn, setup):
             break
     return result
 
@@ -119,7 +117,7 @@ def _heads(h) -> str:
     return f"head {a}" if b == a + 1 else f"heads {a}..{b - 1}"
 
 
-class _Gathered(_Packed):
+class _Gathered(Packed):
     """One packed run on the all-gather machine: rank r the tokens [rS, (r + 1)S) of the documents
     of `lengths`; the implementation takes its rows and the global cu_seqlens."""
 

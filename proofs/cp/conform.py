@@ -179,7 +179,7 @@ def conform(cp: ContextParallel, fn, impl: str, world_sizes, ns, setup: Setup = 
     result = Conformance(cp.name, impl)
     for m in world_sizes:
         sizes = sorted({cp.unit(m), 16 * m}) if ns is None else [n for n in ns if cp.valid(n, m)]
-        if sizes and not _run_world(result, m, [_Single(cp, n, m) for n in sizes], fn, setup):
+        if sizes and not run_world(result, m, [_Single(cp, n, m) for n in sizes], fn, setup):
             break
     return result
 
@@ -195,14 +195,15 @@ def conform_varlen(v: Varlen, fn, impl: str, plan, setup: Setup = Setup()) -> Co
         if bad:
             raise BadInput(f"{v.name} at world size {m}: lengths {','.join(map(str, bad[0]))} cannot be run "
                            f"(it needs {v.requires_text})")
-        if vectors and not _run_world(result, m, [_Packed(v, tuple(lengths), m) for lengths in vectors], fn, setup):
+        if vectors and not run_world(result, m, [Packed(v, tuple(lengths), m) for lengths in vectors], fn, setup):
             break
     return result
 
 
-def _run_world(result, m, cases, fn, setup) -> bool:
+def run_world(result, m, cases, fn, setup) -> bool:
     """Run `cases` on one process group of m ranks and judge each into `result`; False once there
-    is a difference or no answer."""
+    is a difference or no answer. Every machine's conform check runs its world through it
+    (`allgather_conform` too), so ranks, timeouts and judging are one code."""
     start = time.monotonic()
     reports, failure = _run_ring(cases, fn, m, setup)
     seconds = time.monotonic() - start
@@ -347,16 +348,17 @@ def _signal(code):
     return ""
 
 
-def _inputs(torch, n, heads, d, seed, dtype, width=None):
+def draw_inputs(torch, n, heads, d, seed, dtype, width=None):
     """Global q, k, v, dO of shape (1, n, heads, d); every q row and every k row distinct. With
     `width` (a library that runs its heads in groups of that many), every slice of `width` heads of
     a q, k or v row distinct too, over all tokens and head offsets: BadInput when the draws keep
-    repeating one (too small a -d for the dtype)."""
+    repeating one (too small a -d for the dtype). Each rank draws them; `allgather_conform` draws
+    them first in the parent, so that too small a -d is bad input before any rank starts."""
     g = torch.Generator().manual_seed(seed * 1_000_003 + n)
     for _ in range(200):
         q, k, v, do = ((torch.rand(1, n, heads, d, generator=g, dtype=torch.float64) * 2 - 1).to(dtype)
                        for _ in range(4))
-        if len({kernels._row(q, t) for t in range(n)}) == n and len({kernels._row(k, t) for t in range(n)}) == n \
+        if all(len({kernels.row_bytes(x, t) for t in range(n)}) == n for x in (q, k)) \
                 and (width is None or all(_distinct_slices(x, width) for x in (q, k, v))):
             return q, k, v, do
     raise BadInput(f"cannot draw {n} tokens of {heads} heads, d = {d}, in {str(dtype).removeprefix('torch.')} whose "
@@ -430,10 +432,11 @@ class _Single(_Ring):
         return Difference(self.m, self.n, what, message, **kw)
 
 
-class _Packed(_Ring):
+class Packed(_Ring):
     """One packed run: documents of `lengths` laid out by the varlen row `v` on m ranks; the
     varlen function takes (T/m, h, d) rows, the local prefix sums cu_seqlens // m (int32) and their
-    largest difference."""
+    largest difference. The all-gather machine's run (`allgather_conform`) is one of these with
+    its own layout, call and checks."""
 
     def __init__(self, v: Varlen, lengths: tuple, m: int):
         self.v, self.lengths, self.m, self.key = v, lengths, m, lengths
@@ -498,8 +501,8 @@ def _rank_main(rank, m, cases, store, fn, setup, results):
         for case in cases:
             n = case.n
             report = {"rank": rank, "n": case.key, "error": None, "calls": [], "peers": [], "numerics": None}
-            q, k, v, do = _inputs(torch, n, setup.heads, setup.d, setup.seed, getattr(torch, setup.dtype),
-                                  getattr(case, "width", None))
+            q, k, v, do = draw_inputs(torch, n, setup.heads, setup.d, setup.seed, getattr(torch, setup.dtype),
+                                      getattr(case, "width", None))
             mine = torch.as_tensor(case.positions[rank * (n // m):(rank + 1) * (n // m)])
             rec.start(q, k, v)
             rec.calls.clear()

@@ -98,9 +98,9 @@ class Recorder:
     def start(self, q, k, v=None):
         """A new run on global q, k (and v) (batch 1): the tables that name rows, a clock at zero."""
         self.full = {"q": q, "k": k, "v": v}
-        self.q_rows = {_row(q, t): t for t in range(q.shape[1])}
-        self.k_rows = {_row(k, t): t for t in range(k.shape[1])}
-        self.v_rows = {} if v is None else {_row(v, t): t for t in range(v.shape[1])}
+        self.q_rows = {row_bytes(q, t): t for t in range(q.shape[1])}
+        self.k_rows = {row_bytes(k, t): t for t in range(k.shape[1])}
+        self.v_rows = {} if v is None else {row_bytes(v, t): t for t in range(v.shape[1])}
         self.slices = {}
         self.collectives, self.grad_buffers = [], []
         self.rounds, self.phase = 0, "forward"
@@ -108,7 +108,7 @@ class Recorder:
     def tokens(self, x, table):
         """The global tokens of the rows of x: (b, L, h, d), or (L, h, d) as varlen kernels take."""
         x = x.unsqueeze(0) if x.dim() == 3 else x
-        return tuple(table.get(_row(x, t), -1) for t in range(x.shape[1]))
+        return tuple(table.get(row_bytes(x, t), -1) for t in range(x.shape[1]))
 
     def locate(self, x, which: str):
         """(tokens, heads) of the rows of x, a slice of the global `which` ('q', 'k', 'v'): the
@@ -120,31 +120,32 @@ class Recorder:
             tokens = self.tokens(x, table)
             return tokens, ((0, full.shape[2]) if full is not None and any(t >= 0 for t in tokens) else ())
         width = x.shape[2]
-        first = _row(x, 0)
+        first = row_bytes(x, 0)
         for a in range(full.shape[2] - width + 1):
             sliced = self._slice(which, a, width)
             if first in sliced:
-                return tuple(sliced.get(_row(x, t), -1) for t in range(x.shape[1])), (a, a + width)
+                return tuple(sliced.get(row_bytes(x, t), -1) for t in range(x.shape[1])), (a, a + width)
         return (-1,) * x.shape[1], ()
 
     def _slice(self, which, a, width):
         key = (which, a, width)
         if key not in self.slices:
             full = self.full[which][:, :, a:a + width]
-            self.slices[key] = {_row(full, t): t for t in range(full.shape[1])}
+            self.slices[key] = {row_bytes(full, t): t for t in range(full.shape[1])}
         return self.slices[key]
 
     def carries_keys(self, tensor) -> bool:
         tensor = tensor.unsqueeze(0) if tensor.dim() == 3 else tensor
         return tensor.dim() >= 2 and tensor.shape[0] >= 1 and tensor.shape[1] >= 1 \
-            and _row(tensor, 0) in self.k_rows
+            and row_bytes(tensor, 0) in self.k_rows
 
 
 RECORDER = Recorder()
 
 
-def _row(x, t) -> bytes:
-    """The bytes of token t's row (all heads) of x (b, L, h, d): its name in the tables."""
+def row_bytes(x, t) -> bytes:
+    """The bytes of token t's row (all heads) of x (b, L, h, d): its name in the tables. `conform`
+    draws its inputs until these names are distinct, so that every row names one token."""
     import torch
 
     return x[0, t].detach().contiguous().cpu().flatten().view(torch.uint8).numpy().tobytes()

@@ -12,7 +12,7 @@ import re
 
 from ringproof.proofs.jsonout import strict
 from ringproof.proofs.report import maths
-from ringproof.proofs.report.words import DIGITS_NOTE, LEGEND, MARKS, dsl_reason
+from ringproof.proofs.report.words import DIGITS_NOTE, MARKS, dsl_reason, legend
 
 COLOURS = {"proved": "#2e7d32", "refuted": "#c62828", "unknown": "#ef6c00"}
 
@@ -187,6 +187,11 @@ def _iters(cex: dict) -> list[str]:
     return [", ".join(f"{k}={v}" for k, v in it.items()) for it in cex["iterations"]]
 
 
+def _legend_of(doc: dict) -> dict:
+    """The marks' meanings for the report's targets: a counterexample replayed on their machines' models."""
+    return legend(t.get("machine", "ring") for t in doc["targets"])
+
+
 def _is_packed(t: dict) -> bool:
     """A packed-sequence target's section (varlen on the ring, all-gather): its figures are sums
     over the documents, its conditions on the lengths."""
@@ -270,7 +275,7 @@ def to_markdown(doc: dict) -> str:
     g = doc["generated"]
     out = ["# ringproof report", "", f"Reproduce: `{g['command']}`", "",
            "Versions: " + ", ".join(f"{k} {v}" for k, v in g["versions"].items() if v), "", "## Summary", ""]
-    out += _md_table(*summary_rows(doc)) + ["", "; ".join(f"{k} {v}" for k, v in LEGEND.items()) + ".", ""]
+    out += _md_table(*summary_rows(doc)) + ["", "; ".join(f"{k} {v}" for k, v in _legend_of(doc).items()) + ".", ""]
     front = doc.get("front")
     if front:
         out += ["## Table I (Algorithm 2, symmetric attention)", ""] + _md_table(TABLE_I_HEAD, _table_i_rows(front))
@@ -446,7 +451,7 @@ def to_html(doc: dict) -> str:
              _html_table(head,
                          [[f"<a href='#t-{e(r[0])}'>{e(r[0])}</a>", *r[1:]] for r in rows],
                          raw=(0,), cls="summary"),
-             _legend([(k, v) for k, v in LEGEND.items()] + [("(expected)", "the variant as printed in the paper, "
+             _legend([(k, v) for k, v in _legend_of(doc).items()] + [("(expected)", "the variant as printed in the paper, "
                                                                          "whose defects the refutation shows")]),
              "<details><summary>Versions and options</summary><p>" + e(", ".join(
                  f"{k} {v}" for k, v in g["versions"].items() if v)) + "</p><p>" + e(", ".join(

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from ringproof.errors import InternalError
+from ringproof.proofs.cli.targets import MACHINES
 from ringproof.proofs.results import PROPERTY_TABLE
 
 # property -> what "proved" means, in words: the property table's (a property without words is
@@ -18,10 +20,29 @@ from ringproof.proofs.results import PROPERTY_TABLE
 PROPERTY_WORDS = {p.name: p.words for p in PROPERTY_TABLE if p.words}
 
 MARKS = {"proved": "✓", "refuted": "✗", "unknown": "?"}
-LEGEND = {"✓": "proved for every size the row's conditions allow",
-          "✗": "refuted: a counterexample, replayed on the ring model",
-          "?": "unknown: neither proved nor refuted (timeout, solver unknown, outside the normalized fragment)",
-          "—": "not checked in this run"}
+
+# machine (a target's, `targets.machine`) -> (the model its counterexamples are replayed on, its
+# targets in words): the legend's ✗
+MACHINE_WORDS = {"ring": ("the ring model", "ring targets"),
+                 "packed": ("the packed ring model", "packed sequences"),
+                 "allgather": ("the all-gather model", "all-gather targets")}
+if set(MACHINE_WORDS) != set(MACHINES):
+    raise InternalError(f"report words: MACHINE_WORDS names {sorted(MACHINE_WORDS)}, the machines are "
+                        f"{sorted(MACHINES)}")
+
+
+def legend(machines=("ring",)) -> dict:
+    """{mark: its meaning} for a report of targets on `machines`: ✗ names the model on which a
+    counterexample is replayed, each machine's where the targets run on more than one."""
+    given = set(machines)
+    used = [m for m in MACHINES if m in given] or ["ring"]
+    models = [MACHINE_WORDS[m][0] + (f" ({MACHINE_WORDS[m][1]})" if len(used) > 1 else "") for m in used]
+    on = models[0] if len(models) == 1 else ", ".join(models[:-1]) + " or " + models[-1]
+    return {"✓": "proved for every size the row's conditions allow",
+            "✗": f"refuted: a counterexample, replayed on {on}",
+            "?": "unknown: neither proved nor refuted (timeout, solver unknown, outside the normalized fragment)",
+            "—": "not checked in this run"}
+
 
 _PRIME = {"a": "", "b": "′", "c": "″"}
 _DIGIT = re.compile(r"\b([abc])\.([A-Za-z_]\w*)\.([qr])\b")

@@ -21,14 +21,14 @@ On PE l a run of m steps of block i works on one column C, the chain offsets o =
 coming in the order l − 1, l − 2, ..., 0, m − 1, ..., l: offset o at the run's step
 t(o) = (l − 1 − o) mod m + 1."""
 
-from ringproof.schedules.algo3 import _chain, _group_row, _max
+from ringproof.schedules.algo3 import _max, chain_column_at, group_row
 from ringproof.schedules.expr import and_, div, eq, ge, gt, ite, le, lt, mod, not_, or_
 
 
 def guard(P, ix):
     """Phases 1 and 3's guard read: a group with 2h < n works on every chain; the middle group
     (h = n div 2 with 2h = n) on its chains Bo ≤ n − n div 2."""
-    return or_(lt(2 * ix.h, P.n), le(_chain(P, ix), P.n - div(P.n, 2)))
+    return or_(lt(2 * ix.h, P.n), le(chain_column_at(P, ix), P.n - div(P.n, 2)))
 
 
 def _step_of(P, l, o):
@@ -47,7 +47,7 @@ def row_ends(P, ix):
     holding A's chains, at its last offset there (long rows: chains 1 .. n − h; short: n − h + 1 .. n)."""
     m, n, h = P.m, P.n, ix.h
     o = mod(ix.l - ix.j, m)
-    long_ = le(_chain(P, ix), n - h)
+    long_ = le(chain_column_at(P, ix), n - h)
     at_long = and_(eq(ix.i, div(n - h - 1, m) + 1), eq(o, _last_offset(P, ix.l, 0, mod(n - h - 1, m))))
     a = ite(eq(div(n - h, m), P.k - 1), mod(n - h, m), 0)      # the short row's first offset in block k
     at_short = and_(eq(ix.i, P.k), eq(o, _last_offset(P, ix.l, a, m - 1)))
@@ -59,8 +59,8 @@ def key_ends(P, ix):
     A ≥ B (n div 2 for B ≤ n − n div 2, else the group of row B), at the later of its one or two
     chains there (B on the long row, B + n − h on the short row where B ≤ h < n/2)."""
     m, n, h = P.m, P.n, ix.h
-    Bo = _chain(P, ix)
-    _, B, _ = _group_row(P, h, Bo)
+    Bo = chain_column_at(P, ix)
+    _, B, _ = group_row(P, h, Bo)
     half = div(n, 2)
     two = and_(lt(2 * h, n), le(B, h))
     other = ite(le(Bo, n - h), B + n - h, B)
