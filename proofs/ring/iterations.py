@@ -52,11 +52,11 @@ def new_var(ctx: Ctx, name: str, lo, hi) -> DVal:
     if ctx.block_split and unit is not None and multiple(unit, ctx.U) and not lo_v.blocks:  # blocks of U
         blocks = ctx.to_blocks(DVal(length.q, z3.IntVal(0))).p
         ctx.assumptions += [0 <= vq, vq < blocks, 0 <= vr, vr < ctx.U]
-        ctx._use("digit-split-box")
+        ctx.use_lemma("digit-split-box")
         value = DVal(lo_v.q, ctx.built("add", lo_v.r, vr), p=vq)
     elif unit is not None:                                              # ranges over n (or d) values
         ctx.assumptions += [0 <= vq, vq < unit, 0 <= vr, vr < ctx.m]
-        ctx._use("digit-split-box")
+        ctx.use_lemma("digit-split-box")
         value = DVal(ctx.built("add", lo_v.q, vq), ctx.built("add", lo_v.r, vr))
     elif ctx.prove(z3.And(length.q == 1, length.r == 0)):            # ranges over m values
         ctx.assumptions += [0 <= vr, vr < ctx.m]

@@ -420,7 +420,7 @@ class Ctx:
             hit = self._relevance[key] = (relevant, tuple(a.get_id() for a in relevant))
         return hit
 
-    def _use(self, lemma: str, instance=None):
+    def use_lemma(self, lemma: str, instance=None):
         """Record a use of `lemma`; `instance` builds its instance here (a valid formula), which
         only an exported query needs, so it is built only then (`instances`)."""
         if not self.session.lemma_status().get(lemma, False):
@@ -488,7 +488,7 @@ class Ctx:
         a = multiple(x.p, self.m)
         if a is None:
             raise NormalizationError(f"value mixes blocks of {self.U} ({_short(x.p)}) with digits of m")
-        self._use("radix-swap")
+        self.use_lemma("radix-swap")
         return DVal(z3.simplify(x.q + a * self.U), x.r)
 
     def to_blocks(self, x: DVal) -> DVal:
@@ -498,7 +498,7 @@ class Ctx:
         a = multiple(x.q, self.U)
         if a is None:
             raise NormalizationError(f"value mixes digits of m ({_short(x.q)}) with blocks of {self.U}")
-        self._use("radix-swap")
+        self.use_lemma("radix-swap")
         return DVal(_ZERO, x.r, p=z3.simplify(x.p + a * self.m))
 
     def in_blocks(self, x: DVal) -> DVal:
@@ -508,8 +508,8 @@ class Ctx:
         if (a, b) == (0, 1):
             return x
         c = self.carry(x.r, self.U, a, b)
-        self._use(f"mod-window[{a},{b}]", self._window_instance(x.r, self.U, a, b, c))
-        self._use("carry")
+        self.use_lemma(f"mod-window[{a},{b}]", self._window_instance(x.r, self.U, a, b, c))
+        self.use_lemma("carry")
         return DVal(_ZERO, self.built("uncarry", x.r, c, self.U), p=self.built("add", x.p, c))
 
     def is_unit(self, x: DVal) -> bool:
@@ -532,8 +532,8 @@ class Ctx:
         if (a, b) == (0, 1):
             return DVal(x.q, x.r, True)
         c = self.carry(x.r, self.m, a, b)
-        self._use(f"mod-window[{a},{b}]", self._window_instance(x.r, self.m, a, b, c))
-        self._use("carry")
+        self.use_lemma(f"mod-window[{a},{b}]", self._window_instance(x.r, self.m, a, b, c))
+        self.use_lemma("carry")
         return DVal(self.built("add", x.q, c), self.built("uncarry", x.r, c, self.m), True)
 
     def _block(self, x: DVal, unit):
@@ -542,7 +542,7 @@ class Ctx:
         c = self.carry(x.q, unit, a, b)
         m, k = self.m, unit
         v = lambda: x.q * m + x.r     # noqa: E731 (the instance is built only when exported)
-        self._use(f"block-window[{a},{b}]", lambda: z3.Implies(
+        self.use_lemma(f"block-window[{a},{b}]", lambda: z3.Implies(
             z3.And(k > 0, m > 0, 0 <= x.r, x.r < m, a * k <= x.q, x.q < b * k),
             z3.And(v() % (k * m) == (x.q - c * k) * m + x.r, v() / (k * m) == c)))
         return x, c
@@ -556,11 +556,11 @@ class Ctx:
                 diff = self.to_radix_m(diff)
                 q, r = diff.q, diff.r
             else:
-                self._use("digit-compare")
+                self.use_lemma("digit-compare")
                 d = self.in_blocks(diff)
                 return self.digit_compare(d.p, d.r, op)
         if not _is_const(q, 0):
-            self._use("digit-compare")
+            self.use_lemma("digit-compare")
             d = self.canonical(DVal(q, r))
             return self.digit_compare(d.q, d.r, op)
         return r == 0 if op == "eq" else r < 0 if op == "lt" else r <= 0
@@ -685,7 +685,7 @@ class Ctx:
             c = self.carry(x.p, self.m, lo, hi)
             m, u = self.m, self.U
             v = lambda: x.p * u + x.r     # noqa: E731 (the instance is built only when exported)
-            self._use(f"block-window[{lo},{hi}]", lambda: z3.Implies(
+            self.use_lemma(f"block-window[{lo},{hi}]", lambda: z3.Implies(
                 z3.And(m > 0, u > 0, 0 <= x.r, x.r < u, lo * m <= x.p, x.p < hi * m),
                 z3.And(v() % (m * u) == (x.p - c * m) * u + x.r, v() / (m * u) == c)))
             if op == "mod":
@@ -701,7 +701,7 @@ class Ctx:
         if unit is not None and _is_const(a.q, 0):
             lo, hi = self._window(a.r, unit, MOD_WINDOWS, f"mod {unit}")
             c = self.carry(a.r, unit, lo, hi)
-            self._use(f"mod-window[{lo},{hi}]", self._window_instance(a.r, unit, lo, hi, c))
+            self.use_lemma(f"mod-window[{lo},{hi}]", self._window_instance(a.r, unit, lo, hi, c))
             if op == "mod":
                 return DVal(zero, self.built("uncarry", a.r, c, unit))
             return DVal(zero, self.built("same", c))
@@ -730,7 +730,7 @@ class Ctx:
         else:
             tq, e = z3.simplify(a.q / c), z3.simplify(a.q % c)
         m, r, q = self.m, a.r, a.q
-        self._use(f"block-const[{c}]", lambda: z3.Implies(
+        self.use_lemma(f"block-const[{c}]", lambda: z3.Implies(
             z3.And(m > 0, 0 <= r, r < m, q == c * tq + e, 0 <= e, e < c),
             z3.And((q * m + r) / (c * m) == tq, (q * m + r) % (c * m) == e * m + r)))
         return DVal(zero, tq) if op == "div" else DVal(e, r, True)
@@ -741,8 +741,8 @@ class Ctx:
         a = self.canonical(a)
         key = (a.q.get_id(), a.r.get_id(), c)
         if key not in self._divs:
-            self._use(f"div-const[{c}]")
-            self._use(f"div-const-exists[{c}]")
+            self.use_lemma(f"div-const[{c}]")
+            self.use_lemma(f"div-const-exists[{c}]")
             i = len(self._divs)
             hq, hr, p = z3.Ints(f"_d{i}.q _d{i}.r _d{i}.p")
             self.assumptions += [0 <= hr, hr < self.m, 0 <= p, p < c,
