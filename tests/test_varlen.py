@@ -244,3 +244,38 @@ def test_the_figure_rows_of_a_varlen_target_are_its_own(session):
         assert rows["balance"].details["spread"] == spread
         assert rows["balance"].verdict is (Verdict.PROVED if spread else Verdict.UNKNOWN)
         assert rows["memory"].verdict is Verdict.UNKNOWN and "no exact memory peak" in rows["memory"].reason
+
+
+def _answer(path) -> str:
+    """Z3's answer on an SMT-LIB file read back as a standalone script."""
+    import z3
+
+    s = z3.Solver()
+    s.from_file(str(path))
+    return str(s.check())
+
+
+def test_smt2_writes_the_obligations_and_the_lemma_each_read_back_unsat(tmp_path, session):
+    """`--smt2 DIR` of a varlen target writes its own queries beside the base's: each obligation's
+    and each composition part's, listed in the rows that rest on them, each unsat read back; a
+    mutant's broken obligation and the overlapping documents' lemma are written sat."""
+    from dataclasses import replace as with_
+
+    proved("zigzag-varlen", session)                      # the base's proof, kept (its files not asked here)
+    results, _, _ = varlen_verify.prove(ZIGZAG, with_(OPTS, smt2_dir=str(tmp_path)), session, max_tokens=8,
+                                        base_results=BASES[(ZIGZAG.base.name, ZIGZAG.backward)])
+    written = sorted(p.name for p in tmp_path.iterdir())
+    assert {"zigzag-varlen_token", "zigzag-varlen_owner_and_slot", "zigzag-varlen_mask", "varlen_composition_loads",
+            "varlen_composition_local_slots", "varlen_composition_document-causal_pairs"} == \
+        {w.rsplit(".", 2)[0] for w in written}, written
+    assert all(_answer(p) == "unsat" for p in tmp_path.iterdir())
+    listed = {f for r in results for f in r.solver.get("smt2", [])}
+    assert {str(p) for p in tmp_path.iterdir()} <= listed
+    coverage = next(r for r in results if r.property == "coverage")
+    assert any("document-causal_pairs" in f for f in coverage.solver["smt2"])
+    bad = tmp_path / "bad"
+    with composition.exporting(str(bad)):
+        broken = {o.part: o for o in obligations.obligations(MUTANTS["prev"][0]())}["mask"]
+        overlap = composition.prove_pairs(disjoint=False)
+    assert not broken.proved and not overlap.proved
+    assert [_answer(f) for f in broken.smt2 + overlap.smt2] == ["sat", "sat"]

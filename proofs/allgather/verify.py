@@ -201,12 +201,15 @@ def replay(t, failed, forms=None):
     return again.first_difference == failed.first_difference, again
 
 
-def prove(t, max_tokens: int = SWEEP_TOKENS) -> list[Result]:
-    """The Result rows of target `t`, each at tier parametric."""
+def prove(t, max_tokens: int = SWEEP_TOKENS, smt2_dir: str | None = None) -> list[Result]:
+    """The Result rows of target `t`, each at tier parametric; `smt2_dir`: where its Z3 queries
+    are also written as SMT-LIB 2 (`prove --smt2`)."""
     from ringproof.proofs.allgather import composition, obligations
+    from ringproof.proofs.varlen.composition import exporting
 
-    parts = {o.part: o for o in obligations.obligations(t)}
-    parts.update({p.part: p for p in composition.lemma()})
+    with exporting(smt2_dir):
+        parts = {o.part: o for o in obligations.obligations(t)}
+        parts.update({p.part: p for p in composition.lemma()})
     forms = derived()
     checks = closed_forms(forms)
     t1 = time.perf_counter()
@@ -243,8 +246,9 @@ def prove(t, max_tokens: int = SWEEP_TOKENS) -> list[Result]:
                                   f"{HEAD_TOKENS}) on the all-gather model: pairs per rank, spread, measured data "
                                   "held, numerics")
         seconds = sum(parts[k].seconds for k in needs) + sweep_seconds / len(ROWS)
-        results.append(Result(prop, phase, verdict, "parametric", seconds, reason, cex,
-                              details=details, solver={"lemmas": lemmas, "closed forms": checks}))
+        files = [f for k in needs for f in parts[k].smt2]
+        results.append(Result(prop, phase, verdict, "parametric", seconds, reason, cex, details=details,
+                              solver={"lemmas": lemmas, "closed forms": checks, **({"smt2": files} if files else {})}))
     return results
 
 

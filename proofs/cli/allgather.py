@@ -60,7 +60,7 @@ def prove(args, opts, t, stdout) -> int:
         raise BadInput(f"{args.target}: tier {opts.tier} is not one of an all-gather target (parametric: every m, "
                        "T and lengths vector; bounded: --lengths L -m M)")
     with users_code(t, 300.0):
-        results = [r for r in prove_allgather(t) if r.property in opts.properties
+        results = [r for r in prove_allgather(t, smt2_dir=opts.smt2_dir) if r.property in opts.properties
                    or (r.property, r.phase) in {("counts", p) for p in ("balance", "memory") if p in opts.properties}]
     verdict = Verdict.combine(r.verdict for r in results)
     if args.json:

@@ -137,7 +137,7 @@ def _packed(name: str, record, opts, session):
     from ringproof.proofs.cli.allgather import users_code
 
     with users_code(record, 300.0):
-        results = [r for r in prove(record) if r.property in opts.properties
+        results = [r for r in prove(record, smt2_dir=opts.smt2_dir) if r.property in opts.properties
                    or (r.property, r.phase) in {("counts", p) for p in ("balance", "memory") if p in opts.properties}]
     return results, [{"condition": f"{record.requires_text}, Hk | H, s | Hk", "counterexample": None}]
 

@@ -24,8 +24,12 @@ the goal (the skolem constants), the only instances the step needs.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import time
 from dataclasses import dataclass
+
+SMT2_DIR = contextvars.ContextVar("smt2_dir", default=None)    # where `ask` writes its queries (`exporting`)
 
 
 @dataclass(frozen=True)
@@ -35,30 +39,49 @@ class CompositionLemma:
     seconds: float
     detail: str
     part: str = ""         # what the lemma is of (pairs, local slots, loads, padding masked): the key citers use
+    smt2: tuple = ()       # the SMT-LIB files its query was written to (`exporting`)
 
 
-def ask(hyps, goal, timeout_ms: int):
-    """(answer, seconds, solver) of Z3 asked for a model of the hypotheses without the goal."""
+@contextlib.contextmanager
+def exporting(directory: str | None):
+    """Within it, every query `ask` puts to Z3 is also written to `directory` as a standalone
+    SMT-LIB 2 script (`prove --smt2 DIR` of a packed target); None: none is."""
+    token = SMT2_DIR.set(directory)
+    try:
+        yield
+    finally:
+        SMT2_DIR.reset(token)
+
+
+def ask(hyps, goal, timeout_ms: int, title: str | None = None):
+    """(answer, seconds, solver, the SMT-LIB file written or None) of Z3 asked for a model of the
+    hypotheses without the goal; the file, named by `title`, where `exporting` names a directory
+    (no title: a query that is not a check, such as the assumptions' satisfiability, is not written)."""
     import z3
+
+    from ringproof.proofs.ring import smtlib
 
     s = z3.Solver()
     s.set("timeout", timeout_ms)
     s.add(*hyps, z3.Not(goal))
     t0 = time.perf_counter()
     answer = s.check()
-    return answer, time.perf_counter() - t0, s
+    seconds, directory = time.perf_counter() - t0, SMT2_DIR.get() if title is not None else None
+    path = smtlib.write(directory, title, None, smtlib.script(title, [], hyps, z3.Not(goal), [])) if directory else None
+    return answer, seconds, s, path
 
 
 def settle(part: str, name: str, hyps, goal, timeout_ms: int, detail: str) -> CompositionLemma:
     """The lemma `name` (of `part`) settled by Z3: proved where no model of `hyps` breaks `goal`."""
     import z3
 
-    answer, seconds, s = ask(hyps, goal, timeout_ms)
+    answer, seconds, s, path = ask(hyps, goal, timeout_ms, name)
+    files = (path,) if path else ()
     if answer == z3.unsat:
-        return CompositionLemma(name, True, seconds, f"proved: {detail}", part)
+        return CompositionLemma(name, True, seconds, f"proved: {detail}", part, files)
     if answer == z3.sat:
-        return CompositionLemma(name, False, seconds, f"refuted: {s.model()}", part)
-    return CompositionLemma(name, False, seconds, f"unknown: {s.reason_unknown()}", part)
+        return CompositionLemma(name, False, seconds, f"refuted: {s.model()}", part, files)
+    return CompositionLemma(name, False, seconds, f"unknown: {s.reason_unknown()}", part, files)
 
 
 def prove_pairs(causal: bool = True, disjoint: bool = True, timeout_ms: int = 10_000) -> CompositionLemma:

@@ -44,6 +44,7 @@ class Obligation:
     detail: str
     model: dict | None = None      # Z3's model where it found one: sizes to start the search from
     part: str = ""                 # what it is of (token, owner and slot, mask): the key citers use
+    smt2: tuple = ()               # the SMT-LIB files its queries were written to (`composition.exporting`)
 
 
 def _generic(v, z3, suffix: str = ""):
@@ -73,17 +74,19 @@ def check(t, part: str, facts, goal, timeout_ms: int, detail: str) -> Obligation
     from ringproof.proofs.varlen.composition import ask
 
     name = f"{t.name}: {part}"
-    alone, _, _ = ask(facts, z3.BoolVal(False), timeout_ms)
+    alone, _, _, _ = ask(facts, z3.BoolVal(False), timeout_ms)      # not written: `--smt2` holds the checks
     if alone != z3.sat:
         return Obligation(name, False, 0.0, f"not shown: the assumptions alone are {alone} (vacuous)", part=part)
-    answer, seconds, s = ask(facts, goal, timeout_ms)
+    answer, seconds, s, path = ask(facts, goal, timeout_ms, name)
+    files = (path,) if path else ()
     if answer == z3.unsat:
-        return Obligation(name, True, seconds, f"proved: {detail}", part=part)
+        return Obligation(name, True, seconds, f"proved: {detail}", part=part, smt2=files)
     if answer == z3.sat:
         model = s.model()
         values = {str(x): model[x].as_long() for x in model.decls() if x.arity() == 0 and x.range() == z3.IntSort()}
-        return Obligation(name, False, seconds, f"Z3 found a generic case where it fails: {values}", values, part)
-    return Obligation(name, False, seconds, f"not shown: Z3 answered {s.reason_unknown() or answer}", part=part)
+        return Obligation(name, False, seconds, f"Z3 found a generic case where it fails: {values}", values, part, files)
+    return Obligation(name, False, seconds, f"not shown: Z3 answered {s.reason_unknown() or answer}", part=part,
+                      smt2=files)
 
 
 def token_shift(v, timeout_ms: int = 10_000) -> Obligation:

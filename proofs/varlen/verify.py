@@ -244,8 +244,9 @@ def prove(v, opts, session, max_tokens: int = SWEEP_TOKENS, backward: bool | Non
     if base_results is None:
         base_results, _ = verify_with_conditions(base, opts, session)
     opts.progress(f"{v.name}: the obligations and the composition lemma")
-    parts = {o.part: o for o in obligations.obligations(v)}
-    lemma = {p.part: p for p in composition.lemma(v.causal, v.padded)}
+    with composition.exporting(opts.smt2_dir):
+        parts = {o.part: o for o in obligations.obligations(v)}
+        lemma = {p.part: p for p in composition.lemma(v.causal, v.padded)}
     counts = next((r for r in base_results if r.property == "counts"), None)
     balance = next((r for r in base_results if r.property == "balance"), None)
     source = counts.details if counts is not None else {"balance": balance.details} if balance is not None else None
@@ -267,6 +268,9 @@ def _result(v, r: Result, parts: dict, lemma: dict, swept: Sweep, max_tokens: in
               **{lemma[k].name: lemma[k].proved for k in needs if k in lemma}}
     solver = {**r.solver, "lemmas": sorted(set(r.solver.get("lemmas", ())) | set(rested)),
               "base": r.solver.get("base", f"{v.base.name} {r.property}/{r.phase}")}
+    files = [f for k in needs if k in parts or k in lemma for f in (parts.get(k) or lemma[k]).smt2]
+    if files:
+        solver["smt2"] = [*r.solver.get("smt2", []), *files]
     verdict, reason, cex = r.verdict, r.reason, r.counterexample
     failed = swept.failed
     if failed is not None and failed.broken == r.property:
