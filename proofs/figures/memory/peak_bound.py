@@ -265,8 +265,8 @@ def by_z3(cases, case):
     names = [v for v, _, _ in case.ranges]
     if r.opened and all(cases._linear(a, names) for a in r.still_open):
         return None
-    e = sympy.expand(r.sure) + sum((sympy.Piecewise((f, cases._known(c, case)), (0, True)) for f, c in r.still),
-                                   sympy.Integer(0))
+    e = sympy.expand(sparse.expr(r.sure)) + sum(
+        (sympy.Piecewise((sparse.expr(f), cases._known(c, case)), (0, True)) for f, c in r.still), sympy.Integer(0))
     over = [sympy.expand(e - v) for v in case.values]
     if any(x.is_Number and x <= 0 for x in over):
         return True
@@ -286,7 +286,7 @@ def split_an_index(cases, case):
     """An index split into its parts (`Cases._split`): a value (put in, its equations to the
     range's ends added to the conditions) or a range each."""
     r = cases.read(case)
-    split = r.opened or [v for v in r.wide if r.sure.has(v) or any(f.has(v) for f, _ in r.still)]
+    split = r.opened or [v for v in r.wide if sparse.has(r.sure, v) or any(sparse.has(f, v) for f, _ in r.still)]
     if not split:
         return None
     v, parts = cases._split(split, case, r.still_open)
@@ -317,8 +317,11 @@ class Cases:
         self.signs = signs.Oracle(decider, self.known)
 
     def case(self, pieces, ranges) -> Case:
-        """The cell's case of the form `pieces` over `ranges`."""
-        return Case(list(pieces), list(ranges), self.cond, self.values)
+        """The cell's case of the form `pieces` over `ranges`, each piece's value an element of the
+        ring of the sizes and the ranges' indices where it is a polynomial of them (`sparse.form`),
+        read so by every strategy; sympy's expression where not (a floor) and where Z3 is asked."""
+        R = sparse.ring_of(tuple(v for v, _, _ in ranges))
+        return Case([(sparse.form(R, f), c) for f, c in pieces], list(ranges), self.cond, self.values)
 
     def hold(self, pieces, ranges) -> bool:
         """Is the form at most the cell's values at every point of the ranges?"""
@@ -343,12 +346,12 @@ class Cases:
             for f, c in case.pieces:
                 t = self._truth(c, case)
                 if t is True:
-                    sure.append(f.xreplace(one))
+                    sure.append(sparse.put(f, one))
                 elif t is None:
-                    still.append((f.xreplace(one), c))
+                    still.append((sparse.put(f, one), c))
             still_open = [a for _, c in still for a in self._open(c, case)]
             read = {x for a in still_open for x in a.free_symbols}
-            case.memo["read"] = Reading(sympy.Add(*sure), still, still_open, wide, [v for v in wide if v in read], one)
+            case.memo["read"] = Reading(sparse.total(sure), still, still_open, wide, [v for v in wide if v in read], one)
         return case.memo["read"]
 
     def _under_through(self, case, sure, still, one, depth) -> bool:
@@ -360,7 +363,7 @@ class Cases:
         tried, so a case this shows is one the search would have shown, or split further."""
         truths = [self._truth(c, case) for _, c in still]
         undecided = [piece for piece, t in zip(still, truths) if t is None]
-        total = sympy.Add(sure, *[f for (f, _), t in zip(still, truths) if t is True])
+        total = sparse.total([sure, *[f for (f, _), t in zip(still, truths) if t is True]])
         if not undecided:
             tops = self._tops(total, case.ranges, case.cond)
             return tops is not None and all(self._under(t, case) for t in tops)
@@ -395,9 +398,9 @@ class Cases:
         cond, values, ranges = case.cond, case.values, case.ranges
         used = [f for p in pieces for f in p] + [b for r in ranges for b in r[1:]] + list(values)
         for x, (lo, hi) in comparisons.box(cond, SYMPY_PARAMETERS).items():
-            if hi is None or hi - lo + 1 > FEW or not any(sympy.sympify(e).has(x) for e in used):
+            if hi is None or hi - lo + 1 > FEW or not any(sparse.has(e, x) for e in used):
                 continue
-            return (Case([(f.xreplace(put), c.xreplace(put)) for f, c in pieces],
+            return (Case([(sparse.put(f, put), c.xreplace(put)) for f, c in pieces],
                          [(n, sympy.sympify(a).xreplace(put), sympy.sympify(b).xreplace(put)) for n, a, b in ranges],
                          sympy.And(cond, sympy.Eq(x, v)), tuple(sympy.expand(w.xreplace(put)) for w in values))
                     for v in range(lo, hi + 1) for put in ({x: sympy.Integer(v)},))

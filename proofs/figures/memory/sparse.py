@@ -1,7 +1,8 @@
 """Polynomials of the sizes (k, m, kd) and of a case's indices as sympy's sparse ring elements (a
-dict of exponent tuples to rationals): what `peak_bound.Cases` adds, reads coefficients of and puts
-ends of ranges into in every case, much faster than sympy's expressions. A form that is
-not such a polynomial (a floor, a Piecewise) is not converted: its caller keeps the expression."""
+dict of exponent tuples to rationals): the values of a case's pieces as `peak_bound.Cases` holds
+them (`form`), adds (`total`), puts single values and ends of ranges into (`put`, `reading`) and
+reads coefficients of. A value that is not such a polynomial (a floor) stays sympy's expression,
+as does what is handed to Z3 or printed (`expr`)."""
 
 from __future__ import annotations
 
@@ -36,13 +37,52 @@ def poly(R, e) -> PolyElement | None:
         return None
 
 
+def form(R, e):
+    """e as an element of R where it is a polynomial of R's generators, else e: a piece's value as
+    a case holds it (`peak_bound.Cases.case`)."""
+    got = poly(R, e)
+    return e if got is None else got
+
+
+def expr(f):
+    """f as sympy's expression (an element of a ring, or an expression already)."""
+    return f.as_expr() if isinstance(f, PolyElement) else f
+
+
+def put(f, values: dict):
+    """f (an element or an expression) with `values` ({symbol: expression}) put in at once, as
+    xreplace puts them: in the ring where every value is one of its polynomials."""
+    if isinstance(f, PolyElement):
+        R = f.ring
+        pairs = [(R.gens[R.symbols.index(x)], poly(R, v)) for x, v in values.items() if x in R.symbols]
+        if all(q is not None for _, q in pairs):
+            return f.compose(pairs) if pairs else f
+        f = f.as_expr()
+    return f.xreplace(values)
+
+
+def total(fs: list):
+    """The sum of `fs`: an element of their ring where all are of one, else an expression."""
+    if fs and all(isinstance(f, PolyElement) and f.ring == fs[0].ring for f in fs):
+        return sum(fs[1:], fs[0])
+    return sympy.Add(*[expr(f) for f in fs])
+
+
+def has(f, x) -> bool:
+    """Does f (an element, an expression or a number) read the symbol x?"""
+    if isinstance(f, PolyElement):
+        R = f.ring
+        return x in R.symbols and f.degree(R.gens[R.symbols.index(x)]) > 0
+    return sympy.sympify(f).has(x)
+
+
 def read(p, ranges):
     """(p, [(position, least, largest)] of the ranges' indices inner first, the indices' positions),
     each an element of the ring of the sizes and the ranges' indices; None where p or an end of a
     range is not a polynomial of them."""
     names = tuple(x for x, _, _ in ranges)
     R = ring_of(names)
-    P = poly(R, p)
+    P = p if isinstance(p, PolyElement) and p.ring == R else poly(R, expr(p))
     ends = [(poly(R, lo), poly(R, hi)) for _, lo, hi in ranges]
     if P is None or any(e is None for pair in ends for e in pair):
         return None
@@ -102,5 +142,5 @@ def reading(p, ranges, expressions: bool = False) -> Reading:
         P, ends, indices = got
         return Reading(P, ends, linear_in, lambda c: reads(c, indices), lambda c, r, x: r + c * x)
     names = [v for v, _, _ in ranges]
-    return Reading(sympy.expand(p), list(reversed(ranges)), comparisons.split, lambda c: c.has(*names),
+    return Reading(sympy.expand(expr(p)), list(reversed(ranges)), comparisons.split, lambda c: c.has(*names),
                    lambda c, r, x: sympy.expand(r + c * x))
