@@ -133,14 +133,14 @@ def test_a_session_is_shared_only_where_it_is_passed():
 def test_a_copy_with_other_claims_shares_its_counts_and_one_with_a_phase_changed_does_not():
     """Counts are kept by what their derivation reads (`counting.counted_from`): a copy with other
     claims is counted once per session, also where derived parameters have the copy wrap its phases
-    again (zigzag, algo2-even); a copy with one phase's loop bound changed is counted anew, and
+    again (zigzag); a copy with one phase's loop bound changed is counted anew, and
     differs."""
     from dataclasses import replace
 
     from ringproof.proofs.cli.targets import registry
 
     session = Session(Budget())
-    for S in (ALGO1, registry()["zigzag"], registry()["algo2-even"]):
+    for S in (ALGO1, registry()["zigzag"]):
         c = counts(S, session)
         assert counts(replace(S, notes={"claims": {"cycles": "n"}}), session) is c, S.name
     c = counts(ALGO1, session)
