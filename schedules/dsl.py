@@ -687,7 +687,7 @@ class Schedule:
                     if isinstance(b, str) and b not in PARAMETERS and b not in self.derived:
                         raise BadInput(f"{user_line(__file__, dataclasses.__file__)}phase {p.name}, loop "
                                        f"{lp.name}: {_NOT_A_BOUND.format(b=b)}")
-        if self.derived:          # idempotent: a schedule derived from this one wraps again
+        if self.derived:          # idempotent: a copy (`replace`) keeps what already sees these parameters
             object.__setattr__(self, "derived", {name: _guarded_derived(name, fn) for name, fn in self.derived.items()})
             see = functools.partial(with_derived, self.derived)
             for fld in ("home", "requires", "placement", "ends"):
@@ -698,6 +698,9 @@ class Schedule:
         if self.requires is not self.shape.requires or derived != self.shape.derived:   # its enumerators honour them
             object.__setattr__(self, "shape", replace(self.shape, requires=self.requires, derived=derived))
         phases, forks = split_forms(self.phases, self.shape)
+        if self.derived:          # each form is built of its phase's parts, which see them
+            for p in phases:
+                _mark_seeing(p, derived)
         object.__setattr__(self, "phases", phases)
         if forks:
             if self.ends is not None:
@@ -1041,18 +1044,22 @@ def _guarded_derived(name: str, fn):
 
 def _seeing(fn, see):
     """fn(P, ...) called with P's derived parameters added (a user's function: keeps its name,
-    file and line through __wrapped__)."""
-    if fn is None or not callable(fn):
+    file and line through __wrapped__); fn itself where it already sees the same parameters."""
+    derived = tuple(see.args[0].items())
+    if fn is None or not callable(fn) or _sees(fn, derived):
         return fn
 
     def call(P, *args):
         return fn(see(P), *args)
 
     functools.update_wrapper(call, fn)
-    return call
+    return _mark_seeing(call, derived)
 
 
 def _phase_seeing(phase: Phase, see) -> Phase:
+    if _sees(phase, tuple(see.args[0].items())):
+        return phase
+
     def bound(b):
         if isinstance(b, str) and b not in PARAMETERS:       # a derived parameter's name
             return _seeing(_named_bound(b), see)
@@ -1063,6 +1070,19 @@ def _phase_seeing(phase: Phase, see) -> Phase:
     inverse = ({a: _seeing(f, see) for a, f in phase.inverse.items()} if isinstance(phase.inverse, dict)
                else _seeing(phase.inverse, see))        # a dict of inverses by array: each sees them
     return replace(phase, loops=loops, step=_seeing(phase.step, see), inverse=inverse)
+
+
+def _mark_seeing(obj, derived: tuple):
+    """obj (a function or a phase), marked as seeing the derived parameters `derived` (items)."""
+    object.__setattr__(obj, "__ringproof_sees__", (derived, obj))
+    return obj
+
+
+def _sees(obj, derived: tuple) -> bool:
+    """Was obj itself marked as seeing `derived` (`_mark_seeing`)? A wrapper copies its function's
+    marks (`functools.update_wrapper`) and a `replace`d phase is a new object: neither is."""
+    mark = getattr(obj, "__ringproof_sees__", None)
+    return mark is not None and mark[1] is obj and mark[0] == derived
 
 
 def _named_bound(name: str):

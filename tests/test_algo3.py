@@ -22,8 +22,15 @@ PHASE2 = ("phase2a", "phase2b")
 
 
 @pytest.fixture(scope="module")
-def parametric():
-    return verify(ALGO3, Options(tier="parametric", max_n=24, properties=SOLVER_PROPS))
+def session():
+    """ALGO3's proofs in this module share one session: its counts are derived once."""
+    from ringproof.proofs.ring.session import Session
+    return Session(Options().budget)
+
+
+@pytest.fixture(scope="module")
+def parametric(session):
+    return verify(ALGO3, Options(tier="parametric", max_n=24, properties=SOLVER_PROPS), session)
 
 
 @pytest.mark.parametrize("n,m", [(1, 1), (2, 1), (3, 3), (4, 2), (5, 5), (6, 3), (7, 1), (8, 4),
@@ -147,10 +154,10 @@ def test_mutant_is_refuted_and_replays(name):
         assert (r.tier, cex.n, cex.m) == PINNED[name]
 
 
-def test_op_counts_and_phase_2_utilization_are_closed_forms_through_the_coverage_bijection():
+def test_op_counts_and_phase_2_utilization_are_closed_forms_through_the_coverage_bijection(session):
     import sympy
 
-    (r,) = verify(ALGO3, Options(properties=("counts",)))
+    (r,) = verify(ALGO3, Options(properties=("counts",)), session)
     assert (r.verdict, r.tier) == (Verdict.PROVED, "parametric"), r.reason
     assert set(r.details["bijections"]) == {p.name for p in ALGO3.phases}
     util = sympy.sympify(r.details["phase_utilization"]["phase2a"], locals={"n": N})

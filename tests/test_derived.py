@@ -88,10 +88,17 @@ def test_k_is_not_assumed_where_its_existence_is_not_proved():
     assert all("K" in r.reason for r in results), [r.reason for r in results]
 
 
-def test_the_padded_example_proves_every_property_and_its_claims_naming_k():
-    results = verify(PADDED, Options())
+@pytest.fixture(scope="module")
+def session():
+    """PADDED and its copies with other claims share one session: its counts are derived once."""
+    from ringproof.proofs.ring.session import Session
+    return Session(Options().budget)
+
+
+def test_the_padded_example_proves_every_property_and_its_claims_naming_k(session):
+    results = verify(PADDED, Options(), session)
     assert all(r.verdict is Verdict.PROVED for r in results), [(r.property, r.reason) for r in results]
-    c = counts(PADDED)
+    c = counts(PADDED, session)
     for n, m in ((1, 1), (6, 3), (10, 2), (12, 4)):
         assert c.at(n, m, shape=PADDED.shape)["cycles"] == n // m * (n + least_k(n))
 
@@ -108,9 +115,9 @@ def test_a_mutant_using_k_is_refuted_and_replays(change, check, needle):
     assert r.tier == "parametric"      # found by Z3, then replayed at its size on the ring model
 
 
-def test_a_claim_with_the_wrong_k_is_refuted():
+def test_a_claim_with_the_wrong_k_is_refuted(session):
     bad = replace(PADDED, notes={"claims": {"cycles": "n*(n + K + 1)/m"}})
-    (r,) = verify(bad, Options(properties=("counts",)))
+    (r,) = verify(bad, Options(properties=("counts",)), session)
     assert r.verdict is Verdict.REFUTED and r.counterexample.n == 1
 
 
@@ -204,9 +211,9 @@ def test_the_report_states_the_derived_sizes_and_checks_claims_that_name_them(tm
     assert "with m | n and 2m | n" in text and "Here h = ⌊n/(2·m)⌋." in text and "n \\ (2·m)" not in text
 
 
-def test_a_memory_claim_may_name_k():
+def test_a_memory_claim_may_name_k(session):
     """Each size's claim takes K's value there (it was left a symbol, never equal to a figure)."""
-    (r,) = verify(replace(PADDED, notes={"claims": {"memory": "n + K"}}), Options(properties=("counts",)))
+    (r,) = verify(replace(PADDED, notes={"claims": {"memory": "n + K"}}), Options(properties=("counts",)), session)
     assert r.verdict is Verdict.REFUTED and "measured peak 3, claimed 2" in r.counterexample.message
 
 

@@ -1,12 +1,15 @@
 """Balance and memory as properties of the table: asked for by name, each a row with a verdict, a
 tier, a reason and a counterexample; a false claim refuted (exit 1), a figure not derived or not
 standing unknown, a derived figure compared with enumeration proved. The counts row keeps its
-`balance` and `memory` details as they were."""
+`balance` and `memory` details as they were. The library calls share one session (`session`):
+a copy with other claims reuses its target's counts, as `prove report` does."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import replace
+
+import pytest
 
 from helpers.cli import call
 from ringproof.proofs.cli.targets import registry
@@ -14,6 +17,11 @@ from ringproof.proofs.options import Options
 from ringproof.proofs.results import Verdict
 from ringproof.proofs.ring.prover import verify
 from ringproof.proofs.ring.session import Session
+
+
+@pytest.fixture(scope="module")
+def session():
+    return Session(Options().budget)
 
 
 def _claiming(name: str, **claims):
@@ -25,8 +33,7 @@ def _rows(results) -> dict:
     return {r.property: r for r in results}
 
 
-def test_figure_rows_are_asked_by_name_and_the_counts_details_stay():
-    session = Session()
+def test_figure_rows_are_asked_by_name_and_the_counts_details_stay(session):
     rows = _rows(verify(registry()["algo1"], Options(properties=("counts", "balance", "memory"), jobs=1), session))
     assert set(rows) == {"counts", "balance", "memory"}
     balance, memory, counts = rows["balance"], rows["memory"], rows["counts"]
@@ -38,31 +45,31 @@ def test_figure_rows_are_asked_by_name_and_the_counts_details_stay():
     assert "balance" not in {r.property for r in verify(registry()["algo1"], Options(jobs=1), session)}
 
 
-def test_a_false_balance_claim_refutes_the_balance_row_with_a_replayed_counterexample():
+def test_a_false_balance_claim_refutes_the_balance_row_with_a_replayed_counterexample(session):
     S = _claiming("algo1", balance="1")
-    rows = _rows(verify(S, Options(properties=("counts", "balance"), jobs=1)))
+    rows = _rows(verify(S, Options(properties=("counts", "balance"), jobs=1), session))
     assert rows["balance"].verdict is Verdict.REFUTED and rows["counts"].verdict is Verdict.REFUTED
     cex = rows["balance"].counterexample
     assert cex is not None and cex.replay["confirmed"] and cex.replay["count"] == "balance"
     assert rows["balance"].details["claim"] == "1"
 
 
-def test_a_false_memory_claim_refutes_the_memory_row():
+def test_a_false_memory_claim_refutes_the_memory_row(session):
     S = _claiming("algo1", memory="n*(3*n + 2)/m")
-    (row,) = verify(S, Options(properties=("memory",), jobs=1))
+    (row,) = verify(S, Options(properties=("memory",), jobs=1), session)
     assert row.verdict is Verdict.REFUTED and row.counterexample.replay["count"] == "memory"
     assert "measured peak" in row.reason
 
 
-def test_a_figure_not_derived_is_unknown_with_why():
-    (row,) = verify(registry()["algo3"], Options(properties=("memory",), jobs=1))
+def test_a_figure_not_derived_is_unknown_with_why(session):
+    (row,) = verify(registry()["algo3"], Options(properties=("memory",), jobs=1), session)
     assert row.verdict is Verdict.UNKNOWN and row.details["closed_form"] is None
     assert "exact peak" in row.reason
 
 
-def test_a_figure_whose_sources_are_proved_only_for_small_n_is_unknown():
+def test_a_figure_whose_sources_are_proved_only_for_small_n_is_unknown(session):
     opts = Options(properties=("memory",), tier="bounded", max_n=4, jobs=1)
-    (row,) = verify(registry()["algo1"], opts)
+    (row,) = verify(registry()["algo1"], opts, session)
     assert row.verdict is Verdict.UNKNOWN and row.tier == "bounded"
     assert "derived for every n, not proved" in row.reason and "proved only for n ≤ 4" in row.reason
     assert row.details["derived"] == "n*(3*n + 1)/m" and row.details["closed_form"] is None

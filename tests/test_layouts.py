@@ -156,9 +156,17 @@ def test_contiguous_mutants_are_refuted_and_replay(name):
 
 # ------------------------------------------------------------------ zigzag: requires and derived h
 
-def test_zigzag_with_requires_proves_for_every_n():
-    schedule = load("ring_zigzag").SCHEDULE
-    results = verify(schedule)
+@pytest.fixture(scope="module")
+def zigzag():
+    """(examples/ring_zigzag.py's schedule, one session): it and its copies with other claims are
+    proved in one session, so its counts are derived once."""
+    from ringproof.proofs.ring.session import Session
+    return load("ring_zigzag").SCHEDULE, Session(Options().budget)
+
+
+def test_zigzag_with_requires_proves_for_every_n(zigzag):
+    schedule, session = zigzag
+    results = verify(schedule, Options(), session)
     assert {r.verdict for r in results} == {Verdict.PROVED}, [(r.property, r.reason) for r in results]
     assert {r.tier for r in results} == {"parametric"}
 
@@ -247,13 +255,13 @@ def test_divisibility_side_conditions_read_as_divides_everywhere():
     assert [c["condition"] for c in json.loads(out.getvalue())["conditions"]] == ["m | n", "2m | n"]
 
 
-def test_claims_may_use_derived_parameters():
+def test_claims_may_use_derived_parameters(zigzag):
     from dataclasses import replace
-    schedule = load("ring_zigzag").SCHEDULE
-    (counts,) = verify(schedule, Options(properties=("counts",)))
+    schedule, session = zigzag
+    (counts,) = verify(schedule, Options(properties=("counts",)), session)
     assert counts.verdict is Verdict.PROVED, counts.reason
     wrong = replace(schedule, notes={"claims": {"MAC": "2*m*h*n**2*(2*m*h + 1)/2"}})
-    (counts,) = verify(wrong, Options(properties=("counts",)))
+    (counts,) = verify(wrong, Options(properties=("counts",)), session)
     assert counts.verdict is Verdict.REFUTED and wrong.admits(counts.counterexample.n, counts.counterexample.m)
 
 
@@ -392,15 +400,15 @@ def test_an_underived_balance_is_unknown_with_its_reason_and_enumerated():
     assert got["at"]["spread"] == spread.spread_of(spread.per_pe(ALGO3_PRINTED, got["at"]["n"], got["at"]["m"]))
 
 
-def test_a_balance_claim_is_refuted_with_a_real_size_or_left_unknown():
+def test_a_balance_claim_is_refuted_with_a_real_size_or_left_unknown(zigzag):
     from dataclasses import replace
     from ringproof.proofs.figures import spread
     v, why, cex = spread.check_claim(_causal_contiguous(), "0")
     assert v is Verdict.REFUTED and (cex.n, cex.m) == (2, 2) and "enumerated spread 2" in cex.message
     assert cex.replay["confirmed"] and cex.replay["per_pe"]["MAC"] == [2, 4]
     assert spread.check_claim(load("ring_contiguous").SCHEDULE, "0")[0] is Verdict.PROVED
-    zig = replace(load("ring_zigzag").SCHEDULE, notes={"claims": {"balance": "0"}})
-    (counts,) = verify(zig, Options(properties=("counts",)))
+    zig = replace(zigzag[0], notes={"claims": {"balance": "0"}})
+    (counts,) = verify(zig, Options(properties=("counts",)), zigzag[1])
     assert counts.verdict is Verdict.PROVED
     assert spread.check_claim(_causal_contiguous(), "n**3*(m - 1)/m**2")[0] is Verdict.PROVED
     v, why, cex = spread.check_claim(_causal_contiguous(), "n**3/m**2")

@@ -130,6 +130,28 @@ def test_a_session_is_shared_only_where_it_is_passed():
     assert not hasattr(Session, "for_budget")
 
 
+def test_a_copy_with_other_claims_shares_its_counts_and_one_with_a_phase_changed_does_not():
+    """Counts are kept by what their derivation reads (`counting.counted_from`): a copy with other
+    claims is counted once per session, also where derived parameters have the copy wrap its phases
+    again (zigzag); a copy with one phase's loop bound changed is counted anew, and
+    differs."""
+    from dataclasses import replace
+
+    from ringproof.proofs.cli.targets import registry
+
+    session = Session(Budget())
+    for S in (ALGO1, registry()["zigzag"]):
+        c = counts(S, session)
+        assert counts(replace(S, notes={"claims": {"cycles": "n"}}), session) is c, S.name
+    c = counts(ALGO1, session)
+    p = ALGO1.phases[0]
+    shorter = replace(ALGO1, phases=(p.derive(bounds={"h": (1, "k")}),) + ALGO1.phases[1:])
+    assert p.loops[0].name == "h" and p.loops[0].hi == "n"
+    other = counts(shorter, session)
+    assert other is not c and other.cycles != c.cycles
+    assert counts(replace(shorter, notes={"claims": {}}), session) is other
+
+
 def test_side_conditions_count_what_the_proof_rested_on_cached_or_not():
     """A proof's "rested on" figure is the same whether an earlier call in the session proved
     its side conditions (test order must not change a report)."""

@@ -261,13 +261,23 @@ def counts(schedule: Schedule, session: Session | None = None) -> Counts:
     decisions are proved here under the session's budget (None: a fresh session under the default budget), once per
     schedule in a session when they all hold."""
     session = session if session is not None else Session()
-    hit = session.counted.get(id(schedule))
-    if hit is not None and hit[0] is schedule:
+    parts = counted_from(schedule)
+    key = tuple(map(id, parts))
+    hit = session.counted.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], parts)):
         return hit[1]
     c = _derive(schedule, session)
     if not any(c.hints.values()):      # a hint that failed (e.g. timed out) is tried again next time
-        session.counted[id(schedule)] = (schedule, c)
+        session.counted[key] = (parts, c)
     return c
+
+
+def counted_from(schedule: Schedule) -> tuple:
+    """What `_derive` reads of a schedule: its problem, phases, shape, side condition and derived
+    parameters, each as the object it is. A copy with other notes or claims (`replace`) holds the
+    same objects and shares its counts in a session; one with any of these changed does not."""
+    return (schedule.problem, schedule.shape, schedule.requires, *schedule.phases,
+            *(x for item in schedule.derived.items() for x in item))
 
 
 def check_sizes(shape: Shape, limit: int = CHECK_MAX) -> list[tuple[int, int, int]]:

@@ -31,7 +31,7 @@ class Session:
         self.terms: dict = {}         # (operation, operand ids) -> (the digit term it built, operands)
         self.literals: dict = {}      # int -> its digit term (the normalizer's `const`)
         self.windows: dict = {}       # (term, unit, windows, assumption ids) -> (its carry window, ...)
-        self.counted: dict = {}       # id(schedule) -> (schedule, Counts)
+        self.counted: dict = {}       # ids of `counting.counted_from(schedule)` -> (those parts, Counts)
         self.balanced: dict = {}      # id(schedule) -> (schedule, its per-PE forms: `spread.forms`)
         self.deciders: dict = {}      # id(shape) -> (shape, the counter's nests.Decider and its answers)
         self.enumerated: dict = {}    # (id(phase), n, m, d) -> (phase, its counts and active ops per PE per ring step)
