@@ -2,13 +2,11 @@
 for every n, agrees with bounded enumeration and the ring model, and its mutants are refuted with
 counterexamples replayed on the model."""
 
-import importlib.util
-import sys
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
+from helpers.examples import load
 from helpers.twins import assert_same_check_replays
 
 from ringproof.errors import BadInput
@@ -17,20 +15,6 @@ from ringproof.proofs.options import Options
 from ringproof.proofs.figures.counting import counts
 from ringproof.proofs.ring.prover import verify
 from ringproof.proofs.results import Verdict
-
-EXAMPLES = Path(__file__).parent.parent / "examples"
-
-
-def load(name):
-    sys.path.insert(0, str(EXAMPLES))
-    try:
-        spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(EXAMPLES))
-
 
 def _verdicts(results):
     return {r.verdict for r in results}, [(r.property, r.phase, r.reason) for r in results

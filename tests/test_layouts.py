@@ -2,15 +2,13 @@
 contiguous (Ring Attention) and zigzag schedules of examples/ prove, their mutants refuted and
 replayed."""
 
-import importlib.util
 import itertools
-import sys
-from pathlib import Path
 
 import pytest
 import sympy
 import z3
 
+from helpers.examples import EXAMPLES, load
 from helpers.twins import assert_same_check_replays
 
 from ringproof.proofs.ring.iterations import new_var
@@ -19,20 +17,6 @@ from ringproof.proofs.options import Options
 from ringproof.proofs.ring.prover import verify
 from ringproof.proofs.results import Verdict
 from ringproof.schedules.expr import div, ite, lt, mod, var
-
-EXAMPLES = Path(__file__).parent.parent / "examples"
-
-
-def load(name):
-    sys.path.insert(0, str(EXAMPLES))
-    try:
-        spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(EXAMPLES))
-
 
 # ------------------------------------------------------------------ normalization vs enumeration
 
