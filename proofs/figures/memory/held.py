@@ -11,10 +11,10 @@ stays' hints (`Schedule.stays`), the **exact peak** (`stays.peak`): the hints ch
 shown by Z3; the form is compared with the ring model's measured peak at every size n, d ≤ 12
 (a disagreement leaves it not derived; the prover's gate makes it an internal error where
 ring-locality and data-flow, which the stays rest on, are proved). Hints marked
-`stays["on_request"]` (a derivation of minutes) are used only where the session's budget asks
-(`Budget.long_peaks`, `prove --exact-peak`; `asked`); elsewhere the reason says so. A claim `notes={"claims": {"memory": "..."}}` is proved
-equal to it, or refuted at the smallest size n ≤ 12 where the measured peak (the largest over PEs)
-differs (replayed); where the peak is not derived, refuted so or unknown. The peak is also
+`stays["on_request"]` (a long derivation) are used only where the session's budget asks
+(`Budget.long_peaks`, `prove --exact-peak`; `asked`); elsewhere the reason says so. A claim
+`notes={"claims": {"memory": "..."}}` is proved equal to it, or refuted at the smallest size
+n ≤ 12 where the measured peak (the largest over PEs) differs (replayed); where the peak is not derived, refuted so or unknown. The peak is also
 measured on the ring model at one size (n = 16, m = 4 where allowed), with the cycle where the
 busiest PE reaches it and what it holds then."""
 

@@ -60,9 +60,10 @@ def at_most(e, regime, ranges, decider, values=(0,)) -> bool:
     """Is e ≤ 0 (e ≤ the largest of `values`, forms of the sizes) wherever `regime` holds, at every
     point of `ranges`? Cell by cell of the regime (its disjuncts, each fixing some sizes, put into e),
     e read as a sum of pieces f·[condition] (`_pieces`) and split into cases (`Cases`); a part of a
-    cell (`_split_on_sizes`) that leaves a size one value has it put in too. The pieces are read once and the cell's sizes put into each (into
-    the whole of e, they would rebuild every Piecewise in it, which costs more than the cases), kept
-    for the next call (`_fixed_pieces`: `stays.peak` asks of one form with each group's values)."""
+    cell (`_split_on_sizes`) that leaves a size one value has it put in too. The pieces are read
+    once and the cell's sizes put into each (into the whole of e, they would rebuild every Piecewise
+    in it, which costs more than the cases), kept for the next call (`_fixed_pieces`: `stays.peak`
+    asks of one form with each group's values)."""
     for cell in joined(sympy.Or.make_args(regime)):
         fixed = {a.lhs: a.rhs for a in sympy.And.make_args(cell)
                  if isinstance(a, sympy.Eq) and a.lhs.is_Symbol and a.rhs.is_Integer}
@@ -208,12 +209,12 @@ def _uncut(parts, ranges, v) -> bool:
 
 @dataclass(frozen=True)
 class Case:
-    """One case of a cell, a value: the form's pieces [(f, condition)], the indices' ranges [(v, lo,
-    hi)] (outer first), the conditions on the sizes, and the values the form is to be at most (the
-    largest of them). `memo`: what `Cases` read of it (its comparisons decided, `Reading`)."""
+    """One case of a cell, a value: the form's pieces ((f, condition), ...), the indices' ranges
+    ((v, lo, hi), ...) outer first, the conditions on the sizes, and the values the form is to be at
+    most (the largest of them). `memo`: what `Cases` read of it (its comparisons decided, `Reading`)."""
 
-    pieces: list
-    ranges: list
+    pieces: tuple
+    ranges: tuple
     cond: object
     values: tuple
     memo: dict = field(default_factory=dict, init=False, compare=False, repr=False)
@@ -279,7 +280,7 @@ def by_z3(cases, case):
 def on_sizes(cases, case):
     """A case whose open comparisons read no wide index, cut on the sizes (`Cases._on_sizes`)."""
     r = cases.read(case)
-    return None if r.opened else cases._on_sizes(case, [(r.sure, sympy.true)] + r.still, r.one, r.still_open)
+    return None if r.opened else cases._on_sizes(case, ((r.sure, sympy.true), *r.still), r.one, r.still_open)
 
 
 def split_an_index(cases, case):
@@ -292,9 +293,9 @@ def split_an_index(cases, case):
     v, parts = cases._split(split, case, r.still_open)
     ranges = case.ranges
     at = [x for x, _, _ in ranges].index(v)
-    pieces, (_, lo, hi) = [(r.sure, sympy.true)] + r.still, ranges[at]
-    return (Case(pieces, ranges[:at] + [(v, *part)] + ranges[at + 1:], case.cond, case.values) if isinstance(part, tuple)
-            else Case(pieces, ranges[:at] + [(v, part, part)] + ranges[at + 1:],
+    pieces, (_, lo, hi) = ((r.sure, sympy.true), *r.still), ranges[at]
+    return (Case(pieces, (*ranges[:at], (v, *part), *ranges[at + 1:]), case.cond, case.values) if isinstance(part, tuple)
+            else Case(pieces, (*ranges[:at], (v, part, part), *ranges[at + 1:]),
                       sympy.And(case.cond, *[sympy.Le(a, b) for a, b in ((lo, part), (part, hi))
                                              if not signs.nonpos(sympy.expand(a - b))]), case.values)
             for part in parts)
@@ -321,7 +322,7 @@ class Cases:
         ring of the sizes and the ranges' indices where it is a polynomial of them (`sparse.form`),
         read so by every strategy; sympy's expression where not (a floor) and where Z3 is asked."""
         R = sparse.ring_of(tuple(v for v, _, _ in ranges))
-        return Case([(sparse.form(R, f), c) for f, c in pieces], list(ranges), self.cond, self.values)
+        return Case(tuple((sparse.form(R, f), c) for f, c in pieces), tuple(ranges), self.cond, self.values)
 
     def hold(self, pieces, ranges) -> bool:
         """Is the form at most the cell's values at every point of the ranges?"""
@@ -377,7 +378,7 @@ class Cases:
             if _uncut(parts, ranges, v) or not all(isinstance(p, tuple) for p in parts):
                 continue
             at = names.index(v)
-            return all(self._under_through(replace(case, ranges=ranges[:at] + [(v, *p)] + ranges[at + 1:]),
+            return all(self._under_through(replace(case, ranges=(*ranges[:at], (v, *p), *ranges[at + 1:])),
                                            total, undecided, one, depth - 1) for p in parts)
         for a in atoms:                 # one size against a number (3 − m ≤ −2): m ≥ 5, and m ≤ 4
             sides = [comparisons.range_of(a, SYMPY_PARAMETERS), comparisons.range_of(sympy.Not(a), SYMPY_PARAMETERS)]
@@ -400,8 +401,8 @@ class Cases:
         for x, (lo, hi) in comparisons.box(cond, SYMPY_PARAMETERS).items():
             if hi is None or hi - lo + 1 > FEW or not any(sparse.has(e, x) for e in used):
                 continue
-            return (Case([(sparse.put(f, put), c.xreplace(put)) for f, c in pieces],
-                         [(n, sympy.sympify(a).xreplace(put), sympy.sympify(b).xreplace(put)) for n, a, b in ranges],
+            return (Case(tuple((sparse.put(f, put), c.xreplace(put)) for f, c in pieces),
+                         tuple((n, sympy.sympify(a).xreplace(put), sympy.sympify(b).xreplace(put)) for n, a, b in ranges),
                          sympy.And(cond, sympy.Eq(x, v)), tuple(sympy.expand(w.xreplace(put)) for w in values))
                     for v in range(lo, hi + 1) for put in ({x: sympy.Integer(v)},))
         known = set(sympy.And.make_args(cond))
@@ -702,8 +703,8 @@ def _without_signed(p, cond, decider):
 
 def settled(candidates: list, decider):
     """The largest of `candidates` (forms of the sizes k, m, kd with cases) as [(polynomial, [the
-    regimes where it is the value])] over regimes of the sizes: each size's values below the largest constant its comparisons name, one
-    by one, and the rest together; in each regime every comparison is decided (Z3), a regime cut on
+    regimes where it is the value])] over regimes of the sizes: each size's values below the
+    largest constant its comparisons name, one by one, and the rest together; in each regime every comparison is decided (Z3), a regime cut on
     one that is not, one regime on each side (a candidate's condition 3d + 4 ≤ 2k), each candidate
     is a polynomial and one shown (Z3) at least every other is the value; where none is, a size
     that may be 1 or 2 is split so (twice at most), and else the value is the Max of those no other
