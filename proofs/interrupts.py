@@ -27,7 +27,29 @@ import threading
 from ringproof.proofs.threads import Background
 
 _INSTALLED = False
-_REQUESTED = threading.Event()
+
+
+class _Flag:
+    """A flag without a lock, for the SIGINT handler: Python may run a second handler inside the
+    first at any instruction, and a lock the first held (threading.Event's) would never be released.
+    Setting or reading one attribute is atomic under the interpreter's lock."""
+
+    __slots__ = ("on",)
+
+    def __init__(self) -> None:
+        self.on = False
+
+    def set(self) -> None:
+        self.on = True
+
+    def clear(self) -> None:
+        self.on = False
+
+    def is_set(self) -> bool:
+        return self.on
+
+
+_REQUESTED = _Flag()
 _SECOND_EXITS = False      # the `prove` process only (`run`): a second Ctrl-C ends it at once
 
 

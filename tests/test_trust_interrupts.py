@@ -218,3 +218,67 @@ def test_a_z3_object_cut_off_by_the_interrupt_prints_nothing_when_freed(capsys):
     finally:
         interrupts._REQUESTED.clear()
         sys.unraisablehook = hook
+
+
+# A second Ctrl-C whose handler ran inside the first's, while that held threading.Event's lock
+# (`_REQUESTED.set()`), blocked on it for good: `prove search` hung after two Ctrl-Cs in CI.
+_NESTED = r"""
+import os, sys
+from ringproof.proofs import interrupts
+
+class Exited(BaseException):
+    pass
+
+def exit_(code):
+    raise Exited(code)
+
+os._exit = exit_                  # the handler's exit, seen here as an exception
+interrupts._SECOND_EXITS = True
+at = -1
+
+def trace(frame, event, arg):
+    frame.f_trace_opcodes = True
+    frame.f_trace = step          # Python 3.13 traces no opcodes without it
+    return step
+
+def step(frame, event, arg):
+    global at
+    if event == "opcode":
+        at -= 1
+        if at == 0:               # the second signal arrives here: its handler runs in this frame
+            sys.settrace(None)
+            interrupts._on_sigint(2, None)
+    return step
+
+for k in range(1, 400):
+    interrupts._REQUESTED.clear()
+    at = k
+    sys.settrace(trace)
+    try:
+        interrupts._on_sigint(2, None)
+    except (KeyboardInterrupt, Exited):
+        pass
+    finally:
+        sys.settrace(None)
+    assert interrupts.requested(), k
+    if at > 0:                    # the first handler ended before its k-th instruction
+        print("ok", k)
+        break
+else:
+    print("longer than expected")
+"""
+
+
+def test_a_ctrl_c_inside_the_handler_of_the_first_never_blocks():
+    """A second SIGINT handler run at each instruction of the first (as Python runs a handler between
+    any two): every run ends in KeyboardInterrupt or the quiet exit, none waits, and the interrupt
+    is remembered. Both handlers take no lock."""
+    import subprocess
+    import sys
+
+    try:
+        run = subprocess.run([sys.executable, "-c", _NESTED], capture_output=True, text=True, timeout=20)
+    except subprocess.TimeoutExpired:
+        pytest.fail("a second handler run inside the first blocked")
+    assert run.returncode == 0 and run.stdout.startswith("ok"), run.stdout + run.stderr
+    assert int(run.stdout.split()[1]) > 5, run.stdout       # the instructions were traced
